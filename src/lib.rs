@@ -6,4 +6,5 @@
 //! bounce buffers. This crate reads the facts ([`host`], [`kmod`]), judges them in one check
 //! catalogue ([`checks`]) and serves the mount helper, `check`, `verify`, `doctor` and `agent`.
 
+pub mod checks;
 pub mod host;

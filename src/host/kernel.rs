@@ -72,8 +72,9 @@ impl KernelInfo {
         proc_version: Option<String>,
         version_signature: Option<String>,
     ) -> Self {
-        let (upstream, upstream_source) = if let Some(v) =
-            version_signature.as_deref().and_then(parse_version_signature)
+        let (upstream, upstream_source) = if let Some(v) = version_signature
+            .as_deref()
+            .and_then(parse_version_signature)
         {
             (Some(v), Some(VersionSource::VersionSignature))
         } else if let Some(v) = proc_version.as_deref().and_then(parse_debian_proc_version) {
@@ -104,7 +105,11 @@ pub fn parse_leading_version(s: &str) -> Option<KernelVersion> {
     let after_minor = &rest[minor_str.len()..];
     let patch = after_minor
         .strip_prefix('.')
-        .map(|p| p.chars().take_while(|c| c.is_ascii_digit()).collect::<String>())
+        .map(|p| {
+            p.chars()
+                .take_while(|c| c.is_ascii_digit())
+                .collect::<String>()
+        })
         .and_then(|p| p.parse().ok())
         .unwrap_or(0);
     Some(KernelVersion::new(major, minor, patch))
@@ -168,7 +173,10 @@ mod tests {
         assert_eq!(parse_leading_version("abc"), None);
         assert_eq!(parse_leading_version("6"), None);
         assert_eq!(parse_leading_version("6.x"), None);
-        assert_eq!(parse_leading_version("5.14"), Some(KernelVersion::new(5, 14, 0)));
+        assert_eq!(
+            parse_leading_version("5.14"),
+            Some(KernelVersion::new(5, 14, 0))
+        );
         assert_eq!(
             parse_leading_version("5.14.0-427.13.1.el9_4.x86_64"),
             Some(KernelVersion::new(5, 14, 0))

@@ -5,7 +5,6 @@
 //! missing file is an answer (`None`), never an error. Only real I/O failures (permission, a
 //! directory where a file was expected, invalid UTF-8) become [`HostError`]s, and they carry the path.
 
-
 pub mod kallsyms;
 pub mod kernel;
 pub mod modules;
@@ -14,8 +13,6 @@ pub mod sysmodule;
 
 use std::io;
 use std::path::{Path, PathBuf};
-
-
 
 /// A failed read of a host file. Always names the path (as seen on the host, i.e. with the root).
 #[derive(Debug, thiserror::Error)]
@@ -126,7 +123,10 @@ impl Root {
 /// "Not there" in any of the ways the kernel says it: no such file, or a path component that is
 /// not a directory.
 fn is_absent(e: &io::Error) -> bool {
-    matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory)
+    matches!(
+        e.kind(),
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+    )
 }
 
 /// Reads the first line of a sysfs-style file, trimmed; `None` when absent or empty.

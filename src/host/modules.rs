@@ -52,7 +52,9 @@ pub fn parse_proc_modules(text: &str) -> Vec<LoadedModule> {
 }
 
 pub fn read_proc_modules(root: &Root) -> Result<Option<Vec<LoadedModule>>, HostError> {
-    Ok(root.read_text("proc/modules")?.map(|t| parse_proc_modules(&t)))
+    Ok(root
+        .read_text("proc/modules")?
+        .map(|t| parse_proc_modules(&t)))
 }
 
 /// The kernel's canonical spelling of a module name: `-` becomes `_`.
@@ -240,7 +242,10 @@ impl ModuleTree {
     pub fn canonical_name(&self, name_or_alias: &str) -> String {
         let wanted = normalize_name(name_or_alias);
         let is_module = |n: &str| {
-            self.dep.iter().flatten().any(|e| module_name_of_path(&e.file) == n)
+            self.dep
+                .iter()
+                .flatten()
+                .any(|e| module_name_of_path(&e.file) == n)
                 || self.builtin.iter().any(|b| module_name_of_path(b) == n)
         };
         if is_module(&wanted) {
@@ -280,7 +285,11 @@ impl ModuleTree {
                 deps: e.deps.clone(),
             };
         }
-        if self.builtin.iter().any(|b| module_name_of_path(b) == module) {
+        if self
+            .builtin
+            .iter()
+            .any(|b| module_name_of_path(b) == module)
+        {
             return Resolution::BuiltIn { module };
         }
         Resolution::NotFound { module }
@@ -349,7 +358,9 @@ mod tests {
     fn aliases_resolve_to_the_module() {
         let tree = ModuleTree {
             dir_rel: "/lib/modules/6.1.0".into(),
-            dep: Some(parse_modules_dep("kernel/net/sunrpc/xprtrdma/rpcrdma.ko: kernel/x.ko\n")),
+            dep: Some(parse_modules_dep(
+                "kernel/net/sunrpc/xprtrdma/rpcrdma.ko: kernel/x.ko\n",
+            )),
             alias: parse_modules_alias("alias rpcrdma6 rpcrdma\nalias xprtrdma rpcrdma\n"),
             builtin: vec!["kernel/fs/ext4/ext4.ko".into()],
         };

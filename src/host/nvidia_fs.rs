@@ -84,9 +84,11 @@ impl GpuDriver {
     pub fn read(root: &Root) -> Result<Self, HostError> {
         let loaded = root.exists("sys/module/nvidia");
         let version = read_first_line(root, "sys/module/nvidia/version")?;
-        let nvrm = root
-            .read_text("proc/driver/nvidia/version")?
-            .and_then(|t| t.lines().find(|l| l.starts_with("NVRM")).map(str::to_string));
+        let nvrm = root.read_text("proc/driver/nvidia/version")?.and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("NVRM"))
+                .map(str::to_string)
+        });
         let flavour = match &nvrm {
             Some(l) if l.contains("Open Kernel Module") => GpuDriverFlavour::Open,
             Some(l) if l.contains("Kernel Module") => GpuDriverFlavour::Proprietary,

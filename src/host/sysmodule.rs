@@ -104,7 +104,7 @@ mod tests {
         let n = note(&id);
         assert_eq!(parse_gnu_build_id_note(&n[..n.len() - 1]), None);
         assert_eq!(parse_gnu_build_id_note(&[]), None);
-        let mut other = n.clone();
+        let mut other = n;
         other[8] = 1; // NT_GNU_ABI_TAG
         assert_eq!(parse_gnu_build_id_note(&other), None);
     }

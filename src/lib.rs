@@ -7,4 +7,6 @@
 //! catalogue ([`checks`]) and serves the mount helper, `check`, `verify`, `doctor` and `agent`.
 
 pub mod checks;
+pub mod cli;
 pub mod host;
+pub mod kmod;

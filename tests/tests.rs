@@ -1,1 +1,1 @@
-
+//! The one integration-test binary: runs the real `nfs-gds` against fixture root trees.

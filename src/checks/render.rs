@@ -24,15 +24,23 @@ fn paint(style: TextStyle, code: &str, text: &str) -> String {
     }
 }
 
+/// Width of the widest status tag (`UNKNOWN`).
+const TAG_WIDTH: usize = 7;
+
 fn status_tag(style: TextStyle, status: Status) -> String {
     let (label, code) = match status {
         Status::Pass => ("PASS", "32"),
         Status::Warn => ("WARN", "33"),
-        Status::Unknown => ("????", "33"),
+        Status::Unknown => ("UNKNOWN", "33"),
         Status::Fail => ("FAIL", "1;31"),
         Status::Skip => ("skip", "2"),
     };
-    paint(style, code, label)
+    // Pad outside the colour codes so columns line up either way.
+    format!(
+        "{}{}",
+        paint(style, code, label),
+        " ".repeat(TAG_WIDTH - label.len())
+    )
 }
 
 /// The one-line verdict, e.g. `nfs-gds check: NOT READY (2 failed, 1 warning)`.
@@ -87,7 +95,7 @@ pub fn check_lines(result: &CheckResult, style: TextStyle, id_width: usize) -> S
     );
     let detailed = style.verbose || !matches!(result.status, Status::Pass | Status::Skip);
     if detailed {
-        let indent = " ".repeat(8 + id_width);
+        let indent = " ".repeat(2 + TAG_WIDTH + 2 + id_width + 2);
         for e in &result.evidence {
             let _ = writeln!(out, "{indent}{}: {}", e.what, e.seen);
         }
@@ -149,8 +157,12 @@ mod tests {
             "{t}"
         );
         assert!(
-            t.contains("  FAIL  nvidia-fs-loaded  nvidia_fs is not loaded\n"),
+            t.contains("  FAIL     nvidia-fs-loaded  nvidia_fs is not loaded\n"),
             "{t}"
+        );
+        assert!(
+            t.contains("\n                             /sys/module/nvidia_fs: absent\n"),
+            "evidence aligns under the summary: {t}"
         );
         assert!(t.contains("/sys/module/nvidia_fs: absent"), "{t}");
         assert!(t.contains("fix: modprobe nvidia-fs"), "{t}");

@@ -5,6 +5,8 @@
 //! missing file is an answer (`None`), never an error. Only real I/O failures (permission, a
 //! directory where a file was expected, invalid UTF-8) become [`HostError`]s, and they carry the path.
 
+pub mod facts;
+pub mod gpl_rule;
 pub mod kallsyms;
 pub mod kernel;
 pub mod modules;
@@ -136,3 +138,4 @@ pub(crate) fn read_first_line(root: &Root, rel: &str) -> Result<Option<String>, 
         .and_then(|s| s.lines().next().map(|l| l.trim().to_string()))
         .filter(|s| !s.is_empty()))
 }
+pub use facts::HostFacts;

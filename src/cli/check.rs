@@ -1,0 +1,36 @@
+//! `nfs-gds check`: the node-level pre-mount checks, exactly as the mount helper runs them.
+
+use clap::Args;
+
+use super::{exit, CmdError, Ctx};
+use crate::checks::{node, render, Report};
+use crate::host::HostFacts;
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Print the result as JSON (schema in the README)
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: &CheckArgs, ctx: &Ctx) -> Result<u8, CmdError> {
+    let facts = HostFacts::read(&ctx.root)?;
+    let checks = node::premount(&facts);
+    let report = Report::new(
+        "check",
+        &ctx.root.dir().display().to_string(),
+        facts.kernel.release,
+        None,
+        checks,
+    );
+    if args.json {
+        print!("{}", render::json(&report));
+    } else {
+        print!("{}", render::text(&report, ctx.style));
+    }
+    Ok(if report.verdict.is_ready() {
+        exit::READY
+    } else {
+        exit::NOT_READY
+    })
+}

@@ -1,0 +1,228 @@
+//! `nfs-gds inspect-module [NAME|PATH]`: what one kernel module file really contains.
+//!
+//! A NAME (or alias) is resolved as modprobe would for the running kernel below `--root`; a PATH
+//! (anything with a `/`, or an existing file) is read as given. Exit 0 when both nvfs hooks are
+//! defined and exported in a way the kernel accepts, 1 when they are missing or exported in a way
+//! the kernel refuses or may refuse, 2 when the file cannot be found, read or parsed.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use serde::Serialize;
+
+use super::{exit, CmdError, Ctx};
+use crate::checks::SCHEMA_VERSION;
+use crate::host::gpl_rule::{self, Enforcement, GplRule};
+use crate::host::kernel::KernelInfo;
+use crate::host::modules::{ModuleTree, Resolution};
+use crate::kmod::{self, Export, ModuleFile, RPCRDMA_HOOKS};
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// Module name or alias (resolved like modprobe), or a path to a .ko[.gz|.xz|.zst] file
+    #[arg(default_value = "rpcrdma", value_name = "NAME|PATH")]
+    pub module: String,
+    /// Print the result as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The verdict on the hooks of one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HooksVerdict {
+    /// Both defined and exported GPL (or plain on a kernel known to accept it).
+    Usable,
+    /// At least one hook is not defined.
+    Missing,
+    /// Defined, but at least one is not exported at all.
+    NotExported,
+    /// Exported plain and this kernel refuses that.
+    PlainRefused,
+    /// Exported plain and it is not known whether this kernel refuses that, or exported from an
+    /// unrecognised table.
+    Uncertain,
+}
+
+#[derive(Debug, Serialize)]
+struct InspectReport<'a> {
+    schema_version: u32,
+    module: &'a ModuleFile,
+    hooks: HooksVerdict,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kernel_rule: Option<&'a GplRule>,
+}
+
+fn resolve(ctx: &Ctx, wanted: &str) -> Result<PathBuf, CmdError> {
+    if wanted.contains('/') || Path::new(wanted).is_file() {
+        return Ok(PathBuf::from(wanted));
+    }
+    let kernel = KernelInfo::read(&ctx.root)?;
+    let release = kernel.release.ok_or_else(|| {
+        format!(
+            "cannot resolve module name {wanted:?}: {} is missing, so the kernel release is unknown (give a path instead)",
+            ctx.root.join("proc/sys/kernel/osrelease").display()
+        )
+    })?;
+    match ModuleTree::read(&ctx.root, &release)?.resolve(&ctx.root, wanted) {
+        Resolution::File { path, .. } => Ok(path),
+        Resolution::BuiltIn { module } => Err(format!(
+            "{module} is built into kernel {release}; there is no file to inspect (`nfs-gds check` reads its hooks from /proc/kallsyms)"
+        )
+        .into()),
+        Resolution::NotFound { module } => {
+            Err(format!("no module named {module} for kernel {release} (not in modules.dep or modules.builtin)").into())
+        }
+        Resolution::NoModuleTree { dir } => Err(format!(
+            "no modules.dep in {}: cannot resolve {wanted:?} (give a path instead)",
+            dir.display()
+        )
+        .into()),
+    }
+}
+
+fn verdict(f: &ModuleFile, rule: Option<&GplRule>) -> HooksVerdict {
+    if f.symbols.iter().any(|s| !s.defined) {
+        return HooksVerdict::Missing;
+    }
+    if f.symbols.iter().any(|s| s.export == Export::NotExported) {
+        return HooksVerdict::NotExported;
+    }
+    if f.symbols
+        .iter()
+        .any(|s| matches!(s.export, Export::Unrecognised { .. }))
+    {
+        return HooksVerdict::Uncertain;
+    }
+    if f.symbols.iter().all(|s| s.export == Export::Gpl) {
+        return HooksVerdict::Usable;
+    }
+    match rule.map(|r| r.enforcement) {
+        Some(Enforcement::NotEnforced) => HooksVerdict::Usable,
+        Some(Enforcement::Enforced) => HooksVerdict::PlainRefused,
+        _ => HooksVerdict::Uncertain,
+    }
+}
+
+fn text(f: &ModuleFile, v: HooksVerdict, rule: Option<&GplRule>) -> String {
+    let none = "(none)";
+    let mut out = String::new();
+    let _ = writeln!(out, "file:         {}", f.path.display());
+    let _ = writeln!(
+        out,
+        "compression:  {} ({} bytes on disk, {} bytes ELF)",
+        f.compression.as_str(),
+        f.file_size,
+        f.elf_size
+    );
+    let m = &f.modinfo;
+    let _ = writeln!(out, "name:         {}", m.name.as_deref().unwrap_or(none));
+    let _ = writeln!(
+        out,
+        "vermagic:     {}",
+        m.vermagic.as_deref().unwrap_or(none)
+    );
+    let _ = writeln!(
+        out,
+        "version:      {}",
+        m.version.as_deref().unwrap_or(none)
+    );
+    let _ = writeln!(
+        out,
+        "srcversion:   {}",
+        m.srcversion.as_deref().unwrap_or(none)
+    );
+    let _ = writeln!(
+        out,
+        "license:      {}",
+        m.license.as_deref().unwrap_or(none)
+    );
+    let _ = writeln!(
+        out,
+        "depends:      {}",
+        if m.depends.is_empty() {
+            none.to_string()
+        } else {
+            m.depends.join(",")
+        }
+    );
+    let _ = writeln!(
+        out,
+        "build-id:     {}",
+        f.build_id.as_deref().unwrap_or(none)
+    );
+    if !f.has_symtab {
+        let _ = writeln!(
+            out,
+            "symbols:      no symbol table (stripped): hooks cannot be seen"
+        );
+    }
+    for s in &f.symbols {
+        let state = if !s.defined {
+            "MISSING".to_string()
+        } else {
+            match &s.export {
+                Export::Gpl => "defined, exported GPL".into(),
+                Export::Plain => "defined, exported plain (EXPORT_SYMBOL)".into(),
+                Export::NotExported => "defined, NOT exported".into(),
+                Export::Unrecognised { section } => {
+                    format!("defined, exported from unrecognised section {section}")
+                }
+            }
+        };
+        let _ = writeln!(out, "hook:         {:<33} {state}", s.symbol);
+    }
+    if let Some(r) = rule {
+        let _ = writeln!(
+            out,
+            "kernel rule:  GPL-only symbol_get {}: {}",
+            match r.enforcement {
+                Enforcement::Enforced => "enforced",
+                Enforcement::NotEnforced => "not enforced",
+                Enforcement::Unknown => "unknown",
+            },
+            r.evidence
+        );
+    }
+    let _ = writeln!(out, "verdict:      {}", match v {
+        HooksVerdict::Usable => "usable for GDS: nvidia-fs can take both hooks",
+        HooksVerdict::Missing => "NOT usable: built without GDS support (hooks missing)",
+        HooksVerdict::NotExported => "NOT usable: hooks defined but not exported",
+        HooksVerdict::PlainRefused => "NOT usable: hooks exported plain and this kernel only lets __symbol_get take GPL exports",
+        HooksVerdict::Uncertain => "UNCERTAIN: hooks exported plain and whether this kernel refuses that is unknown",
+    });
+    out
+}
+
+pub fn run(args: &InspectArgs, ctx: &Ctx) -> Result<u8, CmdError> {
+    let path = resolve(ctx, &args.module)?;
+    let file = kmod::inspect_file(&path, &RPCRDMA_HOOKS)?;
+    let plain = file
+        .symbols
+        .iter()
+        .any(|s| s.defined && s.export == Export::Plain);
+    let rule = if plain {
+        let kernel = KernelInfo::read(&ctx.root)?;
+        Some(gpl_rule::read(&ctx.root, &kernel))
+    } else {
+        None
+    };
+    let v = verdict(&file, rule.as_ref());
+    if args.json {
+        let report = InspectReport {
+            schema_version: SCHEMA_VERSION,
+            module: &file,
+            hooks: v,
+            kernel_rule: rule.as_ref(),
+        };
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", text(&file, v, rule.as_ref()));
+    }
+    Ok(if v == HooksVerdict::Usable {
+        exit::READY
+    } else {
+        exit::NOT_READY
+    })
+}

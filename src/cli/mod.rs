@@ -1,0 +1,166 @@
+//! Command-line entry: argv[0] dispatch, the subcommands, and the one place where an outcome
+//! becomes an exit code.
+//!
+//! Started as `mount.nfs-gds` (exact file name of argv[0]) the binary is the mount(8) helper;
+//! otherwise it is `nfs-gds <command>`. Read-only commands exit 0 when the node (or mount) is
+//! ready, 1 when it is not, 2 when they could not do their job.
+
+pub mod check;
+pub mod inspect_module;
+
+use std::ffi::OsString;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::checks::render::TextStyle;
+use crate::host::Root;
+
+/// Exit codes of the read-only commands.
+pub mod exit {
+    /// Ready: no check failed (warnings may have been printed).
+    pub const READY: u8 = 0;
+    /// Not ready: at least one check failed.
+    pub const NOT_READY: u8 = 1;
+    /// The command could not run (bad arguments, unreadable input).
+    pub const ERROR: u8 = 2;
+}
+
+/// The file name argv[0] must have for the mount(8) helper persona.
+pub const HELPER_NAME: &str = "mount.nfs-gds";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "nfs-gds",
+    version,
+    about = "Make GPUDirect Storage over NFS/RDMA fail loudly instead of silently",
+    long_about = "Checks that GPUDirect Storage over NFS/RDMA will really be used on this node: \
+nvidia_fs loaded, an rpcrdma module with the nvfs DMA hooks exported in a way this kernel accepts, \
+and mounts running over RDMA.\n\nExit status: 0 ready, 1 not ready, 2 error."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Read the host below DIR instead of / (for fixture trees and collected bundles)
+    #[arg(long, global = true, value_name = "DIR", env = "NFS_GDS_ROOT")]
+    pub root: Option<PathBuf>,
+    /// Policy file [default: /etc/nfs-gds/nfs-gds.toml]
+    #[arg(long, global = true, value_name = "FILE", env = "NFS_GDS_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// More log output on stderr (-v info, -vv debug, -vvv trace)
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the pre-mount checks for this node, as the mount helper would
+    Check(check::CheckArgs),
+    /// Show what a kernel module file really contains (hooks, exports, identity)
+    InspectModule(inspect_module::InspectArgs),
+}
+
+/// Context shared by every command.
+#[derive(Debug)]
+pub struct Ctx {
+    pub root: Root,
+    pub config: Option<PathBuf>,
+    pub style: TextStyle,
+}
+
+impl Ctx {
+    fn new(global: &GlobalArgs) -> Self {
+        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        Ctx {
+            root: global
+                .root
+                .as_ref()
+                .map(Root::new)
+                .unwrap_or_else(Root::host),
+            config: global.config.clone(),
+            style: TextStyle {
+                color,
+                verbose: global.verbose > 0,
+            },
+        }
+    }
+}
+
+fn init_logging(verbose: u8) {
+    let level = match verbose {
+        0 => tracing::Level::WARN,
+        1 => tracing::Level::INFO,
+        2 => tracing::Level::DEBUG,
+        _ => tracing::Level::TRACE,
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init();
+}
+
+/// Whether argv[0] names the mount helper: exact file name, never a prefix or substring.
+pub fn is_helper_name(argv0: &OsString) -> bool {
+    Path::new(argv0).file_name() == Some(std::ffi::OsStr::new(HELPER_NAME))
+}
+
+/// Runs the program for `argv` and returns the process exit code.
+pub fn run(argv: Vec<OsString>) -> u8 {
+    let cli = match Cli::try_parse_from(&argv) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                exit::ERROR
+            } else {
+                exit::READY
+            };
+        }
+    };
+    init_logging(cli.global.verbose);
+    let ctx = Ctx::new(&cli.global);
+    let result = match cli.command {
+        Command::Check(args) => check::run(&args, &ctx),
+        Command::InspectModule(args) => inspect_module::run(&args, &ctx),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("nfs-gds: {e}");
+            exit::ERROR
+        }
+    }
+}
+
+/// An error that stops a command; printed once, as `nfs-gds: <message>`.
+pub type CmdError = Box<dyn std::error::Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn helper_name_is_matched_exactly() {
+        assert!(is_helper_name(&"mount.nfs-gds".into()));
+        assert!(is_helper_name(&"/sbin/mount.nfs-gds".into()));
+        assert!(!is_helper_name(&"/sbin/mount.nfs".into()));
+        assert!(!is_helper_name(&"mount.nfs-gds-old".into()));
+        assert!(!is_helper_name(&"/usr/sbin/nfs-gds".into()));
+    }
+}

@@ -1,0 +1,140 @@
+//! Everything the node-level checks need, read from the host once.
+//!
+//! Reading is separate from judging: [`HostFacts::read`] gathers, [`crate::checks::node`] judges.
+//! Per-source failures (an unreadable `/proc/kallsyms`, a corrupt module file) are kept as
+//! messages beside the facts, so one bad source makes one check "unknown" instead of stopping all.
+
+use serde::Serialize;
+
+use super::gpl_rule::{self, GplRule};
+use super::kallsyms::{self, KallsymsEntry};
+use super::kernel::KernelInfo;
+use super::modules::{self, LoadedModule, ModuleTree, Resolution};
+use super::nvidia_fs::NvidiaFs;
+use super::sysmodule::SysModule;
+use super::{HostError, Root};
+use crate::kmod::{self, ModuleFile, RPCRDMA_HOOKS};
+
+/// The module whose hooks GDS over NFS needs.
+pub const RPCRDMA: &str = "rpcrdma";
+
+/// rpcrdma as modprobe, the kernel and kallsyms see it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RpcrdmaFacts {
+    /// What `modprobe rpcrdma` would load; `None` when the kernel release is unknown.
+    pub resolution: Option<Resolution>,
+    /// The inspected module file, or why it could not be inspected.
+    pub file: Option<Result<ModuleFile, String>>,
+    /// Listed in `/proc/modules`.
+    pub loaded: bool,
+    pub sys: SysModule,
+    /// The hook lines of `/proc/kallsyms`, or why it could not be read.
+    pub kallsyms: Result<Vec<KallsymsEntry>, String>,
+}
+
+impl RpcrdmaFacts {
+    pub fn is_builtin(&self) -> bool {
+        matches!(self.resolution, Some(Resolution::BuiltIn { .. }))
+    }
+
+    pub fn inspected(&self) -> Option<&ModuleFile> {
+        self.file.as_ref().and_then(|f| f.as_ref().ok())
+    }
+
+    /// Hook lines of kallsyms that belong to the loaded rpcrdma (or to the kernel image when
+    /// rpcrdma is built in).
+    pub fn loaded_hooks(&self) -> Vec<&KallsymsEntry> {
+        let builtin = self.is_builtin();
+        self.kallsyms
+            .as_ref()
+            .map(|entries| {
+                entries
+                    .iter()
+                    .filter(|e| match &e.module {
+                        Some(m) => m == RPCRDMA,
+                        None => builtin,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Whether any evidence shows a plain (non-GPL) export of a hook.
+    pub fn any_plain_export(&self) -> bool {
+        let in_file = self.inspected().is_some_and(|f| {
+            f.symbols
+                .iter()
+                .any(|s| s.defined && s.export == kmod::Export::Plain)
+        });
+        let loaded = !self.is_builtin() && self.loaded_hooks().iter().any(|e| e.plain_export());
+        in_file || loaded
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HostFacts {
+    #[serde(skip)]
+    pub root: Root,
+    pub kernel: KernelInfo,
+    /// `/proc/modules`, when readable.
+    pub loaded_modules: Option<Vec<LoadedModule>>,
+    pub nvidia_fs: NvidiaFs,
+    pub rpcrdma: RpcrdmaFacts,
+    /// Only judged when a hook is exported plain: scanning the kernel image costs a
+    /// decompression of tens of MB, and the answer matters only then.
+    pub gpl_rule: Option<GplRule>,
+}
+
+impl HostFacts {
+    pub fn read(root: &Root) -> Result<Self, HostError> {
+        let kernel = KernelInfo::read(root)?;
+        let loaded_modules = modules::read_proc_modules(root)?;
+        let nvidia_fs = NvidiaFs::read(root)?;
+        let rpcrdma = read_rpcrdma(root, &kernel, loaded_modules.as_deref())?;
+        let gpl_rule = rpcrdma
+            .any_plain_export()
+            .then(|| gpl_rule::read(root, &kernel));
+        Ok(HostFacts {
+            root: root.clone(),
+            kernel,
+            loaded_modules,
+            nvidia_fs,
+            rpcrdma,
+            gpl_rule,
+        })
+    }
+}
+
+fn read_rpcrdma(
+    root: &Root,
+    kernel: &KernelInfo,
+    loaded: Option<&[LoadedModule]>,
+) -> Result<RpcrdmaFacts, HostError> {
+    let resolution = match &kernel.release {
+        Some(release) => Some(ModuleTree::read(root, release)?.resolve(root, RPCRDMA)),
+        None => None,
+    };
+    let file = match &resolution {
+        Some(Resolution::File {
+            path, exists: true, ..
+        }) => Some(kmod::inspect_file(path, &RPCRDMA_HOOKS).map_err(|e| e.to_string())),
+        _ => None,
+    };
+    let loaded = loaded.is_some_and(|m| m.iter().any(|m| m.name == RPCRDMA));
+    let sys = SysModule::read(root, RPCRDMA)?;
+    let kallsyms = match root.read_text_lossy("proc/kallsyms") {
+        Ok(Some(text)) => Ok(kallsyms::find_symbols(&text, &RPCRDMA_HOOKS)),
+        Ok(None) => Err(format!(
+            "{} does not exist",
+            root.join("proc/kallsyms").display()
+        )),
+        Err(e) => Err(e.to_string()),
+    };
+    Ok(RpcrdmaFacts {
+        resolution,
+        file,
+        loaded,
+        sys,
+        kallsyms,
+    })
+}

@@ -1,0 +1,202 @@
+//! Does this kernel refuse `__symbol_get` of symbols that are not exported GPL?
+//!
+//! Upstream commit 9011e49d54dc ("modules: only allow symbol_get of EXPORT_SYMBOL_GPL modules")
+//! entered v6.6 and was backported to the stable series listed in [`STABLE_BACKPORTS`]. With it,
+//! nvidia-fs cannot take a hook exported with plain `EXPORT_SYMBOL` and GDS silently falls back.
+//!
+//! Evidence, best first:
+//! 1. the kernel image itself: when the rule is compiled in, the decompressed payload of
+//!    `/boot/vmlinuz-<release>` contains the text of its warning ([`RULE_TEXT`]);
+//! 2. the upstream version, when the distribution reveals it exactly (Debian, Ubuntu);
+//! 3. the version at the start of the release string, which vendor kernels may contradict by
+//!    backporting without saying (RHEL does) — so it can prove "enforced" but never "not enforced".
+
+use serde::Serialize;
+
+use super::kernel::{KernelInfo, KernelVersion, VersionSource};
+use super::Root;
+use crate::kmod::image_scan::{self, ScanOutcome};
+
+/// The text the rule's warning prints; present in every kernel image that has the rule.
+pub const RULE_TEXT: &[u8] = b"failing symbol_get of non-GPLONLY symbol";
+
+/// First release of each stable series that carries the rule (series without an entry and older
+/// than 6.6 never got it). Sources: the stable review series of September 2023 that carried
+/// "modules: only allow symbol_get of EXPORT_SYMBOL_GPL modules".
+pub const STABLE_BACKPORTS: [KernelVersion; 8] = [
+    KernelVersion::new(4, 14, 325),
+    KernelVersion::new(4, 19, 294),
+    KernelVersion::new(5, 4, 256),
+    KernelVersion::new(5, 10, 194),
+    KernelVersion::new(5, 15, 131),
+    KernelVersion::new(6, 1, 52),
+    KernelVersion::new(6, 4, 15),
+    KernelVersion::new(6, 5, 2),
+];
+
+/// Mainline release that introduced the rule.
+pub const MAINLINE: KernelVersion = KernelVersion::new(6, 6, 0);
+
+/// Whether an upstream version carries the rule by the version table.
+pub fn version_has_rule(v: KernelVersion) -> bool {
+    if v >= MAINLINE {
+        return true;
+    }
+    STABLE_BACKPORTS
+        .iter()
+        .any(|b| b.major == v.major && b.minor == v.minor && v.patch >= b.patch)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Enforcement {
+    Enforced,
+    NotEnforced,
+    Unknown,
+}
+
+/// The answer and what it rests on.
+#[derive(Debug, Clone, Serialize)]
+pub struct GplRule {
+    pub enforcement: Enforcement,
+    /// One sentence naming the evidence used (and, when unknown, why nothing decided).
+    pub evidence: String,
+}
+
+/// Weighs the evidence. `image` is the outcome of scanning the kernel image, if one was found.
+pub fn judge(kernel: &KernelInfo, image: Option<(&str, &ScanOutcome)>) -> GplRule {
+    let mut notes = Vec::new();
+    if let Some((path, outcome)) = image {
+        match outcome {
+            ScanOutcome::Found { format } => {
+                return GplRule {
+                    enforcement: Enforcement::Enforced,
+                    evidence: format!(
+                        "the kernel image {path} ({format} payload) contains the rule's warning text"
+                    ),
+                }
+            }
+            ScanOutcome::NotFound { format } => {
+                return GplRule {
+                    enforcement: Enforcement::NotEnforced,
+                    evidence: format!(
+                        "the kernel image {path} ({format} payload) does not contain the rule's warning text"
+                    ),
+                }
+            }
+            ScanOutcome::NoPayload => notes.push(format!(
+                "no gzip, xz, zstd or ELF payload could be read from {path}"
+            )),
+            ScanOutcome::Error(e) => notes.push(format!("{path} could not be scanned: {e}")),
+        }
+    } else {
+        notes.push("no kernel image found under /boot".to_string());
+    }
+    match (kernel.upstream, kernel.upstream_source) {
+        (Some(v), Some(source)) => {
+            let from = match source {
+                VersionSource::VersionSignature => "/proc/version_signature",
+                VersionSource::ProcVersion => "the distribution version in /proc/version",
+                VersionSource::Release => "the release string",
+            };
+            if version_has_rule(v) {
+                GplRule {
+                    enforcement: Enforcement::Enforced,
+                    evidence: format!("upstream version {v} (from {from}) carries the rule"),
+                }
+            } else if source == VersionSource::Release {
+                notes.push(format!(
+                    "upstream version {v} from the release string predates the rule, but vendor kernels backport it without changing that number"
+                ));
+                GplRule {
+                    enforcement: Enforcement::Unknown,
+                    evidence: notes.join("; "),
+                }
+            } else {
+                GplRule {
+                    enforcement: Enforcement::NotEnforced,
+                    evidence: format!("upstream version {v} (from {from}) predates the rule"),
+                }
+            }
+        }
+        _ => {
+            notes.push("the upstream kernel version is unknown".to_string());
+            GplRule {
+                enforcement: Enforcement::Unknown,
+                evidence: notes.join("; "),
+            }
+        }
+    }
+}
+
+/// The kernel image for `release`: `/boot/vmlinuz-<release>`, else `/boot/vmlinux-<release>`,
+/// else `/boot/Image-<release>`.
+pub fn kernel_image(root: &Root, release: &str) -> Option<String> {
+    ["vmlinuz", "vmlinux", "Image"]
+        .iter()
+        .map(|p| format!("/boot/{p}-{release}"))
+        .find(|p| root.join(p).is_file())
+}
+
+/// Gathers the evidence from the host and judges it.
+pub fn read(root: &Root, kernel: &KernelInfo) -> GplRule {
+    let image = kernel
+        .release
+        .as_deref()
+        .and_then(|r| kernel_image(root, r));
+    match image {
+        Some(p) => {
+            let outcome = image_scan::scan_file(&root.join(&p), RULE_TEXT);
+            judge(kernel, Some((&p, &outcome)))
+        }
+        None => judge(kernel, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_table() {
+        assert!(version_has_rule(KernelVersion::new(6, 6, 0)));
+        assert!(version_has_rule(KernelVersion::new(6, 12, 48)));
+        assert!(version_has_rule(KernelVersion::new(6, 1, 176)));
+        assert!(version_has_rule(KernelVersion::new(6, 1, 52)));
+        assert!(!version_has_rule(KernelVersion::new(6, 1, 51)));
+        assert!(!version_has_rule(KernelVersion::new(6, 2, 16)));
+        assert!(version_has_rule(KernelVersion::new(5, 15, 131)));
+        assert!(!version_has_rule(KernelVersion::new(5, 14, 0)));
+    }
+
+    #[test]
+    fn image_evidence_wins() {
+        let k = KernelInfo::from_parts(Some("5.14.0-427.el9.x86_64".into()), None, None);
+        let r = judge(
+            &k,
+            Some(("/boot/vmlinuz-x", &ScanOutcome::Found { format: "xz" })),
+        );
+        assert_eq!(r.enforcement, Enforcement::Enforced);
+        assert!(r.evidence.contains("/boot/vmlinuz-x"));
+    }
+
+    #[test]
+    fn release_string_cannot_prove_absence() {
+        let k = KernelInfo::from_parts(Some("5.14.0-427.el9.x86_64".into()), None, None);
+        let r = judge(&k, None);
+        assert_eq!(r.enforcement, Enforcement::Unknown);
+        assert!(r.evidence.contains("backport"), "{}", r.evidence);
+        let k = KernelInfo::from_parts(Some("6.8.0-45-generic".into()), None, None);
+        assert_eq!(judge(&k, None).enforcement, Enforcement::Enforced);
+    }
+
+    #[test]
+    fn exact_distribution_version_can_prove_absence() {
+        let k = KernelInfo::from_parts(
+            Some("5.15.0-70-generic".into()),
+            None,
+            Some("Ubuntu 5.15.0-70.77-generic 5.15.92".into()),
+        );
+        assert_eq!(judge(&k, None).enforcement, Enforcement::NotEnforced);
+    }
+}

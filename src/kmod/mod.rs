@@ -1,0 +1,129 @@
+//! Kernel module files: what a `.ko` (plain or compressed) really contains.
+//!
+//! [`inspect_file`] answers, for one file: its compression, `.modinfo` identity, GNU build-id,
+//! and for each nvfs hook whether it is defined and how it is exported. It reads only the file
+//! it is given; which file modprobe would pick is [`crate::host::modules`]'s business.
+
+pub mod decompress;
+pub mod elf;
+pub mod image_scan;
+pub mod modinfo;
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+pub use decompress::{Compression, MODULE_SIZE_CAP};
+pub use elf::{Export, SymbolFacts};
+pub use modinfo::Modinfo;
+
+/// The two symbols nvidia-fs looks up in rpcrdma with `__symbol_get`.
+pub const RPCRDMA_HOOKS: [&str; 2] = [
+    "rpcrdma_register_nvfs_dma_ops",
+    "rpcrdma_unregister_nvfs_dma_ops",
+];
+
+/// The facts of one module file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ModuleFile {
+    pub path: PathBuf,
+    pub compression: Compression,
+    pub file_size: u64,
+    pub elf_size: u64,
+    pub modinfo: Modinfo,
+    pub build_id: Option<String>,
+    pub has_symtab: bool,
+    pub symbols: Vec<SymbolFacts>,
+}
+
+impl ModuleFile {
+    pub fn symbol(&self, name: &str) -> Option<&SymbolFacts> {
+        self.symbols.iter().find(|s| s.symbol == name)
+    }
+}
+
+/// Why a module file could not be inspected. Always names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum KmodError {
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} is a directory, not a module file", path.display())]
+    IsDirectory { path: PathBuf },
+    #[error("{} is empty", path.display())]
+    Empty { path: PathBuf },
+    #[error("{} is neither an ELF module nor gzip/xz/zstd-compressed (first bytes: {magic})", path.display())]
+    UnknownFormat { path: PathBuf, magic: String },
+    #[error("{}: {source}", path.display())]
+    Decompress {
+        path: PathBuf,
+        source: decompress::DecompressError,
+    },
+    #[error("{} ({} decompressed): {source}", path.display(), compression.as_str())]
+    Elf {
+        path: PathBuf,
+        compression: Compression,
+        source: elf::ElfError,
+    },
+}
+
+/// Inspects module file bytes; `path` is only used to name the file in facts and errors.
+pub fn inspect_bytes(path: &Path, bytes: &[u8], wanted: &[&str]) -> Result<ModuleFile, KmodError> {
+    if bytes.is_empty() {
+        return Err(KmodError::Empty {
+            path: path.to_owned(),
+        });
+    }
+    let compression = decompress::sniff(bytes).ok_or_else(|| KmodError::UnknownFormat {
+        path: path.to_owned(),
+        magic: bytes
+            .iter()
+            .take(6)
+            .map(|b| format!("{b:02x}"))
+            .collect::<Vec<_>>()
+            .join(" "),
+    })?;
+    let owned;
+    let image: &[u8] = if compression == Compression::None {
+        bytes
+    } else {
+        owned = decompress::decompress(compression, bytes, MODULE_SIZE_CAP).map_err(|source| {
+            KmodError::Decompress {
+                path: path.to_owned(),
+                source,
+            }
+        })?;
+        &owned
+    };
+    let facts = elf::inspect_elf(image, wanted).map_err(|source| KmodError::Elf {
+        path: path.to_owned(),
+        compression,
+        source,
+    })?;
+    Ok(ModuleFile {
+        path: path.to_owned(),
+        compression,
+        file_size: bytes.len() as u64,
+        elf_size: image.len() as u64,
+        modinfo: facts.modinfo,
+        build_id: facts.build_id,
+        has_symtab: facts.has_symtab,
+        symbols: facts.symbols,
+    })
+}
+
+/// Reads and inspects a module file.
+pub fn inspect_file(path: &Path, wanted: &[&str]) -> Result<ModuleFile, KmodError> {
+    if path.is_dir() {
+        return Err(KmodError::IsDirectory {
+            path: path.to_owned(),
+        });
+    }
+    let bytes = std::fs::read(path).map_err(|source| KmodError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    inspect_bytes(path, &bytes, wanted)
+}

@@ -8,5 +8,6 @@
 
 pub mod checks;
 pub mod cli;
+pub mod doctor;
 pub mod host;
 pub mod kmod;

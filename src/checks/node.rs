@@ -9,7 +9,8 @@ use crate::host::gpl_rule::Enforcement;
 use crate::host::modules::{ModuleOrigin, Resolution};
 use crate::kmod::{Export, ModuleFile, RPCRDMA_HOOKS};
 
-const DOCTOR: &str = "run `nfs-gds doctor` for the fix on this node's stack";
+/// The pointer to doctor that remedies end with; doctor itself strips it from its own report.
+pub const DOCTOR: &str = "run `nfs-gds doctor` for the fix on this node's stack";
 
 /// Every node-level check, in the order to fix them.
 pub fn premount(facts: &HostFacts) -> Vec<CheckResult> {
@@ -332,7 +333,7 @@ pub fn rpcrdma_loaded(facts: &HostFacts) -> CheckResult {
     if !rp.loaded {
         return CheckResult::skip(
             id,
-            "rpcrdma is not loaded; the kernel loads the file above when the first RDMA mount starts",
+            "rpcrdma is not loaded; the kernel loads it from disk when the first RDMA mount starts",
         );
     }
     if let Err(e) = &rp.kallsyms {

@@ -6,6 +6,7 @@
 //! ready, 1 when it is not, 2 when they could not do their job.
 
 pub mod check;
+pub mod doctor;
 pub mod inspect_module;
 
 use std::ffi::OsString;
@@ -65,6 +66,8 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Show what a kernel module file really contains (hooks, exports, identity)
     InspectModule(inspect_module::InspectArgs),
+    /// Explain what is wrong on this node and how to fix it for its stack
+    Doctor(doctor::DoctorArgs),
 }
 
 /// Context shared by every command.
@@ -132,6 +135,7 @@ pub fn run(argv: Vec<OsString>) -> u8 {
     let result = match cli.command {
         Command::Check(args) => check::run(&args, &ctx),
         Command::InspectModule(args) => inspect_module::run(&args, &ctx),
+        Command::Doctor(args) => doctor::run(&args, &ctx),
     };
     match result {
         Ok(code) => code,

@@ -55,6 +55,16 @@ pub enum Enforcement {
     Unknown,
 }
 
+impl Enforcement {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Enforcement::Enforced => "enforced",
+            Enforcement::NotEnforced => "not enforced",
+            Enforcement::Unknown => "unknown",
+        }
+    }
+}
+
 /// The answer and what it rests on.
 #[derive(Debug, Clone, Serialize)]
 pub struct GplRule {

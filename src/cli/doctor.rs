@@ -1,0 +1,40 @@
+//! `nfs-gds doctor`: what is wrong on this node, and the commands that fix it.
+
+use clap::Args;
+
+use super::{exit, CmdError, Ctx};
+use crate::doctor::{self, probe::DeviceProber, render, runner};
+use crate::host::HostFacts;
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Also run the live registration probe (opens /dev/nvidia-fs0; the close may block ~1 s)
+    #[arg(long)]
+    pub probe: bool,
+    /// Print the diagnosis as JSON
+    #[arg(long, conflicts_with = "markdown")]
+    pub json: bool,
+    /// Print the diagnosis as Markdown, for pasting into a ticket
+    #[arg(long)]
+    pub markdown: bool,
+}
+
+pub fn run(args: &DoctorArgs, ctx: &Ctx) -> Result<u8, CmdError> {
+    let facts = HostFacts::read(&ctx.root)?;
+    let runner = runner::for_root(&ctx.root);
+    let prober = DeviceProber;
+    let probe: Option<&dyn doctor::probe::Prober> = if args.probe { Some(&prober) } else { None };
+    let d = doctor::diagnose(&facts, runner.as_ref(), probe)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&d)?);
+    } else if args.markdown {
+        print!("{}", render::markdown(&d));
+    } else {
+        print!("{}", render::text(&d, ctx.style));
+    }
+    Ok(if d.verdict.is_ready() {
+        exit::READY
+    } else {
+        exit::NOT_READY
+    })
+}

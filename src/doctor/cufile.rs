@@ -1,0 +1,199 @@
+//! The user-space side: `cufile.json` and `libcufile_rdma.so`.
+//!
+//! Kernel NFS mounts never use `libcufile_rdma.so` (it serves cuFile's user-space RDMA), so doctor
+//! only reports it to stop anyone chasing it. `cufile.json`'s `properties.allow_compat_mode`
+//! (default `true`) is what lets applications fall back to POSIX I/O silently; the file is JSON
+//! with `//` and `/* */` comments, which are stripped before parsing.
+
+use serde::Serialize;
+
+use crate::host::{HostError, Root};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CufileConfig {
+    pub path: String,
+    /// `properties.allow_compat_mode`; `None` when not set (the library's default is `true`).
+    pub allow_compat_mode: Option<bool>,
+    /// Set when the file is not valid JSON even with comments removed.
+    pub parse_error: Option<String>,
+}
+
+impl CufileConfig {
+    /// Whether applications may silently fall back (explicit `true`, or unset).
+    pub fn compat_allowed(&self) -> bool {
+        self.allow_compat_mode.unwrap_or(true)
+    }
+}
+
+/// Removes `//` and `/* */` comments outside strings.
+pub fn strip_json_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut in_string = false;
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            if c == '\\' {
+                if let Some(n) = chars.next() {
+                    out.push(n);
+                }
+            } else if c == '"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match (c, chars.peek()) {
+            ('"', _) => {
+                in_string = true;
+                out.push(c);
+            }
+            ('/', Some('/')) => {
+                for n in chars.by_ref() {
+                    if n == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            ('/', Some('*')) => {
+                chars.next();
+                let mut prev = ' ';
+                for n in chars.by_ref() {
+                    if prev == '*' && n == '/' {
+                        break;
+                    }
+                    prev = n;
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+pub fn parse_cufile(path: &str, text: &str) -> CufileConfig {
+    let cleaned = strip_json_comments(text);
+    // cufile.json as shipped tolerates trailing commas in some releases; remove ",}" / ",]".
+    let cleaned = remove_trailing_commas(&cleaned);
+    match serde_json::from_str::<serde_json::Value>(&cleaned) {
+        Ok(v) => CufileConfig {
+            path: path.to_string(),
+            allow_compat_mode: v
+                .pointer("/properties/allow_compat_mode")
+                .and_then(|b| b.as_bool()),
+            parse_error: None,
+        },
+        Err(e) => CufileConfig {
+            path: path.to_string(),
+            allow_compat_mode: None,
+            parse_error: Some(e.to_string()),
+        },
+    }
+}
+
+fn remove_trailing_commas(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let chars: Vec<char> = s.chars().collect();
+    let mut in_string = false;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if in_string {
+            out.push(c);
+            if c == '\\' && i + 1 < chars.len() {
+                out.push(chars[i + 1]);
+                i += 1;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '"' {
+            in_string = true;
+            out.push(c);
+        } else if c == ',' {
+            let next = chars[i + 1..].iter().find(|c| !c.is_whitespace());
+            if !matches!(next, Some('}') | Some(']')) {
+                out.push(c);
+            }
+        } else {
+            out.push(c);
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Reads the cufile configuration: `CUFILE_ENV_PATH_JSON` (only on the real host), else
+/// `/etc/cufile.json`.
+pub fn read_cufile(root: &Root) -> Result<Option<CufileConfig>, HostError> {
+    let path = if root.is_host() {
+        std::env::var("CUFILE_ENV_PATH_JSON").unwrap_or_else(|_| "/etc/cufile.json".to_string())
+    } else {
+        "/etc/cufile.json".to_string()
+    };
+    Ok(root.read_text(&path)?.map(|t| parse_cufile(&path, &t)))
+}
+
+/// Where `libcufile_rdma.so*` is installed, if anywhere (first match).
+pub fn find_libcufile_rdma(root: &Root) -> Result<Option<String>, HostError> {
+    let mut dirs = vec![
+        "/usr/lib/x86_64-linux-gnu".to_string(),
+        "/usr/lib/aarch64-linux-gnu".to_string(),
+        "/usr/lib64".to_string(),
+        "/usr/local/cuda/lib64".to_string(),
+    ];
+    for cuda in root.list_dir("usr/local")?.unwrap_or_default() {
+        if cuda.starts_with("cuda") {
+            dirs.push(format!("/usr/local/{cuda}/lib64"));
+            for t in root
+                .list_dir(format!("usr/local/{cuda}/targets"))?
+                .unwrap_or_default()
+            {
+                dirs.push(format!("/usr/local/{cuda}/targets/{t}/lib"));
+            }
+        }
+    }
+    for d in dirs {
+        if let Some(names) = root.list_dir(&d)? {
+            if let Some(n) = names.iter().find(|n| n.starts_with("libcufile_rdma.so")) {
+                return Ok(Some(format!("{d}/{n}")));
+            }
+        }
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comments_and_trailing_commas_are_tolerated() {
+        let text = r#"{
+            // a comment with "quotes"
+            "logging": { "dir": "/var/log//x", "level": "ERROR" },
+            /* block
+               comment */
+            "properties": {
+                "allow_compat_mode": false, // inline
+                "rdma_dev_addr_list": [ ],
+            },
+        }"#;
+        let c = parse_cufile("/etc/cufile.json", text);
+        assert_eq!(c.parse_error, None);
+        assert_eq!(c.allow_compat_mode, Some(false));
+        assert!(!c.compat_allowed());
+    }
+
+    #[test]
+    fn unset_means_allowed() {
+        let c = parse_cufile("/etc/cufile.json", r#"{"properties": {}}"#);
+        assert_eq!(c.allow_compat_mode, None);
+        assert!(c.compat_allowed());
+    }
+
+    #[test]
+    fn broken_json_is_reported() {
+        let c = parse_cufile("/etc/cufile.json", "{ nope");
+        assert!(c.parse_error.is_some());
+    }
+}

@@ -1,0 +1,259 @@
+//! `nfs-gds doctor`: the whole decision tree for this node, and the fix for its stack.
+//!
+//! [`diagnose`] runs the same node checks as the mount helper, adds what only a human needs to
+//! know (which stack provides rpcrdma, the GPU driver flavour, cufile.json, the kernel log), and
+//! builds the remediation [`plan`]. Rendering is in [`render`]; the model serializes to JSON.
+
+pub mod cufile;
+pub mod plan;
+pub mod probe;
+pub mod render;
+pub mod runner;
+pub mod stack;
+pub mod usage;
+
+use serde::Serialize;
+
+use crate::checks::{node, CheckResult, Verdict, SCHEMA_VERSION};
+use crate::host::nvidia_fs::GpuDriverFlavour;
+use crate::host::{HostError, HostFacts};
+use plan::{PlanInput, Step};
+use probe::Prober;
+use runner::Runner;
+use stack::{Ofed, Provenance, Stack};
+use usage::RpcrdmaUsage;
+
+/// Something doctor noticed that is not a pass/fail check: context for the admin.
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    pub topic: String,
+    pub text: String,
+}
+
+fn finding(topic: &str, text: impl Into<String>) -> Finding {
+    Finding {
+        topic: topic.to_string(),
+        text: text.into(),
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Diagnosis {
+    pub schema_version: u32,
+    pub root: String,
+    /// One sentence for the top of the report.
+    pub headline: String,
+    pub verdict: Verdict,
+    /// No NVIDIA GPU or GDS component at all was found.
+    pub no_nvidia_stack: bool,
+    pub checks: Vec<CheckResult>,
+    pub findings: Vec<Finding>,
+    pub stack: Stack,
+    pub rpcrdma_usage: RpcrdmaUsage,
+    pub plan: Vec<Step>,
+}
+
+/// The kernel log lines that explain a failed registration.
+pub fn relevant_log_lines(log: &str) -> Vec<String> {
+    log.lines()
+        .filter(|l| {
+            l.contains("symbol_get of non-GPLONLY")
+                || l.contains("nvfs registration failed")
+                || l.contains("deregister funtion not found")
+                || l.contains("nvidia_fs: Unknown symbol")
+                || l.contains("uses symbols from proprietary module")
+        })
+        .map(|l| l.trim().to_string())
+        .collect()
+}
+
+/// Runs the decision tree. `probe` is the opt-in live registration probe.
+pub fn diagnose(
+    facts: &HostFacts,
+    runner: &dyn Runner,
+    probe: Option<&dyn Prober>,
+) -> Result<Diagnosis, HostError> {
+    let stack = Stack::detect(facts, runner)?;
+    let usage = RpcrdmaUsage::read(facts)?;
+    let kernel_log = runner.run("dmesg", &[]).ok_stdout().map(str::to_string);
+    let mut checks = node::premount(facts);
+    if let Some(p) = probe {
+        checks.push(probe::judge(&p.probe(&facts.root), kernel_log.as_deref()));
+    }
+    // Remedies point to doctor for the helper's and check's readers; here that is circular.
+    for c in &mut checks {
+        if let Some(r) = &mut c.remedy {
+            *r = r.replace(&format!("; {}", node::DOCTOR), " (see the plan below)");
+        }
+    }
+    let cufile = cufile::read_cufile(&facts.root)?;
+    let libcufile = cufile::find_libcufile_rdma(&facts.root)?;
+
+    let mut findings = Vec::new();
+    findings.push(finding(
+        "libcufile_rdma",
+        match &libcufile {
+            Some(p) => format!("{p} is installed. It serves cuFile's user-space RDMA only; kernel NFS mounts (rpcrdma) never use it, so it is not the problem here."),
+            None => "libcufile_rdma.so is not installed. Kernel NFS mounts never use it (it serves cuFile's user-space RDMA only), so it is not needed for GDS over NFS.".into(),
+        },
+    ));
+    let gpu = &stack.gpu_driver;
+    findings.push(finding(
+        "gpu-driver",
+        if gpu.loaded {
+            let flavour = match gpu.flavour {
+                GpuDriverFlavour::Open => "open kernel modules (required by nvidia-fs 2.17.5 and later)",
+                GpuDriverFlavour::Proprietary => "PROPRIETARY kernel module: nvidia-fs 2.17.5 and later does not load against it (`nvidia_fs: Unknown symbol nvidia_p2p_*`)",
+                GpuDriverFlavour::Unknown => "flavour unknown (/proc/driver/nvidia/version not readable)",
+            };
+            format!("nvidia.ko {} is loaded: {flavour}", gpu.version.as_deref().unwrap_or("(version unknown)"))
+        } else {
+            "no NVIDIA GPU driver (nvidia.ko) is loaded".into()
+        },
+    ));
+    findings.push(finding("rpcrdma-source", describe_provenance(&stack)));
+    if let Some((path, gds)) = &stack.ofa_gds_config {
+        findings.push(finding(
+            "ofa-gds-config",
+            if *gds {
+                format!("{path}: CONFIG_GPU_DIRECT_STORAGE=y (mlnx-ofa_kernel configured with GDS)")
+            } else {
+                format!("{path}: CONFIG_GPU_DIRECT_STORAGE is not y: mlnx-ofa_kernel was configured without GDS, so mlnx-nfsrdma compiles no hooks")
+            },
+        ));
+    }
+    if let Some(rule) = &facts.gpl_rule {
+        findings.push(finding(
+            "kernel-gpl-rule",
+            format!(
+                "GPL-only __symbol_get is {}: {}",
+                rule.enforcement.as_str(),
+                rule.evidence
+            ),
+        ));
+    }
+    match &kernel_log {
+        Some(log) => {
+            let lines = relevant_log_lines(log);
+            if lines.is_empty() {
+                findings.push(finding("kernel-log", "the kernel log has no nvidia-fs registration or symbol_get failures"));
+            } else {
+                for l in lines {
+                    findings.push(finding("kernel-log", l));
+                }
+            }
+        }
+        None => findings.push(finding("kernel-log", "the kernel log could not be read (dmesg needs root); registration failures would show as `failing symbol_get of non-GPLONLY symbol rpcrdma_register_nvfs_dma_ops`")),
+    }
+    if let Some(c) = &cufile {
+        findings.push(finding(
+            "cufile-json",
+            match (&c.parse_error, c.compat_allowed()) {
+                (Some(e), _) => format!("{} could not be parsed ({e}); cuFile's default allows compat mode", c.path),
+                (None, true) => format!("{}: allow_compat_mode is {} — applications silently fall back to POSIX I/O when GDS is unavailable; run once with CUFILE_ALLOW_COMPAT_MODE=false to prove GDS", c.path, if c.allow_compat_mode.is_some() { "true" } else { "unset (default true)" }),
+                (None, false) => format!("{}: allow_compat_mode is false — cuFile fails instead of falling back", c.path),
+            },
+        ));
+    }
+    if stack.gpu_operator {
+        findings.push(finding(
+            "gpu-operator",
+            format!(
+                "GPU Operator node; validations present: {}. Note the operator's nvidia-fs validation only runs `lsmod | grep nvidia_fs` and never checks that rpcrdma registered.",
+                if stack.operator_validations.is_empty() { "none".to_string() } else { stack.operator_validations.join(", ") }
+            ),
+        ));
+    }
+
+    let no_nvidia_stack = !facts.nvidia_fs.loaded
+        && !gpu.loaded
+        && matches!(stack.ofed, Ofed::None)
+        && matches!(stack.provenance, Provenance::Inbox | Provenance::Missing)
+        && !stack.gpu_operator
+        && stack.vastnfs_version.is_none();
+    let verdict = Verdict::of(&checks);
+    let headline = if no_nvidia_stack {
+        "No NVIDIA GPU or GPUDirect Storage stack on this machine: NFS here can only use CPU buffers. A GDS node needs nvidia_fs (with NVIDIA's open GPU driver) and an rpcrdma built with the nvfs hooks (DOCA-OFED mlnx-nfsrdma), mounted over RDMA.".to_string()
+    } else {
+        match verdict {
+            Verdict::Ready => "GPUDirect Storage over NFS/RDMA should be used on this node.".into(),
+            Verdict::ReadyWithWarnings => "Nothing is known to be broken, but some facts could not be proven; see the warnings.".into(),
+            Verdict::NotReady => "GPUDirect Storage over NFS/RDMA would silently fall back to CPU bounce buffers on this node.".into(),
+        }
+    };
+    let plan = if no_nvidia_stack {
+        plan::gds_node_needs(&stack)
+    } else {
+        plan::plan(&PlanInput {
+            stack: &stack,
+            checks: &checks,
+            usage: &usage,
+            compat_allowed: cufile.as_ref().is_some_and(|c| c.compat_allowed())
+                && facts.nvidia_fs.loaded,
+        })
+    };
+    Ok(Diagnosis {
+        schema_version: SCHEMA_VERSION,
+        root: facts.root.dir().display().to_string(),
+        headline,
+        verdict,
+        no_nvidia_stack,
+        checks,
+        findings,
+        stack,
+        rpcrdma_usage: usage,
+        plan,
+    })
+}
+
+fn describe_provenance(s: &Stack) -> String {
+    let ofed = match &s.ofed {
+        Ofed::MlnxOfed { version } => format!("MLNX_OFED {version}"),
+        Ofed::Doca { version } => format!("DOCA-OFED {version}"),
+        Ofed::Other { line } => format!("OFED ({line})"),
+        Ofed::None => "no MLNX_OFED/DOCA-OFED (ofed_info absent)".into(),
+    };
+    let what = match s.provenance {
+        Provenance::Inbox => "the distribution kernel's inbox rpcrdma (never has the nvfs hooks)",
+        Provenance::NvidiaKernel => {
+            "the inbox rpcrdma of an NVIDIA linux-nvidia kernel (hooks compiled in)"
+        }
+        Provenance::Vastnfs => "VAST's NFS client bundle (vastnfs)",
+        Provenance::MofedDkms => "mlnx-nfsrdma built by DKMS",
+        Provenance::MofedPackage => "a prebuilt mlnx-nfsrdma package",
+        Provenance::OtherOutOfTree => "an out-of-tree rpcrdma of unknown origin",
+        Provenance::BuiltIn => "rpcrdma built into the kernel",
+        Provenance::Missing => "",
+    };
+    let mut text = if s.provenance == Provenance::Missing {
+        format!("no rpcrdma module was found for this kernel; {ofed}")
+    } else {
+        format!("rpcrdma comes from {what}; {ofed}")
+    };
+    if let Some(p) = &s.rpcrdma_package {
+        text.push_str(&format!("; file owned by package {p}"));
+    }
+    if let Some(v) = &s.vastnfs_version {
+        text.push_str(&format!("; vastnfs bundle {v}"));
+    }
+    let dkms: Vec<String> = s
+        .dkms
+        .iter()
+        .filter(|e| {
+            e.module.starts_with("mlnx") || e.module == "nvidia-fs" || e.module == "vastnfs"
+        })
+        .map(|e| {
+            format!(
+                "{}/{} {}: {}",
+                e.module,
+                e.version,
+                e.kernel.as_deref().unwrap_or(""),
+                e.state
+            )
+        })
+        .collect();
+    if !dkms.is_empty() {
+        text.push_str(&format!("; dkms: {}", dkms.join(", ")));
+    }
+    text
+}

@@ -1,0 +1,408 @@
+//! The remediation plan: ordered steps, each with the reason and the exact commands for the stack
+//! doctor found. Steps that are safe to run unattended carry an [`Action`], which
+//! `nfs-gds provision --apply` executes; everything else is for the admin to do.
+
+use serde::Serialize;
+
+use super::stack::{Family, Ofed, Provenance, Stack};
+use super::usage::RpcrdmaUsage;
+use crate::checks::{CheckId, CheckResult, Status};
+
+/// A step `provision --apply` may run by itself: idempotent, and never disruptive.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "action", rename_all = "kebab-case")]
+pub enum Action {
+    /// `modprobe NAME`.
+    LoadModule { module: String },
+    /// Rebuild and reinstall a DKMS module for one kernel.
+    DkmsRebuild {
+        module: String,
+        version: String,
+        kernel: String,
+    },
+    /// `depmod -a KERNEL`.
+    Depmod { kernel: String },
+    /// Regenerate the initramfs for one kernel.
+    UpdateInitramfs { family: Family, kernel: String },
+    /// `modprobe -r rpcrdma && modprobe rpcrdma`, only while nothing uses it.
+    ReloadRpcrdma,
+}
+
+impl Action {
+    /// The commands the action runs, as `(program, args)`.
+    pub fn commands(&self) -> Vec<(String, Vec<String>)> {
+        let c = |p: &str, a: &[&str]| (p.to_string(), a.iter().map(|s| s.to_string()).collect());
+        match self {
+            Action::LoadModule { module } => vec![c("modprobe", &[module])],
+            Action::DkmsRebuild {
+                module,
+                version,
+                kernel,
+            } => {
+                let mv = format!("{module}/{version}");
+                vec![
+                    c("dkms", &["remove", &mv, "-k", kernel]),
+                    c("dkms", &["install", &mv, "-k", kernel, "--force"]),
+                ]
+            }
+            Action::Depmod { kernel } => vec![c("depmod", &["-a", kernel])],
+            Action::UpdateInitramfs { family, kernel } => match family {
+                Family::Debian => vec![c("update-initramfs", &["-u", "-k", kernel])],
+                _ => vec![c("dracut", &["-f", "--kver", kernel])],
+            },
+            Action::ReloadRpcrdma => vec![
+                c("modprobe", &["-r", "rpcrdma"]),
+                c("modprobe", &["rpcrdma"]),
+            ],
+        }
+    }
+
+    pub fn command_lines(&self) -> Vec<String> {
+        self.commands()
+            .into_iter()
+            .map(|(p, a)| std::iter::once(p).chain(a).collect::<Vec<_>>().join(" "))
+            .collect()
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Step {
+    pub title: String,
+    /// Why this step is needed, tied to what doctor saw.
+    pub why: String,
+    /// Commands to run, in order (shell syntax, for people).
+    pub commands: Vec<String>,
+    /// Set when `provision --apply` may run it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action: Option<Action>,
+    /// Set when the step cannot be automated: it needs a reboot, a package choice or a cluster change.
+    pub manual: bool,
+}
+
+impl Step {
+    fn manual(title: impl Into<String>, why: impl Into<String>, commands: Vec<String>) -> Self {
+        Step {
+            title: title.into(),
+            why: why.into(),
+            commands,
+            action: None,
+            manual: true,
+        }
+    }
+
+    fn auto(title: impl Into<String>, why: impl Into<String>, action: Action) -> Self {
+        Step {
+            title: title.into(),
+            why: why.into(),
+            commands: action.command_lines(),
+            action: Some(action),
+            manual: false,
+        }
+    }
+}
+
+fn failed(checks: &[CheckResult], id: CheckId) -> bool {
+    checks
+        .iter()
+        .any(|c| c.id == id && c.status == Status::Fail)
+}
+
+fn status(checks: &[CheckResult], id: CheckId) -> Option<Status> {
+    checks.iter().find(|c| c.id == id).map(|c| c.status)
+}
+
+/// The ClusterPolicy fragment that turns GDS on with the GPU Operator.
+pub fn cluster_policy_yaml(host_mofed: bool) -> String {
+    format!(
+        "apiVersion: nvidia.com/v1\n\
+kind: ClusterPolicy\n\
+metadata:\n  name: cluster-policy\n\
+spec:\n\
+  driver:\n\
+    kernelModuleType: open      # nvidia-fs >= 2.17.5 needs the open GPU kernel modules\n\
+    rdma:\n\
+      enabled: true\n\
+      useHostMofed: {host_mofed}       # true when DOCA-OFED/MLNX_OFED is installed on the host\n\
+  gds:\n\
+    enabled: true               # runs the nvidia-fs container that loads nvidia_fs\n"
+    )
+}
+
+/// Everything the planner looks at.
+#[derive(Debug)]
+pub struct PlanInput<'a> {
+    pub stack: &'a Stack,
+    pub checks: &'a [CheckResult],
+    pub usage: &'a RpcrdmaUsage,
+    /// `allow_compat_mode` in cufile.json lets applications fall back silently.
+    pub compat_allowed: bool,
+}
+
+/// Builds the ordered plan.
+pub fn plan(input: &PlanInput) -> Vec<Step> {
+    let s = input.stack;
+    let checks = input.checks;
+    let kernel = s
+        .kernel_release
+        .clone()
+        .unwrap_or_else(|| "$(uname -r)".into());
+    let mut steps = Vec::new();
+    let mut rebuilt = false;
+
+    // 1. nvidia_fs.
+    if failed(checks, CheckId::NvidiaFsLoaded) {
+        if s.gpu_operator || s.kubernetes {
+            steps.push(Step::manual(
+                "Enable GDS in the GPU Operator",
+                "nvidia_fs is not loaded and this node is managed by Kubernetes: the GPU Operator loads it from its nvidia-fs container only when `gds.enabled` is set",
+                vec![
+                    "kubectl patch clusterpolicies.nvidia.com/cluster-policy --type merge -p '{\"spec\":{\"gds\":{\"enabled\":true},\"driver\":{\"kernelModuleType\":\"open\",\"rdma\":{\"enabled\":true}}}}'".into(),
+                    "# or apply this ClusterPolicy fragment:".into(),
+                    cluster_policy_yaml(!matches!(s.ofed, Ofed::None)),
+                ],
+            ));
+        } else {
+            if s.gpu_driver.flavour == crate::host::nvidia_fs::GpuDriverFlavour::Proprietary {
+                steps.push(Step::manual(
+                    "Switch to NVIDIA's open GPU kernel modules",
+                    "nvidia-fs 2.17.5 and later links nvidia_p2p_* directly and loads only against the open kernel modules; the proprietary nvidia.ko is loaded",
+                    match s.family {
+                        Family::Debian => vec!["apt-get install nvidia-open   # or nvidia-driver-<version>-open on Ubuntu".into()],
+                        _ => vec!["dnf module install nvidia-driver:<version>-open".into()],
+                    },
+                ));
+            }
+            steps.push(Step::manual(
+                "Install the GDS kernel driver (nvidia-fs)",
+                "nvidia_fs is not loaded; without it GPU reads over NFS always go through CPU bounce buffers",
+                match s.family {
+                    Family::Debian => vec!["apt-get install nvidia-gds   # pulls nvidia-fs-dkms".into()],
+                    Family::Rhel => vec!["dnf install nvidia-gds   # pulls nvidia-fs-dkms".into()],
+                    _ => vec!["install NVIDIA's nvidia-gds / nvidia-fs-dkms package for this distribution".into()],
+                },
+            ));
+            steps.push(Step::auto(
+                "Load nvidia_fs",
+                "load the driver now (it is loaded at boot once installed)",
+                Action::LoadModule {
+                    module: "nvidia-fs".into(),
+                },
+            ));
+        }
+    }
+
+    // 2. rpcrdma without hooks.
+    let hooks_missing = failed(checks, CheckId::RpcrdmaHooks)
+        || failed(checks, CheckId::RpcrdmaModule)
+        || (failed(checks, CheckId::RpcrdmaLoaded)
+            && status(checks, CheckId::RpcrdmaHooks) != Some(Status::Pass));
+    if hooks_missing {
+        match s.provenance {
+            Provenance::Inbox | Provenance::Missing | Provenance::BuiltIn | Provenance::OtherOutOfTree => {
+                steps.push(install_nfsrdma_step(s));
+            }
+            Provenance::MofedDkms | Provenance::MofedPackage => {
+                let configured = s.ofa_gds_config.as_ref();
+                let why = match configured {
+                    Some((path, false)) => format!("{path} does not set CONFIG_GPU_DIRECT_STORAGE=y: mlnx-ofa_kernel was configured without GDS, so mlnx-nfsrdma compiled no hooks"),
+                    Some((path, true)) => format!("{path} sets CONFIG_GPU_DIRECT_STORAGE=y, yet the rpcrdma modprobe loads has no hooks: the installed module is an older or foreign build"),
+                    None => "the installed mlnx-nfsrdma was built without GDS support".to_string(),
+                };
+                steps.push(Step::manual(
+                    "Rebuild mlnx-ofa_kernel and mlnx-nfsrdma with GDS support",
+                    why,
+                    rebuild_with_gds_commands(s, &kernel),
+                ));
+                if let Some(e) = s.dkms_entry("mlnx-nfsrdma") {
+                    steps.push(Step::auto(
+                        "Rebuild mlnx-nfsrdma for the running kernel",
+                        "DKMS rebuilds rpcrdma against the (re)configured mlnx-ofa_kernel",
+                        Action::DkmsRebuild {
+                            module: e.module.clone(),
+                            version: e.version.clone(),
+                            kernel: kernel.clone(),
+                        },
+                    ));
+                    rebuilt = true;
+                }
+            }
+            Provenance::Vastnfs => steps.push(Step::manual(
+                "Reinstall the VAST NFS client for this kernel",
+                "vastnfs compiles the hooks in unconditionally, so a vastnfs rpcrdma without them is a damaged or foreign build",
+                vec!["reinstall the vastnfs package built for this kernel (see VAST's install guide), then reboot".into()],
+            )),
+            Provenance::NvidiaKernel => steps.push(Step::manual(
+                "Update the linux-nvidia kernel",
+                "NVIDIA's kernels compile the hooks into the inbox rpcrdma; this one has none",
+                vec!["apt-get install --only-upgrade linux-nvidia   # then reboot".into()],
+            )),
+        }
+    }
+
+    // 3. Plain exports on a kernel that refuses them.
+    if failed(checks, CheckId::RpcrdmaHookExport)
+        || (failed(checks, CheckId::RpcrdmaLoaded)
+            && status(checks, CheckId::RpcrdmaHooks) == Some(Status::Pass)
+            && status(checks, CheckId::RpcrdmaHookExport) == Some(Status::Fail))
+        || failed(checks, CheckId::NvfsRegistration)
+            && status(checks, CheckId::RpcrdmaHooks) == Some(Status::Pass)
+            && status(checks, CheckId::RpcrdmaHookExport) != Some(Status::Pass)
+    {
+        steps.push(gpl_export_step(s));
+    }
+
+    // 4. Rebuilt module files need a fresh index and initramfs.
+    if rebuilt {
+        steps.push(Step::auto(
+            "Refresh the module index",
+            "so modprobe resolves the rebuilt rpcrdma",
+            Action::Depmod {
+                kernel: kernel.clone(),
+            },
+        ));
+        steps.push(Step::auto(
+            "Update the initramfs",
+            "an initramfs that carries rpcrdma would otherwise load the old build at boot",
+            Action::UpdateInitramfs {
+                family: s.family,
+                kernel,
+            },
+        ));
+    }
+
+    // 5. A stale loaded module, or one that must be replaced after a rebuild.
+    if failed(checks, CheckId::RpcrdmaFresh) || rebuilt || failed(checks, CheckId::RpcrdmaLoaded) {
+        if input.usage.in_use() {
+            steps.push(Step::manual(
+                "Reboot to load the new rpcrdma",
+                format!(
+                    "the loaded rpcrdma is not the build on disk, and it cannot be reloaded now: {}",
+                    input.usage.reasons().join("; ")
+                ),
+                vec!["systemctl reboot".into()],
+            ));
+        } else {
+            steps.push(Step::auto(
+                "Reload rpcrdma",
+                "the loaded rpcrdma is not the build on disk, and nothing uses it right now",
+                Action::ReloadRpcrdma,
+            ));
+        }
+    }
+
+    // 6. Kubernetes: the Network Operator must load NFS-RDMA modules.
+    if s.kubernetes && hooks_missing {
+        steps.push(Step::manual(
+            "Let the Network Operator's DOCA driver load NFS-RDMA",
+            "the DOCA driver container skips mlnx-nfsrdma unless ENABLE_NFSRDMA is set",
+            vec!["set `ENABLE_NFSRDMA=true` in NicClusterPolicy spec.ofedDriver.env".into()],
+        ));
+    }
+
+    // 7. Prove it once.
+    if input.compat_allowed {
+        steps.push(Step::manual(
+            "Prove GDS once with compatibility mode off",
+            "cufile.json allows compat mode, so applications fall back to POSIX I/O silently; a strict run fails instead of falling back",
+            vec![
+                "CUFILE_ALLOW_COMPAT_MODE=false gdsio -f /mnt/data/gdsio.test -d 0 -w 4 -s 1G -x 0 -I 1".into(),
+                "# GDS: 20+ GB/s and `XferType: GPUD`; fallback: about 6 GB/s, or `file register error` in strict mode".into(),
+            ],
+        ));
+    }
+    steps
+}
+
+/// For a machine with no NVIDIA stack at all: what a GDS node would need, not fixes to apply.
+pub fn gds_node_needs(s: &Stack) -> Vec<Step> {
+    let driver = match s.family {
+        Family::Debian => "apt-get install nvidia-open nvidia-gds   # from NVIDIA's CUDA repository",
+        Family::Rhel => "dnf module install nvidia-driver:open-dkms && dnf install nvidia-gds   # from NVIDIA's CUDA repository",
+        _ => "install NVIDIA's open GPU kernel modules and nvidia-gds (nvidia-fs)",
+    };
+    vec![
+        Step::manual(
+            "If this node should use GDS: an NVIDIA GPU with the open kernel modules, and nvidia-fs",
+            "GDS moves NFS data straight into GPU memory through nvidia_fs, which needs NVIDIA's open GPU kernel modules",
+            vec![driver.to_string()],
+        ),
+        install_nfsrdma_step(s),
+        Step::manual(
+            "Mount with nfs-gds so a missing piece fails loudly",
+            "the mount helper checks all of the above before mounting over RDMA, and verifies `xprt: rdma` afterwards",
+            vec!["echo 'server:/export /mnt/data nfs-gds _netdev,vers=4.2 0 0' >> /etc/fstab".into()],
+        ),
+    ]
+}
+
+fn install_nfsrdma_step(s: &Stack) -> Step {
+    let why = "the rpcrdma modprobe loads is the distribution's own (or none), which never has the nvfs hooks: NVIDIA's mlnx-nfsrdma built with GDS support is needed";
+    let commands = match (&s.ofed, s.family) {
+        (Ofed::MlnxOfed { .. }, _) => vec![
+            "./mlnxofedinstall --with-nvmf --with-nfsrdma --enable-gds --add-kernel-support --dkms".into(),
+            "# --enable-gds is implied since MLNX_OFED 5.3; MLNX_OFED ends at 24.10, DOCA-OFED replaces it".into(),
+        ],
+        (_, Family::Debian) => vec![
+            "apt-get install doca-ofed mlnx-nfsrdma-dkms   # after adding NVIDIA's DOCA-Host repository".into(),
+        ],
+        (_, Family::Rhel) => vec![
+            "dnf install doca-ofed mlnx-nfsrdma   # after adding NVIDIA's DOCA-Host repository (DKMS flavour since DOCA 3.2)".into(),
+        ],
+        _ => vec!["install DOCA-OFED with its NFS over RDMA package (mlnx-nfsrdma) built with GDS support".into()],
+    };
+    Step::manual(
+        "Install NVIDIA's NFS over RDMA client with GDS support",
+        why,
+        commands,
+    )
+}
+
+fn rebuild_with_gds_commands(s: &Stack, kernel: &str) -> Vec<String> {
+    match &s.ofed {
+        Ofed::MlnxOfed { .. } => vec![
+            "./mlnxofedinstall --with-nvmf --with-nfsrdma --enable-gds --add-kernel-support --dkms"
+                .into(),
+        ],
+        _ => {
+            let ofa = s
+                .dkms_entry("mlnx-ofed-kernel")
+                .map(|e| format!("mlnx-ofed-kernel/{}", e.version))
+                .unwrap_or_else(|| "mlnx-ofed-kernel/<version>".into());
+            let nfs = s
+                .dkms_entry("mlnx-nfsrdma")
+                .map(|e| format!("mlnx-nfsrdma/{}", e.version))
+                .unwrap_or_else(|| "mlnx-nfsrdma/<version>".into());
+            vec![
+                "# make sure mlnx-ofa_kernel is configured --with-gds (dkms.conf: `#:# ExtraOption --with-gds`)".into(),
+                format!("dkms remove {ofa} -k {kernel} && dkms install {ofa} -k {kernel}"),
+                format!("dkms remove {nfs} -k {kernel} && dkms install {nfs} -k {kernel}"),
+            ]
+        }
+    }
+}
+
+fn gpl_export_step(s: &Stack) -> Step {
+    let why = "the hooks are exported with plain EXPORT_SYMBOL and this kernel lets __symbol_get take only GPL exports (since 6.6, and in stable backports), so nvidia-fs never registers them";
+    match s.provenance {
+        Provenance::Vastnfs => Step::manual(
+            "Upgrade the VAST NFS client",
+            format!("{why}; vastnfs 4.0 exports them plain"),
+            vec!["install a vastnfs release that exports the nvfs hooks GPL (ask VAST support for your kernel)".into()],
+        ),
+        _ => {
+            let mut commands = vec![match s.family {
+                Family::Debian => "apt-get install --only-upgrade doca-ofed mlnx-nfsrdma-dkms   # 24.04 or later exports GPL".into(),
+                Family::Rhel => "dnf upgrade doca-ofed mlnx-nfsrdma   # 24.04 or later exports GPL".into(),
+                _ => "upgrade MLNX_OFED / DOCA-OFED to 24.04 or later".into(),
+            }];
+            if let Some(e) = s.dkms_entry("mlnx-nfsrdma") {
+                commands.push(format!(
+                    "# if this release still exports plain (reported for DOCA 26.01): sed -i 's/EXPORT_SYMBOL(/EXPORT_SYMBOL_GPL(/' /usr/src/mlnx-nfsrdma-{v}/nvfs_rpc_rdma.c && dkms remove mlnx-nfsrdma/{v} -k {k} && dkms install mlnx-nfsrdma/{v} -k {k}   (unofficial)",
+                    v = e.version,
+                    k = s.kernel_release.as_deref().unwrap_or("$(uname -r)")
+                ));
+            }
+            Step::manual("Install an rpcrdma that exports the hooks GPL", why, commands)
+        }
+    }
+}

@@ -1,0 +1,219 @@
+//! Running the external commands doctor consults (`ofed_info -s`, `dkms status`, `dpkg -S`, …).
+//!
+//! Behind the [`Runner`] trait so that tests record what would run, and so that a collected
+//! bundle can answer from the outputs it captured: below a root other than `/`, commands are
+//! never run; their outputs are read from `<root>/`[`RECORDED_DIR`]`/<key>`, where the key is the
+//! command line with spaces turned into `_` and `/` into `%` (see [`record_key`]).
+//!
+//! mount(8) and systemd strip `PATH`, so programs are looked up in a fixed list of directories.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Mutex;
+
+use crate::host::Root;
+
+/// Where a bundle keeps captured command outputs, relative to its root.
+pub const RECORDED_DIR: &str = "nfs-gds-commands";
+
+/// Directories searched for programs, in order; `PATH` is never trusted (mount(8) strips it).
+pub const SEARCH_DIRS: [&str; 6] = [
+    "/usr/sbin",
+    "/sbin",
+    "/usr/bin",
+    "/bin",
+    "/usr/local/sbin",
+    "/usr/local/bin",
+];
+
+/// What a command produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Output {
+    /// The program is not installed (or, in a bundle, its output was not captured).
+    Missing,
+    /// It ran; `code` is `None` when it was killed by a signal.
+    Ran {
+        code: Option<i32>,
+        stdout: String,
+        stderr: String,
+    },
+}
+
+impl Output {
+    /// Standard output of a successful run.
+    pub fn ok_stdout(&self) -> Option<&str> {
+        match self {
+            Output::Ran {
+                code: Some(0),
+                stdout,
+                ..
+            } => Some(stdout),
+            _ => None,
+        }
+    }
+}
+
+pub trait Runner {
+    fn run(&self, program: &str, args: &[&str]) -> Output;
+}
+
+/// The file name under which a command's output is recorded.
+pub fn record_key(program: &str, args: &[&str]) -> String {
+    std::iter::once(program)
+        .chain(args.iter().copied())
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace(' ', "_")
+        .replace('/', "%")
+}
+
+/// Finds a program in [`SEARCH_DIRS`].
+pub fn find_program(program: &str) -> Option<PathBuf> {
+    SEARCH_DIRS
+        .iter()
+        .map(|d| PathBuf::from(d).join(program))
+        .find(|p| p.is_file())
+}
+
+/// Runs real commands on this host.
+#[derive(Debug, Default)]
+pub struct SystemRunner;
+
+impl Runner for SystemRunner {
+    fn run(&self, program: &str, args: &[&str]) -> Output {
+        let Some(path) = find_program(program) else {
+            return Output::Missing;
+        };
+        tracing::debug!("running {} {}", path.display(), args.join(" "));
+        match Command::new(&path)
+            .args(args)
+            .env("LC_ALL", "C")
+            .stdin(std::process::Stdio::null())
+            .output()
+        {
+            Ok(o) => Output::Ran {
+                code: o.status.code(),
+                stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+                stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+            },
+            Err(e) => Output::Ran {
+                code: None,
+                stdout: String::new(),
+                stderr: format!("cannot run {}: {e}", path.display()),
+            },
+        }
+    }
+}
+
+/// Answers from outputs captured in a bundle (below a root); runs nothing.
+#[derive(Debug)]
+pub struct RecordedRunner {
+    root: Root,
+}
+
+impl RecordedRunner {
+    pub fn new(root: Root) -> Self {
+        RecordedRunner { root }
+    }
+}
+
+impl Runner for RecordedRunner {
+    fn run(&self, program: &str, args: &[&str]) -> Output {
+        let key = record_key(program, args);
+        match self.root.read_text_lossy(format!("{RECORDED_DIR}/{key}")) {
+            Ok(Some(stdout)) => Output::Ran {
+                code: Some(0),
+                stdout,
+                stderr: String::new(),
+            },
+            _ => Output::Missing,
+        }
+    }
+}
+
+/// The runner for a root: real commands on `/`, recorded outputs anywhere else.
+pub fn for_root(root: &Root) -> Box<dyn Runner> {
+    if root.is_host() {
+        Box::new(SystemRunner)
+    } else {
+        Box::new(RecordedRunner::new(root.clone()))
+    }
+}
+
+/// A test double that records every command and answers from a script of canned outputs.
+#[derive(Debug, Default)]
+pub struct RecordingRunner {
+    pub answers: Vec<(String, Output)>,
+    pub calls: Mutex<Vec<String>>,
+}
+
+impl RecordingRunner {
+    pub fn answer(mut self, command_line: &str, stdout: &str) -> Self {
+        self.answers.push((
+            command_line.to_string(),
+            Output::Ran {
+                code: Some(0),
+                stdout: stdout.to_string(),
+                stderr: String::new(),
+            },
+        ));
+        self
+    }
+
+    pub fn answer_with(mut self, command_line: &str, output: Output) -> Self {
+        self.answers.push((command_line.to_string(), output));
+        self
+    }
+
+    pub fn calls(&self) -> Vec<String> {
+        self.calls.lock().map(|c| c.clone()).unwrap_or_default()
+    }
+}
+
+impl Runner for RecordingRunner {
+    fn run(&self, program: &str, args: &[&str]) -> Output {
+        let line = std::iter::once(program)
+            .chain(args.iter().copied())
+            .collect::<Vec<_>>()
+            .join(" ");
+        if let Ok(mut c) = self.calls.lock() {
+            c.push(line.clone());
+        }
+        self.answers
+            .iter()
+            .find(|(l, _)| *l == line)
+            .map(|(_, o)| o.clone())
+            .unwrap_or(Output::Missing)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_file_names() {
+        assert_eq!(record_key("ofed_info", &["-s"]), "ofed_info_-s");
+        assert_eq!(
+            record_key("dpkg", &["-S", "/lib/modules/6.1/x.ko"]),
+            "dpkg_-S_%lib%modules%6.1%x.ko"
+        );
+    }
+
+    #[test]
+    fn recorded_runner_reads_the_bundle() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(RECORDED_DIR)).unwrap();
+        std::fs::write(
+            dir.path().join(RECORDED_DIR).join("ofed_info_-s"),
+            "OFED-internal-24.10-1.1.4.0.200:\n",
+        )
+        .unwrap();
+        let r = RecordedRunner::new(Root::new(dir.path()));
+        assert_eq!(
+            r.run("ofed_info", &["-s"]).ok_stdout(),
+            Some("OFED-internal-24.10-1.1.4.0.200:\n")
+        );
+        assert_eq!(r.run("dkms", &["status"]), Output::Missing);
+    }
+}

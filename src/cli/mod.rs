@@ -6,8 +6,10 @@
 //! ready, 1 when it is not, 2 when they could not do their job.
 
 pub mod check;
+pub mod collect;
 pub mod doctor;
 pub mod inspect_module;
+pub mod provision;
 
 use std::ffi::OsString;
 use std::io::IsTerminal;
@@ -68,6 +70,10 @@ pub enum Command {
     InspectModule(inspect_module::InspectArgs),
     /// Explain what is wrong on this node and how to fix it for its stack
     Doctor(doctor::DoctorArgs),
+    /// Print doctor's plan, or with --apply run its safe, idempotent steps
+    Provision(provision::ProvisionArgs),
+    /// Write a support bundle of everything doctor reads (replay it with --root)
+    Collect(collect::CollectArgs),
 }
 
 /// Context shared by every command.
@@ -136,6 +142,8 @@ pub fn run(argv: Vec<OsString>) -> u8 {
         Command::Check(args) => check::run(&args, &ctx),
         Command::InspectModule(args) => inspect_module::run(&args, &ctx),
         Command::Doctor(args) => doctor::run(&args, &ctx),
+        Command::Provision(args) => provision::run(&args, &ctx),
+        Command::Collect(args) => collect::run(&args, &ctx),
     };
     match result {
         Ok(code) => code,

@@ -4,9 +4,11 @@
 //! know (which stack provides rpcrdma, the GPU driver flavour, cufile.json, the kernel log), and
 //! builds the remediation [`plan`]. Rendering is in [`render`]; the model serializes to JSON.
 
+pub mod collect;
 pub mod cufile;
 pub mod plan;
 pub mod probe;
+pub mod provision;
 pub mod render;
 pub mod runner;
 pub mod stack;

@@ -1,0 +1,34 @@
+//! `nfs-gds collect -o FILE`: a support bundle that `doctor --root` can read elsewhere.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::{exit, CmdError, Ctx};
+use crate::doctor::{collect, runner, stack::Stack};
+use crate::host::HostFacts;
+
+#[derive(Debug, Args)]
+pub struct CollectArgs {
+    /// Where to write the archive (gzip-compressed tar)
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+}
+
+pub fn run(args: &CollectArgs, ctx: &Ctx) -> Result<u8, CmdError> {
+    let facts = HostFacts::read(&ctx.root)?;
+    let runner = runner::for_root(&ctx.root);
+    let stack = Stack::detect(&facts, runner.as_ref())?;
+    let c = collect::collect(&facts, &stack, runner.as_ref(), &args.output)?;
+    println!(
+        "nfs-gds collect: wrote {} ({} files, {} command outputs)",
+        args.output.display(),
+        c.files.len(),
+        c.commands.len()
+    );
+    println!(
+        "unpack it with `mkdir bundle && tar -xzf {} -C bundle` and run `nfs-gds --root bundle doctor`",
+        args.output.display()
+    );
+    Ok(exit::READY)
+}

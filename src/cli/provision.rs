@@ -1,0 +1,81 @@
+//! `nfs-gds provision [--apply]`: doctor's plan as a dry run, or its safe subset applied.
+
+use std::os::unix::fs::MetadataExt;
+
+use clap::Args;
+
+use super::{exit, CmdError, Ctx};
+use crate::doctor::{self, provision, runner, usage::RpcrdmaUsage};
+use crate::host::HostFacts;
+
+#[derive(Debug, Args)]
+pub struct ProvisionArgs {
+    /// Run the steps marked as safe (module loads, DKMS rebuild, depmod, initramfs, reload of an
+    /// unused rpcrdma); without it, only print the plan
+    #[arg(long)]
+    pub apply: bool,
+}
+
+fn running_as_root() -> bool {
+    // /proc/self is owned by the effective uid of the process reading it.
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+pub fn run(args: &ProvisionArgs, ctx: &Ctx) -> Result<u8, CmdError> {
+    let facts = HostFacts::read(&ctx.root)?;
+    let runner = runner::for_root(&ctx.root);
+    let d = doctor::diagnose(&facts, runner.as_ref(), None)?;
+    if d.plan.is_empty() {
+        println!("nfs-gds provision: nothing to do ({})", d.headline);
+        return Ok(exit::READY);
+    }
+    if !args.apply {
+        println!("nfs-gds provision: dry run; `--apply` runs the steps marked [auto]\n");
+        for (i, s) in d.plan.iter().enumerate() {
+            let tag = if s.action.is_some() {
+                "[auto]  "
+            } else {
+                "[manual]"
+            };
+            println!("{tag} {}. {}", i + 1, s.title);
+            for c in &s.commands {
+                for l in c.lines() {
+                    println!("           {l}");
+                }
+            }
+        }
+        return Ok(if d.verdict.is_ready() {
+            exit::READY
+        } else {
+            exit::NOT_READY
+        });
+    }
+    if !ctx.root.is_host() {
+        return Err(format!(
+            "--apply changes this machine and cannot act on --root {}",
+            ctx.root.dir().display()
+        )
+        .into());
+    }
+    if !running_as_root() {
+        return Err("--apply loads modules and rebuilds packages: run it as root".into());
+    }
+    // Re-read right before acting: mounts may have appeared since the plan was made.
+    let usage = RpcrdmaUsage::read(&HostFacts::read(&ctx.root)?)?;
+    let applied = provision::apply(&d.plan, runner.as_ref(), &usage, &mut std::io::stdout())?;
+    println!(
+        "nfs-gds provision: ran {} command(s)",
+        applied.commands.len()
+    );
+    let manual: Vec<&str> = d
+        .plan
+        .iter()
+        .filter(|s| s.action.is_none())
+        .map(|s| s.title.as_str())
+        .collect();
+    if !manual.is_empty() {
+        println!("still to do by hand: {}", manual.join("; "));
+    }
+    println!("run `nfs-gds check` to see the result");
+    Ok(exit::READY)
+}

@@ -113,19 +113,25 @@ fn status(checks: &[CheckResult], id: CheckId) -> Option<Status> {
 
 /// The ClusterPolicy fragment that turns GDS on with the GPU Operator.
 pub fn cluster_policy_yaml(host_mofed: bool) -> String {
-    format!(
-        "apiVersion: nvidia.com/v1\n\
-kind: ClusterPolicy\n\
-metadata:\n  name: cluster-policy\n\
-spec:\n\
-  driver:\n\
-    kernelModuleType: open      # nvidia-fs >= 2.17.5 needs the open GPU kernel modules\n\
-    rdma:\n\
-      enabled: true\n\
-      useHostMofed: {host_mofed}       # true when DOCA-OFED/MLNX_OFED is installed on the host\n\
-  gds:\n\
-    enabled: true               # runs the nvidia-fs container that loads nvidia_fs\n"
-    )
+    [
+        "apiVersion: nvidia.com/v1",
+        "kind: ClusterPolicy",
+        "metadata:",
+        "  name: cluster-policy",
+        "spec:",
+        "  driver:",
+        "    kernelModuleType: open      # nvidia-fs >= 2.17.5 needs the open GPU kernel modules",
+        "    rdma:",
+        "      enabled: true",
+        &format!(
+            "      useHostMofed: {host_mofed}{}",
+            "   # true when DOCA-OFED/MLNX_OFED is installed on the host"
+        ),
+        "  gds:",
+        "    enabled: true               # runs the nvidia-fs container that loads nvidia_fs",
+        "",
+    ]
+    .join("\n")
 }
 
 /// Everything the planner looks at.
@@ -404,5 +410,221 @@ fn gpl_export_step(s: &Stack) -> Step {
             }
             Step::manual("Install an rpcrdma that exports the hooks GPL", why, commands)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::doctor::stack::{DkmsEntry, OsRelease};
+    use crate::host::nvidia_fs::{GpuDriver, GpuDriverFlavour};
+
+    fn stack(family: Family, ofed: Ofed, provenance: Provenance) -> Stack {
+        Stack {
+            os: OsRelease::default(),
+            family,
+            kernel_release: Some("6.8.0-45-generic".into()),
+            arch: Some("x86_64".into()),
+            ofed,
+            dkms: vec![],
+            rpcrdma_package: None,
+            provenance,
+            vastnfs_version: None,
+            ofa_gds_config: None,
+            gpu_driver: GpuDriver {
+                loaded: true,
+                version: Some("570.86".into()),
+                flavour: GpuDriverFlavour::Open,
+                evidence: None,
+            },
+            gpu_operator: false,
+            operator_validations: vec![],
+            kubernetes: false,
+        }
+    }
+
+    fn results(pairs: &[(CheckId, Status)]) -> Vec<CheckResult> {
+        pairs
+            .iter()
+            .map(|(id, st)| CheckResult::new(*id, *st, "x"))
+            .collect()
+    }
+
+    fn titles(steps: &[Step]) -> Vec<&str> {
+        steps.iter().map(|s| s.title.as_str()).collect()
+    }
+
+    fn plan_for(s: &Stack, checks: &[CheckResult], usage: &RpcrdmaUsage) -> Vec<Step> {
+        plan(&PlanInput {
+            stack: s,
+            checks,
+            usage,
+            compat_allowed: false,
+        })
+    }
+
+    #[test]
+    fn inbox_rpcrdma_gets_the_doca_install() {
+        let s = stack(Family::Debian, Ofed::None, Provenance::Inbox);
+        let c = results(&[
+            (CheckId::NvidiaFsLoaded, Status::Pass),
+            (CheckId::RpcrdmaHooks, Status::Fail),
+        ]);
+        let p = plan_for(&s, &c, &RpcrdmaUsage::default());
+        assert_eq!(
+            titles(&p),
+            vec!["Install NVIDIA's NFS over RDMA client with GDS support"]
+        );
+        assert!(
+            p[0].commands[0].contains("mlnx-nfsrdma-dkms"),
+            "{:?}",
+            p[0].commands
+        );
+    }
+
+    #[test]
+    fn mlnx_ofed_gets_installer_flags() {
+        let s = stack(
+            Family::Rhel,
+            Ofed::MlnxOfed {
+                version: "23.10-0.5.5.0".into(),
+            },
+            Provenance::Inbox,
+        );
+        let c = results(&[(CheckId::RpcrdmaHooks, Status::Fail)]);
+        let p = plan_for(&s, &c, &RpcrdmaUsage::default());
+        assert!(
+            p[0].commands[0].contains("--with-nfsrdma --enable-gds --add-kernel-support --dkms")
+        );
+    }
+
+    #[test]
+    fn dkms_build_without_gds_is_rebuilt_then_indexed_and_reloaded() {
+        let mut s = stack(
+            Family::Debian,
+            Ofed::Doca {
+                version: "24.10-1.1.4.0.200".into(),
+            },
+            Provenance::MofedDkms,
+        );
+        s.ofa_gds_config = Some((
+            "/usr/src/ofa_kernel/x86_64/6.8.0-45-generic/configure.mk.kernel".into(),
+            false,
+        ));
+        s.dkms = vec![DkmsEntry {
+            module: "mlnx-nfsrdma".into(),
+            version: "24.10.OFED.24.10.1.1.4.0".into(),
+            kernel: Some("6.8.0-45-generic".into()),
+            arch: Some("x86_64".into()),
+            state: "installed".into(),
+        }];
+        let c = results(&[(CheckId::RpcrdmaHooks, Status::Fail)]);
+        let p = plan_for(&s, &c, &RpcrdmaUsage::default());
+        assert_eq!(
+            titles(&p),
+            vec![
+                "Rebuild mlnx-ofa_kernel and mlnx-nfsrdma with GDS support",
+                "Rebuild mlnx-nfsrdma for the running kernel",
+                "Refresh the module index",
+                "Update the initramfs",
+                "Reload rpcrdma",
+            ]
+        );
+        assert!(p[0].why.contains("CONFIG_GPU_DIRECT_STORAGE"));
+        assert_eq!(
+            p[1].action.as_ref().unwrap().command_lines(),
+            vec![
+                "dkms remove mlnx-nfsrdma/24.10.OFED.24.10.1.1.4.0 -k 6.8.0-45-generic",
+                "dkms install mlnx-nfsrdma/24.10.OFED.24.10.1.1.4.0 -k 6.8.0-45-generic --force",
+            ]
+        );
+        assert_eq!(
+            p[3].commands,
+            vec!["update-initramfs -u -k 6.8.0-45-generic"]
+        );
+    }
+
+    #[test]
+    fn stale_module_in_use_means_reboot_not_reload() {
+        let s = stack(Family::Rhel, Ofed::None, Provenance::MofedPackage);
+        let c = results(&[
+            (CheckId::RpcrdmaHooks, Status::Pass),
+            (CheckId::RpcrdmaFresh, Status::Fail),
+        ]);
+        let busy = RpcrdmaUsage {
+            refcount: Some(2),
+            rdma_mounts: vec!["/mnt/data".into()],
+            nfsd_rdma_listener: false,
+        };
+        let p = plan_for(&s, &c, &busy);
+        assert_eq!(titles(&p), vec!["Reboot to load the new rpcrdma"]);
+        assert!(p[0].why.contains("/mnt/data"));
+        assert!(p[0].action.is_none());
+        let p = plan_for(&s, &c, &RpcrdmaUsage::default());
+        assert_eq!(p[0].action, Some(Action::ReloadRpcrdma));
+    }
+
+    #[test]
+    fn plain_exports_get_the_gpl_upgrade() {
+        let s = stack(
+            Family::Rhel,
+            Ofed::MlnxOfed {
+                version: "23.10-0.5.5.0".into(),
+            },
+            Provenance::MofedPackage,
+        );
+        let c = results(&[
+            (CheckId::RpcrdmaHooks, Status::Pass),
+            (CheckId::RpcrdmaHookExport, Status::Fail),
+        ]);
+        let p = plan_for(&s, &c, &RpcrdmaUsage::default());
+        assert_eq!(
+            titles(&p),
+            vec!["Install an rpcrdma that exports the hooks GPL"]
+        );
+        assert!(p[0].commands[0].contains("dnf upgrade"));
+        let v = stack(Family::Debian, Ofed::None, Provenance::Vastnfs);
+        let p = plan_for(&v, &c, &RpcrdmaUsage::default());
+        assert_eq!(titles(&p), vec!["Upgrade the VAST NFS client"]);
+    }
+
+    #[test]
+    fn gpu_operator_nodes_get_the_cluster_policy() {
+        let mut s = stack(
+            Family::Debian,
+            Ofed::Doca {
+                version: "24.10-1".into(),
+            },
+            Provenance::MofedDkms,
+        );
+        s.gpu_operator = true;
+        s.kubernetes = true;
+        let c = results(&[(CheckId::NvidiaFsLoaded, Status::Fail)]);
+        let p = plan_for(&s, &c, &RpcrdmaUsage::default());
+        assert_eq!(titles(&p), vec!["Enable GDS in the GPU Operator"]);
+        let yaml = p[0]
+            .commands
+            .iter()
+            .find(|c| c.contains("kind: ClusterPolicy"))
+            .unwrap();
+        assert!(yaml.contains("kernelModuleType: open"));
+        assert!(yaml.contains("useHostMofed: true"));
+        assert!(yaml.contains("gds:\n    enabled: true"));
+    }
+
+    #[test]
+    fn proprietary_driver_is_switched_before_installing_nvidia_fs() {
+        let mut s = stack(Family::Debian, Ofed::None, Provenance::Inbox);
+        s.gpu_driver.flavour = GpuDriverFlavour::Proprietary;
+        let c = results(&[(CheckId::NvidiaFsLoaded, Status::Fail)]);
+        let p = plan_for(&s, &c, &RpcrdmaUsage::default());
+        assert_eq!(
+            titles(&p),
+            vec![
+                "Switch to NVIDIA's open GPU kernel modules",
+                "Install the GDS kernel driver (nvidia-fs)",
+                "Load nvidia_fs",
+            ]
+        );
     }
 }

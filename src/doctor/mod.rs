@@ -6,6 +6,7 @@
 
 pub mod collect;
 pub mod cufile;
+pub mod fstab;
 pub mod plan;
 pub mod probe;
 pub mod provision;
@@ -156,6 +157,13 @@ pub fn diagnose(
                 (None, false) => format!("{}: allow_compat_mode is false — cuFile fails instead of falling back", c.path),
             },
         ));
+    }
+    if let Some(text) = facts.root.read_text("etc/fstab")? {
+        for entry in fstab::parse_nfs_gds_entries(&text) {
+            for p in fstab::problems(&entry) {
+                findings.push(finding("fstab", p));
+            }
+        }
     }
     if stack.gpu_operator {
         findings.push(finding(

@@ -6,6 +6,7 @@
 //! bounce buffers. This crate reads the facts ([`host`], [`kmod`]), judges them in one check
 //! catalogue ([`checks`]) and serves the mount helper, `check`, `verify`, `doctor` and `agent`.
 
+pub mod agent;
 pub mod checks;
 pub mod cli;
 pub mod doctor;

@@ -5,6 +5,7 @@
 //! otherwise it is `nfs-gds <command>`. Read-only commands exit 0 when the node (or mount) is
 //! ready, 1 when it is not, 2 when they could not do their job.
 
+pub mod agent;
 pub mod check;
 pub mod collect;
 pub mod doctor;
@@ -74,6 +75,8 @@ pub enum Command {
     Provision(provision::ProvisionArgs),
     /// Write a support bundle of everything doctor reads (replay it with --root)
     Collect(collect::CollectArgs),
+    /// Publish readiness for fleets: NFD labels, Prometheus textfile, status JSON
+    Agent(agent::AgentArgs),
 }
 
 /// Context shared by every command.
@@ -144,6 +147,7 @@ pub fn run(argv: Vec<OsString>) -> u8 {
         Command::Doctor(args) => doctor::run(&args, &ctx),
         Command::Provision(args) => provision::run(&args, &ctx),
         Command::Collect(args) => collect::run(&args, &ctx),
+        Command::Agent(args) => agent::run(&args, &ctx),
     };
     match result {
         Ok(code) => code,

@@ -41,7 +41,9 @@ pub fn parse_nfs_gds_entries(text: &str) -> Vec<FstabEntry> {
 }
 
 fn unescape(s: &str) -> String {
-    s.replace("\\040", " ").replace("\\011", "\t").replace("\\134", "\\")
+    s.replace("\\040", " ")
+        .replace("\\011", "\t")
+        .replace("\\134", "\\")
 }
 
 /// Problems with one entry, in words.

@@ -235,93 +235,67 @@ pub fn rpcrdma_hook_export(facts: &HostFacts) -> CheckResult {
     if f.symbols.iter().any(|s| !s.defined) {
         return CheckResult::skip(id, "the hooks are not defined (see rpcrdma-hooks)");
     }
-    let mut r_evidence: Vec<(String, String)> = f
-        .symbols
-        .iter()
-        .map(|s| (s.symbol.clone(), export_word(&s.export)))
-        .collect();
     let not_exported: Vec<&str> = f
         .symbols
         .iter()
         .filter(|s| s.export == Export::NotExported)
         .map(|s| s.symbol.as_str())
         .collect();
-    let with_all = |mut r: CheckResult, ev: &mut Vec<(String, String)>| {
-        for (w, s) in ev.drain(..) {
-            r = r.with(w, s);
-        }
-        r
-    };
-    if !not_exported.is_empty() {
-        return with_all(
-            CheckResult::fail(
-                id,
-                format!(
-                    "{} defined but not exported, so nvidia-fs cannot find it",
-                    not_exported.join(" and ")
-                ),
-            )
-            .remedy(GPL_FIX),
-            &mut r_evidence,
-        );
-    }
-    if let Some(s) = f
+    let unrecognised = f
         .symbols
         .iter()
-        .find(|s| matches!(s.export, Export::Unrecognised { .. }))
-    {
-        return with_all(
-            CheckResult::warn(
-                id,
-                format!(
-                    "{} is exported from a section this version of nfs-gds does not recognise",
-                    s.symbol
-                ),
-            )
-            .remedy("verify with the live probe: `nfs-gds doctor --probe`"),
-            &mut r_evidence,
-        );
-    }
+        .find(|s| matches!(s.export, Export::Unrecognised { .. }));
     let plain = f.symbols.iter().any(|s| s.export == Export::Plain);
-    if !plain {
-        return with_all(
-            CheckResult::pass(
-                id,
-                "both hooks are exported GPL, which every kernel accepts",
-            ),
-            &mut r_evidence,
-        );
-    }
     let rule = facts.gpl_rule.as_ref();
-    let evidence = rule
-        .map(|r| r.evidence.clone())
-        .unwrap_or_else(|| "not judged".into());
-    r_evidence.push(("kernel rule".into(), evidence));
-    match rule.map(|r| r.enforcement) {
-        Some(Enforcement::Enforced) => with_all(
-            CheckResult::fail(
+    let result = if !not_exported.is_empty() {
+        CheckResult::fail(
+            id,
+            format!(
+                "{} defined but not exported, so nvidia-fs cannot find it",
+                not_exported.join(" and ")
+            ),
+        )
+        .remedy(GPL_FIX)
+    } else if let Some(s) = unrecognised {
+        CheckResult::warn(
+            id,
+            format!(
+                "{} is exported from a section this version of nfs-gds does not recognise",
+                s.symbol
+            ),
+        )
+        .remedy("verify with the live probe: `nfs-gds doctor --probe`")
+    } else if !plain {
+        CheckResult::pass(
+            id,
+            "both hooks are exported GPL, which every kernel accepts",
+        )
+    } else {
+        match rule.map(|r| r.enforcement) {
+            Some(Enforcement::Enforced) => CheckResult::fail(
                 id,
                 "the hooks are exported with plain EXPORT_SYMBOL and this kernel refuses __symbol_get of non-GPL symbols: nvidia-fs logs `failing symbol_get of non-GPLONLY symbol rpcrdma_register_nvfs_dma_ops` and GDS silently falls back",
             )
             .remedy(format!("{GPL_FIX}; {DOCTOR}")),
-            &mut r_evidence,
-        ),
-        Some(Enforcement::NotEnforced) => with_all(
-            CheckResult::pass(
+            Some(Enforcement::NotEnforced) => CheckResult::pass(
                 id,
                 "the hooks are exported plain, which this kernel still accepts (a kernel update that brings the GPL-only rule will break it)",
             ),
-            &mut r_evidence,
-        ),
-        _ => with_all(
-            CheckResult::warn(
+            _ => CheckResult::warn(
                 id,
                 "the hooks are exported plain and it is not known whether this kernel refuses that",
             )
             .remedy(format!("{GPL_FIX}, or confirm with `nfs-gds doctor --probe`")),
-            &mut r_evidence,
-        ),
+        }
+    };
+    let mut result = f.symbols.iter().fold(result, |r, s| {
+        r.with(s.symbol.clone(), export_word(&s.export))
+    });
+    if plain && not_exported.is_empty() && unrecognised.is_none() {
+        let evidence = rule.map_or_else(|| "not judged".to_string(), |r| r.evidence.clone());
+        result = result.with("kernel rule", evidence);
     }
+    result
 }
 
 pub fn rpcrdma_loaded(facts: &HostFacts) -> CheckResult {

@@ -10,3 +10,5 @@ pub mod checks;
 pub mod cli;
 pub mod host;
 pub mod kmod;
+pub mod mount;
+pub mod policy;

@@ -7,6 +7,19 @@
 //! Every side effect (exec, mount(2), umount2, setns, modprobe, sleeping) sits behind a small
 //! trait with a recording fake, so the whole flow is tested without touching the machine.
 
+pub mod backend;
+pub mod clock;
+pub mod exit_code;
+#[cfg(test)]
+pub mod fake;
+pub mod modprobe;
+pub mod mount_nfs;
+pub mod mounter;
+pub mod namespace;
 pub mod nfs_version;
 pub mod options;
+pub mod privilege;
 pub mod source;
+pub mod syscall;
+pub mod tools;
+pub mod unmount;

@@ -7,6 +7,7 @@
 //! Every side effect (exec, mount(2), umount2, setns, modprobe, sleeping) sits behind a small
 //! trait with a recording fake, so the whole flow is tested without touching the machine.
 
+pub mod args;
 pub mod backend;
 pub mod clock;
 pub mod exit_code;
@@ -19,6 +20,7 @@ pub mod namespace;
 pub mod nfs_version;
 pub mod options;
 pub mod privilege;
+pub mod request;
 pub mod source;
 pub mod syscall;
 pub mod tools;

@@ -10,9 +10,11 @@
 pub mod args;
 pub mod backend;
 pub mod clock;
+pub mod decision;
 pub mod exit_code;
 #[cfg(test)]
 pub mod fake;
+pub mod flow;
 pub mod modprobe;
 pub mod mount_nfs;
 pub mod mounter;
@@ -25,3 +27,4 @@ pub mod source;
 pub mod syscall;
 pub mod tools;
 pub mod unmount;
+pub mod wait;

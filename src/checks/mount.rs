@@ -169,9 +169,9 @@ pub fn mount_transport(m: &Mount, table: &MountTable) -> CheckResult {
     }
     let lines = xprts
         .iter()
-        .map(|x| x.line.clone())
+        .map(|x| x.line.replace('\t', " "))
         .collect::<Vec<_>>()
-        .join(" | ");
+        .join(" / ");
     if xprts.iter().all(|x| x.is_rdma()) {
         return CheckResult::pass(
             id,
@@ -181,7 +181,7 @@ pub fn mount_transport(m: &Mount, table: &MountTable) -> CheckResult {
                 format!("all {} transports of the mount run over RDMA", xprts.len())
             },
         )
-        .with("xprt", lines);
+        .with("mountstats", lines);
     }
     let other: Vec<&str> = xprts
         .iter()
@@ -197,7 +197,7 @@ pub fn mount_transport(m: &Mount, table: &MountTable) -> CheckResult {
         ),
     )
     .with("mount id", m.info.mount_id.to_string())
-    .with("xprt", lines);
+    .with("mountstats", lines);
     let server = NfsSource::parse(&m.info.source).ok().map(|s| s.server);
     let (same, _) = match &server {
         Some(s) if m.is_nfs4() => non_rdma_mounts_of(s, table, Some(m.info.mount_id)),
@@ -261,6 +261,11 @@ pub fn mount_options(m: &Mount, expected_port: u16) -> CheckResult {
             None => format!("no port instead of {expected_port}"),
         });
     }
+    let remedy = if !proto_ok {
+        "the mount did not get RDMA (see mount-transport); by hand, mount with -t nfs-gds, which asks for proto=rdma".to_string()
+    } else {
+        format!("mount with port={expected_port}, or, if the server listens for RDMA on another port, set `port` in [options] of the policy (or port= in the mount options)")
+    };
     CheckResult::fail(
         id,
         format!(
@@ -270,9 +275,7 @@ pub fn mount_options(m: &Mount, expected_port: u16) -> CheckResult {
         ),
     )
     .with("options", seen)
-    .remedy(format!(
-        "mount with -t nfs-gds (which adds proto=rdma,port={expected_port}), or set `port` in [options] of the policy if the server listens elsewhere"
-    ))
+    .remedy(remedy)
 }
 
 /// The post-mount checks the helper runs on the mount it made.
@@ -426,7 +429,7 @@ device 10.0.2.15:/export mounted on /mnt/gds with fstype nfs4 statvers=1.1
         assert!(r
             .evidence
             .iter()
-            .any(|e| e.what == "xprt" && e.seen.starts_with("xprt:\ttcp")));
+            .any(|e| e.what == "mountstats" && e.seen.starts_with("xprt: tcp 0 0 2")));
         assert!(r.evidence.iter().any(|e| e.what.contains("/mnt/tcp")));
         assert!(r.remedy.unwrap().contains("transport-trap"));
         let r = mount_options(m, 20049);
@@ -475,6 +478,11 @@ device 10.0.2.15:/export mounted on /mnt/gds with fstype nfs4 statvers=1.1
         let m = t.by_id(50).unwrap();
         assert_eq!(mount_options(m, 2049).status, Status::Pass);
         let r = mount_options(m, 20049);
+        assert!(r
+            .remedy
+            .as_deref()
+            .unwrap()
+            .starts_with("mount with port=20049"));
         assert!(
             r.summary.contains("port 2049 instead of 20049"),
             "{}",

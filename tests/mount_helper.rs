@@ -533,3 +533,42 @@ fn ipv6_servers_get_rdma6() {
             "-o vers=4.2,proto=rdma6,port=20049",
         ));
 }
+
+#[test]
+fn the_shipped_fstab_lines_and_mount_unit_are_accepted() {
+    let f = ready_rdma();
+    let fstab = include_str!("../contrib/fstab.example");
+    let entries: Vec<Vec<&str>> = fstab
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(entries.len(), 3);
+    let unit = include_str!("../contrib/systemd/mnt-data.mount");
+    let value = |key: &str| {
+        unit.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .unwrap_or_else(|| panic!("{key} in the unit"))
+    };
+    let mut cases: Vec<(String, String, String)> = entries
+        .iter()
+        .map(|e| {
+            assert_eq!(e[2], "nfs-gds");
+            assert!(e[3].split(',').any(|o| o == "_netdev"), "{e:?}");
+            (e[0].to_string(), e[1].to_string(), e[3].to_string())
+        })
+        .collect();
+    assert_eq!(value("Type="), "nfs-gds");
+    cases.push((
+        value("What=").to_string(),
+        value("Where=").to_string(),
+        value("Options=").to_string(),
+    ));
+    for (spec, dir, opts) in cases {
+        f.helper()
+            .args([&spec, &dir, "-f", "-o", &opts])
+            .assert()
+            .code(0)
+            .stdout(predicate::str::contains(format!("{spec} {dir} -o ")));
+    }
+}

@@ -315,6 +315,40 @@ default = "off"
         assert_eq!(e.line, 1);
     }
 
+    const EXAMPLE: &str = include_str!("../../contrib/nfs-gds.toml");
+
+    #[test]
+    fn the_shipped_example_is_valid_and_states_the_builtin_defaults() {
+        assert_eq!(parse(EXAMPLE).unwrap(), Policy::default());
+    }
+
+    #[test]
+    fn the_commented_examples_in_the_shipped_file_are_valid_too() {
+        let uncommented: String = EXAMPLE
+            .lines()
+            .map(|l| match l.strip_prefix("# ") {
+                Some(rest)
+                    if rest.starts_with('[')
+                        || rest.split_once(" = ").is_some_and(|(k, _)| {
+                            k.chars().all(|c| c.is_ascii_lowercase() || c == '-')
+                        }) =>
+                {
+                    rest
+                }
+                _ => l,
+            })
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let p = parse(&uncommented).unwrap();
+        assert_eq!(p.checks.len(), 2);
+        assert_eq!(p.mounts.len(), 2);
+        assert_eq!(p.mounts[0].checks[&CheckId::TransportTrap], Level::Enforce);
+        assert_eq!(
+            p.mounts[1].source.as_deref(),
+            Some("filer.example.com:/datasets")
+        );
+    }
+
     #[test]
     fn position_counts_characters_not_bytes() {
         assert_eq!(position("ab\ncdé f", 8), (2, 5));

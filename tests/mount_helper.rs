@@ -374,7 +374,7 @@ fn a_mount_nfs_failure_is_passed_on_unchanged() {
     f.scenario("mount.nfs", "stderr", "mount.nfs: Connection refused");
     f.helper().args([SPEC, DIR]).assert().code(32).stderr(
         predicate::str::contains("mount.nfs: Connection refused").and(predicate::str::contains(
-            "(exit status 32); nothing was mounted on /mnt/gds",
+            "usr/sbin/mount.nfs failed (exit status 32); nothing was mounted on /mnt/gds",
         )),
     );
 }

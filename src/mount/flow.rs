@@ -245,7 +245,7 @@ impl Helper<'_> {
         }
         if !status.success() {
             self.say(&format!(
-                "{} ({status}); nothing was mounted on {}",
+                "{} failed ({status}); nothing was mounted on {}",
                 self.mounter
                     .plan(&call)
                     .split(' ')

@@ -152,7 +152,11 @@ pub struct ParseError {
 }
 
 fn position(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
+    let mut end = offset.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let before = &text[..end];
     let line = before.matches('\n').count() + 1;
     let column = before
         .rsplit('\n')
@@ -353,5 +357,7 @@ default = "off"
     fn position_counts_characters_not_bytes() {
         assert_eq!(position("ab\ncdé f", 8), (2, 5));
         assert_eq!(position("x", 99), (1, 2));
+        // Inside a multi-byte character: the character's own position, no panic.
+        assert_eq!(position("é", 1), (1, 1));
     }
 }

@@ -455,8 +455,9 @@ fn a_mount_nfs_failure_is_passed_on() {
     );
     assert_eq!(o.code, 32);
     assert!(
-        o.err
-            .contains("nfs-gds: fake-mount (exit status 32); nothing was mounted on /mnt/data"),
+        o.err.contains(
+            "nfs-gds: fake-mount failed (exit status 32); nothing was mounted on /mnt/data"
+        ),
         "{}",
         o.err
     );

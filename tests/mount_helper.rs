@@ -572,3 +572,44 @@ fn the_shipped_fstab_lines_and_mount_unit_are_accepted() {
             .stdout(predicate::str::contains(format!("{spec} {dir} -o ")));
     }
 }
+
+#[test]
+fn every_argv_of_the_vm_capture_is_understood() {
+    // argv that util-linux 2.38.1 gave the helper in the VM (captures/mount.nfs-gds.argv).
+    let cases: [&[&str]; 4] = [
+        &[SPEC, "/mnt/gds2", "-o", "rw,vers=4.2,gds.policy=warn"],
+        &[
+            SPEC,
+            "/mnt/gds",
+            "-o",
+            "rw,vers=4.2,gds.policy=warn,_netdev",
+        ],
+        &[
+            SPEC,
+            "/mnt/gds",
+            "-f",
+            "-v",
+            "-o",
+            "rw,vers=4.2,gds.policy=warn,_netdev",
+        ],
+        &[
+            SPEC,
+            "/mnt/gds3",
+            "-v",
+            "-o",
+            "ro,nosuid,vers=4.2,gds.policy=warn",
+        ],
+    ];
+    let f = Fixture::ready();
+    for args in cases {
+        f.helper()
+            .args(args)
+            .arg("-f")
+            .assert()
+            .code(0)
+            .stdout(predicate::str::contains(
+                ",vers=4.2,proto=rdma,port=20049\n",
+            ));
+    }
+    assert!(f.record("mount.nfs").is_empty());
+}

@@ -575,7 +575,7 @@ fn the_shipped_fstab_lines_and_mount_unit_are_accepted() {
 
 #[test]
 fn every_argv_of_the_vm_capture_is_understood() {
-    // argv that util-linux 2.38.1 gave the helper in the VM (captures/mount.nfs-gds.argv).
+    // argv that util-linux 2.38.1 (Debian 12) gave a helper in a test VM.
     let cases: [&[&str]; 4] = [
         &[SPEC, "/mnt/gds2", "-o", "rw,vers=4.2,gds.policy=warn"],
         &[

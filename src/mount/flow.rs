@@ -267,9 +267,11 @@ impl Helper<'_> {
             }
             None => {
                 self.say(&format!(
-                    "the mount of {} reported success, but no mount appeared on {}; not calling that a mount",
+                    "the mount of {} reported success, but no mount appeared on {}; not calling that a mount (if `findmnt {}` shows one under another path, unmount it: {})",
                     req.spec,
-                    req.target.display()
+                    req.target.display(),
+                    req.target.display(),
+                    self.mounter.unmount_command(&req.target)
                 ));
                 Ok(FAIL)
             }

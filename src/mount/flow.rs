@@ -267,11 +267,10 @@ impl Helper<'_> {
             }
             None => {
                 self.say(&format!(
-                    "the mount of {} reported success, but no mount appeared on {}; not calling that a mount (if `findmnt {}` shows one under another path, unmount it: {})",
+                    "the mount of {} reported success, but no mount appeared on {}; not calling that a mount (if `findmnt --source {}` shows it under another path, unmount it there)",
                     req.spec,
                     req.target.display(),
-                    req.target.display(),
-                    self.mounter.unmount_command(&req.target)
+                    req.spec
                 ));
                 Ok(FAIL)
             }

@@ -12,3 +12,5 @@ pub mod cli;
 pub mod doctor;
 pub mod host;
 pub mod kmod;
+pub mod mount;
+pub mod policy;

@@ -4,6 +4,7 @@
 //! [`Status`], the evidence it saw and a remedy. The same results feed the mount helper, `check`,
 //! `verify`, `doctor` and `agent`; [`render`] turns them into text for people or JSON.
 
+pub mod mount;
 pub mod node;
 pub mod render;
 

@@ -10,7 +10,9 @@ pub mod check;
 pub mod collect;
 pub mod doctor;
 pub mod inspect_module;
+pub mod mount_helper;
 pub mod provision;
+pub mod verify;
 
 use std::ffi::OsString;
 use std::io::IsTerminal;
@@ -77,6 +79,11 @@ pub enum Command {
     Collect(collect::CollectArgs),
     /// Publish readiness for fleets: NFD labels, Prometheus textfile, status JSON
     Agent(agent::AgentArgs),
+    /// Mount over NFS/RDMA as the mount(8) helper does (exit codes are mount(8)'s)
+    #[command(disable_help_flag = true)]
+    Mount(mount_helper::MountArgs),
+    /// Run the post-mount checks for an existing mount
+    Verify(verify::VerifyArgs),
 }
 
 /// Context shared by every command.
@@ -105,7 +112,7 @@ impl Ctx {
     }
 }
 
-fn init_logging(verbose: u8) {
+pub(crate) fn init_logging(verbose: u8) {
     let level = match verbose {
         0 => tracing::Level::WARN,
         1 => tracing::Level::INFO,
@@ -126,16 +133,36 @@ pub fn is_helper_name(argv0: &OsString) -> bool {
     Path::new(argv0).file_name() == Some(std::ffi::OsStr::new(HELPER_NAME))
 }
 
+/// The subcommand named in `argv`, skipping the global options and their values.
+fn subcommand_of(argv: &[OsString]) -> Option<&OsString> {
+    let mut it = argv.iter().skip(1);
+    while let Some(a) = it.next() {
+        let s = a.to_string_lossy();
+        if s == "--root" || s == "--config" {
+            it.next();
+        } else if !s.starts_with('-') {
+            return Some(a);
+        }
+    }
+    None
+}
+
 /// Runs the program for `argv` and returns the process exit code.
 pub fn run(argv: Vec<OsString>) -> u8 {
+    if argv.first().is_some_and(is_helper_name) {
+        return mount_helper::run_persona(&argv);
+    }
     let cli = match Cli::try_parse_from(&argv) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() {
-                exit::ERROR
-            } else {
+            return if !e.use_stderr() {
                 exit::READY
+            } else if subcommand_of(&argv).is_some_and(|s| s == "mount") {
+                // mount(8)'s code for a usage error; 2 would read as a system error.
+                crate::mount::exit_code::USAGE
+            } else {
+                exit::ERROR
             };
         }
     };
@@ -148,6 +175,8 @@ pub fn run(argv: Vec<OsString>) -> u8 {
         Command::Provision(args) => provision::run(&args, &ctx),
         Command::Collect(args) => collect::run(&args, &ctx),
         Command::Agent(args) => agent::run(&args, &ctx),
+        Command::Mount(args) => return mount_helper::run(&args, &ctx, cli.global.verbose),
+        Command::Verify(args) => verify::run(&args, &ctx),
     };
     match result {
         Ok(code) => code,
@@ -178,5 +207,19 @@ mod tests {
         assert!(!is_helper_name(&"/sbin/mount.nfs".into()));
         assert!(!is_helper_name(&"mount.nfs-gds-old".into()));
         assert!(!is_helper_name(&"/usr/sbin/nfs-gds".into()));
+    }
+
+    #[test]
+    fn the_subcommand_is_found_past_global_options() {
+        let argv = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
+        assert_eq!(
+            subcommand_of(&argv(&["nfs-gds", "--root", "/r", "-v", "mount", "x"])),
+            Some(&OsString::from("mount"))
+        );
+        assert_eq!(
+            subcommand_of(&argv(&["nfs-gds", "--config=/c", "verify", "/m"])),
+            Some(&OsString::from("verify"))
+        );
+        assert_eq!(subcommand_of(&argv(&["nfs-gds", "--root"])), None);
     }
 }

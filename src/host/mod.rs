@@ -10,6 +10,7 @@ pub mod gpl_rule;
 pub mod kallsyms;
 pub mod kernel;
 pub mod modules;
+pub mod mounts;
 pub mod nvidia_fs;
 pub mod sysmodule;
 

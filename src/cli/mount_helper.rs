@@ -1,0 +1,163 @@
+//! The mount(8) helper persona: `mount.nfs-gds SPEC DIR [-sfnv] [-N NS] [-o OPTS]`, also reached
+//! as `nfs-gds mount …`.
+//!
+//! Order matters: parse (usage errors exit 1) → refuse setuid and, unless `-f`, a caller without
+//! CAP_SYS_ADMIN → load the policy (the caller's, read before switching namespace) → enter the
+//! `-N` namespace before anything reads `/proc` → validate the request → choose the backend →
+//! run the flow. Started by mount(8), the helper has no `PATH`, `HOME` or terminal; `--root` and
+//! `--config` come from `NFS_GDS_ROOT` / `NFS_GDS_CONFIG` (mount(8) passes no such flags).
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use super::Ctx;
+use crate::host::Root;
+use crate::mount::args::{self, Parsed, USAGE};
+use crate::mount::backend;
+use crate::mount::clock::SystemClock;
+use crate::mount::exit_code::{SUCCESS, SYSERR};
+use crate::mount::flow::Helper;
+use crate::mount::modprobe::{Modprobe, ModuleLoader};
+use crate::mount::namespace::{Namespace, RootedNamespace, SetNs};
+use crate::mount::privilege::{self, HostPrivileges};
+use crate::mount::request::MountRequest;
+use crate::mount::tools;
+use crate::policy::{self, PolicyError, Trust};
+
+#[derive(Debug, Args)]
+pub struct MountArgs {
+    /// SPEC DIR and mount(8)'s flags, exactly as for mount.nfs-gds (see `nfs-gds mount -h`)
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "SPEC DIR [FLAGS]"
+    )]
+    pub args: Vec<OsString>,
+}
+
+fn non_empty_env(name: &str) -> Option<OsString> {
+    std::env::var_os(name).filter(|v| !v.is_empty())
+}
+
+/// Entry for argv[0] = `mount.nfs-gds`.
+pub fn run_persona(argv: &[OsString]) -> u8 {
+    let root = non_empty_env("NFS_GDS_ROOT")
+        .map(Root::new)
+        .unwrap_or_else(Root::host);
+    let config = non_empty_env("NFS_GDS_CONFIG").map(PathBuf::from);
+    run_helper(argv.get(1..).unwrap_or(&[]), &root, config.as_deref(), 0)
+}
+
+/// Entry for `nfs-gds mount …`.
+pub fn run(args: &MountArgs, ctx: &Ctx, verbose: u8) -> u8 {
+    run_helper(&args.args, &ctx.root, ctx.config.as_deref(), verbose)
+}
+
+fn fail(message: impl std::fmt::Display, code: u8) -> u8 {
+    eprintln!("nfs-gds: {message}");
+    code
+}
+
+fn run_helper(raw: &[OsString], root: &Root, config: Option<&Path>, verbose: u8) -> u8 {
+    let a = match args::parse(raw) {
+        Ok(Parsed::Run(a)) => a,
+        Ok(Parsed::Help) => {
+            let _ = writeln!(std::io::stdout(), "{USAGE}");
+            return SUCCESS;
+        }
+        Ok(Parsed::Version) => {
+            let _ = writeln!(
+                std::io::stdout(),
+                "mount.nfs-gds (nfs-gds {})",
+                env!("CARGO_PKG_VERSION")
+            );
+            return SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("nfs-gds: {e}\n{USAGE}");
+            return crate::mount::exit_code::USAGE;
+        }
+    };
+    super::init_logging(a.verbose.max(verbose));
+
+    let privileges = HostPrivileges {
+        status_file: (!root.is_host()).then(|| root.join("proc/self/status")),
+    };
+    if let Err(e) = privilege::require(&privileges, !a.fake) {
+        return fail(&e, e.exit_code());
+    }
+
+    let policy_path = policy::path_for(root, config);
+    let policy = match policy::load(&policy_path, config.is_some(), &Trust::for_root(root)) {
+        Ok(p) => p,
+        Err(e @ PolicyError::Read { .. }) => return fail(e, SYSERR),
+        Err(e) => return fail(e, crate::mount::exit_code::USAGE),
+    };
+
+    if let Some(ns) = a.namespace.as_deref() {
+        let path = crate::mount::namespace::ns_path(ns);
+        let mut namespace: Box<dyn Namespace> = if root.is_host() {
+            Box::new(SetNs)
+        } else {
+            Box::new(RootedNamespace { root: root.clone() })
+        };
+        if let Err(e) = namespace.enter(&path) {
+            return fail(e, SYSERR);
+        }
+        tracing::info!("entered mount namespace {}", path.display());
+    }
+
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let mut req = match MountRequest::new(&a, policy.options, &cwd) {
+        Ok(r) => r,
+        Err(e) => return fail(e, crate::mount::exit_code::USAGE),
+    };
+    if root.is_host() {
+        // mount(8) passes a canonical path already; a hand-typed one may hold symlinks, and
+        // mountinfo shows the resolved path.
+        if let Ok(real) = std::fs::canonicalize(&req.target) {
+            req.target = real;
+        }
+    }
+    let mount_policy =
+        policy.for_mount(&req.target, &req.spec, req.options.policy, req.options.wait);
+    tracing::info!(
+        "options for mount.nfs: {} (not passed on: {})",
+        req.options.option_string(),
+        if req.options.dropped.is_empty() {
+            "none".to_string()
+        } else {
+            req.options.dropped.join(",")
+        }
+    );
+    if let Some(i) = mount_policy.rule {
+        tracing::info!(
+            "policy: [[mount]] table {} of {} applies",
+            i + 1,
+            policy_path.display()
+        );
+    }
+
+    let mut mounter = match backend::select(root, mount_policy.backend) {
+        Ok(m) => m,
+        Err(e) => return fail(e, SYSERR),
+    };
+    let mut loader = tools::find(root, "modprobe").map(|program| Modprobe { program });
+    let clock = SystemClock::new();
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    let mut out = stdout.lock();
+    let mut err = stderr.lock();
+    let mut helper = Helper {
+        root,
+        mounter: mounter.as_mut(),
+        loader: loader.as_mut().map(|l| l as &mut dyn ModuleLoader),
+        clock: &clock,
+        out: &mut out,
+        err: &mut err,
+    };
+    helper.run(&req, &mount_policy)
+}

@@ -1,0 +1,80 @@
+//! `nfs-gds verify DIR`: the post-mount checks for an existing mount, with the transport trap
+//! as context. Same report, rendering and exit codes as `check` (0 ready, 1 not ready, 2 error).
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::{exit, CmdError, Ctx};
+use crate::checks::{self, render, CheckId, CheckResult, Report};
+use crate::host::kernel::KernelInfo;
+use crate::host::mounts::read_mount_table;
+use crate::mount::request::absolute;
+use crate::policy::{self, Trust};
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The mount point to verify
+    pub dir: PathBuf,
+    /// The port the mount must use [default: `port` in [options] of the policy, else 20049]
+    #[arg(long, value_name = "PORT")]
+    pub port: Option<u16>,
+    /// Print the result as JSON (the same schema as `check --json`)
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: &VerifyArgs, ctx: &Ctx) -> Result<u8, CmdError> {
+    let port = match args.port {
+        Some(p) => p,
+        None => {
+            let path = policy::path_for(&ctx.root, ctx.config.as_deref());
+            policy::load(&path, ctx.config.is_some(), &Trust::for_root(&ctx.root))?
+                .options
+                .port
+        }
+    };
+    let target = if ctx.root.is_host() {
+        std::fs::canonicalize(&args.dir)
+            .unwrap_or_else(|_| absolute(&args.dir, &std::env::current_dir().unwrap_or_default()))
+    } else {
+        absolute(&args.dir, std::path::Path::new("/"))
+    };
+    let table = read_mount_table(&ctx.root)?;
+    let results = match table.topmost_at(&target) {
+        Some(m) => checks::mount::verify(m, &table, port),
+        None => vec![
+            CheckResult::skip(CheckId::TransportTrap, "nothing is mounted"),
+            CheckResult::fail(
+                CheckId::MountTransport,
+                format!("nothing is mounted on {}", target.display()),
+            )
+            .remedy(format!(
+                "mount it (`mount {}` for an fstab entry, or `mount -t nfs-gds SERVER:/EXPORT {}`)",
+                target.display(),
+                target.display()
+            )),
+            CheckResult::skip(CheckId::MountOptions, "nothing is mounted"),
+        ],
+    };
+    let report = Report::new(
+        "verify",
+        &ctx.root.dir().display().to_string(),
+        KernelInfo::read(&ctx.root)?.release,
+        Some(target.display().to_string()),
+        results,
+    );
+    let text = if args.json {
+        render::json(&report)
+    } else {
+        render::text(&report, ctx.style)
+    };
+    // A closed pipe (`| head`) is not an error of the verification.
+    let _ = std::io::stdout().write_all(text.as_bytes());
+    Ok(if report.verdict.is_ready() {
+        exit::READY
+    } else {
+        exit::NOT_READY
+    })
+}

@@ -1,0 +1,192 @@
+//! Check results under a policy: which refuse the mount, which only warn, and how to say so in
+//! a journal.
+//!
+//! A failing check at `enforce` refuses; at `warn` it is printed and the mount goes on; at `off`
+//! it is not run (shown as skipped). A check that could not be proven (`warn` / `unknown`
+//! status) never refuses, but is printed: loud, not blocking. Every problem is one line —
+//! `journalctl -u mnt-data.mount` shows one entry per line — carrying the check id, the level,
+//! what was found, the evidence and the fix.
+
+use crate::checks::{CheckId, CheckResult, Status};
+use crate::policy::{Level, MountPolicy};
+
+/// Where to look next, printed under every refusal.
+pub const DOCTOR_HINT: &str =
+    "run `nfs-gds doctor` for the full diagnosis and the fix for this node's stack";
+
+/// One result with the level it was judged at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Judged {
+    pub result: CheckResult,
+    pub level: Level,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Judgement {
+    /// Every result, `off` ones replaced by a skip.
+    pub results: Vec<CheckResult>,
+    /// Failed at `enforce`.
+    pub refusals: Vec<Judged>,
+    /// Failed at `warn`, or not proven at `enforce`/`warn`.
+    pub warnings: Vec<Judged>,
+}
+
+impl Judgement {
+    pub fn refused(&self) -> bool {
+        !self.refusals.is_empty()
+    }
+
+    pub fn refusing_ids(&self) -> Vec<CheckId> {
+        self.refusals.iter().map(|j| j.result.id).collect()
+    }
+
+    /// How many warnings are failures let through by `warn`.
+    pub fn failed_warnings(&self) -> usize {
+        self.warnings
+            .iter()
+            .filter(|j| j.result.status == Status::Fail)
+            .count()
+    }
+}
+
+pub fn judge(results: Vec<CheckResult>, policy: &MountPolicy) -> Judgement {
+    let mut j = Judgement::default();
+    for r in results {
+        let level = policy.level(r.id);
+        if level == Level::Off {
+            j.results
+                .push(CheckResult::skip(r.id, "turned off by policy"));
+            continue;
+        }
+        match (r.status, level) {
+            (Status::Fail, Level::Enforce) => j.refusals.push(Judged {
+                result: r.clone(),
+                level,
+            }),
+            (Status::Fail | Status::Warn | Status::Unknown, _) => j.warnings.push(Judged {
+                result: r.clone(),
+                level,
+            }),
+            _ => {}
+        }
+        j.results.push(r);
+    }
+    j
+}
+
+/// One check as one line: `FAIL transport-trap [enforce]: … | evidence: … | fix: …`.
+pub fn check_line(j: &Judged) -> String {
+    let r = &j.result;
+    let mut line = format!(
+        "{} {} [{}]: {}",
+        r.status.as_str().to_uppercase(),
+        r.id,
+        j.level,
+        r.summary
+    );
+    if !r.evidence.is_empty() {
+        let ev: Vec<String> = r
+            .evidence
+            .iter()
+            .map(|e| format!("{}: {}", e.what, e.seen.replace(['\t', '\n'], " ")))
+            .collect();
+        line.push_str(" | evidence: ");
+        line.push_str(&ev.join("; "));
+    }
+    if let Some(fix) = &r.remedy {
+        line.push_str(" | fix: ");
+        line.push_str(fix);
+    }
+    line
+}
+
+/// The per-check lines: refusals first, then warnings.
+pub fn check_lines(j: &Judgement) -> Vec<String> {
+    j.refusals
+        .iter()
+        .chain(&j.warnings)
+        .map(check_line)
+        .collect()
+}
+
+/// `1 check` / `2 checks`.
+pub fn checks_word(n: usize) -> String {
+    if n == 1 {
+        "1 check".to_string()
+    } else {
+        format!("{n} checks")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::file::parse;
+    use std::path::Path;
+
+    fn policy(text: &str) -> MountPolicy {
+        parse(text)
+            .unwrap()
+            .for_mount(Path::new("/mnt/data"), "s:/x", None, None)
+    }
+
+    fn results() -> Vec<CheckResult> {
+        vec![
+            CheckResult::pass(CheckId::NvidiaFsLoaded, "loaded"),
+            CheckResult::fail(CheckId::RpcrdmaHooks, "no hooks")
+                .with("file", "/lib/modules/x/rpcrdma.ko")
+                .remedy("install mlnx-nfsrdma"),
+            CheckResult::warn(CheckId::RpcrdmaFresh, "cannot tell"),
+            CheckResult::fail(CheckId::TransportTrap, "tcp mount exists"),
+        ]
+    }
+
+    #[test]
+    fn enforce_refuses_warn_warns_off_skips() {
+        let j = judge(
+            results(),
+            &policy("[checks]\ntransport-trap = \"warn\"\nrpcrdma-fresh = \"off\"\n"),
+        );
+        assert!(j.refused());
+        assert_eq!(j.refusing_ids(), [CheckId::RpcrdmaHooks]);
+        assert_eq!(j.warnings.len(), 1);
+        assert_eq!(j.warnings[0].result.id, CheckId::TransportTrap);
+        assert_eq!(j.failed_warnings(), 1);
+        let fresh = j
+            .results
+            .iter()
+            .find(|r| r.id == CheckId::RpcrdmaFresh)
+            .unwrap();
+        assert_eq!(fresh.status, Status::Skip);
+        assert_eq!(j.results.len(), 4);
+    }
+
+    #[test]
+    fn unproven_checks_never_refuse() {
+        let j = judge(results(), &policy("default = \"enforce\"\n"));
+        assert_eq!(
+            j.refusing_ids(),
+            [CheckId::RpcrdmaHooks, CheckId::TransportTrap]
+        );
+        assert_eq!(j.warnings.len(), 1);
+        assert_eq!(j.failed_warnings(), 0);
+        let j = judge(results(), &policy("default = \"off\"\n"));
+        assert!(!j.refused() && j.warnings.is_empty());
+    }
+
+    #[test]
+    fn one_line_per_check_with_evidence_and_fix() {
+        let j = judge(results(), &policy(""));
+        let lines = check_lines(&j);
+        assert_eq!(lines.len(), 3);
+        assert_eq!(
+            lines[0],
+            "FAIL rpcrdma-hooks [enforce]: no hooks | evidence: file: /lib/modules/x/rpcrdma.ko | fix: install mlnx-nfsrdma"
+        );
+        assert_eq!(lines[1], "FAIL transport-trap [enforce]: tcp mount exists");
+        assert_eq!(lines[2], "WARN rpcrdma-fresh [enforce]: cannot tell");
+        assert!(lines.iter().all(|l| !l.contains('\n')));
+        assert_eq!(checks_word(1), "1 check");
+        assert_eq!(checks_word(2), "2 checks");
+    }
+}

@@ -1,0 +1,156 @@
+//! Recording fakes of every side effect, for unit tests.
+
+use std::cell::{Cell, RefCell};
+use std::path::Path;
+use std::time::Duration;
+
+use super::clock::Clock;
+use super::modprobe::{LoadError, ModuleLoader};
+use super::mounter::{MountCall, MountError, MountStatus, Mounter, UnmountError};
+use super::privilege::Privileges;
+
+/// Virtual time: sleeping advances it and is recorded.
+#[derive(Debug, Default)]
+pub struct FakeClock {
+    now: Cell<Duration>,
+    sleeps: RefCell<Vec<Duration>>,
+}
+
+impl FakeClock {
+    pub fn sleeps(&self) -> Vec<Duration> {
+        self.sleeps.borrow().clone()
+    }
+}
+
+impl Clock for FakeClock {
+    fn now(&self) -> Duration {
+        self.now.get()
+    }
+
+    fn sleep(&self, d: Duration) {
+        self.now.set(self.now.get() + d);
+        self.sleeps.borrow_mut().push(d);
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct FakePrivileges {
+    pub uids: (u32, u32),
+    pub admin: Result<bool, String>,
+}
+
+impl FakePrivileges {
+    pub fn root() -> Self {
+        FakePrivileges {
+            uids: (0, 0),
+            admin: Ok(true),
+        }
+    }
+}
+
+impl Privileges for FakePrivileges {
+    fn uids(&self) -> (u32, u32) {
+        self.uids
+    }
+
+    fn has_sys_admin(&self) -> Result<bool, String> {
+        self.admin.clone()
+    }
+}
+
+type OnMount = Box<dyn FnMut(&MountCall) -> Result<MountStatus, MountError>>;
+type OnUnmount = Box<dyn FnMut(&Path) -> Result<(), UnmountError>>;
+
+/// Records every call as a line; what a call does is up to the test.
+pub struct RecordingMounter {
+    pub calls: Vec<String>,
+    pub on_mount: OnMount,
+    pub on_unmount: OnUnmount,
+}
+
+impl std::fmt::Debug for RecordingMounter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordingMounter")
+            .field("calls", &self.calls)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RecordingMounter {
+    pub fn new(
+        on_mount: impl FnMut(&MountCall) -> Result<MountStatus, MountError> + 'static,
+        on_unmount: impl FnMut(&Path) -> Result<(), UnmountError> + 'static,
+    ) -> Self {
+        RecordingMounter {
+            calls: Vec::new(),
+            on_mount: Box::new(on_mount),
+            on_unmount: Box::new(on_unmount),
+        }
+    }
+}
+
+impl Mounter for RecordingMounter {
+    fn plan(&self, call: &MountCall) -> String {
+        format!(
+            "fake-mount {} {} -o {}",
+            call.spec,
+            call.target.display(),
+            call.options
+        )
+    }
+
+    fn mount(&mut self, call: &MountCall) -> Result<MountStatus, MountError> {
+        self.calls.push(self.plan(call));
+        (self.on_mount)(call)
+    }
+
+    fn unmount(&mut self, target: &Path) -> Result<(), UnmountError> {
+        self.calls.push(format!("unmount {}", target.display()));
+        (self.on_unmount)(target)
+    }
+
+    fn unmount_command(&self, target: &Path) -> String {
+        format!("umount {}", target.display())
+    }
+}
+
+type OnLoad = Box<dyn FnMut(&str) -> Result<(), LoadError>>;
+
+pub struct RecordingLoader {
+    pub calls: Vec<String>,
+    pub on_load: OnLoad,
+}
+
+impl std::fmt::Debug for RecordingLoader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordingLoader")
+            .field("calls", &self.calls)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RecordingLoader {
+    pub fn new(on_load: impl FnMut(&str) -> Result<(), LoadError> + 'static) -> Self {
+        RecordingLoader {
+            calls: Vec::new(),
+            on_load: Box::new(on_load),
+        }
+    }
+}
+
+impl ModuleLoader for RecordingLoader {
+    fn plan(&self, module: &str) -> String {
+        format!("fake-modprobe {module}")
+    }
+
+    fn load(&mut self, module: &str) -> Result<(), LoadError> {
+        self.calls.push(module.to_string());
+        (self.on_load)(module)
+    }
+}
+
+/// A failed exit status, for fakes that fail.
+pub fn failed_status(code: i32) -> std::process::ExitStatus {
+    use std::os::unix::process::ExitStatusExt;
+    std::process::ExitStatus::from_raw(code << 8)
+}

@@ -1,0 +1,515 @@
+//! The helper's flow, from a validated request to mount(8)'s exit code.
+//!
+//! 1. Load rpcrdma (if configured and not loaded), so the module that will carry the mount can
+//!    be checked; then the node pre-checks and the transport trap, re-run for up to the policy's
+//!    wait while enforced failures remain that may clear by themselves.
+//! 2. An enforced failure refuses before mounting (32). `-f` stops here either way, printing the
+//!    checks and the plan.
+//! 3. Mount through the [`Mounter`], noting the mount ids on the target before and after:
+//!    `mount.nfs` exits 0 when the target already carries the same mount, so only a new id is
+//!    a new mount.
+//! 4. Verify the new mount's `xprt:` lines and options. An enforced failure unmounts exactly that
+//!    mount — only if it is still the one on top of the target — and refuses (32).
+//!
+//! A remount runs no pre-checks (the transport of an existing mount cannot change): it is
+//! passed to `mount.nfs`, then the existing mount is verified; a failure refuses (32) but the
+//! mount, which nfs-gds did not make, is left in place.
+
+use std::cell::RefCell;
+use std::io::Write;
+use std::path::Path;
+
+use super::clock::Clock;
+use super::decision::{check_lines, checks_word, judge, Judgement, DOCTOR_HINT};
+use super::exit_code::{FAIL, SUCCESS, SYSERR};
+use super::modprobe::ModuleLoader;
+use super::mounter::{MountError, Mounter};
+use super::request::MountRequest;
+use super::wait;
+use crate::checks::mount::{postmount, transport_trap};
+use crate::checks::{node, render, CheckResult, Report};
+use crate::host::facts::RPCRDMA;
+use crate::host::kernel::KernelInfo;
+use crate::host::mounts::{read_mount_table, Mount, MountTable, MountsError};
+use crate::host::{HostError, HostFacts, Root};
+use crate::policy::{Level, MountPolicy};
+
+const PREFIX: &str = "nfs-gds: ";
+
+#[derive(Debug, thiserror::Error)]
+enum FlowError {
+    #[error(transparent)]
+    Host(#[from] HostError),
+    #[error(transparent)]
+    Mounts(#[from] MountsError),
+    #[error(transparent)]
+    Mount(#[from] MountError),
+}
+
+impl FlowError {
+    fn exit_code(&self) -> u8 {
+        match self {
+            FlowError::Host(_) | FlowError::Mounts(_) => SYSERR,
+            FlowError::Mount(e) => e.exit_code(),
+        }
+    }
+}
+
+/// The side effects and outputs the flow works with.
+pub struct Helper<'a> {
+    pub root: &'a Root,
+    pub mounter: &'a mut dyn Mounter,
+    /// `None` when no modprobe is installed.
+    pub loader: Option<&'a mut dyn ModuleLoader>,
+    pub clock: &'a dyn Clock,
+    /// The `-f` report and plan.
+    pub out: &'a mut dyn Write,
+    /// Every diagnostic, one line each, prefixed `nfs-gds: `.
+    pub err: &'a mut dyn Write,
+}
+
+impl std::fmt::Debug for Helper<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Helper")
+            .field("root", &self.root)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What happened when the helper tried to take back a refused mount.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Undo {
+    Unmounted,
+    /// The unmount was attempted and failed, or the mount is still there afterwards.
+    Failed(String),
+    /// The helper did not touch it: it is no longer the mount on top of the target.
+    NotAttempted(String),
+}
+
+fn write_line(w: &mut dyn Write, line: &str) {
+    let _ = writeln!(w, "{PREFIX}{line}");
+}
+
+/// The node checks and the transport trap, after loading rpcrdma when that is configured.
+/// Notes for the admin (a failed modprobe) go to `note`.
+fn precheck<'l>(
+    root: &Root,
+    loader: Option<&mut (dyn ModuleLoader + 'l)>,
+    req: &MountRequest,
+    policy: &MountPolicy,
+    load_tried: &mut bool,
+    note: &mut dyn FnMut(String),
+) -> Result<Vec<CheckResult>, FlowError> {
+    let mut facts = HostFacts::read(root)?;
+    let wants_load = policy.modprobe_rpcrdma
+        && !req.fake
+        && !facts.rpcrdma.loaded
+        && !facts.rpcrdma.is_builtin();
+    if wants_load {
+        match loader {
+            Some(loader) => match loader.load(RPCRDMA) {
+                Ok(()) => facts = HostFacts::read(root)?,
+                Err(e) if !*load_tried => note(format!(
+                    "could not load {RPCRDMA} before checking ({e}); the checks judge the module file only"
+                )),
+                Err(_) => {}
+            },
+            None if !*load_tried => note(format!(
+                "no modprobe in {} below {}; the kernel loads {RPCRDMA} when mounting, so only the module file is checked",
+                super::tools::SEARCH_PATH,
+                root.dir().display()
+            )),
+            None => {}
+        }
+        *load_tried = true;
+    }
+    let mut results = node::premount(&facts);
+    let table = read_mount_table(root)?;
+    results.push(transport_trap(
+        &req.source.server,
+        req.options.version,
+        &table,
+        None,
+    ));
+    Ok(results)
+}
+
+impl Helper<'_> {
+    /// Runs the request; the result is mount(8)'s exit code.
+    pub fn run(&mut self, req: &MountRequest, policy: &MountPolicy) -> u8 {
+        let result = if req.options.remount {
+            self.remount(req, policy)
+        } else {
+            self.mount(req, policy)
+        };
+        match result {
+            Ok(code) => code,
+            Err(e) => {
+                self.say(&e.to_string());
+                e.exit_code()
+            }
+        }
+    }
+
+    fn say(&mut self, line: &str) {
+        write_line(self.err, line);
+    }
+
+    fn subject(req: &MountRequest) -> String {
+        format!("{} on {}", req.spec, req.target.display())
+    }
+
+    fn print_judgement_lines(&mut self, j: &Judgement) {
+        for line in check_lines(j) {
+            self.say(&line);
+        }
+    }
+
+    /// The pre-checks, waited for as the policy says (not under `-f`).
+    fn prechecks(
+        &mut self,
+        req: &MountRequest,
+        policy: &MountPolicy,
+    ) -> Result<Judgement, FlowError> {
+        let root = self.root;
+        let clock = self.clock;
+        let err = RefCell::new(&mut *self.err);
+        let mut loader = self.loader.as_deref_mut();
+        let mut load_tried = false;
+        let limit = if req.fake {
+            std::time::Duration::ZERO
+        } else {
+            policy.wait
+        };
+        wait::until_accepted(
+            limit,
+            clock,
+            || {
+                let results = precheck(
+                    root,
+                    loader.as_deref_mut(),
+                    req,
+                    policy,
+                    &mut load_tried,
+                    &mut |l| write_line(*err.borrow_mut(), &l),
+                )?;
+                Ok(judge(results, policy))
+            },
+            |l| write_line(*err.borrow_mut(), &l),
+        )
+    }
+
+    fn mount(&mut self, req: &MountRequest, policy: &MountPolicy) -> Result<u8, FlowError> {
+        let pre = self.prechecks(req, policy)?;
+        if req.fake {
+            return self.fake(req, policy, &pre);
+        }
+        if pre.refused() {
+            self.say(&format!(
+                "REFUSED to mount {}: {} failed under policy enforce; nothing was mounted",
+                Self::subject(req),
+                checks_word(pre.refusals.len())
+            ));
+            self.print_judgement_lines(&pre);
+            self.say(DOCTOR_HINT);
+            return Ok(FAIL);
+        }
+        self.warn_if_needed(req, &pre, "mounting");
+
+        let call = req.call();
+        let before = read_mount_table(self.root)?;
+        let status = self.mounter.mount(&call)?;
+        let after = read_mount_table(self.root)?;
+
+        if let Some(new) = after.new_since(&before, &req.target) {
+            let id = new.info.mount_id;
+            let post = judge(postmount(new, &after, req.options.port), policy);
+            if post.refused() {
+                let undo = self.undo(id, &req.target);
+                self.refuse_after_mount(req, id, &post, &undo);
+                return Ok(FAIL);
+            }
+            self.warn_if_needed(req, &post, "mounted");
+            if req.verbose > 0 && post.warnings.is_empty() {
+                self.say(&format!(
+                    "mounted {} (mount id {id}): {}",
+                    Self::subject(req),
+                    Self::proof(new)
+                ));
+            }
+            return Ok(if status.success() {
+                SUCCESS
+            } else {
+                status.exit_code()
+            });
+        }
+        if !status.success() {
+            self.say(&format!(
+                "{} failed ({status}); nothing was mounted on {}",
+                self.mounter
+                    .plan(&call)
+                    .split(' ')
+                    .next()
+                    .unwrap_or("mount"),
+                req.target.display()
+            ));
+            return Ok(status.exit_code());
+        }
+        match before.topmost_at(&req.target) {
+            Some(old) => {
+                let id = old.info.mount_id;
+                self.say(&format!(
+                    "{} was already mounted (mount id {id}, {}) and mount.nfs left it as it was; verifying that mount",
+                    req.target.display(),
+                    old.info.source
+                ));
+                self.verify_existing(req, policy, &after, id, "it was there before nfs-gds ran")
+            }
+            None => {
+                self.say(&format!(
+                    "the mount of {} reported success, but no mount appeared on {}; not calling that a mount (if `findmnt --source {}` shows it under another path, unmount it there)",
+                    req.spec,
+                    req.target.display(),
+                    req.spec
+                ));
+                Ok(FAIL)
+            }
+        }
+    }
+
+    /// Judges a mount nfs-gds did not make (already mounted, remount). It is never unmounted.
+    fn verify_existing(
+        &mut self,
+        req: &MountRequest,
+        policy: &MountPolicy,
+        table: &MountTable,
+        id: u32,
+        why_kept: &str,
+    ) -> Result<u8, FlowError> {
+        let Some(m) = table.by_id(id) else {
+            self.say(&format!(
+                "mount id {id} on {} is gone; nothing to verify",
+                req.target.display()
+            ));
+            return Ok(FAIL);
+        };
+        let post = judge(postmount(m, table, req.options.port), policy);
+        if post.refused() {
+            self.say(&format!(
+                "REFUSED {}: the mount on it (id {id}) failed {} under policy enforce; {why_kept}, so nfs-gds leaves it mounted: unmount it (`{}`) and mount again",
+                req.target.display(),
+                checks_word(post.refusals.len()),
+                self.mounter.unmount_command(&req.target)
+            ));
+            self.print_judgement_lines(&post);
+            self.say(DOCTOR_HINT);
+            return Ok(FAIL);
+        }
+        self.warn_if_needed(req, &post, "keeping");
+        if req.verbose > 0 && post.warnings.is_empty() {
+            self.say(&format!(
+                "verified {} (mount id {id}): {}",
+                req.target.display(),
+                Self::proof(m)
+            ));
+        }
+        Ok(SUCCESS)
+    }
+
+    fn proof(m: &Mount) -> String {
+        format!(
+            "{} over {}, proto={}, port={}",
+            if m.transports().len() == 1 {
+                "runs".to_string()
+            } else {
+                format!("all {} transports run", m.transports().len())
+            },
+            m.transports().join("+"),
+            m.option("proto").unwrap_or("?"),
+            m.option("port").unwrap_or("2049")
+        )
+    }
+
+    /// Prints the warnings of a judgement that did not refuse.
+    fn warn_if_needed(&mut self, req: &MountRequest, j: &Judgement, doing: &str) {
+        if j.warnings.is_empty() {
+            return;
+        }
+        let failed = j.failed_warnings();
+        if failed > 0 {
+            self.say(&format!(
+                "WARNING: {doing} {} although {} failed (policy warn): GPU I/O may silently go through bounce buffers",
+                Self::subject(req),
+                checks_word(failed)
+            ));
+        }
+        self.print_judgement_lines(j);
+    }
+
+    /// Unmounts mount `id` from `target` if, and only if, it is still the mount on top.
+    fn undo(&mut self, id: u32, target: &Path) -> Undo {
+        match read_mount_table(self.root) {
+            Err(e) => return Undo::NotAttempted(format!("the mount table cannot be read ({e})")),
+            Ok(now) => match now.topmost_at(target) {
+                Some(m) if m.info.mount_id == id => {}
+                Some(m) => {
+                    return Undo::NotAttempted(format!(
+                        "another mount (id {}) is now on top of it",
+                        m.info.mount_id
+                    ))
+                }
+                None => return Undo::NotAttempted("it is no longer mounted".into()),
+            },
+        }
+        if let Err(e) = self.mounter.unmount(target) {
+            return Undo::Failed(e.to_string());
+        }
+        match read_mount_table(self.root) {
+            Ok(now) if now.by_id(id).is_some() => {
+                Undo::Failed("it is still in the mount table after unmounting".into())
+            }
+            Ok(_) => Undo::Unmounted,
+            Err(e) => Undo::Failed(format!("the mount table cannot be read afterwards ({e})")),
+        }
+    }
+
+    fn refuse_after_mount(&mut self, req: &MountRequest, id: u32, post: &Judgement, undo: &Undo) {
+        let outcome = match undo {
+            Undo::Unmounted => "it was unmounted again".to_string(),
+            Undo::Failed(_) => "UNMOUNTING IT FAILED".to_string(),
+            Undo::NotAttempted(_) => "it was NOT unmounted".to_string(),
+        };
+        self.say(&format!(
+            "REFUSED {}: the new mount (id {id}) failed {} under policy enforce; {outcome}",
+            Self::subject(req),
+            checks_word(post.refusals.len())
+        ));
+        self.print_judgement_lines(post);
+        let command = self.mounter.unmount_command(&req.target);
+        match undo {
+            Undo::Unmounted => {}
+            Undo::Failed(why) => self.say(&format!(
+                "THE REFUSED MOUNT IS STILL MOUNTED on {} (mount id {id}): {why}; unmount it now: {command}",
+                req.target.display()
+            )),
+            Undo::NotAttempted(why) => self.say(&format!(
+                "the refused mount (id {id}) was left alone because {why}; check `findmnt {}` and unmount it by hand: {command}",
+                req.target.display()
+            )),
+        }
+        self.say(DOCTOR_HINT);
+    }
+
+    fn fake(
+        &mut self,
+        req: &MountRequest,
+        policy: &MountPolicy,
+        pre: &Judgement,
+    ) -> Result<u8, FlowError> {
+        let facts_kernel = KernelInfo::read(self.root)?.release;
+        let report = Report::new(
+            "mount",
+            &self.root.dir().display().to_string(),
+            facts_kernel,
+            Some(Self::subject(req)),
+            pre.results.clone(),
+        );
+        let _ = write!(
+            self.out,
+            "{}",
+            render::text(&report, render::TextStyle::default())
+        );
+        let _ = writeln!(self.out, "plan (-f: nothing is run):");
+        let rpcrdma = HostFacts::read(self.root)?.rpcrdma;
+        if policy.modprobe_rpcrdma && !rpcrdma.loaded && !rpcrdma.is_builtin() {
+            let line = match self.loader.as_deref() {
+                Some(l) => l.plan(RPCRDMA),
+                None => format!("(no modprobe found; the kernel loads {RPCRDMA} at mount time)"),
+            };
+            let _ = writeln!(self.out, "  load:    {line}");
+        }
+        if !policy.wait.is_zero() {
+            let _ = writeln!(
+                self.out,
+                "  wait:    up to {} s for failing checks that may clear",
+                policy.wait.as_secs()
+            );
+        }
+        let _ = writeln!(self.out, "  mount:   {}", self.mounter.plan(&req.call()));
+        let _ = writeln!(
+            self.out,
+            "  verify:  a new mount id on {}; every xprt: line rdma; proto={}; port={}",
+            req.target.display(),
+            req.options.netid,
+            req.options.port
+        );
+        let any_enforced = crate::checks::CheckId::ALL
+            .iter()
+            .any(|id| policy.level(*id) == Level::Enforce);
+        let _ = writeln!(
+            self.out,
+            "  refuse:  {}",
+            if any_enforced {
+                "unmount that mount again if an enforced check fails"
+            } else {
+                "never (no check is enforced)"
+            }
+        );
+        if pre.refused() {
+            self.say(&format!(
+                "would REFUSE to mount {}: {} failed under policy enforce",
+                Self::subject(req),
+                checks_word(pre.refusals.len())
+            ));
+            self.print_judgement_lines(pre);
+            self.say(DOCTOR_HINT);
+            return Ok(FAIL);
+        }
+        self.warn_if_needed(req, pre, "would mount");
+        Ok(SUCCESS)
+    }
+
+    fn remount(&mut self, req: &MountRequest, policy: &MountPolicy) -> Result<u8, FlowError> {
+        let call = req.call();
+        if req.verbose > 0 {
+            self.say("remount: the transport of an existing mount cannot change, so no pre-checks; the mount is verified afterwards");
+        }
+        if req.fake {
+            let _ = writeln!(self.out, "plan (-f: nothing is run):");
+            let _ = writeln!(self.out, "  remount: {}", self.mounter.plan(&call));
+            let _ = writeln!(
+                self.out,
+                "  verify:  the mount on {}: every xprt: line rdma; proto=rdma|rdma6; port={}",
+                req.target.display(),
+                req.options.port
+            );
+            return Ok(SUCCESS);
+        }
+        let status = self.mounter.mount(&call)?;
+        if !status.success() {
+            self.say(&format!(
+                "the remount of {} failed ({status})",
+                req.target.display()
+            ));
+            return Ok(status.exit_code());
+        }
+        let after = read_mount_table(self.root)?;
+        let Some(id) = after.topmost_at(&req.target).map(|m| m.info.mount_id) else {
+            self.say(&format!(
+                "the remount reported success, but nothing is mounted on {}",
+                req.target.display()
+            ));
+            return Ok(FAIL);
+        };
+        self.verify_existing(
+            req,
+            policy,
+            &after,
+            id,
+            "the remount was applied to a mount nfs-gds did not make",
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,30 @@
+//! The mount(8) helper: from the argv mount(8) gives `mount.nfs-gds` to a verified GDS mount.
+//!
+//! Data flows one way: argv ([`args`]) → a validated [`request::MountRequest`] (source, target,
+//! rebuilt [`options`]) → the effective [`crate::policy::MountPolicy`] → pre-checks (node checks
+//! and the transport trap, with a bounded wait) → mount through a [`mounter::Mounter`] → the
+//! post-checks on the *new* mount → accept, or unmount exactly that mount and refuse.
+//! Every side effect (exec, mount(2), umount2, setns, modprobe, sleeping) sits behind a small
+//! trait with a recording fake, so the whole flow is tested without touching the machine.
+
+pub mod args;
+pub mod backend;
+pub mod clock;
+pub mod decision;
+pub mod exit_code;
+#[cfg(test)]
+pub mod fake;
+pub mod flow;
+pub mod modprobe;
+pub mod mount_nfs;
+pub mod mounter;
+pub mod namespace;
+pub mod nfs_version;
+pub mod options;
+pub mod privilege;
+pub mod request;
+pub mod source;
+pub mod syscall;
+pub mod tools;
+pub mod unmount;
+pub mod wait;

@@ -1,0 +1,140 @@
+//! The one way the helper mounts and unmounts: the [`Mounter`] trait.
+//!
+//! Backends: [`super::mount_nfs::MountNfs`] (exec `mount.nfs`, the default) and
+//! [`super::syscall::SyscallMount`] (mount(2) directly, for hosts without nfs-utils). Both unmount
+//! through an [`super::unmount::Unmounter`]. Tests use the recording fake in `fake.rs`.
+
+use std::path::{Path, PathBuf};
+
+use super::nfs_version::NfsVersion;
+use super::source::NfsSource;
+
+/// Everything a backend needs to mount.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountCall {
+    /// The source exactly as mount(8) gave it.
+    pub spec: String,
+    pub source: NfsSource,
+    pub target: PathBuf,
+    /// The rebuilt option string.
+    pub options: String,
+    pub version: NfsVersion,
+    pub sloppy: bool,
+    pub no_mtab: bool,
+    pub verbose: bool,
+}
+
+/// How a mount attempt ended, when it could be made at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MountStatus {
+    /// The program (or syscall) finished with this exit code.
+    Exited(i32),
+    /// The program was killed by this signal.
+    Killed(i32),
+}
+
+impl MountStatus {
+    pub fn success(self) -> bool {
+        self == MountStatus::Exited(0)
+    }
+
+    /// The code to pass on to mount(8).
+    pub fn exit_code(self) -> u8 {
+        match self {
+            MountStatus::Exited(c) => u8::try_from(c).unwrap_or(super::exit_code::FAIL),
+            MountStatus::Killed(_) => super::exit_code::FAIL,
+        }
+    }
+
+    pub fn from_exit_status(s: std::process::ExitStatus) -> Self {
+        use std::os::unix::process::ExitStatusExt;
+        match (s.code(), s.signal()) {
+            (Some(c), _) => MountStatus::Exited(c),
+            (None, Some(sig)) => MountStatus::Killed(sig),
+            (None, None) => MountStatus::Exited(i32::from(super::exit_code::FAIL)),
+        }
+    }
+}
+
+impl std::fmt::Display for MountStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MountStatus::Exited(c) => write!(f, "exit status {c}"),
+            MountStatus::Killed(s) => write!(f, "killed by signal {s}"),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum MountError {
+    #[error("cannot run {}: {source}", program.display())]
+    Spawn {
+        program: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("mount(2) of {spec} on {}: {source}", target.display())]
+    Syscall {
+        spec: String,
+        target: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot resolve the server {host}: {reason}")]
+    Resolve { host: String, reason: String },
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+impl MountError {
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            MountError::Spawn { .. } | MountError::Unsupported(_) => super::exit_code::SYSERR,
+            MountError::Syscall { .. } | MountError::Resolve { .. } => super::exit_code::FAIL,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum UnmountError {
+    #[error("umount2({}, UMOUNT_NOFOLLOW): {source}", target.display())]
+    Syscall { target: PathBuf, source: nix::Error },
+    #[error("cannot run {}: {source}", program.display())]
+    Spawn {
+        program: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("`{} {}` failed ({status})", program.display(), target.display())]
+    Failed {
+        program: PathBuf,
+        target: PathBuf,
+        status: std::process::ExitStatus,
+    },
+    #[error("no umount program below {}, and umount2 is never called on a fixture tree", root.display())]
+    NoUmountBelowRoot { root: PathBuf },
+}
+
+pub trait Mounter {
+    /// What [`Mounter::mount`] will do, as one line (a command line, or the syscall).
+    fn plan(&self, call: &MountCall) -> String;
+    /// Mounts; `Err` when the attempt could not be made (or mount(2) failed).
+    fn mount(&mut self, call: &MountCall) -> Result<MountStatus, MountError>;
+    /// Unmounts whatever is on top of `target` — the caller checks that it is its own mount.
+    fn unmount(&mut self, target: &Path) -> Result<(), UnmountError>;
+    /// The command an admin should run when [`Mounter::unmount`] failed.
+    fn unmount_command(&self, target: &Path) -> String;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_become_mount_exit_codes() {
+        assert!(MountStatus::Exited(0).success());
+        assert_eq!(MountStatus::Exited(32).exit_code(), 32);
+        assert_eq!(MountStatus::Exited(1).exit_code(), 1);
+        assert_eq!(MountStatus::Exited(-1).exit_code(), 32);
+        assert_eq!(MountStatus::Killed(9).exit_code(), 32);
+        assert!(!MountStatus::Killed(9).success());
+        assert_eq!(MountStatus::Killed(9).to_string(), "killed by signal 9");
+    }
+}

@@ -1,0 +1,653 @@
+//! The mount options: one table of option kinds, and the rebuilt option string for `mount.nfs`.
+//!
+//! mount(8) hands the helper everything except `x-*`, `comment=`, `defaults`, `noauto` and a few
+//! loop/propagation options; `_netdev`, `nofail`, `user…`, `helper=` and `bg` do arrive. The
+//! helper keeps the options meant for NFS in their order, drops its own (`gds_*`) and the
+//! userspace-only ones, refuses what would defeat verification (`bg`, a non-RDMA transport), and
+//! appends `vers=…,proto=rdma|rdma6,port=…` last, because the rightmost transport option wins in
+//! `mount.nfs` and the kernel. On a remount nothing is appended: the transport of an existing
+//! mount cannot change.
+
+use super::nfs_version::NfsVersion;
+use super::source::ServerHost;
+use crate::policy::Level;
+
+/// The port NFS/RDMA servers listen on (`NFS_RDMA_PORT`); the kernel's default for RDMA mounts.
+pub const NFS_RDMA_PORT: u16 = 20049;
+
+/// What an option means to the helper.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `gds_policy=enforce|warn|off` (alias `gds.policy=`): the policy level for this mount.
+    GdsPolicy,
+    /// `gds_wait=SECONDS` (alias `gds.wait=`): how long to wait for the pre-checks to pass.
+    GdsWait,
+    /// Any other `gds_…` / `gds.…`: a misspelt option of ours, refused rather than sent to the
+    /// kernel (where it would fail, or be ignored with `sloppy` and silently lose the policy).
+    GdsUnknown,
+    /// Meaningful to mount(8), libmount or systemd only; never passed on.
+    Userspace,
+    /// `rdma`, `proto=rdma`, `proto=rdma6`: what the helper appends anyway (deduplicated).
+    Rdma,
+    /// `tcp`, `udp`, `proto=` anything but rdma: contradicts the point of nfs-gds.
+    OtherTransport,
+    /// `mountproto=rdma|rdma6`: the kernel refuses it (MOUNT never runs over RDMA).
+    MountProtoRdma,
+    /// `bg`: mount.nfs would fork and exit 0 before the mount exists.
+    Background,
+    /// `vers=`, `nfsvers=`, `v3`, `v4`, `v4.x`: collected and appended once, last.
+    Version,
+    /// `port=`: kept where the user wrote it; suppresses the default port.
+    Port,
+    /// `remount`: passed on; switches the helper to verifying the existing mount.
+    Remount,
+    /// Everything else: passed to mount.nfs unchanged, in order.
+    PassThrough,
+}
+
+/// How a table row matches an option.
+#[derive(Debug, Clone, Copy)]
+enum Pattern {
+    /// Exactly this word, no value.
+    Flag(&'static str),
+    /// `key=anything`.
+    Key(&'static str),
+    /// The word alone or `key=anything`.
+    FlagOrKey(&'static str),
+    /// `key=` one of these values.
+    KeyValue(&'static str, &'static [&'static str]),
+    Prefix(&'static str),
+}
+
+impl Pattern {
+    fn matches(self, opt: &str) -> bool {
+        let (key, value) = match opt.split_once('=') {
+            Some((k, v)) => (k, Some(v)),
+            None => (opt, None),
+        };
+        match self {
+            Pattern::Flag(f) => value.is_none() && key == f,
+            Pattern::Key(k) => value.is_some() && key == k,
+            Pattern::FlagOrKey(k) => key == k,
+            Pattern::KeyValue(k, values) => key == k && value.is_some_and(|v| values.contains(&v)),
+            Pattern::Prefix(p) => opt.starts_with(p),
+        }
+    }
+}
+
+use Kind::*;
+use Pattern::*;
+
+/// The one table. First match wins; no match is [`Kind::PassThrough`].
+const TABLE: &[(Pattern, Kind)] = &[
+    (Key("gds_policy"), GdsPolicy),
+    (Key("gds.policy"), GdsPolicy),
+    (Key("gds_wait"), GdsWait),
+    (Key("gds.wait"), GdsWait),
+    (Prefix("gds_"), GdsUnknown),
+    (Prefix("gds."), GdsUnknown),
+    // libmount / systemd / fstab semantics (util-linux optmap.c userspace_opts_map).
+    (Flag("_netdev"), Userspace),
+    (Flag("_rnetdev"), Userspace),
+    (Flag("nofail"), Userspace),
+    (Flag("auto"), Userspace),
+    (Flag("noauto"), Userspace),
+    (Flag("defaults"), Userspace),
+    (FlagOrKey("user"), Userspace),
+    (Flag("nouser"), Userspace),
+    (Flag("users"), Userspace),
+    (Flag("owner"), Userspace),
+    (Flag("group"), Userspace),
+    (Key("helper"), Userspace),
+    (Key("uhelper"), Userspace),
+    (Key("comment"), Userspace),
+    (Prefix("x-"), Userspace),
+    (Prefix("X-"), Userspace),
+    (FlagOrKey("loop"), Userspace),
+    (Key("offset"), Userspace),
+    (Key("sizelimit"), Userspace),
+    (Key("encryption"), Userspace),
+    (Prefix("verity."), Userspace),
+    // Propagation flags: mount(8) applies them itself after the helper succeeds.
+    (Flag("shared"), Userspace),
+    (Flag("rshared"), Userspace),
+    (Flag("slave"), Userspace),
+    (Flag("rslave"), Userspace),
+    (Flag("private"), Userspace),
+    (Flag("rprivate"), Userspace),
+    (Flag("unbindable"), Userspace),
+    (Flag("runbindable"), Userspace),
+    // Transport.
+    (Flag("rdma"), Rdma),
+    (KeyValue("proto", &["rdma", "rdma6"]), Rdma),
+    (Flag("tcp"), OtherTransport),
+    (Flag("udp"), OtherTransport),
+    (Key("proto"), OtherTransport),
+    (KeyValue("mountproto", &["rdma", "rdma6"]), MountProtoRdma),
+    (Flag("bg"), Background),
+    // Version.
+    (Key("vers"), Version),
+    (Key("nfsvers"), Version),
+    (Flag("v2"), Version),
+    (Flag("v3"), Version),
+    (Flag("v4"), Version),
+    (Flag("v4.0"), Version),
+    (Flag("v4.1"), Version),
+    (Flag("v4.2"), Version),
+    (Key("port"), Port),
+    (Flag("remount"), Remount),
+];
+
+/// The kind of one option.
+pub fn classify(opt: &str) -> Kind {
+    TABLE
+        .iter()
+        .find(|(p, _)| p.matches(opt))
+        .map(|(_, k)| *k)
+        .unwrap_or(PassThrough)
+}
+
+/// Splits an option string on commas that are not inside double quotes (SELinux contexts such as
+/// `context="system_u:object_r:nfs_t:s0:c1,c2"` carry commas). Empty items are dropped.
+pub fn split(options: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    for c in options.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                cur.push(c);
+            }
+            ',' if !quoted => {
+                if !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+            }
+            _ => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// Why an option string cannot be used. Each message names the option.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptionError {
+    #[error("option {0}: nfs-gds mounts only over RDMA; drop it (or mount with -t nfs if this mount is not meant for GPUDirect Storage)")]
+    OtherTransport(String),
+    #[error("option {0}: the MOUNT side protocol cannot run over RDMA and the kernel refuses it; drop it (NFSv3 over RDMA uses TCP for MOUNT by itself)")]
+    MountProtoRdma(String),
+    #[error("option bg: mount.nfs would fork and report success before the mount exists, so nfs-gds could not verify its transport; use nofail with x-systemd.automount (or x-systemd.mount-timeout=) instead")]
+    Background,
+    #[error(
+        "option {0}: unknown nfs-gds option (known: gds_policy=enforce|warn|off, gds_wait=SECONDS)"
+    )]
+    UnknownGds(String),
+    #[error("option {option}: {reason}")]
+    BadValue { option: String, reason: String },
+    #[error("options {first} and {second} contradict each other")]
+    Conflict { first: String, second: String },
+    #[error("option {0}: rdma6 is for IPv6 servers, but the server is an IPv4 address")]
+    Rdma6ForIpv4(String),
+}
+
+/// The defaults the helper adds when the options do not set them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OptionDefaults {
+    pub vers: NfsVersion,
+    pub port: u16,
+}
+
+impl Default for OptionDefaults {
+    fn default() -> Self {
+        OptionDefaults {
+            vers: NfsVersion::DEFAULT,
+            port: NFS_RDMA_PORT,
+        }
+    }
+}
+
+/// The options after rebuilding, and what the helper learnt from them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rebuilt {
+    /// The options for mount.nfs, in order, transport last.
+    pub options: Vec<String>,
+    /// Options not passed on (userspace-only, ours, and duplicates of what is appended).
+    pub dropped: Vec<String>,
+    pub policy: Option<Level>,
+    /// `gds_wait=` in seconds.
+    pub wait: Option<u64>,
+    pub version: NfsVersion,
+    /// The port the mount must end up on.
+    pub port: u16,
+    /// Whether the user wrote `port=`.
+    pub user_port: bool,
+    /// `rdma` or `rdma6`.
+    pub netid: &'static str,
+    pub remount: bool,
+}
+
+impl Rebuilt {
+    /// The `-o` argument for mount.nfs.
+    pub fn option_string(&self) -> String {
+        self.options.join(",")
+    }
+}
+
+fn value_of(opt: &str) -> &str {
+    opt.split_once('=').map(|(_, v)| v).unwrap_or("")
+}
+
+fn bad(option: &str, reason: impl Into<String>) -> OptionError {
+    OptionError::BadValue {
+        option: option.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// Sets `slot` once; a second, different value is a conflict.
+fn once<T: PartialEq>(
+    slot: &mut Option<(T, String)>,
+    value: T,
+    opt: &str,
+) -> Result<(), OptionError> {
+    match slot {
+        Some((v, first)) if *v != value => Err(OptionError::Conflict {
+            first: first.clone(),
+            second: opt.to_string(),
+        }),
+        Some(_) => Ok(()),
+        None => {
+            *slot = Some((value, opt.to_string()));
+            Ok(())
+        }
+    }
+}
+
+fn version_of(opt: &str) -> Result<NfsVersion, OptionError> {
+    let text = match opt.split_once('=') {
+        Some((_, v)) => v,
+        None => opt.trim_start_matches('v'),
+    };
+    text.parse::<NfsVersion>()
+        .map_err(|e| bad(opt, e.to_string()))
+}
+
+/// Rebuilds the option string received from mount(8) for mount.nfs.
+pub fn rebuild(
+    received: &str,
+    defaults: OptionDefaults,
+    server: &ServerHost,
+) -> Result<Rebuilt, OptionError> {
+    let mut options = Vec::new();
+    let mut dropped = Vec::new();
+    let mut policy: Option<(Level, String)> = None;
+    let mut wait: Option<(u64, String)> = None;
+    let mut version: Option<(NfsVersion, String)> = None;
+    let mut port: Option<(u16, String)> = None;
+    let mut rdma6: Option<String> = None;
+    let items = split(received);
+    let remount = items.iter().any(|o| classify(o) == Remount);
+    for opt in items {
+        match classify(&opt) {
+            GdsPolicy => {
+                let level = value_of(&opt)
+                    .parse::<Level>()
+                    .map_err(|e| bad(&opt, e.to_string()))?;
+                once(&mut policy, level, &opt)?;
+                dropped.push(opt);
+            }
+            GdsWait => {
+                let secs = value_of(&opt)
+                    .parse::<u64>()
+                    .map_err(|_| bad(&opt, "the wait is a whole number of seconds"))?;
+                once(&mut wait, secs, &opt)?;
+                dropped.push(opt);
+            }
+            GdsUnknown => return Err(OptionError::UnknownGds(opt)),
+            Userspace => dropped.push(opt),
+            OtherTransport => return Err(OptionError::OtherTransport(opt)),
+            MountProtoRdma => return Err(OptionError::MountProtoRdma(opt)),
+            Background => return Err(OptionError::Background),
+            Rdma => {
+                if value_of(&opt) == "rdma6" {
+                    rdma6 = Some(opt.clone());
+                }
+                if remount {
+                    options.push(opt);
+                } else {
+                    dropped.push(opt);
+                }
+            }
+            Version => {
+                let v = version_of(&opt)?;
+                once(&mut version, v, &opt)?;
+                if remount {
+                    options.push(opt);
+                } else {
+                    dropped.push(opt);
+                }
+            }
+            Port => {
+                let p = value_of(&opt)
+                    .parse::<u16>()
+                    .map_err(|_| bad(&opt, "the port is a number from 0 to 65535"))?;
+                once(&mut port, p, &opt)?;
+                options.push(opt);
+            }
+            Remount | PassThrough => options.push(opt),
+        }
+    }
+    let netid = if server.is_ipv6() {
+        "rdma6"
+    } else if let Some(opt) = rdma6 {
+        if matches!(server, ServerHost::V4(_)) {
+            return Err(OptionError::Rdma6ForIpv4(opt));
+        }
+        "rdma6"
+    } else {
+        "rdma"
+    };
+    let user_port = port.is_some();
+    let version = version.map(|(v, _)| v).unwrap_or(defaults.vers);
+    if !remount {
+        options.push(format!("vers={version}"));
+        options.push(format!("proto={netid}"));
+        if !user_port {
+            options.push(format!("port={}", defaults.port));
+        }
+    }
+    let port = match port {
+        // port=0 means "the default", which the kernel makes 20049 for RDMA.
+        Some((0, _)) => NFS_RDMA_PORT,
+        Some((p, _)) => p,
+        None => defaults.port,
+    };
+    Ok(Rebuilt {
+        options,
+        dropped,
+        policy: policy.map(|(l, _)| l),
+        wait: wait.map(|(w, _)| w),
+        version,
+        port,
+        user_port,
+        netid,
+        remount,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v4() -> ServerHost {
+        ServerHost::parse("10.0.2.15").unwrap()
+    }
+
+    fn rebuilt(opts: &str) -> Result<Rebuilt, OptionError> {
+        rebuild(opts, OptionDefaults::default(), &v4())
+    }
+
+    fn string(opts: &str) -> String {
+        rebuilt(opts).unwrap().option_string()
+    }
+
+    #[test]
+    fn every_table_row_classifies_as_listed() {
+        let cases: &[(&str, Kind)] = &[
+            ("gds_policy=warn", GdsPolicy),
+            ("gds.policy=warn", GdsPolicy),
+            ("gds_wait=30", GdsWait),
+            ("gds.wait=30", GdsWait),
+            ("gds_polcy=warn", GdsUnknown),
+            ("gds.anything", GdsUnknown),
+            ("_netdev", Userspace),
+            ("_rnetdev", Userspace),
+            ("nofail", Userspace),
+            ("auto", Userspace),
+            ("noauto", Userspace),
+            ("defaults", Userspace),
+            ("user", Userspace),
+            ("user=bob", Userspace),
+            ("nouser", Userspace),
+            ("users", Userspace),
+            ("owner", Userspace),
+            ("group", Userspace),
+            ("helper=nfs-gds", Userspace),
+            ("uhelper=foo", Userspace),
+            ("comment=hi", Userspace),
+            ("x-systemd.automount", Userspace),
+            ("X-mount.mkdir", Userspace),
+            ("loop", Userspace),
+            ("loop=/dev/loop0", Userspace),
+            ("offset=4", Userspace),
+            ("sizelimit=4", Userspace),
+            ("encryption=aes", Userspace),
+            ("verity.hashdevice=x", Userspace),
+            ("shared", Userspace),
+            ("rshared", Userspace),
+            ("slave", Userspace),
+            ("rslave", Userspace),
+            ("private", Userspace),
+            ("rprivate", Userspace),
+            ("unbindable", Userspace),
+            ("runbindable", Userspace),
+            ("rdma", Rdma),
+            ("proto=rdma", Rdma),
+            ("proto=rdma6", Rdma),
+            ("tcp", OtherTransport),
+            ("udp", OtherTransport),
+            ("proto=tcp", OtherTransport),
+            ("proto=tcp6", OtherTransport),
+            ("proto=udp", OtherTransport),
+            ("proto=udp6", OtherTransport),
+            ("proto=local", OtherTransport),
+            ("mountproto=rdma", MountProtoRdma),
+            ("mountproto=rdma6", MountProtoRdma),
+            ("mountproto=tcp", PassThrough),
+            ("bg", Background),
+            ("fg", PassThrough),
+            ("vers=4.2", Version),
+            ("nfsvers=3", Version),
+            ("v2", Version),
+            ("v3", Version),
+            ("v4", Version),
+            ("v4.0", Version),
+            ("v4.1", Version),
+            ("v4.2", Version),
+            ("port=20049", Port),
+            ("remount", Remount),
+            ("rw", PassThrough),
+            ("ro", PassThrough),
+            ("nosuid", PassThrough),
+            ("hard", PassThrough),
+            ("nconnect=4", PassThrough),
+            ("rsize=1048576", PassThrough),
+            ("sloppy", PassThrough),
+            ("minorversion=1", PassThrough),
+            ("sec=krb5p", PassThrough),
+            // Near misses of table words are not captured by them.
+            ("rdma=1", PassThrough),
+            ("portx=1", PassThrough),
+            ("username=x", PassThrough),
+            ("backup", PassThrough),
+            ("tcpfoo", PassThrough),
+        ];
+        for (opt, kind) in cases {
+            assert_eq!(classify(opt), *kind, "{opt}");
+        }
+        // Every row of the table is exercised above.
+        for (pattern, kind) in TABLE {
+            assert!(
+                cases.iter().any(|(o, k)| k == kind && pattern.matches(o)),
+                "table row {pattern:?} has no test case"
+            );
+        }
+    }
+
+    #[test]
+    fn quoted_commas_stay_inside_one_option() {
+        assert_eq!(
+            split(r#"rw,context="system_u:object_r:nfs_t:s0:c1,c2",,hard"#),
+            [
+                "rw",
+                r#"context="system_u:object_r:nfs_t:s0:c1,c2""#,
+                "hard"
+            ]
+        );
+        assert!(split("").is_empty());
+    }
+
+    #[test]
+    fn transport_goes_last_and_userspace_options_go() {
+        assert_eq!(
+            string("rw,vers=4.2,gds.policy=warn,_netdev"),
+            "rw,vers=4.2,proto=rdma,port=20049"
+        );
+        let r =
+            rebuilt("ro,nosuid,vers=4.2,gds_policy=warn,nofail,x-systemd.automount,hard").unwrap();
+        assert_eq!(
+            r.option_string(),
+            "ro,nosuid,hard,vers=4.2,proto=rdma,port=20049"
+        );
+        assert_eq!(
+            r.dropped,
+            [
+                "vers=4.2",
+                "gds_policy=warn",
+                "nofail",
+                "x-systemd.automount"
+            ]
+        );
+        assert_eq!(r.policy, Some(Level::Warn));
+        assert_eq!(r.version, NfsVersion::V4(Some(2)));
+        assert_eq!(r.port, 20049);
+        assert!(!r.user_port && !r.remount);
+    }
+
+    #[test]
+    fn default_version_is_added_and_user_version_kept() {
+        assert_eq!(string("rw"), "rw,vers=4.2,proto=rdma,port=20049");
+        assert_eq!(string("rw,nfsvers=3"), "rw,vers=3,proto=rdma,port=20049");
+        assert_eq!(string("v4.1,rw"), "rw,vers=4.1,proto=rdma,port=20049");
+        let r = rebuilt("vers=3").unwrap();
+        assert_eq!(r.version, NfsVersion::V3);
+        let d = OptionDefaults {
+            vers: NfsVersion::V4(Some(1)),
+            port: 20050,
+        };
+        assert_eq!(
+            rebuild("rw", d, &v4()).unwrap().option_string(),
+            "rw,vers=4.1,proto=rdma,port=20050"
+        );
+    }
+
+    #[test]
+    fn conflicting_or_bad_versions_are_refused() {
+        assert!(matches!(
+            rebuilt("vers=4.2,nfsvers=3"),
+            Err(OptionError::Conflict { .. })
+        ));
+        // The same version twice is not a conflict.
+        assert_eq!(string("vers=4.2,v4.2"), "vers=4.2,proto=rdma,port=20049");
+        let e = rebuilt("vers=2").unwrap_err().to_string();
+        assert!(e.starts_with("option vers=2:"), "{e}");
+        assert!(rebuilt("v2").is_err());
+    }
+
+    #[test]
+    fn a_user_port_is_kept_in_place_and_no_default_added() {
+        let r = rebuilt("port=20050,rw").unwrap();
+        assert_eq!(r.option_string(), "port=20050,rw,vers=4.2,proto=rdma");
+        assert_eq!(r.port, 20050);
+        assert!(r.user_port);
+        assert_eq!(rebuilt("port=0").unwrap().port, NFS_RDMA_PORT);
+        assert!(rebuilt("port=99999").is_err());
+        assert!(rebuilt("port=20049,port=20050").is_err());
+    }
+
+    #[test]
+    fn rdma_from_the_user_is_deduplicated() {
+        assert_eq!(
+            string("rdma,proto=rdma,rw"),
+            "rw,vers=4.2,proto=rdma,port=20049"
+        );
+    }
+
+    #[test]
+    fn ipv6_servers_get_rdma6() {
+        let v6 = ServerHost::parse("[fe80::1]").unwrap();
+        let r = rebuild("rw,proto=rdma", OptionDefaults::default(), &v6).unwrap();
+        assert_eq!(r.option_string(), "rw,vers=4.2,proto=rdma6,port=20049");
+        assert_eq!(r.netid, "rdma6");
+        // A name may resolve to IPv6: the user's rdma6 is honoured.
+        let name = ServerHost::parse("filer").unwrap();
+        let r = rebuild("proto=rdma6", OptionDefaults::default(), &name).unwrap();
+        assert_eq!(r.netid, "rdma6");
+        assert_eq!(
+            rebuilt("proto=rdma6"),
+            Err(OptionError::Rdma6ForIpv4("proto=rdma6".into()))
+        );
+    }
+
+    #[test]
+    fn contradicting_transports_are_refused_by_name() {
+        for o in ["tcp", "udp", "proto=tcp", "proto=udp6"] {
+            let e = rebuilt(&format!("rw,{o}")).unwrap_err();
+            assert_eq!(e, OptionError::OtherTransport(o.into()));
+            assert!(e.to_string().starts_with(&format!("option {o}:")));
+        }
+        assert_eq!(
+            rebuilt("mountproto=rdma"),
+            Err(OptionError::MountProtoRdma("mountproto=rdma".into()))
+        );
+        assert_eq!(
+            string("vers=3,mountproto=tcp"),
+            "mountproto=tcp,vers=3,proto=rdma,port=20049"
+        );
+    }
+
+    #[test]
+    fn bg_is_refused_with_the_alternative() {
+        let e = rebuilt("rw,bg").unwrap_err();
+        assert_eq!(e, OptionError::Background);
+        assert!(e.to_string().contains("x-systemd.automount"));
+        assert_eq!(string("fg"), "fg,vers=4.2,proto=rdma,port=20049");
+    }
+
+    #[test]
+    fn our_options_are_validated() {
+        let r = rebuilt("gds_wait=30,gds_policy=off").unwrap();
+        assert_eq!(r.wait, Some(30));
+        assert_eq!(r.policy, Some(Level::Off));
+        assert!(matches!(
+            rebuilt("gds_wait=soon"),
+            Err(OptionError::BadValue { .. })
+        ));
+        assert!(matches!(
+            rebuilt("gds_policy=strict"),
+            Err(OptionError::BadValue { .. })
+        ));
+        assert!(matches!(
+            rebuilt("gds_policy=warn,gds.policy=enforce"),
+            Err(OptionError::Conflict { .. })
+        ));
+        assert_eq!(
+            rebuilt("gds_polcy=warn"),
+            Err(OptionError::UnknownGds("gds_polcy=warn".into()))
+        );
+    }
+
+    #[test]
+    fn remount_appends_nothing_and_keeps_what_the_user_wrote() {
+        let r = rebuilt("rw,remount,vers=4.2,proto=rdma,_netdev,gds_policy=warn").unwrap();
+        assert!(r.remount);
+        assert_eq!(r.option_string(), "rw,remount,vers=4.2,proto=rdma");
+        assert_eq!(r.policy, Some(Level::Warn));
+        // The transport still cannot be changed on a remount.
+        assert!(rebuilt("remount,proto=tcp").is_err());
+    }
+}

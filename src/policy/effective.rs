@@ -1,0 +1,157 @@
+//! The policy for one mount: the file's layers merged with the mount's own options.
+//!
+//! Later layers win: the file's `default` < its `[checks]` < the first matching `[[mount]]`
+//! (`default`, then its `checks`) < the `gds_policy=` mount option, which sets every check of
+//! that one mount. The wait is the file's `wait` < the rule's `wait` < `gds_wait=`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use super::{Backend, Level, Policy};
+use crate::checks::CheckId;
+
+/// What applies to one mount.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountPolicy {
+    levels: BTreeMap<CheckId, Level>,
+    pub wait: Duration,
+    pub modprobe_rpcrdma: bool,
+    pub backend: Backend,
+    /// Index of the `[[mount]]` table that matched, for messages.
+    pub rule: Option<usize>,
+    /// Whether `gds_policy=` decided every level.
+    pub from_mount_option: bool,
+}
+
+impl MountPolicy {
+    pub fn level(&self, id: CheckId) -> Level {
+        self.levels.get(&id).copied().unwrap_or(Level::Enforce)
+    }
+}
+
+impl Policy {
+    /// Merges the layers for the mount of `source` on `target`.
+    pub fn for_mount(
+        &self,
+        target: &Path,
+        source: &str,
+        option_level: Option<Level>,
+        option_wait: Option<u64>,
+    ) -> MountPolicy {
+        let rule_index = self.mounts.iter().position(|r| r.matches(target, source));
+        let rule = rule_index.map(|i| &self.mounts[i]);
+        let levels = CheckId::ALL
+            .into_iter()
+            .map(|id| {
+                let mut level = self.default;
+                if let Some(l) = self.checks.get(&id) {
+                    level = *l;
+                }
+                if let Some(r) = rule {
+                    if let Some(l) = r.default {
+                        level = l;
+                    }
+                    if let Some(l) = r.checks.get(&id) {
+                        level = *l;
+                    }
+                }
+                if let Some(l) = option_level {
+                    level = l;
+                }
+                (id, level)
+            })
+            .collect();
+        let wait = option_wait
+            .or(rule.and_then(|r| r.wait))
+            .unwrap_or(self.wait);
+        MountPolicy {
+            levels,
+            wait: Duration::from_secs(wait),
+            modprobe_rpcrdma: self.modprobe_rpcrdma,
+            backend: self.backend,
+            rule: rule_index,
+            from_mount_option: option_level.is_some(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::file::parse;
+
+    fn policy() -> Policy {
+        parse(
+            r#"
+default = "enforce"
+wait = 5
+[checks]
+nvidia-fs-devices = "warn"
+rpcrdma-fresh = "off"
+
+[[mount]]
+target = "/mnt/scratch"
+default = "warn"
+wait = 60
+[mount.checks]
+transport-trap = "enforce"
+
+[[mount]]
+target = "/mnt/scratch"
+default = "off"
+"#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_file_default_and_per_check_levels_apply_to_unmatched_mounts() {
+        let m = policy().for_mount(Path::new("/mnt/data"), "srv:/x", None, None);
+        assert_eq!(m.level(CheckId::NvidiaFsLoaded), Level::Enforce);
+        assert_eq!(m.level(CheckId::NvidiaFsDevices), Level::Warn);
+        assert_eq!(m.level(CheckId::RpcrdmaFresh), Level::Off);
+        assert_eq!(m.wait, Duration::from_secs(5));
+        assert_eq!(m.rule, None);
+        assert!(m.modprobe_rpcrdma);
+    }
+
+    #[test]
+    fn the_first_matching_mount_rule_overrides_the_file() {
+        let m = policy().for_mount(Path::new("/mnt/scratch/"), "srv:/x", None, None);
+        assert_eq!(m.rule, Some(0));
+        assert_eq!(m.level(CheckId::NvidiaFsLoaded), Level::Warn);
+        assert_eq!(
+            m.level(CheckId::RpcrdmaFresh),
+            Level::Warn,
+            "the rule's default beats the file's per-check level"
+        );
+        assert_eq!(m.level(CheckId::TransportTrap), Level::Enforce);
+        assert_eq!(m.wait, Duration::from_secs(60));
+    }
+
+    #[test]
+    fn mount_options_win_over_everything() {
+        let m = policy().for_mount(
+            Path::new("/mnt/scratch"),
+            "srv:/x",
+            Some(Level::Enforce),
+            Some(0),
+        );
+        for id in CheckId::ALL {
+            assert_eq!(m.level(id), Level::Enforce, "{id}");
+        }
+        assert_eq!(m.wait, Duration::ZERO);
+        assert!(m.from_mount_option);
+    }
+
+    #[test]
+    fn the_builtin_policy_enforces_everything_without_waiting() {
+        let m = Policy::default().for_mount(Path::new("/x"), "s:/x", None, None);
+        for id in CheckId::ALL {
+            assert_eq!(m.level(id), Level::Enforce);
+        }
+        assert_eq!(m.wait, Duration::ZERO);
+        assert_eq!(m.backend, Backend::Auto);
+    }
+}

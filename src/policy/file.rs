@@ -1,0 +1,363 @@
+//! The TOML schema of the policy file, and its parser.
+//!
+//! Every table denies unknown keys, check ids are validated as keys, and every value is
+//! checked while it is deserialized, so each error carries the position of the offending text.
+//! See `contrib/nfs-gds.toml` for a commented example of every key.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+
+use super::{Backend, Level, MountRule, Policy};
+use crate::checks::CheckId;
+use crate::mount::nfs_version::NfsVersion;
+use crate::mount::options::OptionDefaults;
+
+/// A check id used as a key, with an error that lists the known ids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct CheckKey(CheckId);
+
+impl<'de> Deserialize<'de> for CheckKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        CheckId::parse(&s).map(CheckKey).ok_or_else(|| {
+            let known: Vec<&str> = CheckId::ALL.iter().map(|c| c.as_str()).collect();
+            de::Error::custom(format!(
+                "unknown check id `{s}` (known: {})",
+                known.join(", ")
+            ))
+        })
+    }
+}
+
+fn check_levels(raw: BTreeMap<CheckKey, Level>) -> BTreeMap<CheckId, Level> {
+    raw.into_iter().map(|(k, v)| (k.0, v)).collect()
+}
+
+/// `vers = "4.2"` or `vers = 3`.
+fn deserialize_version<'de, D: Deserializer<'de>>(d: D) -> Result<Option<NfsVersion>, D::Error> {
+    struct V;
+    impl Visitor<'_> for V {
+        type Value = NfsVersion;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("an NFS version: \"3\", \"4\", \"4.0\", \"4.1\" or \"4.2\"")
+        }
+        fn visit_str<E: de::Error>(self, s: &str) -> Result<NfsVersion, E> {
+            s.parse()
+                .map_err(|e: crate::mount::nfs_version::BadVersion| E::custom(e.to_string()))
+        }
+        fn visit_i64<E: de::Error>(self, n: i64) -> Result<NfsVersion, E> {
+            self.visit_str(&n.to_string())
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<NfsVersion, E> {
+            Err(E::custom(
+                "write the NFS version as a string (vers = \"4.2\"): as a number 4.10 would equal 4.1",
+            ))
+        }
+    }
+    d.deserialize_any(V).map(Some)
+}
+
+fn deserialize_port<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u16>, D::Error> {
+    let p = u16::deserialize(d)?;
+    if p == 0 {
+        return Err(de::Error::custom("the port must be between 1 and 65535"));
+    }
+    Ok(Some(p))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OptionsTable {
+    #[serde(default, deserialize_with = "deserialize_version")]
+    vers: Option<NfsVersion>,
+    #[serde(default, deserialize_with = "deserialize_port")]
+    port: Option<u16>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MountTable {
+    target: Option<PathBuf>,
+    source: Option<String>,
+    default: Option<Level>,
+    #[serde(default)]
+    checks: BTreeMap<CheckKey, Level>,
+    wait: Option<u64>,
+}
+
+impl TryFrom<MountTable> for MountRule {
+    type Error = String;
+
+    fn try_from(t: MountTable) -> Result<Self, String> {
+        if t.target.is_none() && t.source.is_none() {
+            return Err(
+                "a [[mount]] table needs `target` (the mount point) or `source` (server:/export)"
+                    .into(),
+            );
+        }
+        if let Some(target) = &t.target {
+            if !target.is_absolute() {
+                return Err(format!(
+                    "target {:?} must be an absolute path",
+                    target.display()
+                ));
+            }
+        }
+        Ok(MountRule {
+            target: t.target,
+            source: t.source,
+            default: t.default,
+            checks: check_levels(t.checks),
+            wait: t.wait,
+        })
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(try_from = "MountTable")]
+struct MountEntry(MountRule);
+
+impl TryFrom<MountTable> for MountEntry {
+    type Error = String;
+    fn try_from(t: MountTable) -> Result<Self, String> {
+        MountRule::try_from(t).map(MountEntry)
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct PolicyFile {
+    default: Option<Level>,
+    #[serde(default)]
+    checks: BTreeMap<CheckKey, Level>,
+    modprobe_rpcrdma: Option<bool>,
+    wait: Option<u64>,
+    backend: Option<Backend>,
+    #[serde(default)]
+    options: OptionsTable,
+    #[serde(default)]
+    mount: Vec<MountEntry>,
+}
+
+/// A parse error with its 1-based position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+fn position(text: &str, offset: usize) -> (usize, usize) {
+    let mut end = offset.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let before = &text[..end];
+    let line = before.matches('\n').count() + 1;
+    let column = before
+        .rsplit('\n')
+        .next()
+        .map(|l| l.chars().count())
+        .unwrap_or(0)
+        + 1;
+    (line, column)
+}
+
+/// Parses and validates the text of a policy file.
+pub fn parse(text: &str) -> Result<Policy, ParseError> {
+    let raw: PolicyFile = toml::from_str(text).map_err(|e| {
+        let (line, column) = e.span().map(|s| position(text, s.start)).unwrap_or((1, 1));
+        ParseError {
+            line,
+            column,
+            message: e.message().trim().to_string(),
+        }
+    })?;
+    let builtin = Policy::default();
+    Ok(Policy {
+        default: raw.default.unwrap_or(builtin.default),
+        checks: check_levels(raw.checks),
+        modprobe_rpcrdma: raw.modprobe_rpcrdma.unwrap_or(builtin.modprobe_rpcrdma),
+        wait: raw.wait.unwrap_or(builtin.wait),
+        backend: raw.backend.unwrap_or(builtin.backend),
+        options: OptionDefaults {
+            vers: raw.options.vers.unwrap_or(builtin.options.vers),
+            port: raw.options.port.unwrap_or(builtin.options.port),
+        },
+        mounts: raw.mount.into_iter().map(|m| m.0).collect(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> ParseError {
+        parse(text).unwrap_err()
+    }
+
+    #[test]
+    fn empty_file_is_the_builtin_policy() {
+        assert_eq!(parse("").unwrap(), Policy::default());
+        assert_eq!(parse("# only comments\n").unwrap(), Policy::default());
+    }
+
+    #[test]
+    fn every_key_parses() {
+        let p = parse(
+            r#"
+default = "warn"
+modprobe-rpcrdma = false
+wait = 30
+backend = "syscall"
+
+[options]
+vers = 3
+port = 20050
+
+[checks]
+nvidia-fs-devices = "off"
+transport-trap = "enforce"
+
+[[mount]]
+target = "/mnt/data"
+default = "enforce"
+wait = 120
+[mount.checks]
+rpcrdma-fresh = "warn"
+
+[[mount]]
+source = "filer:/scratch"
+default = "off"
+"#,
+        )
+        .unwrap();
+        assert_eq!(p.default, Level::Warn);
+        assert!(!p.modprobe_rpcrdma);
+        assert_eq!(p.wait, 30);
+        assert_eq!(p.backend, Backend::Syscall);
+        assert_eq!(p.options.vers, NfsVersion::V3);
+        assert_eq!(p.options.port, 20050);
+        assert_eq!(p.checks[&CheckId::NvidiaFsDevices], Level::Off);
+        assert_eq!(p.checks[&CheckId::TransportTrap], Level::Enforce);
+        assert_eq!(p.mounts.len(), 2);
+        assert_eq!(p.mounts[0].target.as_deref(), Some("/mnt/data".as_ref()));
+        assert_eq!(p.mounts[0].wait, Some(120));
+        assert_eq!(p.mounts[0].checks[&CheckId::RpcrdmaFresh], Level::Warn);
+        assert_eq!(p.mounts[1].source.as_deref(), Some("filer:/scratch"));
+        assert_eq!(p.mounts[1].default, Some(Level::Off));
+        assert_eq!(
+            parse("[options]\nvers = \"4.1\"\n").unwrap().options.vers,
+            NfsVersion::V4(Some(1))
+        );
+    }
+
+    #[test]
+    fn unknown_keys_are_errors_with_position() {
+        let e = err("default = \"warn\"\nenforce = true\n");
+        assert_eq!((e.line, e.column), (2, 1));
+        assert!(e.message.starts_with("unknown field `enforce`"), "{e:?}");
+        let e = err("[options]\nvers = \"4.2\"\nproto = \"tcp\"\n");
+        assert_eq!((e.line, e.column), (3, 1));
+        let e = err("[[mount]]\ntarget = \"/mnt/x\"\n  polcy = \"warn\"\n");
+        assert_eq!((e.line, e.column), (3, 3));
+    }
+
+    #[test]
+    fn unknown_check_ids_list_the_known_ones() {
+        let e = err("[checks]\ntransport-trap = \"off\"\nmount-transprot = \"off\"\n");
+        assert_eq!((e.line, e.column), (3, 1));
+        assert!(
+            e.message
+                .starts_with("unknown check id `mount-transprot` (known: nvidia-fs-loaded,"),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn bad_values_and_types_are_errors_with_position() {
+        let e = err("default = \"strict\"\n");
+        assert_eq!((e.line, e.column), (1, 11));
+        assert!(e.message.contains("unknown variant `strict`"), "{e:?}");
+        let e = err("wait = \"long\"\n");
+        assert_eq!((e.line, e.column), (1, 8));
+        let e = err("wait = -1\n");
+        assert_eq!(e.line, 1);
+        let e = err("\n[options]\nvers = 4.2\n");
+        assert_eq!((e.line, e.column), (3, 8));
+        assert!(e.message.contains("as a string"), "{e:?}");
+        let e = err("[options]\nvers = \"2\"\n");
+        assert!(e.message.contains("not one nfs-gds mounts"), "{e:?}");
+        let e = err("[options]\nport = 0\n");
+        assert!(e.message.contains("between 1 and 65535"), "{e:?}");
+        let e = err("[options]\nport = 70000\n");
+        assert_eq!((e.line, e.column), (2, 8));
+        let e = err("backend = \"nfs\"\n");
+        assert!(e.message.contains("mount-nfs"), "{e:?}");
+        let e = err("modprobe-rpcrdma = \"yes\"\n");
+        assert_eq!((e.line, e.column), (1, 20));
+    }
+
+    #[test]
+    fn mount_tables_need_a_criterion_and_an_absolute_target() {
+        let e = err("default = \"warn\"\n[[mount]]\ndefault = \"off\"\n");
+        assert_eq!(e.line, 2);
+        assert!(e.message.contains("needs `target`"), "{e:?}");
+        let e = err("[[mount]]\ntarget = \"mnt/data\"\n");
+        assert!(e.message.contains("absolute"), "{e:?}");
+    }
+
+    #[test]
+    fn syntax_errors_have_positions_too() {
+        let e = err("default = \"warn\n");
+        assert_eq!(e.line, 1);
+        let e = err("[checks\n");
+        assert_eq!(e.line, 1);
+    }
+
+    const EXAMPLE: &str = include_str!("../../contrib/nfs-gds.toml");
+
+    #[test]
+    fn the_shipped_example_is_valid_and_states_the_builtin_defaults() {
+        assert_eq!(parse(EXAMPLE).unwrap(), Policy::default());
+    }
+
+    #[test]
+    fn the_commented_examples_in_the_shipped_file_are_valid_too() {
+        let uncommented: String = EXAMPLE
+            .lines()
+            .map(|l| match l.strip_prefix("# ") {
+                Some(rest)
+                    if rest.starts_with('[')
+                        || rest.split_once(" = ").is_some_and(|(k, _)| {
+                            k.chars().all(|c| c.is_ascii_lowercase() || c == '-')
+                        }) =>
+                {
+                    rest
+                }
+                _ => l,
+            })
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let p = parse(&uncommented).unwrap();
+        assert_eq!(p.checks.len(), 2);
+        assert_eq!(p.mounts.len(), 2);
+        assert_eq!(p.mounts[0].checks[&CheckId::TransportTrap], Level::Enforce);
+        assert_eq!(
+            p.mounts[1].source.as_deref(),
+            Some("filer.example.com:/datasets")
+        );
+    }
+
+    #[test]
+    fn position_counts_characters_not_bytes() {
+        assert_eq!(position("ab\ncdé f", 8), (2, 5));
+        assert_eq!(position("x", 99), (1, 2));
+        // Inside a multi-byte character: the character's own position, no panic.
+        assert_eq!(position("é", 1), (1, 1));
+    }
+}

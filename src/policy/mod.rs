@@ -1,0 +1,270 @@
+//! The policy: how strictly each check is enforced, per node and per mount.
+//!
+//! Read from `/etc/nfs-gds/nfs-gds.toml` (below `--root`; `--config` / `NFS_GDS_CONFIG` name
+//! another file). A missing default file means the built-in defaults: every check `enforce`,
+//! `vers=4.2`, `port=20049`, load rpcrdma first, no wait, `mount.nfs` when installed. The file is
+//! refused unless only root can change it ([`trust`]), since it can turn enforcement off.
+//! [`file`] is the TOML schema; [`effective`] merges it with one mount's own options.
+
+pub mod effective;
+pub mod file;
+pub mod trust;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::checks::CheckId;
+use crate::host::Root;
+use crate::mount::options::OptionDefaults;
+
+pub use effective::MountPolicy;
+pub use trust::{Trust, TrustError};
+
+/// Where the policy lives on a host.
+pub const DEFAULT_PATH: &str = "/etc/nfs-gds/nfs-gds.toml";
+
+/// How a failing check is treated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// Refuse the mount (before mounting, or by unmounting what was just mounted).
+    Enforce,
+    /// Mount, and say loudly what is wrong.
+    Warn,
+    /// Do not run the check.
+    Off,
+}
+
+impl Level {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Enforce => "enforce",
+            Level::Warn => "warn",
+            Level::Off => "off",
+        }
+    }
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not a policy level (enforce, warn or off)")]
+pub struct BadLevel(pub String);
+
+impl FromStr for Level {
+    type Err = BadLevel;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "enforce" => Ok(Level::Enforce),
+            "warn" => Ok(Level::Warn),
+            "off" => Ok(Level::Off),
+            other => Err(BadLevel(other.to_string())),
+        }
+    }
+}
+
+/// How the helper mounts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Backend {
+    /// `mount.nfs` when it is installed, else mount(2).
+    #[default]
+    Auto,
+    /// Always exec `mount.nfs` (nfs-utils / nfs-common); fail when it is missing.
+    MountNfs,
+    /// Call mount(2) directly: for hosts without nfs-utils. No retries, no nfsmount.conf.
+    Syscall,
+}
+
+/// One `[[mount]]` table: overrides for the mounts it matches.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MountRule {
+    /// Matches the mount point exactly (compared by path components, so a trailing slash does
+    /// not matter).
+    pub target: Option<PathBuf>,
+    /// Matches the source exactly as written (`server:/export`).
+    pub source: Option<String>,
+    pub default: Option<Level>,
+    pub checks: BTreeMap<CheckId, Level>,
+    pub wait: Option<u64>,
+}
+
+impl MountRule {
+    /// Whether every criterion the rule has matches this mount.
+    pub fn matches(&self, target: &Path, source: &str) -> bool {
+        self.target.as_deref().is_none_or(|t| t == target)
+            && self.source.as_deref().is_none_or(|s| s == source)
+    }
+}
+
+/// The validated policy file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Policy {
+    pub default: Level,
+    pub checks: BTreeMap<CheckId, Level>,
+    pub modprobe_rpcrdma: bool,
+    /// Seconds to wait for the pre-checks to pass.
+    pub wait: u64,
+    pub backend: Backend,
+    pub options: OptionDefaults,
+    pub mounts: Vec<MountRule>,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            default: Level::Enforce,
+            checks: BTreeMap::new(),
+            modprobe_rpcrdma: true,
+            wait: 0,
+            backend: Backend::Auto,
+            options: OptionDefaults::default(),
+            mounts: Vec::new(),
+        }
+    }
+}
+
+/// Why the policy could not be used. Always names the file; parse errors name line and column.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error("{}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: no such policy file", path.display())]
+    Missing { path: PathBuf },
+    #[error("{}:{line}:{column}: {message}", path.display())]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error(transparent)]
+    Untrusted(#[from] TrustError),
+}
+
+/// The policy file for a root: the default path below it, or an explicitly named file.
+pub fn path_for(root: &Root, explicit: Option<&Path>) -> PathBuf {
+    explicit
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| root.join(DEFAULT_PATH))
+}
+
+/// Loads the policy. A missing file is the built-in default unless it was named explicitly.
+pub fn load(path: &Path, explicit: bool, trust: &Trust) -> Result<Policy, PolicyError> {
+    let text = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return if explicit {
+                Err(PolicyError::Missing {
+                    path: path.to_owned(),
+                })
+            } else {
+                Ok(Policy::default())
+            };
+        }
+        Err(source) => {
+            return Err(PolicyError::Read {
+                path: path.to_owned(),
+                source,
+            })
+        }
+    };
+    trust::check(path, trust)?;
+    let text = String::from_utf8(text).map_err(|e| PolicyError::Parse {
+        path: path.to_owned(),
+        line: 1,
+        column: 1,
+        message: format!("not UTF-8 text: {e}"),
+    })?;
+    file::parse(&text).map_err(|e| PolicyError::Parse {
+        path: path.to_owned(),
+        line: e.line,
+        column: e.column,
+        message: e.message,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn levels_parse() {
+        assert_eq!("warn".parse::<Level>(), Ok(Level::Warn));
+        assert_eq!("off".parse::<Level>(), Ok(Level::Off));
+        assert_eq!("enforce".parse::<Level>(), Ok(Level::Enforce));
+        assert!("Enforce".parse::<Level>().is_err());
+    }
+
+    #[test]
+    fn rules_match_on_every_given_criterion() {
+        let r = MountRule {
+            target: Some("/mnt/data/".into()),
+            ..Default::default()
+        };
+        assert!(r.matches(Path::new("/mnt/data"), "srv:/x"));
+        assert!(!r.matches(Path::new("/mnt/other"), "srv:/x"));
+        let r = MountRule {
+            target: Some("/mnt/data".into()),
+            source: Some("srv:/x".into()),
+            ..Default::default()
+        };
+        assert!(r.matches(Path::new("/mnt/data"), "srv:/x"));
+        assert!(!r.matches(Path::new("/mnt/data"), "srv:/y"));
+    }
+
+    fn trusted_here() -> Trust {
+        Trust::owners(vec![nix::unistd::getuid().as_raw()])
+    }
+
+    #[test]
+    fn a_missing_default_file_is_the_builtin_policy() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("nfs-gds.toml");
+        assert_eq!(load(&p, false, &trusted_here()).unwrap(), Policy::default());
+        let e = load(&p, true, &trusted_here()).unwrap_err();
+        assert!(matches!(e, PolicyError::Missing { .. }), "{e}");
+    }
+
+    #[test]
+    fn errors_name_file_line_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("nfs-gds.toml");
+        std::fs::write(
+            &p,
+            "default = \"warn\"\n\n[checks]\nno-such-check = \"off\"\n",
+        )
+        .unwrap();
+        let e = load(&p, true, &trusted_here()).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!(
+                "{}:4:1: unknown check id `no-such-check`",
+                p.display()
+            )),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_writable_file_is_refused_before_it_is_parsed() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("nfs-gds.toml");
+        std::fs::write(&p, "default = \"off\"\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let e = load(&p, true, &trusted_here()).unwrap_err();
+        assert!(matches!(e, PolicyError::Untrusted(_)), "{e}");
+    }
+}

@@ -1,0 +1,292 @@
+//! Fixture root trees for the mount helper: a GDS-ready node, mount tables, and recording fakes
+//! of `mount.nfs`, `modprobe` and `umount`.
+//!
+//! The helper finds its tools by absolute path below the root, so each tree carries one shell
+//! script installed as `usr/sbin/mount.nfs`, `usr/sbin/modprobe` and `usr/bin/umount`. It uses
+//! shell builtins only (the helper runs with no `PATH`), and when run as NAME it:
+//! - appends its arguments, `|`-terminated, as one line to `record/NAME.argv`, and the `PATH` it
+//!   was given to `record/NAME.path`;
+//! - plays `scenario/NAME/`: copies `mountinfo`/`mountstats` over `proc/self/…` and
+//!   `modules`/`kallsyms` over `proc/…` (to simulate the new mount, an unmount, a loaded
+//!   module), prints `stdout` and `stderr`, and exits with the number in `exit` (default 0).
+
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use object::write::{Object, StandardSection, Symbol, SymbolSection};
+use object::{
+    Architecture, BinaryFormat, Endianness, SectionKind, SymbolFlags, SymbolKind, SymbolScope,
+};
+
+pub const RELEASE: &str = "6.1.0-50-amd64";
+pub const HOOKS: [&str; 2] = [
+    "rpcrdma_register_nvfs_dma_ops",
+    "rpcrdma_unregister_nvfs_dma_ops",
+];
+const BUILD_ID: [u8; 20] = [0x5a; 20];
+
+pub const FAKE_TOOL: &str = r#"#!/bin/sh
+# Recording fake of a system tool for nfs-gds's tests. Builtins only: there is no PATH.
+name=${0##*/}
+root=${0%/usr/*}
+line=""
+for a in "$@"; do line="$line$a|"; done
+printf '%s\n' "$line" >> "$root/record/$name.argv"
+printf '%s\n' "${PATH-<unset>}" >> "$root/record/$name.path"
+dir="$root/scenario/$name"
+show() { while IFS= read -r l || [ -n "$l" ]; do printf '%s\n' "$l"; done < "$1"; }
+[ -f "$dir/mountinfo" ] && show "$dir/mountinfo" > "$root/proc/self/mountinfo"
+[ -f "$dir/mountstats" ] && show "$dir/mountstats" > "$root/proc/self/mountstats"
+[ -f "$dir/modules" ] && show "$dir/modules" > "$root/proc/modules"
+[ -f "$dir/kallsyms" ] && show "$dir/kallsyms" > "$root/proc/kallsyms"
+[ -f "$dir/stdout" ] && show "$dir/stdout"
+[ -f "$dir/stderr" ] && show "$dir/stderr" >&2
+code=0
+[ -f "$dir/exit" ] && read -r code < "$dir/exit"
+exit "$code"
+"#;
+
+pub const BEFORE: &str = "\
+1 0 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw
+21 1 0:21 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw
+";
+pub const BEFORE_STATS: &str = "\
+device /dev/vda mounted on / with fstype ext4
+device proc mounted on /proc with fstype proc
+";
+
+/// A mountinfo line of an NFSv4 mount of 10.0.2.15:/export.
+pub fn nfs_info(id: u32, target: &str, proto: &str) -> String {
+    let port = if proto == "tcp" { "" } else { ",port=20049" };
+    format!("{id} 1 0:50 / {target} rw,relatime shared:40 - nfs4 10.0.2.15:/export rw,vers=4.2,rsize=262144,wsize=262144,namlen=255,hard,proto={proto}{port},timeo=600,retrans=2,sec=sys,clientaddr=10.0.2.15,local_lock=none,addr=10.0.2.15\n")
+}
+
+/// Its mountstats record, shaped like the VM capture.
+pub fn nfs_stats(target: &str, proto: &str) -> String {
+    let port = if proto == "tcp" { "" } else { ",port=20049" };
+    let xprt = if proto == "tcp" {
+        "tcp 0 0 2 0 0 39 39 0 39 0 2 0 0"
+    } else {
+        "rdma 0 0 1 0 0 121 121 0 1096 0 131 1 11 120676 2562 0 0 110132 5 0 0 0 0 66 131 0 0"
+    };
+    format!(
+        "device 10.0.2.15:/export mounted on {target} with fstype nfs4 statvers=1.1\n\
+\topts:\trw,vers=4.2,rsize=262144,wsize=262144,namlen=255,acregmin=3,acregmax=60,acdirmin=30,acdirmax=60,hard,proto={proto}{port},timeo=600,retrans=2,sec=sys,clientaddr=10.0.2.15,local_lock=none\n\
+\tage:\t1\n\
+\tRPC iostats version: 1.1  p/v: 100003/4 (nfs)\n\
+\txprt:\t{xprt}\n\
+\tper-op statistics\n\
+\t        NULL: 1 1 0 40 24 43 4 49 0\n\n"
+    )
+}
+
+/// The table with one NFS mount added.
+pub fn with_mount(id: u32, target: &str, proto: &str) -> (String, String) {
+    (
+        format!("{BEFORE}{}", nfs_info(id, target, proto)),
+        format!("{BEFORE_STATS}{}", nfs_stats(target, proto)),
+    )
+}
+
+fn gnu_build_id_note(id: &[u8]) -> Vec<u8> {
+    let mut v = Vec::new();
+    v.extend_from_slice(&4u32.to_le_bytes());
+    v.extend_from_slice(&(id.len() as u32).to_le_bytes());
+    v.extend_from_slice(&3u32.to_le_bytes());
+    v.extend_from_slice(b"GNU\0");
+    v.extend_from_slice(id);
+    v
+}
+
+/// A relocatable module image that defines both hooks and exports them GPL.
+pub fn rpcrdma_ko() -> Vec<u8> {
+    let mut obj = Object::new(BinaryFormat::Elf, Architecture::X86_64, Endianness::Little);
+    let text = obj.section_id(StandardSection::Text);
+    obj.append_section_data(text, &[0xc3; 16], 16);
+    let modinfo = obj.add_section(Vec::new(), b".modinfo".to_vec(), SectionKind::ReadOnlyData);
+    obj.append_section_data(
+        modinfo,
+        format!("license=Dual BSD/GPL\0name=rpcrdma\0vermagic={RELEASE} SMP mod_unload\0")
+            .as_bytes(),
+        1,
+    );
+    let note = obj.add_section(
+        Vec::new(),
+        b".note.gnu.build-id".to_vec(),
+        SectionKind::Note,
+    );
+    obj.append_section_data(note, &gnu_build_id_note(&BUILD_ID), 4);
+    let ksymtab = obj.add_section(
+        Vec::new(),
+        b"__ksymtab_gpl".to_vec(),
+        SectionKind::ReadOnlyData,
+    );
+    obj.append_section_data(ksymtab, &[0; 24], 4);
+    for (i, hook) in HOOKS.iter().enumerate() {
+        obj.add_symbol(Symbol {
+            name: hook.as_bytes().to_vec(),
+            value: i as u64 * 8,
+            size: 8,
+            kind: SymbolKind::Text,
+            scope: SymbolScope::Dynamic,
+            weak: false,
+            section: SymbolSection::Section(text),
+            flags: SymbolFlags::None,
+        });
+        obj.add_symbol(Symbol {
+            name: format!("__ksymtab_{hook}").into_bytes(),
+            value: i as u64 * 12,
+            size: 12,
+            kind: SymbolKind::Data,
+            scope: SymbolScope::Compilation,
+            weak: false,
+            section: SymbolSection::Section(ksymtab),
+            flags: SymbolFlags::None,
+        });
+    }
+    obj.write().expect("a synthetic module serialises")
+}
+
+pub fn loaded_kallsyms() -> String {
+    HOOKS
+        .iter()
+        .map(|h| format!("0000000000000000 t {h}\t[rpcrdma]\n"))
+        .collect()
+}
+
+pub const MODULES_WITH_RPCRDMA: &str = "nvidia_fs 262144 0 - Live 0x0 (OE)\nrpcrdma 364544 0 - Live 0x0\nsunrpc 692224 1 rpcrdma, Live 0x0\n";
+
+/// A root tree for the helper.
+pub struct Fixture {
+    pub dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    /// A node where every pre-check passes: nvidia_fs loaded with a device node, the modprobe
+    /// rpcrdma is a GPL-hooked module file, loaded, same build-id; no NFS mounts; root's
+    /// capabilities; the fake tools installed.
+    pub fn ready() -> Self {
+        let f = Fixture {
+            dir: tempfile::tempdir().expect("tempdir"),
+        };
+        std::fs::set_permissions(f.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        f.write("proc/sys/kernel/osrelease", &format!("{RELEASE}\n"));
+        f.write(
+            "proc/version",
+            &format!("Linux version {RELEASE} (debian-kernel@lists.debian.org) #1 SMP PREEMPT_DYNAMIC Debian 6.1.176-1 (2026-05-02)\n"),
+        );
+        f.write(
+            "proc/self/status",
+            "Name:\tmount.nfs-gds\nCapEff:\t000001ffffffffff\n",
+        );
+        f.write("proc/modules", MODULES_WITH_RPCRDMA);
+        f.write("proc/kallsyms", &loaded_kallsyms());
+        f.write("sys/module/nvidia_fs/version", "2.28.4\n");
+        f.write("dev/nvidia-fs0", "");
+        let tree = format!("lib/modules/{RELEASE}");
+        f.write(
+            &format!("{tree}/modules.dep"),
+            "updates/dkms/rpcrdma.ko: kernel/net/sunrpc/sunrpc.ko\nkernel/net/sunrpc/sunrpc.ko:\n",
+        );
+        f.write_bytes(&format!("{tree}/updates/dkms/rpcrdma.ko"), &rpcrdma_ko());
+        f.write("sys/module/rpcrdma/initstate", "live\n");
+        f.write_bytes(
+            "sys/module/rpcrdma/notes/.note.gnu.build-id",
+            &gnu_build_id_note(&BUILD_ID),
+        );
+        f.table(BEFORE, BEFORE_STATS);
+        std::fs::create_dir_all(f.path().join("record")).unwrap();
+        std::fs::create_dir_all(f.path().join("mnt/gds")).unwrap();
+        for tool in ["usr/sbin/mount.nfs", "usr/sbin/modprobe", "usr/bin/umount"] {
+            f.executable(tool, FAKE_TOOL);
+        }
+        f
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn write(&self, rel: &str, text: &str) {
+        self.write_bytes(rel, text.as_bytes());
+    }
+
+    pub fn write_bytes(&self, rel: &str, bytes: &[u8]) {
+        let p = self.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
+    }
+
+    pub fn executable(&self, rel: &str, text: &str) {
+        self.write(rel, text);
+        std::fs::set_permissions(
+            self.path().join(rel),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+    }
+
+    pub fn remove(&self, rel: &str) {
+        let p = self.path().join(rel);
+        if p.is_dir() {
+            std::fs::remove_dir_all(p).unwrap();
+        } else {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+
+    /// The current mount table.
+    pub fn table(&self, info: &str, stats: &str) {
+        self.write("proc/self/mountinfo", info);
+        self.write("proc/self/mountstats", stats);
+    }
+
+    /// What `tool` does when run.
+    pub fn scenario(&self, tool: &str, file: &str, text: &str) {
+        self.write(&format!("scenario/{tool}/{file}"), text);
+    }
+
+    /// `tool` turns the table into (info, stats).
+    pub fn scenario_table(&self, tool: &str, table: &(String, String)) {
+        self.scenario(tool, "mountinfo", &table.0);
+        self.scenario(tool, "mountstats", &table.1);
+    }
+
+    /// Every invocation of `tool`, one line each.
+    pub fn record(&self, tool: &str) -> Vec<String> {
+        std::fs::read_to_string(self.path().join(format!("record/{tool}.argv")))
+            .map(|t| t.lines().map(str::to_string).collect())
+            .unwrap_or_default()
+    }
+
+    pub fn recorded_path(&self, tool: &str) -> Vec<String> {
+        std::fs::read_to_string(self.path().join(format!("record/{tool}.path")))
+            .map(|t| t.lines().map(str::to_string).collect())
+            .unwrap_or_default()
+    }
+
+    pub fn policy(&self, text: &str) -> PathBuf {
+        let p = self.path().join("etc/nfs-gds/nfs-gds.toml");
+        self.write("etc/nfs-gds/nfs-gds.toml", text);
+        p
+    }
+
+    /// The binary started as mount(8) starts a helper: argv[0] `/sbin/mount.nfs-gds`, an
+    /// environment without PATH or HOME; the root comes from `NFS_GDS_ROOT`.
+    pub fn helper(&self) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_nfs-gds"));
+        c.arg0("/sbin/mount.nfs-gds")
+            .env_clear()
+            .env("NFS_GDS_ROOT", self.path());
+        c
+    }
+
+    /// `nfs-gds --root ROOT ARGS…`, also without PATH.
+    pub fn nfs_gds(&self) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_nfs-gds"));
+        c.env_clear().arg("--root").arg(self.path());
+        c
+    }
+}

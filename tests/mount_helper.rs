@@ -1,0 +1,615 @@
+//! The real binary as mount(8) runs it: argv[0] `mount.nfs-gds`, no PATH, a fixture root whose
+//! `mount.nfs`, `modprobe` and `umount` are recording fakes.
+
+use std::os::unix::fs::PermissionsExt;
+
+use assert_cmd::prelude::*;
+use predicates::prelude::*;
+
+use crate::mount_fixture::*;
+
+const SPEC: &str = "10.0.2.15:/export";
+const DIR: &str = "/mnt/gds";
+const RDMA_OPTS: &str = "rw,vers=4.2,proto=rdma,port=20049";
+
+fn mounted_rdma() -> (String, String) {
+    with_mount(70, DIR, "rdma")
+}
+
+fn mounted_tcp() -> (String, String) {
+    with_mount(70, DIR, "tcp")
+}
+
+/// A ready node whose mount.nfs mounts over RDMA.
+fn ready_rdma() -> Fixture {
+    let f = Fixture::ready();
+    f.scenario_table("mount.nfs", &mounted_rdma());
+    f
+}
+
+#[test]
+fn mounts_verifies_and_exits_0_as_mount8_calls_it() {
+    let f = ready_rdma();
+    f.scenario("mount.nfs", "stdout", "mount.nfs: fake says hello");
+    // Case 2 of the VM capture: an fstab entry with _netdev and the dotted policy alias.
+    f.helper()
+        .args([SPEC, DIR, "-o", "rw,vers=4.2,gds.policy=enforce,_netdev"])
+        .assert()
+        .code(0)
+        .stdout("mount.nfs: fake says hello\n")
+        .stderr("");
+    assert_eq!(
+        f.record("mount.nfs"),
+        [format!("{SPEC}|{DIR}|-o|{RDMA_OPTS}|")]
+    );
+    assert!(f.record("umount").is_empty());
+    assert!(
+        f.record("modprobe").is_empty(),
+        "rpcrdma was already loaded"
+    );
+}
+
+#[test]
+fn children_get_a_fixed_path_when_mount8_removed_it() {
+    let f = ready_rdma();
+    f.helper().args([SPEC, DIR]).assert().code(0);
+    assert_eq!(
+        f.recorded_path("mount.nfs"),
+        ["/usr/sbin:/sbin:/usr/bin:/bin"]
+    );
+}
+
+#[test]
+fn flags_pass_to_mount_nfs_but_never_t_or_n() {
+    let f = ready_rdma();
+    f.write("proc/1/ns/mnt", "");
+    f.helper()
+        .args([
+            "-s",
+            "-n",
+            "-v",
+            "-N",
+            "/proc/1/ns/mnt",
+            "-t",
+            "nfs-gds",
+            SPEC,
+            DIR,
+            "-o",
+            "ro,nosuid",
+            "-o",
+            "hard",
+        ])
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains(format!(
+            "nfs-gds: mounted {SPEC} on {DIR} (mount id 70): runs over rdma, proto=rdma, port=20049"
+        )));
+    assert_eq!(
+        f.record("mount.nfs"),
+        [format!(
+            "{SPEC}|{DIR}|-s|-n|-v|-o|ro,nosuid,hard,vers=4.2,proto=rdma,port=20049|"
+        )]
+    );
+}
+
+#[test]
+fn the_namespace_of_minus_n_must_exist() {
+    let f = ready_rdma();
+    f.helper()
+        .args([SPEC, DIR, "-N", "4242"])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("cannot open mount namespace")
+                .and(predicate::str::contains("proc/4242/ns/mnt")),
+        );
+    assert!(f.record("mount.nfs").is_empty());
+}
+
+#[test]
+fn the_subcommand_form_behaves_the_same() {
+    let f = ready_rdma();
+    f.nfs_gds()
+        .args(["mount", SPEC, DIR, "-o", "rw"])
+        .assert()
+        .code(0);
+    assert_eq!(
+        f.record("mount.nfs"),
+        [format!("{SPEC}|{DIR}|-o|{RDMA_OPTS}|")]
+    );
+}
+
+#[test]
+fn usage_errors_exit_1_and_mount_nothing() {
+    let f = ready_rdma();
+    for (args, message) in [
+        (vec![SPEC], "expected SPEC and DIR, got 1 argument(s)"),
+        (vec![SPEC, DIR, "-x"], "unknown flag -x"),
+        (vec![SPEC, DIR, "-o"], "flag -o needs a value"),
+        (
+            vec![SPEC, DIR, "-t", "nfs"],
+            "-t nfs: this helper mounts type nfs-gds only",
+        ),
+        (vec!["srv", DIR], "mount source \"srv\" is not SERVER:/PATH"),
+        (
+            vec!["fe80::1:/x", DIR],
+            "put an IPv6 server address in brackets",
+        ),
+        (
+            vec![SPEC, DIR, "-o", "rw,proto=tcp"],
+            "option proto=tcp: nfs-gds mounts only over RDMA",
+        ),
+        (
+            vec![SPEC, DIR, "-o", "udp"],
+            "option udp: nfs-gds mounts only over RDMA",
+        ),
+        (
+            vec![SPEC, DIR, "-o", "bg"],
+            "option bg: mount.nfs would fork",
+        ),
+        (
+            vec![SPEC, DIR, "-o", "vers=3,mountproto=rdma"],
+            "option mountproto=rdma",
+        ),
+        (
+            vec![SPEC, DIR, "-o", "gds_policy=loud"],
+            "option gds_policy=loud: \"loud\" is not a policy level",
+        ),
+        (
+            vec![SPEC, DIR, "-o", "gds_wait=soon"],
+            "option gds_wait=soon",
+        ),
+        (
+            vec![SPEC, DIR, "-o", "gds_polcy=warn"],
+            "unknown nfs-gds option",
+        ),
+        (vec![SPEC, DIR, "-o", "vers=2"], "option vers=2"),
+        (
+            vec![SPEC, DIR, "-o", "vers=4.1,nfsvers=4.2"],
+            "contradict each other",
+        ),
+    ] {
+        f.helper()
+            .args(&args)
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains(message));
+    }
+    f.nfs_gds()
+        .args(["mount", "--bogus", SPEC])
+        .assert()
+        .code(1);
+    f.nfs_gds()
+        .args(["mount", SPEC, DIR, "--root"])
+        .assert()
+        .code(1);
+    assert!(f.record("mount.nfs").is_empty());
+}
+
+#[test]
+fn help_and_version_exit_0() {
+    let f = Fixture::ready();
+    f.helper()
+        .arg("-h")
+        .assert()
+        .code(0)
+        .stdout(predicate::str::starts_with("Usage: mount.nfs-gds SPEC DIR"));
+    f.helper()
+        .arg("-V")
+        .assert()
+        .code(0)
+        .stdout(predicate::str::starts_with("mount.nfs-gds (nfs-gds "));
+}
+
+#[test]
+fn without_cap_sys_admin_only_fake_is_allowed() {
+    let f = ready_rdma();
+    f.write(
+        "proc/self/status",
+        "Name:\tmount.nfs-gds\nCapEff:\t0000000000000000\n",
+    );
+    f.helper()
+        .args([SPEC, DIR])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("mounting needs CAP_SYS_ADMIN"));
+    f.helper().args([SPEC, DIR, "-f"]).assert().code(0);
+    assert!(f.record("mount.nfs").is_empty());
+}
+
+#[test]
+fn fake_runs_every_check_and_mounts_nothing() {
+    let f = ready_rdma();
+    f.write("proc/modules", "nvidia_fs 262144 0 - Live 0x0 (OE)\n");
+    f.write("proc/kallsyms", "");
+    f.helper()
+        .args([SPEC, DIR, "-f", "-v", "-o", "rw,_netdev"])
+        .assert()
+        .code(0)
+        .stdout(
+            predicate::str::starts_with(format!("nfs-gds mount {SPEC} on {DIR}: READY\n"))
+                .and(predicate::str::contains("  PASS     transport-trap"))
+                .and(predicate::str::contains(format!(
+                    "  load:    {}/usr/sbin/modprobe rpcrdma\n",
+                    f.path().display()
+                )))
+                .and(predicate::str::contains(format!(
+                    "  mount:   {}/usr/sbin/mount.nfs {SPEC} {DIR} -v -o {RDMA_OPTS}\n",
+                    f.path().display()
+                ))),
+        );
+    for tool in ["mount.nfs", "modprobe", "umount"] {
+        assert!(f.record(tool).is_empty(), "{tool} ran under -f");
+    }
+}
+
+#[test]
+fn a_failing_precheck_refuses_with_one_line_per_check() {
+    let f = ready_rdma();
+    f.remove("sys/module/nvidia_fs");
+    f.remove("dev/nvidia-fs0");
+    let out = f
+        .helper()
+        .args([SPEC, DIR])
+        .assert()
+        .code(32)
+        .get_output()
+        .clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(
+        lines[0],
+        format!("nfs-gds: REFUSED to mount {SPEC} on {DIR}: 1 check failed under policy enforce; nothing was mounted")
+    );
+    assert!(
+        lines[1].starts_with("nfs-gds: FAIL nvidia-fs-loaded [enforce]: nvidia_fs is not loaded"),
+        "{err}"
+    );
+    assert!(lines[1].contains(" | fix: load it"), "{err}");
+    assert_eq!(
+        lines[2],
+        "nfs-gds: run `nfs-gds doctor` for the full diagnosis and the fix for this node's stack"
+    );
+    assert_eq!(lines.len(), 3, "{err}");
+    assert!(f.record("mount.nfs").is_empty());
+}
+
+#[test]
+fn gds_policy_warn_mounts_anyway() {
+    let f = ready_rdma();
+    f.remove("sys/module/nvidia_fs");
+    f.helper()
+        .args([SPEC, DIR, "-o", "rw,gds_policy=warn"])
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains(
+            "WARNING: mounting 10.0.2.15:/export on /mnt/gds although 1 check failed (policy warn)",
+        ));
+    assert_eq!(f.record("mount.nfs").len(), 1);
+}
+
+#[test]
+fn the_transport_trap_refuses_before_mounting() {
+    let f = ready_rdma();
+    f.table(
+        &format!("{BEFORE}{}", nfs_info(40, "/mnt/tcp", "tcp")),
+        &format!("{BEFORE_STATS}{}", nfs_stats("/mnt/tcp", "tcp")),
+    );
+    f.helper()
+        .args([SPEC, DIR, "-o", "rw,vers=4.2"])
+        .assert()
+        .code(32)
+        .stderr(
+            predicate::str::contains("nfs-gds: FAIL transport-trap [enforce]: 10.0.2.15 already has an NFSv4 mount over tcp (/mnt/tcp)")
+                .and(predicate::str::contains("fix: unmount the non-RDMA NFSv4 mounts of 10.0.2.15 first (`umount /mnt/tcp`)")),
+        );
+    assert!(f.record("mount.nfs").is_empty());
+}
+
+#[test]
+fn a_tcp_mount_is_unmounted_again_and_refused() {
+    let f = Fixture::ready();
+    f.scenario_table("mount.nfs", &mounted_tcp());
+    f.scenario_table("umount", &(BEFORE.to_string(), BEFORE_STATS.to_string()));
+    f.helper()
+        .args([SPEC, DIR])
+        .assert()
+        .code(32)
+        .stderr(
+            predicate::str::contains(format!("nfs-gds: REFUSED {SPEC} on {DIR}: the new mount (id 70) failed 2 checks under policy enforce; it was unmounted again"))
+                .and(predicate::str::contains("nfs-gds: FAIL mount-transport [enforce]: /mnt/gds runs over tcp, not RDMA"))
+                .and(predicate::str::contains("evidence: mount id: 70; mountstats: xprt: tcp 0 0 2"))
+                .and(predicate::str::contains("nfs-gds: FAIL mount-options [enforce]: the options of /mnt/gds say proto=tcp instead of rdma and port 2049 instead of 20049")),
+        );
+    assert_eq!(f.record("umount"), [format!("{DIR}|")]);
+}
+
+#[test]
+fn a_failed_unmount_after_a_refusal_says_what_to_run() {
+    let f = Fixture::ready();
+    f.scenario_table("mount.nfs", &mounted_tcp());
+    f.scenario("umount", "exit", "32");
+    f.scenario("umount", "stderr", "umount: /mnt/gds: target is busy.");
+    let umount = f.path().join("usr/bin/umount");
+    f.helper()
+        .args([SPEC, DIR])
+        .assert()
+        .code(32)
+        .stderr(
+            predicate::str::contains("; UNMOUNTING IT FAILED")
+                .and(predicate::str::contains("umount: /mnt/gds: target is busy."))
+                .and(predicate::str::contains(format!(
+                    "nfs-gds: THE REFUSED MOUNT IS STILL MOUNTED on /mnt/gds (mount id 70): `{} /mnt/gds` failed (exit status: 32); unmount it now: {} /mnt/gds",
+                    umount.display(),
+                    umount.display()
+                ))),
+        );
+}
+
+#[test]
+fn already_mounted_is_verified_not_remounted_and_never_unmounted() {
+    let f = Fixture::ready();
+    let (info, stats) = mounted_rdma();
+    f.table(&info, &stats);
+    f.scenario(
+        "mount.nfs",
+        "stderr",
+        "mount.nfs: /mnt/gds is busy or already mounted",
+    );
+    f.helper()
+        .args([SPEC, DIR])
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains(
+            "nfs-gds: /mnt/gds was already mounted (mount id 70, 10.0.2.15:/export) and mount.nfs left it as it was; verifying that mount",
+        ));
+    assert_eq!(f.record("mount.nfs").len(), 1);
+    assert!(f.record("umount").is_empty());
+}
+
+#[test]
+fn a_mount_nfs_failure_is_passed_on_unchanged() {
+    let f = Fixture::ready();
+    f.scenario("mount.nfs", "exit", "32");
+    f.scenario("mount.nfs", "stderr", "mount.nfs: Connection refused");
+    f.helper().args([SPEC, DIR]).assert().code(32).stderr(
+        predicate::str::contains("mount.nfs: Connection refused").and(predicate::str::contains(
+            "usr/sbin/mount.nfs failed (exit status 32); nothing was mounted on /mnt/gds",
+        )),
+    );
+}
+
+#[test]
+fn rpcrdma_is_loaded_with_modprobe_before_the_checks() {
+    let f = ready_rdma();
+    f.write("proc/modules", "nvidia_fs 262144 0 - Live 0x0 (OE)\n");
+    f.write("proc/kallsyms", "");
+    f.remove("sys/module/rpcrdma");
+    f.scenario("modprobe", "modules", MODULES_WITH_RPCRDMA);
+    f.scenario("modprobe", "kallsyms", &loaded_kallsyms());
+    f.helper().args([SPEC, DIR]).assert().code(0).stderr(
+        // The loaded module exists now but its build-id was not recorded: unproven, not refused.
+        predicate::str::contains("WARN rpcrdma-fresh [enforce]"),
+    );
+    assert_eq!(f.record("modprobe"), ["rpcrdma|"]);
+    assert_eq!(f.record("mount.nfs").len(), 1);
+}
+
+#[test]
+fn remount_is_passed_through_and_the_existing_mount_verified() {
+    let f = Fixture::ready();
+    let (info, stats) = mounted_rdma();
+    f.table(&info, &stats);
+    f.helper()
+        .args([SPEC, DIR, "-o", "rw,remount,_netdev"])
+        .assert()
+        .code(0);
+    assert_eq!(
+        f.record("mount.nfs"),
+        [format!("{SPEC}|{DIR}|-o|rw,remount|")]
+    );
+    let (info, stats) = mounted_tcp();
+    f.table(&info, &stats);
+    f.helper()
+        .args([SPEC, DIR, "-o", "rw,remount"])
+        .assert()
+        .code(32)
+        .stderr(predicate::str::contains("so nfs-gds leaves it mounted"));
+    assert!(f.record("umount").is_empty());
+}
+
+#[test]
+fn without_mount_nfs_the_syscall_backend_is_planned_but_never_run_below_a_root() {
+    let f = ready_rdma();
+    f.remove("usr/sbin/mount.nfs");
+    f.helper()
+        .args([SPEC, DIR, "-f"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "  mount:   mount(2) source=10.0.2.15:/export target=/mnt/gds fstype=nfs4 flags=MountFlags(0x0) data=vers=4.2,proto=rdma,port=20049,addr=10.0.2.15\n",
+        ));
+    f.helper()
+        .args([SPEC, DIR])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "the mount(2) backend cannot mount below the fixture root",
+        ));
+    f.policy("backend = \"mount-nfs\"\n");
+    f.helper()
+        .args([SPEC, DIR])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("mount.nfs is not installed"));
+}
+
+#[test]
+fn a_missing_mount_table_is_a_system_error() {
+    let f = ready_rdma();
+    f.remove("proc/self/mountinfo");
+    f.helper()
+        .args([SPEC, DIR])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "proc/self/mountinfo does not exist",
+        ));
+}
+
+#[test]
+fn policy_file_errors_name_file_line_and_column() {
+    let f = ready_rdma();
+    let p = f.policy("default = \"warn\"\n\n[checks]\nmount-transprot = \"off\"\n");
+    f.helper()
+        .args([SPEC, DIR])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(format!(
+            "nfs-gds: {}:4:1: unknown check id `mount-transprot`",
+            p.display()
+        )));
+    f.policy("default = \"warn\"\nenforce = false\n");
+    f.helper()
+        .args([SPEC, DIR])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(":2:1: unknown field `enforce`"));
+    assert!(f.record("mount.nfs").is_empty());
+}
+
+#[test]
+fn a_group_or_world_writable_policy_is_refused() {
+    let f = ready_rdma();
+    let p = f.policy("default = \"off\"\n");
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o664)).unwrap();
+    f.helper()
+        .args([SPEC, DIR])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "is writable by its group (mode 0664): refusing it",
+        ));
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::set_permissions(p.parent().unwrap(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    f.helper()
+        .args([SPEC, DIR])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "is writable by its group and everyone",
+        ));
+    assert!(f.record("mount.nfs").is_empty());
+}
+
+#[test]
+fn the_policy_file_and_a_mount_rule_decide_levels() {
+    let f = ready_rdma();
+    f.remove("sys/module/nvidia_fs");
+    f.policy("[[mount]]\ntarget = \"/mnt/gds\"\ndefault = \"warn\"\n");
+    f.helper().args([SPEC, DIR]).assert().code(0);
+    // gds_policy= beats the file.
+    f.helper()
+        .args([SPEC, DIR, "-o", "gds_policy=enforce"])
+        .assert()
+        .code(32);
+    // An explicit config file that does not exist is an error; NFS_GDS_CONFIG names one.
+    f.helper()
+        .env("NFS_GDS_CONFIG", f.path().join("nope.toml"))
+        .args([SPEC, DIR])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("nope.toml: no such policy file"));
+}
+
+#[test]
+fn ipv6_servers_get_rdma6() {
+    let f = ready_rdma();
+    f.helper()
+        .args(["[fe80::1]:/export", DIR, "-f"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "-o vers=4.2,proto=rdma6,port=20049",
+        ));
+}
+
+#[test]
+fn the_shipped_fstab_lines_and_mount_unit_are_accepted() {
+    let f = ready_rdma();
+    let fstab = include_str!("../contrib/fstab.example");
+    let entries: Vec<Vec<&str>> = fstab
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(entries.len(), 3);
+    let unit = include_str!("../contrib/systemd/mnt-data.mount");
+    let value = |key: &str| {
+        unit.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .unwrap_or_else(|| panic!("{key} in the unit"))
+    };
+    let mut cases: Vec<(String, String, String)> = entries
+        .iter()
+        .map(|e| {
+            assert_eq!(e[2], "nfs-gds");
+            assert!(e[3].split(',').any(|o| o == "_netdev"), "{e:?}");
+            (e[0].to_string(), e[1].to_string(), e[3].to_string())
+        })
+        .collect();
+    assert_eq!(value("Type="), "nfs-gds");
+    cases.push((
+        value("What=").to_string(),
+        value("Where=").to_string(),
+        value("Options=").to_string(),
+    ));
+    for (spec, dir, opts) in cases {
+        f.helper()
+            .args([&spec, &dir, "-f", "-o", &opts])
+            .assert()
+            .code(0)
+            .stdout(predicate::str::contains(format!("{spec} {dir} -o ")));
+    }
+}
+
+#[test]
+fn every_argv_of_the_vm_capture_is_understood() {
+    // argv that util-linux 2.38.1 (Debian 12) gave a helper in a test VM.
+    let cases: [&[&str]; 4] = [
+        &[SPEC, "/mnt/gds2", "-o", "rw,vers=4.2,gds.policy=warn"],
+        &[
+            SPEC,
+            "/mnt/gds",
+            "-o",
+            "rw,vers=4.2,gds.policy=warn,_netdev",
+        ],
+        &[
+            SPEC,
+            "/mnt/gds",
+            "-f",
+            "-v",
+            "-o",
+            "rw,vers=4.2,gds.policy=warn,_netdev",
+        ],
+        &[
+            SPEC,
+            "/mnt/gds3",
+            "-v",
+            "-o",
+            "ro,nosuid,vers=4.2,gds.policy=warn",
+        ],
+    ];
+    let f = Fixture::ready();
+    for args in cases {
+        f.helper()
+            .args(args)
+            .arg("-f")
+            .assert()
+            .code(0)
+            .stdout(predicate::str::contains(
+                ",vers=4.2,proto=rdma,port=20049\n",
+            ));
+    }
+    assert!(f.record("mount.nfs").is_empty());
+}

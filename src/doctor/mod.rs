@@ -7,6 +7,7 @@
 pub mod collect;
 pub mod cufile;
 pub mod fstab;
+pub mod mounts;
 pub mod plan;
 pub mod probe;
 pub mod provision;
@@ -18,6 +19,7 @@ pub mod usage;
 use serde::Serialize;
 
 use crate::checks::{node, CheckResult, Verdict, SCHEMA_VERSION};
+use crate::host::mounts::read_mount_table;
 use crate::host::nvidia_fs::GpuDriverFlavour;
 use crate::host::{HostError, HostFacts};
 use plan::{PlanInput, Step};
@@ -158,12 +160,26 @@ pub fn diagnose(
             },
         ));
     }
-    if let Some(text) = facts.root.read_text("etc/fstab")? {
-        for entry in fstab::parse_nfs_gds_entries(&text) {
-            for p in fstab::problems(&entry) {
-                findings.push(finding("fstab", p));
-            }
+    let fstab_entries = facts
+        .root
+        .read_text("etc/fstab")?
+        .map(|t| fstab::parse_nfs_gds_entries(&t))
+        .unwrap_or_default();
+    for entry in &fstab_entries {
+        for p in fstab::problems(entry) {
+            findings.push(finding("fstab", p));
         }
+    }
+    match read_mount_table(&facts.root) {
+        Ok(table) => {
+            let review = mounts::review(&table, &fstab_entries);
+            findings.extend(review.findings);
+            checks.extend(review.checks);
+        }
+        Err(e) => findings.push(finding(
+            "nfs-mount",
+            format!("the mount table could not be read: {e}"),
+        )),
     }
     if stack.gpu_operator {
         findings.push(finding(

@@ -305,7 +305,22 @@ pub fn plan(input: &PlanInput) -> Vec<Step> {
         ));
     }
 
-    // 7. Prove it once.
+    // 7. Mounts that do not run over RDMA, or would not.
+    for c in checks.iter().filter(|c| {
+        c.status == Status::Fail
+            && matches!(
+                c.id,
+                CheckId::TransportTrap | CheckId::MountTransport | CheckId::MountOptions
+            )
+    }) {
+        steps.push(Step::manual(
+            format!("Fix the mount ({})", c.id),
+            c.summary.clone(),
+            c.remedy.iter().cloned().collect(),
+        ));
+    }
+
+    // 8. Prove it once.
     if input.compat_allowed {
         steps.push(Step::manual(
             "Prove GDS once with compatibility mode off",

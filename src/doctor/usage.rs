@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::host::facts::RPCRDMA;
+use crate::host::mounts::{is_rdma_netid, read_mount_table, MountTable};
 use crate::host::{HostError, HostFacts};
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -24,11 +25,11 @@ impl RpcrdmaUsage {
             .flatten()
             .find(|m| m.name == RPCRDMA)
             .and_then(|m| m.refcount);
-        let rdma_mounts = facts
-            .root
-            .read_text("proc/self/mounts")?
-            .map(|t| rdma_nfs_mounts(&t))
-            .unwrap_or_default();
+        // An unreadable mount table is taken as "unknown", which must not allow a reload.
+        let rdma_mounts = match read_mount_table(&facts.root) {
+            Ok(table) => rdma_nfs_mounts(&table),
+            Err(e) => vec![format!("(mount table unreadable: {e})")],
+        };
         let nfsd_rdma_listener = facts
             .root
             .read_text("proc/fs/nfsd/portlist")?
@@ -65,32 +66,33 @@ impl RpcrdmaUsage {
     }
 }
 
-/// Mount points of NFS mounts over RDMA in a `/proc/mounts`-format text.
-pub fn rdma_nfs_mounts(text: &str) -> Vec<String> {
-    text.lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            if f.len() < 4 || !matches!(f[2], "nfs" | "nfs4") {
-                return None;
-            }
-            f[3].split(',')
-                .any(|o| o == "proto=rdma" || o == "proto=rdma6")
-                .then(|| f[1].replace("\\040", " "))
+/// Mount points of NFS mounts that ask for or run over RDMA.
+pub fn rdma_nfs_mounts(table: &MountTable) -> Vec<String> {
+    table
+        .mounts
+        .iter()
+        .filter(|m| m.is_nfs())
+        .filter(|m| {
+            m.runs_over_rdma() == Some(true) || m.option("proto").is_some_and(is_rdma_netid)
         })
+        .map(|m| m.info.mount_point.display().to_string())
         .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::mounts::parse_mountinfo;
 
     #[test]
     fn finds_rdma_mounts_only() {
-        let t = "srv:/a /mnt/a nfs4 rw,vers=4.2,proto=rdma,port=20049 0 0\n\
-                 srv:/b /mnt/b\\040x nfs rw,vers=3,proto=rdma6 0 0\n\
-                 srv:/c /mnt/c nfs4 rw,proto=tcp 0 0\n\
-                 tmpfs /tmp tmpfs rw 0 0\n";
-        assert_eq!(rdma_nfs_mounts(t), vec!["/mnt/a", "/mnt/b x"]);
+        let info = "1 0 0:1 / / rw - ext4 /dev/vda rw\n\
+                    2 1 0:2 / /mnt/a rw - nfs4 srv:/a rw,vers=4.2,proto=rdma,port=20049\n\
+                    3 1 0:3 / /mnt/b\\040x rw - nfs srv:/b rw,vers=3,proto=rdma6\n\
+                    4 1 0:4 / /mnt/c rw - nfs4 srv:/c rw,proto=tcp\n\
+                    5 1 0:5 / /tmp rw - tmpfs tmpfs rw\n";
+        let table = MountTable::join(parse_mountinfo(info.as_bytes()).unwrap(), vec![]);
+        assert_eq!(rdma_nfs_mounts(&table), vec!["/mnt/a", "/mnt/b x"]);
     }
 
     #[test]

@@ -1,0 +1,152 @@
+//! Doctor's look at the NFS mounts: every NFS mount with its real transport and port, the
+//! post-mount checks for each mount meant for GDS (an `nfs-gds` fstab entry, or one asking for
+//! RDMA), and the transport trap around them. The checks themselves are the helper's
+//! ([`crate::checks::mount`]); this only chooses which mounts to run them on.
+
+use crate::checks::{mount as mount_checks, CheckResult};
+use crate::host::mounts::{is_rdma_netid, Mount, MountTable};
+
+use super::fstab::FstabEntry;
+use super::Finding;
+
+/// The port an RDMA mount is expected on unless its options say otherwise.
+const NFS_RDMA_PORT: u16 = 20049;
+
+/// Findings and checks about the mounts.
+#[derive(Debug, Default)]
+pub struct MountReview {
+    pub findings: Vec<Finding>,
+    pub checks: Vec<CheckResult>,
+}
+
+fn describe(m: &Mount) -> String {
+    let transports = m.transports();
+    format!(
+        "{} on {}: {} vers={} proto={} port={}, transport {}",
+        m.info.source,
+        m.info.mount_point.display(),
+        m.info.fstype,
+        m.option("vers").unwrap_or("?"),
+        m.option("proto").unwrap_or("?"),
+        m.option("port").unwrap_or("default"),
+        if transports.is_empty() {
+            "unknown (no mountstats record)".to_string()
+        } else {
+            transports.join("+")
+        }
+    )
+}
+
+/// Whether a mount is meant to carry GDS traffic.
+fn meant_for_gds(m: &Mount, gds_targets: &[&FstabEntry]) -> bool {
+    gds_targets
+        .iter()
+        .any(|e| m.info.mount_point.as_os_str() == e.target.as_str())
+        || m.option("proto").is_some_and(is_rdma_netid)
+}
+
+pub fn review(table: &MountTable, fstab: &[FstabEntry]) -> MountReview {
+    let mut out = MountReview::default();
+    let gds_targets: Vec<&FstabEntry> = fstab.iter().collect();
+    for m in table.mounts.iter().filter(|m| m.is_nfs()) {
+        out.findings.push(Finding {
+            topic: "nfs-mount".into(),
+            text: describe(m),
+        });
+        if !meant_for_gds(m, &gds_targets) {
+            continue;
+        }
+        // Only the mount on top of its mount point is what applications see.
+        if table
+            .topmost_at(&m.info.mount_point)
+            .is_some_and(|t| t.info.mount_id != m.info.mount_id)
+        {
+            continue;
+        }
+        let port = m
+            .option("port")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(NFS_RDMA_PORT);
+        let mp = m.info.mount_point.display().to_string();
+        for mut r in mount_checks::verify(m, table, port) {
+            if !r.summary.contains(&mp) {
+                r.summary = format!("{mp}: {}", r.summary);
+            }
+            out.checks.push(r);
+        }
+    }
+    for e in fstab {
+        if table
+            .topmost_at(std::path::Path::new(&e.target))
+            .is_none_or(|m| !m.is_nfs())
+        {
+            out.findings.push(Finding {
+                topic: "fstab".into(),
+                text: format!(
+                    "/etc/fstab line {}: {} ({}) is not mounted",
+                    e.line, e.target, e.source
+                ),
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::{CheckId, Status};
+    use crate::host::mounts::{parse_mountinfo, parse_mountstats};
+
+    fn table(mountinfo: &str, mountstats: &str) -> MountTable {
+        MountTable::join(
+            parse_mountinfo(mountinfo.as_bytes()).unwrap(),
+            parse_mountstats(mountstats.as_bytes()),
+        )
+    }
+
+    const INFO: &str = "\
+25 1 254:0 / / rw - ext4 /dev/vda rw
+40 25 0:50 / /mnt/tcp rw - nfs4 10.0.2.15:/export rw,vers=4.2,proto=tcp,addr=10.0.2.15
+41 25 0:51 / /mnt/gds rw - nfs4 10.0.2.15:/export rw,vers=4.2,proto=rdma,port=20049,addr=10.0.2.15
+";
+    const STATS: &str = "\
+device /dev/vda mounted on / with fstype ext4
+device 10.0.2.15:/export mounted on /mnt/tcp with fstype nfs4 statvers=1.1
+\topts:\trw,vers=4.2,proto=tcp
+\txprt:\ttcp 0 0 2 0 0 57 57 0 57 0 2 0 0
+device 10.0.2.15:/export mounted on /mnt/gds with fstype nfs4 statvers=1.1
+\topts:\trw,vers=4.2,proto=rdma,port=20049
+\txprt:\trdma 0 0 1 0 0 121 121 0 1096 0 131 1 11 120676 2562 0 0 110132 5 0 0 0 0 66 131 0 0
+";
+
+    #[test]
+    fn gds_mounts_are_verified_and_the_trap_is_seen() {
+        let fstab = super::super::fstab::parse_nfs_gds_entries(
+            "10.0.2.15:/export /mnt/gds nfs-gds _netdev 0 0\n10.0.2.15:/other /mnt/other nfs-gds _netdev 0 0\n",
+        );
+        let r = review(&table(INFO, STATS), &fstab);
+        let nfs: Vec<_> = r
+            .findings
+            .iter()
+            .filter(|f| f.topic == "nfs-mount")
+            .collect();
+        assert_eq!(nfs.len(), 2);
+        assert!(nfs[0].text.contains("transport tcp"), "{}", nfs[0].text);
+        // Only /mnt/gds is meant for GDS: its trap, transport and options.
+        let ids: Vec<_> = r.checks.iter().map(|c| (c.id, c.status)).collect();
+        assert_eq!(
+            ids,
+            vec![
+                (CheckId::TransportTrap, Status::Warn),
+                (CheckId::MountTransport, Status::Pass),
+                (CheckId::MountOptions, Status::Pass),
+            ]
+        );
+        assert!(r.checks.iter().all(|c| c.summary.contains("/mnt/gds")));
+        assert!(r
+            .findings
+            .iter()
+            .any(|f| f.topic == "fstab" && f.text.contains("/mnt/other")));
+    }
+}

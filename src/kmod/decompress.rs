@@ -9,12 +9,12 @@
 
 use std::io::{self, Read};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Largest decompressed module accepted. Real modules are well under 10 MiB (rpcrdma ≈ 1 MiB).
 pub const MODULE_SIZE_CAP: u64 = 64 << 20;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Compression {
     None,

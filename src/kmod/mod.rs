@@ -11,10 +11,10 @@ pub mod modinfo;
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use decompress::{Compression, MODULE_SIZE_CAP};
-pub use elf::{Export, SymbolFacts};
+pub use elf::{Export, ExportLayout, SymbolFacts};
 pub use modinfo::Modinfo;
 
 /// The two symbols nvidia-fs looks up in rpcrdma with `__symbol_get`.
@@ -24,7 +24,7 @@ pub const RPCRDMA_HOOKS: [&str; 2] = [
 ];
 
 /// The facts of one module file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModuleFile {
     pub path: PathBuf,
     pub compression: Compression,
@@ -33,6 +33,8 @@ pub struct ModuleFile {
     pub modinfo: Modinfo,
     pub build_id: Option<String>,
     pub has_symtab: bool,
+    /// Where the file keeps the GPL-ness of its exports.
+    pub export_layout: ExportLayout,
     pub symbols: Vec<SymbolFacts>,
 }
 
@@ -110,6 +112,7 @@ pub fn inspect_bytes(path: &Path, bytes: &[u8], wanted: &[&str]) -> Result<Modul
         modinfo: facts.modinfo,
         build_id: facts.build_id,
         has_symtab: facts.has_symtab,
+        export_layout: facts.export_layout,
         symbols: facts.symbols,
     })
 }

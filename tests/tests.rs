@@ -3,5 +3,7 @@
 
 mod support;
 
+mod bad_inputs;
 mod check;
+mod inspect_module;
 mod module_reader;

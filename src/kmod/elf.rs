@@ -204,9 +204,9 @@ impl<'a> Image<'a> {
         } else {
             u64::from(header.e_shnum)
         };
-        let table_size = count
-            .checked_mul(shdr_size as u64)
-            .ok_or_else(|| ElfError::Parse(format!("{count} section headers")))?;
+        let table_size = count.checked_mul(shdr_size as u64).ok_or_else(|| {
+            ElfError::Parse(format!("section header table claims {count} entries"))
+        })?;
         slice_of(bytes, "section header table", header.e_shoff, table_size)?;
         let sections = SectionHeader::parse(bytes, header.e_shoff as usize, count as usize, ctx)
             .map_err(parse_err)?;
@@ -304,7 +304,8 @@ impl<'a> FlagsTable<'a> {
         let data = image.section_data(sh, "section __kflagstab")?;
         let entry_size = image.find_section("__ksymtab").and_then(|(_, k)| {
             let n = data.len() as u64;
-            (n > 0 && k.sh_size.is_multiple_of(n)).then(|| k.sh_size / n)
+            // A zero-sized `__ksymtab` would make every index 0 / 0.
+            (n > 0 && k.sh_size >= n && k.sh_size.is_multiple_of(n)).then(|| k.sh_size / n)
         });
         Ok(Some(FlagsTable {
             index,

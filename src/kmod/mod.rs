@@ -63,12 +63,20 @@ pub enum KmodError {
         path: PathBuf,
         source: decompress::DecompressError,
     },
-    #[error("{} ({} decompressed): {source}", path.display(), compression.as_str())]
+    #[error("{}{}: {source}", path.display(), after_decompressing(*compression))]
     Elf {
         path: PathBuf,
         compression: Compression,
         source: elf::ElfError,
     },
+}
+
+/// ` (after xz decompression)` for a compressed file, nothing for a plain one.
+fn after_decompressing(c: Compression) -> String {
+    match c {
+        Compression::None => String::new(),
+        c => format!(" (after {} decompression)", c.as_str()),
+    }
 }
 
 /// Inspects module file bytes; `path` is only used to name the file in facts and errors.

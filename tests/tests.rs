@@ -4,6 +4,7 @@
 mod support;
 
 mod bad_inputs;
+mod cache;
 mod check;
 mod inspect_module;
 mod module_reader;

@@ -126,7 +126,13 @@ fn read_rpcrdma(
     let file = match &resolution {
         Some(Resolution::File {
             path, exists: true, ..
-        }) => Some(kmod::inspect_file(path, &RPCRDMA_HOOKS).map_err(|e| e.to_string())),
+        }) => {
+            let cache = kmod::cache::FactsCache::for_root(root);
+            Some(
+                kmod::inspect_file_with_cache(path, &RPCRDMA_HOOKS, cache.as_ref())
+                    .map_err(|e| e.to_string()),
+            )
+        }
         _ => None,
     };
     let loaded = loaded.is_some_and(|m| m.iter().any(|m| m.name == RPCRDMA));

@@ -154,7 +154,8 @@ pub fn kernel_image(root: &Root, release: &str) -> Option<String> {
         .find(|p| root.join(p).is_file())
 }
 
-/// Gathers the evidence from the host and judges it.
+/// Gathers the evidence from the host and judges it. The image scan is answered from the
+/// module facts cache ([`crate::kmod::cache`]) while the image file is unchanged.
 pub fn read(root: &Root, kernel: &KernelInfo) -> GplRule {
     let image = kernel
         .release
@@ -162,7 +163,9 @@ pub fn read(root: &Root, kernel: &KernelInfo) -> GplRule {
         .and_then(|r| kernel_image(root, r));
     match image {
         Some(p) => {
-            let outcome = image_scan::scan_file(&root.join(&p), RULE_TEXT);
+            let cache = crate::kmod::cache::FactsCache::for_root(root);
+            let outcome =
+                image_scan::scan_file_with_cache(&root.join(&p), RULE_TEXT, cache.as_ref());
             judge(kernel, Some((&p, &outcome)))
         }
         None => judge(kernel, None),

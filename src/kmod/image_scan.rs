@@ -37,6 +37,28 @@ pub fn scan_file(path: &Path, needle: &[u8]) -> ScanOutcome {
     }
 }
 
+/// [`scan_file`], answered from `cache` when it holds the answer for this very version of the
+/// image (same identity and content hash): the scan decompresses tens of MB.
+pub fn scan_file_with_cache(
+    path: &Path,
+    needle: &[u8],
+    cache: Option<&super::cache::FactsCache>,
+) -> ScanOutcome {
+    let Some(cache) = cache else {
+        return scan_file(path, needle);
+    };
+    let (key, bytes) = match super::cache::FileIdentity::read(path) {
+        Ok(read) => read,
+        Err(_) => return scan_file(path, needle),
+    };
+    if let Some(outcome) = cache.image_scan(&key, needle) {
+        return outcome;
+    }
+    let outcome = scan_bytes(&bytes, needle);
+    cache.store_image_scan(&key, needle, &outcome);
+    outcome
+}
+
 /// Scans image bytes for `needle` in the first payload that decompresses.
 pub fn scan_bytes(image: &[u8], needle: &[u8]) -> ScanOutcome {
     if image.starts_with(b"\x7fELF") {

@@ -3,7 +3,9 @@
 //! [`inspect_file`] answers, for one file: its compression, `.modinfo` identity, GNU build-id,
 //! and for each nvfs hook whether it is defined and how it is exported. It reads only the file
 //! it is given; which file modprobe would pick is [`crate::host::modules`]'s business.
+//! [`inspect_file_with_cache`] answers from the root-only [`cache`] when the file is unchanged.
 
+pub mod cache;
 pub mod decompress;
 pub mod elf;
 pub mod image_scan;
@@ -137,4 +139,31 @@ pub fn inspect_file(path: &Path, wanted: &[&str]) -> Result<ModuleFile, KmodErro
         source,
     })?;
     inspect_bytes(path, &bytes, wanted)
+}
+
+/// [`inspect_file`], answered from `cache` when it holds the facts of this very version of the
+/// file (same identity and content hash); fresh answers are stored.
+pub fn inspect_file_with_cache(
+    path: &Path,
+    wanted: &[&str],
+    cache: Option<&cache::FactsCache>,
+) -> Result<ModuleFile, KmodError> {
+    let Some(cache) = cache else {
+        return inspect_file(path, wanted);
+    };
+    if path.is_dir() {
+        return inspect_file(path, wanted);
+    }
+    let (key, bytes) = match cache::FileIdentity::read(path) {
+        Ok(read) => read,
+        Err(_) => return inspect_file(path, wanted),
+    };
+    if let Some(mut facts) = cache.module(&key, wanted) {
+        // The entry may have been written for the same file under another name.
+        facts.path = path.to_owned();
+        return Ok(facts);
+    }
+    let facts = inspect_bytes(path, &bytes, wanted)?;
+    cache.store_module(&key, wanted, &facts);
+    Ok(facts)
 }

@@ -169,6 +169,15 @@ fn decompression_bombs_hit_the_cap() {
 }
 
 #[test]
+fn a_zstd_frame_asking_for_a_huge_window_is_refused_before_allocating() {
+    let dir = tempfile::tempdir().unwrap();
+    // From a pipe zstd cannot shrink the window to the input: --long=30 asks for 1 GiB.
+    let packed = filter("zstd", &["-q", "--long=30", "-c"], &module());
+    let path = file_with(dir.path(), "window.ko.zst", &packed);
+    refuses(&path, "corrupt or truncated zstd data");
+}
+
+#[test]
 fn empty_files_directories_and_strangers() {
     let dir = tempfile::tempdir().unwrap();
     let path = file_with(dir.path(), "empty.ko", b"");

@@ -56,26 +56,46 @@ pub struct FileIdentity {
 }
 
 impl FileIdentity {
-    /// Reads the file `path` names now (after resolving symlinks) and returns its identity and
-    /// content; the metadata is taken from the open file, so both describe the same inode.
+    /// Reads the file `path` names now and returns its identity and content.
     pub fn read(path: &Path) -> io::Result<(Self, Vec<u8>)> {
+        let file = ReadFile::open(path)?;
+        Ok((file.identity(), file.bytes))
+    }
+}
+
+/// A file read whole, with the metadata of the very inode that was read.
+#[derive(Debug)]
+pub struct ReadFile {
+    /// The canonical path (symlinks resolved).
+    pub path: PathBuf,
+    meta: fs::Metadata,
+    pub bytes: Vec<u8>,
+}
+
+impl ReadFile {
+    pub fn open(path: &Path) -> io::Result<Self> {
         let path = fs::canonicalize(path)?;
         let mut file = fs::File::open(&path)?;
-        let m = file.metadata()?;
-        let mut bytes = Vec::with_capacity(m.size() as usize);
+        let meta = file.metadata()?;
+        let mut bytes = Vec::with_capacity(meta.size() as usize);
         io::Read::read_to_end(&mut file, &mut bytes)?;
+        Ok(ReadFile { path, meta, bytes })
+    }
+
+    /// The identity of what was read (hashing the content: call it only when a cache is used).
+    pub fn identity(&self) -> FileIdentity {
         let mut h = DefaultHasher::new();
-        bytes.hash(&mut h);
-        let id = FileIdentity {
-            path,
+        self.bytes.hash(&mut h);
+        let m = &self.meta;
+        FileIdentity {
+            path: self.path.clone(),
             dev: m.dev(),
             ino: m.ino(),
             size: m.size(),
             mtime: (m.mtime(), m.mtime_nsec()),
             ctime: (m.ctime(), m.ctime_nsec()),
             digest: h.finish(),
-        };
-        Ok((id, bytes))
+        }
     }
 }
 

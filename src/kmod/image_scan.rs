@@ -102,7 +102,14 @@ fn single_stream_decoder(format: Compression, input: &[u8]) -> Option<Box<dyn Re
     Some(match format {
         Compression::Gzip => Box::new(flate2::read::GzDecoder::new(input)),
         Compression::Xz => Box::new(liblzma::read::XzDecoder::new(input)),
-        Compression::Zstd => Box::new(ruzstd::decoding::StreamingDecoder::new(input).ok()?),
+        Compression::Zstd => {
+            let mut d = zstd::stream::read::Decoder::with_buffer(input)
+                .ok()?
+                .single_frame();
+            // Kernel images use up to `zstd -22 --ultra`: windows of 2^27 and beyond.
+            d.window_log_max(31).ok()?;
+            Box::new(d)
+        }
         Compression::None => Box::new(input),
     })
 }

@@ -142,7 +142,8 @@ pub fn inspect_file(path: &Path, wanted: &[&str]) -> Result<ModuleFile, KmodErro
 }
 
 /// [`inspect_file`], answered from `cache` when it holds the facts of this very version of the
-/// file (same identity and content hash); fresh answers are stored.
+/// file (same identity and content hash); fresh answers are stored. Uncompressed modules bypass
+/// the cache: hashing them costs about what parsing them does.
 pub fn inspect_file_with_cache(
     path: &Path,
     wanted: &[&str],
@@ -154,16 +155,23 @@ pub fn inspect_file_with_cache(
     if path.is_dir() {
         return inspect_file(path, wanted);
     }
-    let (key, bytes) = match cache::FileIdentity::read(path) {
-        Ok(read) => read,
+    let file = match cache::ReadFile::open(path) {
+        Ok(f) => f,
         Err(_) => return inspect_file(path, wanted),
     };
+    if matches!(
+        decompress::sniff(&file.bytes),
+        None | Some(Compression::None)
+    ) {
+        return inspect_bytes(path, &file.bytes, wanted);
+    }
+    let key = file.identity();
     if let Some(mut facts) = cache.module(&key, wanted) {
         // The entry may have been written for the same file under another name.
         facts.path = path.to_owned();
         return Ok(facts);
     }
-    let facts = inspect_bytes(path, &bytes, wanted)?;
+    let facts = inspect_bytes(path, &file.bytes, wanted)?;
     cache.store_module(&key, wanted, &facts);
     Ok(facts)
 }

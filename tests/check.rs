@@ -76,6 +76,13 @@ fn dkms_zst_build_with_gpl_hooks_is_ready() {
     assert!(evidence(&doc, "rpcrdma-hook-export").contains(&format!("{HOOK}: EXPORT_SYMBOL_GPL")));
     // A pass needs no remedy.
     assert!(check_result(&doc, "rpcrdma-hooks").get("remedy").is_none());
+    // Not loaded yet: the kernel loads it at the first RDMA mount.
+    assert_eq!(status(&doc, "rpcrdma-loaded"), "skip");
+    assert!(check_result(&doc, "rpcrdma-loaded")["summary"]
+        .as_str()
+        .unwrap()
+        .contains("rpcrdma is not loaded"));
+    assert_eq!(status(&doc, "rpcrdma-fresh"), "skip");
 
     let text = run(&f, &["check"]);
     assert_eq!(text.status.code(), Some(0));

@@ -52,6 +52,27 @@ fn default_is_the_rpcrdma_modprobe_would_load() {
         );
     }
     assert!(text.contains("verdict:      usable for GDS"), "{text}");
+    assert!(
+        text.contains("exports:      __ksymtab / __ksymtab_gpl (GPL-only by table)\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_flags_table_layout_is_shown() {
+    let spec = ModuleSpec::rpcrdma("7.1.0").layout(Layout::FlagsTable);
+    let f = node_with(&spec, DKMS, Packing::XzCrc64);
+    let out = run(&f, &["inspect-module"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("exports:      __ksymtab + __kflagstab (GPL-only by flag)\n"),
+        "{text}"
+    );
+    let (code, doc) = inspect_json(&f, &[]);
+    assert_eq!(code, 0);
+    assert_eq!(doc["module"]["export_layout"], "flags-table");
+    assert_eq!(doc["module"]["symbols"][0]["export"]["kind"], "gpl");
 }
 
 #[test]

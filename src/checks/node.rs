@@ -344,7 +344,7 @@ pub fn rpcrdma_loaded(facts: &HostFacts) -> CheckResult {
             r.remedy(missing_hooks_remedy(origin_of(rp)))
         };
     }
-    let plain = found.iter().any(|e| e.plain_export());
+    let plain = rp.kallsyms_shows_license() && found.iter().any(|e| e.plain_export());
     let enforced = facts
         .gpl_rule
         .as_ref()

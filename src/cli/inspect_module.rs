@@ -16,7 +16,7 @@ use crate::checks::SCHEMA_VERSION;
 use crate::host::gpl_rule::{self, Enforcement, GplRule};
 use crate::host::kernel::KernelInfo;
 use crate::host::modules::{ModuleTree, Resolution};
-use crate::kmod::{self, Export, ModuleFile, RPCRDMA_HOOKS};
+use crate::kmod::{self, Export, ExportLayout, ModuleFile, RPCRDMA_HOOKS};
 
 #[derive(Debug, Args)]
 pub struct InspectArgs {
@@ -151,6 +151,15 @@ fn text(f: &ModuleFile, v: HooksVerdict, rule: Option<&GplRule>) -> String {
         out,
         "build-id:     {}",
         f.build_id.as_deref().unwrap_or(none)
+    );
+    let _ = writeln!(
+        out,
+        "exports:      {}",
+        match f.export_layout {
+            ExportLayout::SplitTables => "__ksymtab / __ksymtab_gpl (GPL-only by table)",
+            ExportLayout::FlagsTable => "__ksymtab + __kflagstab (GPL-only by flag)",
+            ExportLayout::NoExports => "none",
+        }
     );
     if !f.has_symtab {
         let _ = writeln!(

@@ -59,6 +59,13 @@ impl RpcrdmaFacts {
             .unwrap_or_default()
     }
 
+    /// Whether the kallsyms type letter of a module symbol tells its license: true unless the
+    /// module file shows the `__kflagstab` layout, where `T` marks GPL exports too.
+    pub fn kallsyms_shows_license(&self) -> bool {
+        self.inspected()
+            .is_none_or(|f| f.export_layout != kmod::ExportLayout::FlagsTable)
+    }
+
     /// Whether any evidence shows a plain (non-GPL) export of a hook.
     pub fn any_plain_export(&self) -> bool {
         let in_file = self.inspected().is_some_and(|f| {
@@ -66,7 +73,9 @@ impl RpcrdmaFacts {
                 .iter()
                 .any(|s| s.defined && s.export == kmod::Export::Plain)
         });
-        let loaded = !self.is_builtin() && self.loaded_hooks().iter().any(|e| e.plain_export());
+        let loaded = !self.is_builtin()
+            && self.kallsyms_shows_license()
+            && self.loaded_hooks().iter().any(|e| e.plain_export());
         in_file || loaded
     }
 }
@@ -117,7 +126,13 @@ fn read_rpcrdma(
     let file = match &resolution {
         Some(Resolution::File {
             path, exists: true, ..
-        }) => Some(kmod::inspect_file(path, &RPCRDMA_HOOKS).map_err(|e| e.to_string())),
+        }) => {
+            let cache = kmod::cache::FactsCache::for_root(root);
+            Some(
+                kmod::inspect_file_with_cache(path, &RPCRDMA_HOOKS, cache.as_ref())
+                    .map_err(|e| e.to_string()),
+            )
+        }
         _ => None,
     };
     let loaded = loaded.is_some_and(|m| m.iter().any(|m| m.name == RPCRDMA));

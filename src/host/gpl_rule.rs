@@ -21,13 +21,29 @@ use crate::kmod::image_scan::{self, ScanOutcome};
 pub const RULE_TEXT: &[u8] = b"failing symbol_get of non-GPLONLY symbol";
 
 /// First release of each stable series that carries the rule (series without an entry and older
-/// than 6.6 never got it). Sources: the stable review series of September 2023 that carried
-/// "modules: only allow symbol_get of EXPORT_SYMBOL_GPL modules".
+/// than 6.6 never got it).
+///
+/// Verified from the stable team's own mail (the `linux-stable-rc` / `linux-stable` push
+/// notifications and the stable review series, all September 2023), where the backport is
+/// "modules: only allow symbol_get of EXPORT_SYMBOL_GPL modules":
+/// - 4.14.326: "[PATCH 4.14 004/186]" of the 4.14.326 review (2023-09-20); in `Linux 4.14.326-rc1`;
+/// - 4.19.295: in `Linux 4.19.295-rc1` (linux-4.19.y push, 2023-09-17), 4.19.295 review 2023-09-20;
+/// - 5.4.257: in `Linux 5.4.257-rc1` (2023-09-11) and the 5.4.257 release announcement (2023-09-23);
+/// - 5.10.195: "[PATCH 5.10 006/406]" of the 5.10.195 review (2023-09-17);
+/// - 5.15.131: the `linux-5.15.y` push that tagged `Linux 5.15.131` (2023-09-06);
+/// - 6.1.52: "[PATCH 6.1 10/31]" of the 6.1.52 review (2023-09-04);
+/// - 6.4.15: "[PATCH 6.4 10/32]" of the 6.4.15 review (2023-09-04);
+/// - 6.5.2: "[PATCH 6.5 11/34]" of the 6.5.2 review (2023-09-04).
+///
+/// An earlier table from memory had 4.14.325, 4.19.294, 5.4.256 and 5.10.194: one release too
+/// early each. Vendor trees do not follow this table either way: openEuler's OLK-5.10 carried the
+/// backport and later reverted it (2024-03), RHEL backports without changing its version number;
+/// that is why the kernel image itself is asked first.
 pub const STABLE_BACKPORTS: [KernelVersion; 8] = [
-    KernelVersion::new(4, 14, 325),
-    KernelVersion::new(4, 19, 294),
-    KernelVersion::new(5, 4, 256),
-    KernelVersion::new(5, 10, 194),
+    KernelVersion::new(4, 14, 326),
+    KernelVersion::new(4, 19, 295),
+    KernelVersion::new(5, 4, 257),
+    KernelVersion::new(5, 10, 195),
     KernelVersion::new(5, 15, 131),
     KernelVersion::new(6, 1, 52),
     KernelVersion::new(6, 4, 15),
@@ -148,7 +164,8 @@ pub fn kernel_image(root: &Root, release: &str) -> Option<String> {
         .find(|p| root.join(p).is_file())
 }
 
-/// Gathers the evidence from the host and judges it.
+/// Gathers the evidence from the host and judges it. The image scan is answered from the
+/// module facts cache ([`crate::kmod::cache`]) while the image file is unchanged.
 pub fn read(root: &Root, kernel: &KernelInfo) -> GplRule {
     let image = kernel
         .release
@@ -156,7 +173,9 @@ pub fn read(root: &Root, kernel: &KernelInfo) -> GplRule {
         .and_then(|r| kernel_image(root, r));
     match image {
         Some(p) => {
-            let outcome = image_scan::scan_file(&root.join(&p), RULE_TEXT);
+            let cache = crate::kmod::cache::FactsCache::for_root(root);
+            let outcome =
+                image_scan::scan_file_with_cache(&root.join(&p), RULE_TEXT, cache.as_ref());
             judge(kernel, Some((&p, &outcome)))
         }
         None => judge(kernel, None),
@@ -176,7 +195,20 @@ mod tests {
         assert!(!version_has_rule(KernelVersion::new(6, 1, 51)));
         assert!(!version_has_rule(KernelVersion::new(6, 2, 16)));
         assert!(version_has_rule(KernelVersion::new(5, 15, 131)));
+        assert!(!version_has_rule(KernelVersion::new(5, 15, 130)));
         assert!(!version_has_rule(KernelVersion::new(5, 14, 0)));
+        // The first releases of each older series, one past what was once assumed.
+        assert!(!version_has_rule(KernelVersion::new(4, 14, 325)));
+        assert!(version_has_rule(KernelVersion::new(4, 14, 326)));
+        assert!(!version_has_rule(KernelVersion::new(4, 19, 294)));
+        assert!(version_has_rule(KernelVersion::new(4, 19, 295)));
+        assert!(!version_has_rule(KernelVersion::new(5, 4, 256)));
+        assert!(version_has_rule(KernelVersion::new(5, 4, 257)));
+        assert!(!version_has_rule(KernelVersion::new(5, 10, 194)));
+        assert!(version_has_rule(KernelVersion::new(5, 10, 195)));
+        assert!(!version_has_rule(KernelVersion::new(6, 4, 14)));
+        assert!(version_has_rule(KernelVersion::new(6, 5, 2)));
+        assert!(!version_has_rule(KernelVersion::new(6, 5, 1)));
     }
 
     #[test]

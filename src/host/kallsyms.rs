@@ -2,9 +2,13 @@
 //!
 //! Lines are `ADDRESS TYPE NAME[\t[MODULE]]`; addresses read as zero without privilege, which does
 //! not matter here. For a module symbol the type letter is upper-case only when the symbol is in
-//! the module's *non-GPL* export table, so `T` means a plain `EXPORT_SYMBOL` and `t` means a GPL
-//! export (or none at all). Symbols are matched whole: `__ksymtab_…`, `__kstrtab_…` and `__crc_…`
-//! helpers contain the hook names too.
+//! the module's `syms` export table (`is_exported()` in `kernel/module/kallsyms.c`). With the
+//! split export tables every released kernel uses, that table holds only *non-GPL* exports, so `T`
+//! means a plain `EXPORT_SYMBOL` and `t` means a GPL export (or none at all). Kernels with the
+//! `__kflagstab` layout (see [`crate::kmod::elf`]) keep every export in that one table, and there
+//! `T` means "exported", GPL or not: the letter then says nothing about the license, which
+//! [`crate::host::facts::RpcrdmaFacts::kallsyms_shows_license`] accounts for. Symbols are matched
+//! whole: `__ksymtab_…`, `__kstrtab_…` and `__crc_…` helpers contain the hook names too.
 
 use serde::Serialize;
 
@@ -20,7 +24,8 @@ pub struct KallsymsEntry {
 }
 
 impl KallsymsEntry {
-    /// Upper-case type of a module symbol: in the non-GPL export table.
+    /// Upper-case type of a module symbol: in the module's `syms` export table, which is the
+    /// non-GPL one on kernels with split export tables.
     pub fn plain_export(&self) -> bool {
         self.type_letter.is_ascii_uppercase()
     }

@@ -37,6 +37,28 @@ pub fn scan_file(path: &Path, needle: &[u8]) -> ScanOutcome {
     }
 }
 
+/// [`scan_file`], answered from `cache` when it holds the answer for this very version of the
+/// image (same identity and content hash): the scan decompresses tens of MB.
+pub fn scan_file_with_cache(
+    path: &Path,
+    needle: &[u8],
+    cache: Option<&super::cache::FactsCache>,
+) -> ScanOutcome {
+    let Some(cache) = cache else {
+        return scan_file(path, needle);
+    };
+    let (key, bytes) = match super::cache::FileIdentity::read(path) {
+        Ok(read) => read,
+        Err(_) => return scan_file(path, needle),
+    };
+    if let Some(outcome) = cache.image_scan(&key, needle) {
+        return outcome;
+    }
+    let outcome = scan_bytes(&bytes, needle);
+    cache.store_image_scan(&key, needle, &outcome);
+    outcome
+}
+
 /// Scans image bytes for `needle` in the first payload that decompresses.
 pub fn scan_bytes(image: &[u8], needle: &[u8]) -> ScanOutcome {
     if image.starts_with(b"\x7fELF") {
@@ -80,7 +102,14 @@ fn single_stream_decoder(format: Compression, input: &[u8]) -> Option<Box<dyn Re
     Some(match format {
         Compression::Gzip => Box::new(flate2::read::GzDecoder::new(input)),
         Compression::Xz => Box::new(liblzma::read::XzDecoder::new(input)),
-        Compression::Zstd => Box::new(ruzstd::decoding::StreamingDecoder::new(input).ok()?),
+        Compression::Zstd => {
+            let mut d = zstd::stream::read::Decoder::with_buffer(input)
+                .ok()?
+                .single_frame();
+            // Kernel images use up to `zstd -22 --ultra`: windows of 2^27 and beyond.
+            d.window_log_max(31).ok()?;
+            Box::new(d)
+        }
         Compression::None => Box::new(input),
     })
 }

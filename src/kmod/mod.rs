@@ -3,7 +3,9 @@
 //! [`inspect_file`] answers, for one file: its compression, `.modinfo` identity, GNU build-id,
 //! and for each nvfs hook whether it is defined and how it is exported. It reads only the file
 //! it is given; which file modprobe would pick is [`crate::host::modules`]'s business.
+//! [`inspect_file_with_cache`] answers from the root-only [`cache`] when the file is unchanged.
 
+pub mod cache;
 pub mod decompress;
 pub mod elf;
 pub mod image_scan;
@@ -11,10 +13,10 @@ pub mod modinfo;
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use decompress::{Compression, MODULE_SIZE_CAP};
-pub use elf::{Export, SymbolFacts};
+pub use elf::{Export, ExportLayout, SymbolFacts};
 pub use modinfo::Modinfo;
 
 /// The two symbols nvidia-fs looks up in rpcrdma with `__symbol_get`.
@@ -24,7 +26,7 @@ pub const RPCRDMA_HOOKS: [&str; 2] = [
 ];
 
 /// The facts of one module file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModuleFile {
     pub path: PathBuf,
     pub compression: Compression,
@@ -33,6 +35,8 @@ pub struct ModuleFile {
     pub modinfo: Modinfo,
     pub build_id: Option<String>,
     pub has_symtab: bool,
+    /// Where the file keeps the GPL-ness of its exports.
+    pub export_layout: ExportLayout,
     pub symbols: Vec<SymbolFacts>,
 }
 
@@ -61,12 +65,20 @@ pub enum KmodError {
         path: PathBuf,
         source: decompress::DecompressError,
     },
-    #[error("{} ({} decompressed): {source}", path.display(), compression.as_str())]
+    #[error("{}{}: {source}", path.display(), after_decompressing(*compression))]
     Elf {
         path: PathBuf,
         compression: Compression,
         source: elf::ElfError,
     },
+}
+
+/// ` (after xz decompression)` for a compressed file, nothing for a plain one.
+fn after_decompressing(c: Compression) -> String {
+    match c {
+        Compression::None => String::new(),
+        c => format!(" (after {} decompression)", c.as_str()),
+    }
 }
 
 /// Inspects module file bytes; `path` is only used to name the file in facts and errors.
@@ -110,6 +122,7 @@ pub fn inspect_bytes(path: &Path, bytes: &[u8], wanted: &[&str]) -> Result<Modul
         modinfo: facts.modinfo,
         build_id: facts.build_id,
         has_symtab: facts.has_symtab,
+        export_layout: facts.export_layout,
         symbols: facts.symbols,
     })
 }
@@ -126,4 +139,39 @@ pub fn inspect_file(path: &Path, wanted: &[&str]) -> Result<ModuleFile, KmodErro
         source,
     })?;
     inspect_bytes(path, &bytes, wanted)
+}
+
+/// [`inspect_file`], answered from `cache` when it holds the facts of this very version of the
+/// file (same identity and content hash); fresh answers are stored. Uncompressed modules bypass
+/// the cache: hashing them costs about what parsing them does.
+pub fn inspect_file_with_cache(
+    path: &Path,
+    wanted: &[&str],
+    cache: Option<&cache::FactsCache>,
+) -> Result<ModuleFile, KmodError> {
+    let Some(cache) = cache else {
+        return inspect_file(path, wanted);
+    };
+    if path.is_dir() {
+        return inspect_file(path, wanted);
+    }
+    let file = match cache::ReadFile::open(path) {
+        Ok(f) => f,
+        Err(_) => return inspect_file(path, wanted),
+    };
+    if matches!(
+        decompress::sniff(&file.bytes),
+        None | Some(Compression::None)
+    ) {
+        return inspect_bytes(path, &file.bytes, wanted);
+    }
+    let key = file.identity();
+    if let Some(mut facts) = cache.module(&key, wanted) {
+        // The entry may have been written for the same file under another name.
+        facts.path = path.to_owned();
+        return Ok(facts);
+    }
+    let facts = inspect_bytes(path, &file.bytes, wanted)?;
+    cache.store_module(&key, wanted, &facts);
+    Ok(facts)
 }

@@ -2,9 +2,9 @@
 //! `MODULE_*()` macros and modpost (`name`, `vermagic`, `srcversion`, `version`, `license`,
 //! `depends`, …). Keys may repeat (`alias`, `firmware`); all are kept in order.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Modinfo {
     pub name: Option<String>,
     pub vermagic: Option<String>,

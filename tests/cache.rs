@@ -1,0 +1,187 @@
+//! The module facts cache seen from outside: `check` run twice on a fixture node, with the cache
+//! entry tampered with in between to prove what was read from where. As root the cache lives in
+//! `<root>/var/cache/nfs-gds`; as anyone else it must not be used at all.
+
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::support::pack::{vmlinuz, ImageFormat};
+use crate::support::*;
+
+const NEW_KERNEL: &str = "6.8.0-45-generic";
+
+fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+fn cache_dir(f: &Fixture) -> PathBuf {
+    f.path("var/cache/nfs-gds")
+}
+
+fn entries(dir: &Path, kind: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = fs::read_dir(dir)
+        .map(|rd| {
+            rd.map(|e| e.unwrap().path())
+                .filter(|p| {
+                    p.file_name()
+                        .unwrap()
+                        .to_string_lossy()
+                        .starts_with(&format!("{kind}-"))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Rewrites a cache entry in place (keeping its owner and mode) through `edit`.
+fn tamper(entry: &Path, edit: impl FnOnce(&mut Value)) {
+    let mut v: Value = serde_json::from_slice(&fs::read(entry).unwrap()).unwrap();
+    edit(&mut v);
+    fs::write(entry, serde_json::to_vec(&v).unwrap()).unwrap();
+}
+
+fn hide_hooks(v: &mut Value) {
+    for s in v["facts"]["symbols"].as_array_mut().unwrap() {
+        s["defined"] = Value::Bool(false);
+    }
+}
+
+#[test]
+fn module_facts_are_cached_and_a_rebuilt_file_is_read_again() {
+    let spec = ModuleSpec::rpcrdma(NEW_KERNEL);
+    let f = node_with(&spec, DKMS, Packing::XzCrc32);
+    let (code, _) = check_json(&f);
+    assert_eq!(code, 0);
+    let dir = cache_dir(&f);
+    if !is_root() {
+        assert!(!dir.exists(), "only root uses the cache");
+        return;
+    }
+    let meta = fs::metadata(&dir).unwrap();
+    assert_eq!(meta.mode() & 0o777, 0o700);
+    assert_eq!(meta.uid(), 0);
+    let found = entries(&dir, "module");
+    assert_eq!(found.len(), 1, "{found:?}");
+
+    // A hit: the tampered facts are what check now believes.
+    tamper(&found[0], hide_hooks);
+    let (code, doc) = check_json(&f);
+    assert_eq!(code, 1, "answered from the cache: {doc:#}");
+    assert_eq!(status(&doc, "rpcrdma-hooks"), "fail");
+
+    // A rebuilt module (new build-id, same path): a miss, the file is read again.
+    let rebuilt = spec.build_id(Some(build_id_of("rebuilt")));
+    f.install_rpcrdma(DKMS, ".ko.xz", &pack(&build(&rebuilt), Packing::XzCrc32));
+    let (code, doc) = check_json(&f);
+    assert_eq!(code, 0, "{doc:#}");
+    assert_eq!(status(&doc, "rpcrdma-hooks"), "pass");
+    let out = stdout(&run(&f, &["inspect-module", "--json"]));
+    assert!(out.contains(&rebuilt.build_id_hex().unwrap()), "{out}");
+}
+
+#[test]
+fn an_untrusted_cache_directory_is_not_read() {
+    let spec = ModuleSpec::rpcrdma(NEW_KERNEL);
+    let f = node_with(&spec, DKMS, Packing::Zstd);
+    check_json(&f);
+    let dir = cache_dir(&f);
+    if !is_root() {
+        assert!(!dir.exists(), "only root uses the cache");
+        return;
+    }
+    let entry = entries(&dir, "module").pop().expect("an entry");
+    tamper(&entry, hide_hooks);
+
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
+    let out = run(&f, &["check"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "tampered entry ignored: {}",
+        stdout(&out)
+    );
+    let err = stderr(&out);
+    assert!(err.contains("not using the module facts cache"), "{err}");
+    assert!(
+        err.contains("writable by group or others (mode 777)"),
+        "{err}"
+    );
+    assert!(err.contains(&dir.display().to_string()), "{err}");
+
+    // The directory is trusted again, the entry is not.
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
+    fs::set_permissions(&entry, fs::Permissions::from_mode(0o646)).unwrap();
+    let out = run(&f, &["check"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        stderr(&out).contains("ignoring cache entry"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn the_cache_can_be_moved_or_turned_off() {
+    let spec = ModuleSpec::rpcrdma(NEW_KERNEL);
+    let f = node_with(&spec, DKMS, Packing::Zstd);
+    let out = nfs_gds()
+        .env("NFS_GDS_NO_CACHE", "1")
+        .arg("--root")
+        .arg(f.root())
+        .arg("check")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!cache_dir(&f).exists(), "NFS_GDS_NO_CACHE=1 writes nothing");
+
+    let elsewhere = tempfile::tempdir().unwrap();
+    let dir = elsewhere.path().join("nfs-gds-cache");
+    let out = nfs_gds()
+        .env("NFS_GDS_CACHE_DIR", &dir)
+        .arg("--root")
+        .arg(f.root())
+        .arg("check")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!cache_dir(&f).exists());
+    if is_root() {
+        assert_eq!(entries(&dir, "module").len(), 1);
+    } else {
+        assert!(!dir.exists());
+    }
+}
+
+#[test]
+fn the_kernel_image_scan_is_cached_by_image_identity() {
+    let spec = ModuleSpec::rpcrdma("5.14.0-427.el9.x86_64").hooks(Some(HookExport::Plain));
+    let f = node_with(&spec, RPM, Packing::XzCrc32);
+    f.boot_image(&vmlinuz(true, ImageFormat::Zstd));
+    let (code, _) = check_json(&f);
+    assert_eq!(code, 1);
+    let dir = cache_dir(&f);
+    if !is_root() {
+        assert!(!dir.exists());
+        return;
+    }
+    let found = entries(&dir, "image");
+    assert_eq!(found.len(), 1, "{found:?}");
+    tamper(&found[0], |v| v["found"] = Value::Bool(false));
+    let (code, doc) = check_json(&f);
+    assert_eq!(code, 0, "answered from the cache: {doc:#}");
+    assert!(
+        evidence(&doc, "rpcrdma-hook-export").contains("does not contain the rule's warning text")
+    );
+
+    // A new image for the same release: scanned again.
+    f.boot_image(&vmlinuz(true, ImageFormat::Gzip));
+    let (code, doc) = check_json(&f);
+    assert_eq!(code, 1, "{doc:#}");
+    assert!(evidence(&doc, "rpcrdma-hook-export")
+        .contains("(gzip payload) contains the rule's warning text"));
+}

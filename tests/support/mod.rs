@@ -1,0 +1,114 @@
+//! Shared helpers of the integration tests: module generation ([`module_gen`]), compression the
+//! way distributions do it ([`pack`]), fixture root trees ([`fixture`]) and running the real
+//! binary against them.
+
+#![allow(dead_code)] // each test module uses a different part
+
+pub mod fixture;
+pub mod module_gen;
+pub mod pack;
+
+use std::process::Output;
+
+use serde_json::Value;
+
+pub use fixture::{Fixture, KallsymsHooks, Loaded, DKMS, INBOX, RPM};
+pub use module_gen::{build, build_id_of, HookExport, Layout, ModuleSpec, HOOKS};
+pub use pack::{pack, Packing};
+
+/// The `nfs-gds` binary, with no `NFS_GDS_*` variables inherited from the caller's environment
+/// and colour off.
+pub fn nfs_gds() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::cargo::cargo_bin_cmd!("nfs-gds");
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("NFS_GDS_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd.env("NO_COLOR", "1");
+    cmd
+}
+
+/// `nfs-gds --root <fixture> ARGS…`, run to completion.
+pub fn run(f: &Fixture, args: &[&str]) -> Output {
+    nfs_gds()
+        .arg("--root")
+        .arg(f.root())
+        .args(args)
+        .output()
+        .expect("nfs-gds runs")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `check --json`: the exit code and the parsed document.
+pub fn check_json(f: &Fixture) -> (i32, Value) {
+    let out = run(f, &["check", "--json"]);
+    let code = out.status.code().expect("exited normally");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "check --json printed no JSON ({e}); stdout: {} stderr: {}",
+            stdout(&out),
+            stderr(&out)
+        )
+    });
+    (code, doc)
+}
+
+/// The result object of check `id` in a report.
+pub fn check_result<'a>(doc: &'a Value, id: &str) -> &'a Value {
+    doc["checks"]
+        .as_array()
+        .expect("checks is an array")
+        .iter()
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("no check {id} in {doc:#}"))
+}
+
+pub fn status(doc: &Value, id: &str) -> String {
+    check_result(doc, id)["status"]
+        .as_str()
+        .expect("status is a string")
+        .to_string()
+}
+
+/// All evidence of one check as `what: seen` lines, for substring assertions.
+pub fn evidence(doc: &Value, id: &str) -> String {
+    check_result(doc, id)["evidence"]
+        .as_array()
+        .expect("evidence is an array")
+        .iter()
+        .map(|e| {
+            format!(
+                "{}: {}",
+                e["what"].as_str().unwrap_or(""),
+                e["seen"].as_str().unwrap_or("")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A ready node: nvidia_fs loaded with one device, and an rpcrdma file built from `spec`
+/// installed at `stem` with `packing`.
+pub fn node_with(spec: &ModuleSpec, stem: &str, packing: Packing) -> Fixture {
+    let mut f = Fixture::new(&spec_release(spec));
+    f.nvidia_fs("2.28.4", 1);
+    f.install_rpcrdma(stem, packing.suffix(), &pack(&build(spec), packing));
+    f
+}
+
+/// The kernel release a spec was built for (first word of its vermagic).
+pub fn spec_release(spec: &ModuleSpec) -> String {
+    spec.vermagic
+        .split_whitespace()
+        .next()
+        .expect("vermagic has a release")
+        .to_string()
+}

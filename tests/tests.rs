@@ -6,6 +6,7 @@ mod support;
 mod bad_inputs;
 mod cache;
 mod check;
+mod doctor;
 mod inspect_module;
 mod module_reader;
 mod mount_fixture;

@@ -170,9 +170,11 @@ pub fn diagnose(
             findings.push(finding("fstab", p));
         }
     }
+    let mut gds_mount = fstab_entries.first().map(|e| e.target.clone());
     match read_mount_table(&facts.root) {
         Ok(table) => {
             let review = mounts::review(&table, &fstab_entries);
+            gds_mount = gds_mount.or(review.gds_mounts.first().cloned());
             findings.extend(review.findings);
             checks.extend(review.checks);
         }
@@ -216,6 +218,7 @@ pub fn diagnose(
             usage: &usage,
             compat_allowed: cufile.as_ref().is_some_and(|c| c.compat_allowed())
                 && facts.nvidia_fs.loaded,
+            gds_mount: gds_mount.as_deref(),
         })
     };
     Ok(Diagnosis {

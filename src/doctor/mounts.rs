@@ -17,6 +17,8 @@ const NFS_RDMA_PORT: u16 = 20049;
 pub struct MountReview {
     pub findings: Vec<Finding>,
     pub checks: Vec<CheckResult>,
+    /// Mount points of the mounts meant for GDS.
+    pub gds_mounts: Vec<String>,
 }
 
 fn describe(m: &Mount) -> String {
@@ -68,6 +70,7 @@ pub fn review(table: &MountTable, fstab: &[FstabEntry]) -> MountReview {
             .and_then(|p| p.parse().ok())
             .unwrap_or(NFS_RDMA_PORT);
         let mp = m.info.mount_point.display().to_string();
+        out.gds_mounts.push(mp.clone());
         for mut r in mount_checks::verify(m, table, port) {
             if !r.summary.contains(&mp) {
                 r.summary = format!("{mp}: {}", r.summary);

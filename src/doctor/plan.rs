@@ -142,6 +142,8 @@ pub struct PlanInput<'a> {
     pub usage: &'a RpcrdmaUsage,
     /// `allow_compat_mode` in cufile.json lets applications fall back silently.
     pub compat_allowed: bool,
+    /// A mount point meant for GDS, for the example commands.
+    pub gds_mount: Option<&'a str>,
 }
 
 /// Builds the ordered plan.
@@ -326,7 +328,10 @@ pub fn plan(input: &PlanInput) -> Vec<Step> {
             "Prove GDS once with compatibility mode off",
             "cufile.json allows compat mode, so applications fall back to POSIX I/O silently; a strict run fails instead of falling back",
             vec![
-                "CUFILE_ALLOW_COMPAT_MODE=false gdsio -f /mnt/data/gdsio.test -d 0 -w 4 -s 1G -x 0 -I 1".into(),
+                format!(
+                    "CUFILE_ALLOW_COMPAT_MODE=false gdsio -f {}/gdsio.test -d 0 -w 4 -s 1G -x 0 -I 1",
+                    input.gds_mount.unwrap_or("/mnt/data")
+                ),
                 "# GDS: 20+ GB/s and `XferType: GPUD`; fallback: about 6 GB/s, or `file register error` in strict mode".into(),
             ],
         ));
@@ -475,6 +480,7 @@ mod tests {
             checks,
             usage,
             compat_allowed: false,
+            gds_mount: None,
         })
     }
 

@@ -1,0 +1,436 @@
+//! `nfs-gds doctor`, `provision` and `collect` on one fixture node per stack: the inbox kernel,
+//! Ubuntu with DOCA-OFED DKMS, RHEL with MLNX_OFED packages on a 6.6+ kernel, VAST's NFS bundle,
+//! a GPU Operator node, and a machine with no NVIDIA stack at all. Command outputs (`ofed_info`,
+//! `dkms`, `dpkg`/`rpm`, `dmesg`) are recorded in the tree, where doctor reads them below a root.
+
+use std::path::Path;
+
+use nfs_gds::doctor::runner::{record_key, RECORDED_DIR};
+use serde_json::Value;
+
+use crate::support::*;
+
+const UBUNTU_REL: &str = "6.8.0-45-generic";
+const OPEN_DRIVER: &str =
+    "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.86.15  Release Build\n";
+
+fn record(f: &Fixture, program: &str, args: &[&str], stdout: &str) {
+    f.write(
+        format!("{RECORDED_DIR}/{}", record_key(program, args)),
+        stdout,
+    );
+}
+
+fn os_release(f: &Fixture, text: &str) {
+    f.write("etc/os-release", text);
+}
+
+fn gpu_driver(f: &Fixture) {
+    f.write("sys/module/nvidia/version", "570.86.15\n");
+    f.write("proc/driver/nvidia/version", OPEN_DRIVER);
+}
+
+/// Ubuntu 24.04 with DOCA-OFED's mlnx-nfsrdma built by DKMS, GPL hooks, loaded and current.
+fn ubuntu_doca_dkms() -> Fixture {
+    let spec = ModuleSpec::rpcrdma(UBUNTU_REL).build_id(Some(build_id_of("doca-dkms")));
+    let mut f = node_with(&spec, DKMS, Packing::Zstd);
+    os_release(
+        &f,
+        "PRETTY_NAME=\"Ubuntu 24.04.1 LTS\"\nID=ubuntu\nID_LIKE=debian\nVERSION_ID=\"24.04\"\n",
+    );
+    f.write(
+        "proc/version_signature",
+        "Ubuntu 6.8.0-45.45-generic 6.8.12\n",
+    );
+    gpu_driver(&f);
+    f.load_rpcrdma(
+        &Loaded {
+            build_id: Some(build_id_of("doca-dkms")),
+            ..Default::default()
+        },
+        KallsymsHooks::Lower,
+    );
+    record(
+        &f,
+        "ofed_info",
+        &["-s"],
+        "OFED-internal-24.10-1.1.4.0.200:\n",
+    );
+    record(
+        &f,
+        "dkms",
+        &["status"],
+        &format!("mlnx-ofed-kernel/24.10.OFED.24.10.1.1.4.1, {UBUNTU_REL}, x86_64: installed\nmlnx-nfsrdma/24.10.OFED.24.10.1.1.4.1, {UBUNTU_REL}, x86_64: installed\n"),
+    );
+    f.write(
+        format!("usr/src/ofa_kernel/x86_64/{UBUNTU_REL}/configure.mk.kernel"),
+        "CONFIG_MLX5_CORE=m\nCONFIG_GPU_DIRECT_STORAGE=y\n",
+    );
+    f.write(
+        "etc/cufile.json",
+        "{\n  // shipped default\n  \"properties\": { \"allow_compat_mode\": true }\n}\n",
+    );
+    record(
+        &f,
+        "dmesg",
+        &[],
+        "[    5.1] nvidia_fs: Initializing nvfs driver module\n",
+    );
+    f.write(
+        "etc/fstab",
+        "UUID=1 / ext4 defaults 0 1\n10.0.2.15:/export /mnt/data nfs-gds _netdev,vers=4.2 0 0\n",
+    );
+    f.write(
+        "proc/self/mountinfo",
+        "25 1 254:0 / / rw - ext4 /dev/vda rw\n\
+         41 25 0:51 / /mnt/data rw - nfs4 10.0.2.15:/export rw,vers=4.2,proto=rdma,port=20049,addr=10.0.2.15\n",
+    );
+    f.write(
+        "proc/self/mountstats",
+        "device /dev/vda mounted on / with fstype ext4\n\
+         device 10.0.2.15:/export mounted on /mnt/data with fstype nfs4 statvers=1.1\n\
+         \topts:\trw,vers=4.2,proto=rdma,port=20049\n\
+         \txprt:\trdma 0 0 1 0 0 121 121 0 1096 0 131 1 11 120676 2562 0 0 110132 5 0 0 0 0 66 131 0 0\n",
+    );
+    f
+}
+
+/// Rocky 9 on an elrepo 6.8 kernel with MLNX_OFED 23.10's RPM: hooks exported plain.
+fn rhel_mlnx_ofed_plain() -> Fixture {
+    let rel = "6.8.9-1.el9.elrepo.x86_64";
+    let spec = ModuleSpec::rpcrdma(rel).hooks(Some(HookExport::Plain));
+    let mut f = node_with(&spec, RPM, Packing::XzCrc32);
+    os_release(
+        &f,
+        "NAME=\"Rocky Linux\"\nID=\"rocky\"\nID_LIKE=\"rhel centos fedora\"\nVERSION_ID=\"9.4\"\nPRETTY_NAME=\"Rocky Linux 9.4 (Blue Onyx)\"\n",
+    );
+    gpu_driver(&f);
+    f.load_rpcrdma(
+        &Loaded {
+            build_id: Some(build_id_of("rpcrdma-default")),
+            ..Default::default()
+        },
+        KallsymsHooks::Upper,
+    );
+    record(&f, "ofed_info", &["-s"], "MLNX_OFED_LINUX-23.10-0.5.5.0:\n");
+    let path = format!("/lib/modules/{rel}/extra/mlnx-nfsrdma/rpcrdma.ko.xz");
+    record(
+        &f,
+        "rpm",
+        &["-qf", &path],
+        "kmod-mlnx-nfsrdma-23.10-OFED.23.10.0.5.5.1.rhel9u4.x86_64\n",
+    );
+    record(
+        &f,
+        "dmesg",
+        &[],
+        "[   61.0] failing symbol_get of non-GPLONLY symbol rpcrdma_register_nvfs_dma_ops.\n",
+    );
+    f
+}
+
+fn doctor_json(f: &Fixture, extra: &[&str]) -> (i32, Value) {
+    let mut args = vec!["doctor", "--json"];
+    args.extend_from_slice(extra);
+    let out = run(f, &args);
+    let doc = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "doctor --json: {e}\nstdout: {}\nstderr: {}",
+            stdout(&out),
+            stderr(&out)
+        )
+    });
+    (out.status.code().expect("exit code"), doc)
+}
+
+fn plan_titles(doc: &Value) -> Vec<String> {
+    doc["plan"]
+        .as_array()
+        .expect("plan")
+        .iter()
+        .map(|s| s["title"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn finding(doc: &Value, topic: &str) -> String {
+    doc["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["topic"] == topic)
+        .map(|f| f["text"].as_str().unwrap().to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Text output with the temporary root replaced, for snapshots.
+fn doctor_text(f: &Fixture, args: &[&str]) -> String {
+    let out = run(f, args);
+    stdout(&out).replace(&f.root().display().to_string(), "<ROOT>")
+}
+
+#[test]
+fn no_nvidia_stack_says_so_and_what_a_gds_node_needs() {
+    let f = Fixture::debian12();
+    f.install_rpcrdma(
+        INBOX,
+        ".ko",
+        &build(&ModuleSpec::rpcrdma("6.1.0-50-amd64").hooks(None)),
+    );
+    os_release(
+        &f,
+        "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\nVERSION_ID=\"12\"\n",
+    );
+    let (code, doc) = doctor_json(&f, &[]);
+    assert_eq!(code, 1);
+    assert_eq!(doc["no_nvidia_stack"], true);
+    assert!(doc["headline"]
+        .as_str()
+        .unwrap()
+        .starts_with("No NVIDIA GPU or GPUDirect Storage stack"));
+    assert_eq!(doc["stack"]["provenance"], "inbox");
+    assert_eq!(status(&doc, "rpcrdma-hooks"), "fail");
+    assert_eq!(
+        plan_titles(&doc),
+        vec![
+            "If this node should use GDS: an NVIDIA GPU with the open kernel modules, and nvidia-fs",
+            "Install NVIDIA's NFS over RDMA client with GDS support",
+            "Mount with nfs-gds so a missing piece fails loudly",
+        ]
+    );
+    assert!(finding(&doc, "libcufile_rdma").contains("never use it"));
+    insta::assert_snapshot!("doctor_no_nvidia_stack", doctor_text(&f, &["doctor"]));
+}
+
+#[test]
+fn ubuntu_doca_dkms_with_gpl_hooks_is_ready() {
+    let f = ubuntu_doca_dkms();
+    let (code, doc) = doctor_json(&f, &[]);
+    assert_eq!(code, 0, "{doc:#}");
+    assert_eq!(doc["verdict"], "ready");
+    assert_eq!(doc["stack"]["provenance"], "mofed-dkms");
+    assert_eq!(doc["stack"]["ofed"]["kind"], "doca");
+    assert_eq!(doc["stack"]["gpu_driver"]["flavour"], "open");
+    assert!(finding(&doc, "ofa-gds-config").contains("CONFIG_GPU_DIRECT_STORAGE=y"));
+    assert!(finding(&doc, "cufile-json").contains("allow_compat_mode is true"));
+    // Only the strict proof run is left to do.
+    assert_eq!(
+        plan_titles(&doc),
+        vec!["Prove GDS once with compatibility mode off"]
+    );
+    insta::assert_snapshot!("doctor_ubuntu_doca_dkms", doctor_text(&f, &["doctor"]));
+    insta::assert_snapshot!(
+        "doctor_ubuntu_doca_dkms_markdown",
+        doctor_text(&f, &["doctor", "--markdown"])
+    );
+}
+
+#[test]
+fn rhel_mlnx_ofed_plain_hooks_on_6_6_plus_get_the_gpl_fix() {
+    let f = rhel_mlnx_ofed_plain();
+    let (code, doc) = doctor_json(&f, &[]);
+    assert_eq!(code, 1);
+    assert_eq!(status(&doc, "rpcrdma-hooks"), "pass");
+    assert_eq!(status(&doc, "rpcrdma-hook-export"), "fail");
+    assert_eq!(status(&doc, "rpcrdma-loaded"), "fail");
+    assert_eq!(doc["stack"]["family"], "rhel");
+    assert_eq!(doc["stack"]["provenance"], "mofed-package");
+    assert_eq!(
+        doc["stack"]["rpcrdma_package"],
+        "kmod-mlnx-nfsrdma-23.10-OFED.23.10.0.5.5.1.rhel9u4.x86_64"
+    );
+    assert!(finding(&doc, "kernel-log").contains("failing symbol_get of non-GPLONLY symbol"));
+    assert!(finding(&doc, "kernel-gpl-rule").contains("enforced"));
+    let titles = plan_titles(&doc);
+    assert_eq!(titles[0], "Install an rpcrdma that exports the hooks GPL");
+    assert!(doc["plan"][0]["commands"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("dnf upgrade"));
+    insta::assert_snapshot!(
+        "doctor_rhel_mlnx_ofed_plain_json",
+        doctor_text(&f, &["doctor", "--json"])
+    );
+}
+
+#[test]
+fn vastnfs_plain_exports_on_a_new_kernel_mean_upgrading_vastnfs() {
+    let spec = ModuleSpec::rpcrdma(UBUNTU_REL).hooks(Some(HookExport::Plain));
+    let f = node_with(
+        &spec,
+        "updates/bundle/net/sunrpc/xprtrdma/rpcrdma",
+        Packing::Plain,
+    );
+    os_release(&f, "ID=ubuntu\nID_LIKE=debian\nVERSION_ID=\"24.04\"\n");
+    f.write(
+        "proc/version_signature",
+        "Ubuntu 6.8.0-45.45-generic 6.8.12\n",
+    );
+    f.write(
+        "sys/module/sunrpc/parameters/nfs_bundle_version",
+        "4.0.33\n",
+    );
+    gpu_driver(&f);
+    let (code, doc) = doctor_json(&f, &[]);
+    assert_eq!(code, 1);
+    assert_eq!(doc["stack"]["provenance"], "vastnfs");
+    assert_eq!(doc["stack"]["vastnfs_version"], "4.0.33");
+    assert_eq!(status(&doc, "rpcrdma-hook-export"), "fail");
+    assert!(evidence(&doc, "rpcrdma-hook-export").contains("/proc/version_signature"));
+    assert_eq!(plan_titles(&doc), vec!["Upgrade the VAST NFS client"]);
+}
+
+#[test]
+fn gpu_operator_node_without_nvidia_fs_gets_the_cluster_policy() {
+    let spec = ModuleSpec::rpcrdma(UBUNTU_REL);
+    let f = {
+        let f = Fixture::new(UBUNTU_REL);
+        f.install_rpcrdma(DKMS, ".ko.zst", &pack(&build(&spec), Packing::Zstd));
+        f
+    };
+    os_release(&f, "ID=ubuntu\nID_LIKE=debian\nVERSION_ID=\"22.04\"\n");
+    gpu_driver(&f);
+    f.write("run/nvidia/validations/driver-ready", "");
+    f.write("run/nvidia/validations/toolkit-ready", "");
+    f.write(
+        "var/lib/kubelet/config.yaml",
+        "kind: KubeletConfiguration\n",
+    );
+    record(
+        &f,
+        "ofed_info",
+        &["-s"],
+        "OFED-internal-24.10-1.1.4.0.200:\n",
+    );
+    let (code, doc) = doctor_json(&f, &[]);
+    assert_eq!(code, 1);
+    assert_eq!(doc["stack"]["gpu_operator"], true);
+    assert_eq!(status(&doc, "nvidia-fs-loaded"), "fail");
+    assert_eq!(plan_titles(&doc), vec!["Enable GDS in the GPU Operator"]);
+    let commands = doc["plan"][0]["commands"].to_string();
+    assert!(commands.contains("kind: ClusterPolicy"), "{commands}");
+    assert!(commands.contains("kernelModuleType: open"), "{commands}");
+    assert!(finding(&doc, "gpu-operator").contains("driver-ready, toolkit-ready"));
+}
+
+#[test]
+fn stale_module_is_reloaded_only_when_nothing_uses_it() {
+    let f = {
+        let spec = ModuleSpec::rpcrdma(UBUNTU_REL).build_id(Some(build_id_of("rebuilt")));
+        let mut f = node_with(&spec, DKMS, Packing::Zstd);
+        f.load_rpcrdma(
+            &Loaded {
+                build_id: Some(build_id_of("old")),
+                ..Default::default()
+            },
+            KallsymsHooks::Lower,
+        );
+        f
+    };
+    // Without a readable mount table nobody can say rpcrdma is unused: no reload.
+    let (_, doc) = doctor_json(&f, &[]);
+    assert_eq!(status(&doc, "rpcrdma-fresh"), "fail");
+    assert_eq!(plan_titles(&doc), vec!["Reboot to load the new rpcrdma"]);
+
+    f.write(
+        "proc/self/mountinfo",
+        "25 1 254:0 / / rw - ext4 /dev/vda rw\n",
+    );
+    let (_, doc) = doctor_json(&f, &[]);
+    assert_eq!(plan_titles(&doc), vec!["Reload rpcrdma"]);
+    assert_eq!(doc["plan"][0]["action"]["action"], "reload-rpcrdma");
+
+    // The same node with an NFS/RDMA mount: reboot instead.
+    f.write(
+        "proc/self/mountinfo",
+        "25 1 254:0 / / rw - ext4 /dev/vda rw\n41 25 0:51 / /mnt/gds rw - nfs4 10.0.2.15:/export rw,vers=4.2,proto=rdma,port=20049,addr=10.0.2.15\n",
+    );
+    let (_, doc) = doctor_json(&f, &[]);
+    assert_eq!(plan_titles(&doc), vec!["Reboot to load the new rpcrdma"]);
+    assert!(doc["plan"][0]["why"].as_str().unwrap().contains("/mnt/gds"));
+    assert!(doc["plan"][0].get("action").is_none());
+}
+
+#[test]
+fn probe_reads_the_registered_drivers() {
+    let f = ubuntu_doca_dkms();
+    f.write("proc/driver/nvidia-fs/modules", "wekafsio: 1\n");
+    let (code, doc) = doctor_json(&f, &["--probe"]);
+    assert_eq!(code, 1);
+    assert_eq!(status(&doc, "nvfs-registration"), "fail");
+    f.write(
+        "proc/driver/nvidia-fs/modules",
+        "wekafsio: 1\nrpcrdma: (null)\n",
+    );
+    let (code, doc) = doctor_json(&f, &["--probe"]);
+    assert_eq!(code, 0);
+    assert_eq!(status(&doc, "nvfs-registration"), "pass");
+}
+
+#[test]
+fn provision_dry_run_lists_the_plan_and_apply_refuses_a_root() {
+    let f = rhel_mlnx_ofed_plain();
+    let out = run(&f, &["provision"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("[manual] 1. Install an rpcrdma that exports the hooks GPL"));
+    let out = run(&f, &["provision", "--apply"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("cannot act on --root"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+fn unpack(archive: &Path, into: &Path) {
+    let file = std::fs::File::open(archive).expect("archive");
+    tar::Archive::new(flate2::read::GzDecoder::new(file))
+        .unpack(into)
+        .expect("unpack");
+}
+
+/// What a diagnosis concludes: verdict, each check's status, the plan.
+fn conclusions(doc: &Value) -> (Value, Vec<(String, String)>, Vec<String>) {
+    let checks = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().to_string(),
+                c["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    (doc["verdict"].clone(), checks, plan_titles(doc))
+}
+
+#[test]
+fn collected_bundle_replays_to_the_same_verdicts() {
+    for f in [ubuntu_doca_dkms(), rhel_mlnx_ofed_plain()] {
+        let (_, original) = doctor_json(&f, &[]);
+        let work = tempfile::tempdir().unwrap();
+        let archive = work.path().join("node.tgz");
+        let out = run(&f, &["collect", "-o", archive.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let bundle = work.path().join("bundle");
+        std::fs::create_dir(&bundle).unwrap();
+        unpack(&archive, &bundle);
+        // Nothing of the fixture's kallsyms beyond the hook lines went in.
+        let kallsyms = std::fs::read_to_string(bundle.join("proc/kallsyms")).unwrap();
+        assert!(!kallsyms.contains("sunrpc_cache_lookup_rcu"), "{kallsyms}");
+        let replay = nfs_gds()
+            .arg("--root")
+            .arg(&bundle)
+            .args(["doctor", "--json"])
+            .output()
+            .unwrap();
+        let replayed: Value = serde_json::from_slice(&replay.stdout).unwrap();
+        assert_eq!(conclusions(&replayed), conclusions(&original));
+        assert_eq!(replayed["stack"]["ofed"], original["stack"]["ofed"]);
+        assert_eq!(
+            replayed["stack"]["rpcrdma_package"],
+            original["stack"]["rpcrdma_package"]
+        );
+    }
+}

@@ -15,16 +15,9 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use object::write::{Object, StandardSection, Symbol, SymbolSection};
-use object::{
-    Architecture, BinaryFormat, Endianness, SectionKind, SymbolFlags, SymbolKind, SymbolScope,
-};
+use crate::support::{self, HOOKS};
 
 pub const RELEASE: &str = "6.1.0-50-amd64";
-pub const HOOKS: [&str; 2] = [
-    "rpcrdma_register_nvfs_dma_ops",
-    "rpcrdma_unregister_nvfs_dma_ops",
-];
 const BUILD_ID: [u8; 20] = [0x5a; 20];
 
 pub const FAKE_TOOL: &str = r#"#!/bin/sh
@@ -90,63 +83,9 @@ pub fn with_mount(id: u32, target: &str, proto: &str) -> (String, String) {
     )
 }
 
-fn gnu_build_id_note(id: &[u8]) -> Vec<u8> {
-    let mut v = Vec::new();
-    v.extend_from_slice(&4u32.to_le_bytes());
-    v.extend_from_slice(&(id.len() as u32).to_le_bytes());
-    v.extend_from_slice(&3u32.to_le_bytes());
-    v.extend_from_slice(b"GNU\0");
-    v.extend_from_slice(id);
-    v
-}
-
-/// A relocatable module image that defines both hooks and exports them GPL.
+/// A DKMS rpcrdma for this release that defines both hooks and exports them GPL.
 pub fn rpcrdma_ko() -> Vec<u8> {
-    let mut obj = Object::new(BinaryFormat::Elf, Architecture::X86_64, Endianness::Little);
-    let text = obj.section_id(StandardSection::Text);
-    obj.append_section_data(text, &[0xc3; 16], 16);
-    let modinfo = obj.add_section(Vec::new(), b".modinfo".to_vec(), SectionKind::ReadOnlyData);
-    obj.append_section_data(
-        modinfo,
-        format!("license=Dual BSD/GPL\0name=rpcrdma\0vermagic={RELEASE} SMP mod_unload\0")
-            .as_bytes(),
-        1,
-    );
-    let note = obj.add_section(
-        Vec::new(),
-        b".note.gnu.build-id".to_vec(),
-        SectionKind::Note,
-    );
-    obj.append_section_data(note, &gnu_build_id_note(&BUILD_ID), 4);
-    let ksymtab = obj.add_section(
-        Vec::new(),
-        b"__ksymtab_gpl".to_vec(),
-        SectionKind::ReadOnlyData,
-    );
-    obj.append_section_data(ksymtab, &[0; 24], 4);
-    for (i, hook) in HOOKS.iter().enumerate() {
-        obj.add_symbol(Symbol {
-            name: hook.as_bytes().to_vec(),
-            value: i as u64 * 8,
-            size: 8,
-            kind: SymbolKind::Text,
-            scope: SymbolScope::Dynamic,
-            weak: false,
-            section: SymbolSection::Section(text),
-            flags: SymbolFlags::None,
-        });
-        obj.add_symbol(Symbol {
-            name: format!("__ksymtab_{hook}").into_bytes(),
-            value: i as u64 * 12,
-            size: 12,
-            kind: SymbolKind::Data,
-            scope: SymbolScope::Compilation,
-            weak: false,
-            section: SymbolSection::Section(ksymtab),
-            flags: SymbolFlags::None,
-        });
-    }
-    obj.write().expect("a synthetic module serialises")
+    support::build(&support::ModuleSpec::rpcrdma(RELEASE).build_id(Some(BUILD_ID.to_vec())))
 }
 
 pub fn loaded_kallsyms() -> String {
@@ -194,7 +133,7 @@ impl Fixture {
         f.write("sys/module/rpcrdma/initstate", "live\n");
         f.write_bytes(
             "sys/module/rpcrdma/notes/.note.gnu.build-id",
-            &gnu_build_id_note(&BUILD_ID),
+            &support::module_gen::build_id_note(&BUILD_ID),
         );
         f.table(BEFORE, BEFORE_STATS);
         std::fs::create_dir_all(f.path().join("record")).unwrap();

@@ -15,16 +15,17 @@ fn id_width(d: &Diagnosis) -> usize {
         .unwrap_or(0)
 }
 
+/// The distribution's name and the kernel release, when the release is known.
+fn node(d: &Diagnosis) -> Option<(&str, &str)> {
+    let release = d.stack.kernel_release.as_deref()?;
+    let os = d.stack.os.pretty_name.as_deref();
+    Some((os.unwrap_or("unknown distribution"), release))
+}
+
 pub fn text(d: &Diagnosis, style: TextStyle) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "nfs-gds doctor: {}", d.headline);
-    if let Some(r) = &d.stack.kernel_release {
-        let os = d
-            .stack
-            .os
-            .pretty_name
-            .as_deref()
-            .unwrap_or("unknown distribution");
+    if let Some((os, r)) = node(d) {
         let _ = writeln!(out, "node: {os}, kernel {r}");
     }
     out.push_str("\nChecks\n");
@@ -75,13 +76,7 @@ fn md_cell(s: &str) -> String {
 pub fn markdown(d: &Diagnosis) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "## nfs-gds doctor\n\n**{}**\n", d.headline);
-    if let Some(r) = &d.stack.kernel_release {
-        let os = d
-            .stack
-            .os
-            .pretty_name
-            .as_deref()
-            .unwrap_or("unknown distribution");
+    if let Some((os, r)) = node(d) {
         let _ = writeln!(out, "Node: {os}, kernel `{r}`\n");
     }
     out.push_str("### Checks\n\n| check | status | found | fix |\n|---|---|---|---|\n");

@@ -3,6 +3,7 @@
 
 mod support;
 
+mod agent;
 mod bad_inputs;
 mod cache;
 mod check;

@@ -66,12 +66,12 @@ setup_step() {
 
 net_up() {
     ip link set lo up
-    local i
-    for i in $(seq 1 20); do [ -e /sys/class/net/eth0 ] && break; modprobe virtio_net 2>/dev/null; sleep 1; done
+    local _
+    for _ in $(seq 1 20); do [ -e /sys/class/net/eth0 ] && break; modprobe virtio_net 2>/dev/null; sleep 1; done
     [ -e /sys/class/net/eth0 ] || { echo "no eth0"; return 1; }
     ip addr add "$SERVER/24" dev eth0
     ip link set eth0 up
-    for i in $(seq 1 20); do [ "$(cat /sys/class/net/eth0/operstate)" = up ] && return 0; sleep 1; done
+    for _ in $(seq 1 20); do [ "$(cat /sys/class/net/eth0/operstate)" = up ] && return 0; sleep 1; done
     echo "eth0 did not come up"
     return 1
 }

@@ -16,6 +16,9 @@ vmdir=$(dirname "$here")
 # shellcheck source=common.sh
 . "$here/common.sh"
 
+# Only the resulting path goes to stdout (fd 3); everything else, ours and the tools', to stderr.
+exec 3>&1 1>&2
+
 root=${1:?usage: build-modules.sh ROOT_CACHE_DIR}
 [ -f "$root/.complete" ] || die "no complete guest root at $root"
 rootfs="$root/rootfs"
@@ -28,7 +31,7 @@ out="$cache/modules-$key"
 
 if [ -f "$out/.complete" ]; then
     log "modules: cached ($out)"
-    printf '%s\n' "$out"
+    printf '%s\n' "$out" >&3
     exit 0
 fi
 [ "$(id -u)" = 0 ] || die "building the test modules needs root (chroot)"
@@ -119,4 +122,4 @@ for old in "$cache"/modules-*; do
     [ "$old" = "$out" ] || [ ! -d "$old" ] || rm -rf "$old"
 done
 log "modules: built in $((SECONDS - t0)) s → $out"
-printf '%s\n' "$out"
+printf '%s\n' "$out" >&3

@@ -15,6 +15,9 @@ vmdir=$(dirname "$here")
 # shellcheck source=common.sh
 . "$here/common.sh"
 
+# Only the resulting path goes to stdout (fd 3); everything else, ours and the tools', to stderr.
+exec 3>&1 1>&2
+
 # Everything the guest needs: kernel, NFS server and client, soft-RoCE userspace, and what it takes
 # to build test modules against the guest kernel (headers, compiler, the kernel's own source).
 # jq and binutils let the scenarios read JSON and ELF symbol tables.
@@ -35,7 +38,7 @@ out="$cache/root-$key"
 
 if [ -f "$out/.complete" ]; then
     log "root: cached ($out)"
-    printf '%s\n' "$out"
+    printf '%s\n' "$out" >&3
     exit 0
 fi
 
@@ -135,4 +138,4 @@ for old in "$cache"/root-*; do
     log "root: removing outdated cache $old"
     remove_tree "$old"
 done
-printf '%s\n' "$out"
+printf '%s\n' "$out" >&3

@@ -46,7 +46,6 @@ apt_update() {
 apt_update
 
 # qemu-utils from bookworm-backports installed? Then qemu-system-x86 must come from there too.
-backports=()
 qu_ver=$(dpkg-query -W -f='${Version}' qemu-utils 2>/dev/null || true)
 if [[ " ${missing[*]} " == *" qemu-system-x86 "* ]] && [[ "$qu_ver" == *bpo12* ]]; then
     log "host: qemu-utils $qu_ver is from bookworm-backports; taking qemu-system-x86 from there too"
@@ -63,10 +62,13 @@ SRC
         apt_updated=0
         apt_update
     fi
-    backports=(-t bookworm-backports)
+    # Only qemu-system-x86 (and what it needs at that version) from backports.
+    for i in "${!missing[@]}"; do
+        [ "${missing[$i]}" = qemu-system-x86 ] && missing[i]=qemu-system-x86/bookworm-backports
+    done
 fi
 
-if ! apt-get install "${apt_opts[@]}" "${backports[@]}" "${missing[@]}"; then
+if ! apt-get install "${apt_opts[@]}" "${missing[@]}"; then
     die "apt-get install ${missing[*]} failed (see above)"
 fi
 

@@ -1,0 +1,308 @@
+# Helpers for the guest side of the VM tests (sourced by init.sh and scenarios.sh).
+# shellcheck shell=bash disable=SC2034  # constants used by the scripts that source this
+#
+# Results layout (harvested by the host as a tar stream from the results disk):
+#   $RESULTS/guest.log                 everything init.sh did, with timestamps
+#   $RESULTS/setup-failed              present if the test bed could not be set up (reason inside)
+#   $RESULTS/env/…                     kernel, modules, RDMA and nfsd facts at boot
+#   $RESULTS/scenarios/NAME/result     first line "PASS" or "FAIL: reason"
+#   $RESULTS/scenarios/NAME/failures   every failed assertion, one a line
+#   $RESULTS/scenarios/NAME/log        a transcript: commands, exit codes, stdout, stderr
+#   $RESULTS/scenarios/NAME/CMD.{cmd,out,err,rc}   each captured command
+
+PAYLOAD=${PAYLOAD:-/run/nfs-gds-payload}
+RESULTS=${RESULTS:-/run/nfs-gds-results}
+SERVER=10.0.2.15
+EXPORT=/export
+RDMA_PORT=20049
+KVER=$(uname -r)
+HOOK_REG=rpcrdma_register_nvfs_dma_ops
+HOOK_DREG=rpcrdma_unregister_nvfs_dma_ops
+CONFIG_FILE=/etc/nfs-gds/nfs-gds.toml
+PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export PATH
+
+# ---------------------------------------------------------------- logging
+
+say() {
+    local line
+    line="[guest $(date +%H:%M:%S)] $*"
+    printf '%s\n' "$line" >/dev/console 2>/dev/null || true
+    printf '%s\n' "$line"
+}
+
+# ---------------------------------------------------------------- test bed
+
+# Start the kernel NFS server (threads plus the RDMA listener) and wait out the grace period, so
+# the first OPEN of a test does not stall on NFS4ERR_GRACE.
+start_nfsd() {
+    rpc.nfsd 8 || { echo "rpc.nfsd 8 failed"; return 1; }
+    echo "rdma $RDMA_PORT" >/proc/fs/nfsd/portlist || { echo "cannot add the rdma $RDMA_PORT listener"; return 1; }
+    grep -q "^rdma $RDMA_PORT\$" /proc/fs/nfsd/portlist || { echo "nfsd portlist lacks 'rdma $RDMA_PORT'"; return 1; }
+    local grace
+    grace=$(cat /proc/fs/nfsd/nfsv4gracetime 2>/dev/null || echo 10)
+    sleep $((grace + 1))
+}
+
+stop_nfsd() {
+    rpc.nfsd 0 || { echo "rpc.nfsd 0 failed"; return 1; }
+}
+
+umount_all_nfs() {
+    local t
+    for t in $(awk '$3 == "nfs" || $3 == "nfs4" { print $2 }' /proc/mounts | sort -r); do
+        timeout 60 umount "$t" 2>&1 || timeout 30 umount -f -l "$t" 2>&1 || echo "cannot unmount $t"
+    done
+    ! awk '$3 == "nfs" || $3 == "nfs4" { found=1 } END { exit !found }' /proc/mounts
+}
+
+# Unload rpcrdma (and the nvidia_fs stub, which may hold it). The NFS client lets go of its
+# transport a moment after the last unmount, so retry for a while.
+unload_rpcrdma() {
+    if [ -d /sys/module/nvidia_fs ]; then
+        rmmod nvidia_fs || { echo "cannot rmmod nvidia_fs"; return 1; }
+    fi
+    local i
+    for i in $(seq 1 60); do
+        [ -d /sys/module/rpcrdma ] || return 0
+        rmmod rpcrdma 2>/dev/null && return 0
+        sleep 1
+    done
+    echo "cannot rmmod rpcrdma: $(cat /sys/module/rpcrdma/refcnt 2>/dev/null) users"
+    lsmod | grep -E '^(rpcrdma|sunrpc|nfs|nfsv4|nfsd) ' || true
+    return 1
+}
+
+# Put a test build where modprobe finds it first: /lib/modules/$KVER/updates/NAME.ko, then depmod.
+# VARIANT: rpcrdma-gpl | rpcrdma-plain | nvidia_fs | none-rpcrdma (remove the rpcrdma override).
+install_module_build() {
+    local variant=$1 dir=/lib/modules/$KVER/updates
+    mkdir -p "$dir"
+    case $variant in
+        rpcrdma-gpl | rpcrdma-plain) install -m 0644 "$PAYLOAD/modules/$variant.ko" "$dir/rpcrdma.ko" ;;
+        nvidia_fs) install -m 0644 "$PAYLOAD/modules/nvidia_fs.ko" "$dir/nvidia_fs.ko" ;;
+        none-rpcrdma) rm -f "$dir/rpcrdma.ko" ;;
+        *) echo "unknown module build $variant"; return 1 ;;
+    esac
+    depmod -a "$KVER" || { echo "depmod failed"; return 1; }
+}
+
+# Replace the running rpcrdma with a test build and load the nvidia_fs stub:
+# unmount all NFS, stop nfsd, unload, install under updates/, depmod, load, restart nfsd.
+switch_rpcrdma() {
+    local variant=$1
+    umount_all_nfs || { echo "NFS mounts remain"; return 1; }
+    stop_nfsd || return 1
+    unload_rpcrdma || return 1
+    install_module_build "$variant" || return 1
+    install_module_build nvidia_fs || return 1
+    modprobe rpcrdma || { echo "modprobe rpcrdma failed"; return 1; }
+    modprobe nvidia_fs || { echo "modprobe nvidia_fs failed"; return 1; }
+    local i
+    for _ in $(seq 1 10); do [ -e /dev/nvidia-fs0 ] && break; sleep 1; done
+    start_nfsd || return 1
+    echo "rpcrdma now: $(modinfo -n rpcrdma) build-id $(loaded_build_id rpcrdma)"
+}
+
+# ---------------------------------------------------------------- kernel facts (ground truth)
+
+# Whole-symbol lookup in /proc/kallsyms: prints "TYPE MODULE" lines for SYMBOL.
+kallsyms_has() {
+    awk -v s="$1" '$3 == s { print $2, $4; found=1 } END { exit !found }' /proc/kallsyms
+}
+
+# The GNU build-id of a loaded module, from /sys/module/NAME/notes (hex).
+loaded_build_id() {
+    local f=/sys/module/$1/notes/.note.gnu.build-id
+    [ -r "$f" ] || { echo none; return; }
+    # Note header: namesz, descsz, type (4 bytes each), then "GNU\0", then the id.
+    od -An -v -tx1 "$f" | tr -d ' \n' | cut -c33-
+    echo
+}
+
+file_build_id() {
+    readelf -n "$1" 2>/dev/null | awk '/Build ID:/ { print $3; found=1 } END { if (!found) print "none" }'
+}
+
+# Which export table holds SYMBOL in module FILE: prints __ksymtab_gpl, __ksymtab, or none.
+ksymtab_of() {
+    local file=$1 sym=$2 ndx
+    ndx=$(readelf -W -s "$file" | awk -v s="__ksymtab_$sym" '$8 == s { print $7; exit }')
+    [ -n "$ndx" ] || { echo none; return; }
+    readelf -W -S "$file" | sed -n 's/^ *\[ *\([0-9]*\)\] \([^ ]*\) .*/\1 \2/p' | awk -v n="$ndx" '$1 == n { print $2 }'
+}
+
+# Does module FILE define SYMBOL (a function symbol in its own symbol table)?
+elf_defines() {
+    readelf -W -s "$1" | awk -v s="$2" '$8 == s && $7 != "UND" { found=1 } END { exit !found }'
+}
+
+# ---------------------------------------------------------------- mounts
+
+is_mounted() { awk -v t="$1" '$2 == t { found=1 } END { exit !found }' /proc/mounts; }
+
+mount_opts() { awk -v t="$1" '$2 == t { print $4 }' /proc/mounts | tail -n 1; }
+
+# Transport names of every xprt: line of the mount on DIR in /proc/self/mountstats.
+mount_xprts() {
+    awk -v t="$1" '
+        /^device / { cur = ($5 == t) }
+        cur && $1 == "xprt:" { print $2 }
+    ' /proc/self/mountstats
+}
+
+# ---------------------------------------------------------------- scenario framework
+
+SCN_DIR=
+
+fail() {
+    printf '%s\n' "$*" >>"$SCN_DIR/failures"
+    printf 'ASSERTION FAILED: %s\n' "$*"
+}
+
+# Record a failure and end the scenario (for broken preconditions).
+abort() {
+    fail "$@"
+    exit 1
+}
+
+note() { printf -- '-- %s\n' "$*"; }
+
+# run NAME TIMEOUT CMD... — run a command, capture stdout/stderr/exit code as NAME.{out,err,rc}.
+run() {
+    local name=$1 secs=$2
+    shift 2
+    printf '%q ' "$@" >"$SCN_DIR/$name.cmd"
+    echo >>"$SCN_DIR/$name.cmd"
+    printf '$ %s' "$(cat "$SCN_DIR/$name.cmd")"
+    local rc=0
+    timeout -k 10 "$secs" "$@" >"$SCN_DIR/$name.out" 2>"$SCN_DIR/$name.err" </dev/null || rc=$?
+    echo "$rc" >"$SCN_DIR/$name.rc"
+    echo "  → exit $rc"
+    if [ -s "$SCN_DIR/$name.out" ]; then echo "  stdout:"; sed 's/^/    | /' "$SCN_DIR/$name.out"; fi
+    if [ -s "$SCN_DIR/$name.err" ]; then echo "  stderr:"; sed 's/^/    | /' "$SCN_DIR/$name.err"; fi
+    [ "$rc" != 124 ] && [ "$rc" != 137 ] || fail "$name: timed out after ${secs}s: $*"
+    return 0
+}
+
+rc_of() { cat "$SCN_DIR/$1.rc" 2>/dev/null || echo none; }
+
+# Both streams of a captured command.
+output_of() { cat "$SCN_DIR/$1.out" "$SCN_DIR/$1.err" 2>/dev/null; }
+
+expect_rc() {
+    local name=$1 want=$2 got
+    got=$(rc_of "$name")
+    [ "$got" = "$want" ] || fail "$name: exit code $got, expected $want ($(cat "$SCN_DIR/$name.cmd" 2>/dev/null))"
+}
+
+expect_rc_not() {
+    local name=$1 bad=$2 got
+    got=$(rc_of "$name")
+    [ "$got" != "$bad" ] || fail "$name: exit code $got, expected anything but $bad"
+}
+
+# expect_names NAME CHECK-ID — the command's output names that check id (as a whole word).
+expect_names() {
+    local name=$1 id=$2
+    output_of "$name" | grep -Eq "(^|[^A-Za-z0-9_-])${id}([^A-Za-z0-9_-]|\$)" \
+        || fail "$name: output does not name check '$id'"
+}
+
+# expect_output NAME ERE WHAT — the command's output matches ERE.
+expect_output() {
+    local name=$1 re=$2 what=$3
+    output_of "$name" | grep -Eq -- "$re" || fail "$name: $what (no match for /$re/ in its output)"
+}
+
+expect_mounted() { is_mounted "$1" || fail "$1 is not mounted (per /proc/mounts)"; }
+expect_not_mounted() { ! is_mounted "$1" || fail "$1 is mounted but must not be: $(awk -v t="$1" '$2 == t' /proc/mounts)"; }
+
+# expect_xprt DIR TRANSPORT — the mount has xprt: lines, and all are TRANSPORT.
+expect_xprt() {
+    local dir=$1 want=$2 got
+    got=$(mount_xprts "$dir" | sort -u | tr '\n' ' ')
+    note "mountstats of $dir: xprt ${got:-<none>}"
+    [ "$got" = "$want " ] || fail "$dir: /proc/self/mountstats shows xprt '${got% }', expected '$want'"
+}
+
+expect_mount_opt() {
+    local dir=$1 opt=$2
+    mount_opts "$dir" | tr ',' '\n' | grep -qx -- "$opt" || fail "$dir: option $opt missing in /proc/mounts ($(mount_opts "$dir"))"
+}
+
+expect_no_mount_opt_like() {
+    local dir=$1 re=$2
+    ! mount_opts "$dir" | tr ',' '\n' | grep -Eq -- "$re" || fail "$dir: /proc/mounts options match /$re/ ($(mount_opts "$dir"))"
+}
+
+# A file on the server side of the export with fresh content; prints the content.
+server_file() {
+    local name=$1 content
+    content="nfs-gds-vm $name $(date +%s%N) $RANDOM"
+    printf '%s\n' "$content" >"$EXPORT/$name"
+    sync
+    printf '%s\n' "$content"
+}
+
+expect_file_content() {
+    local path=$1 want=$2 got
+    got=$(timeout 60 cat "$path" 2>&1) || { fail "cannot read $path: $got"; return; }
+    [ "$got" = "$want" ] || fail "$path: read '$got', expected '$want'"
+}
+
+# ---------------------------------------------------------------- JSON (nfs-gds --json)
+
+expect_json() {
+    local name=$1
+    jq -e . "$SCN_DIR/$name.out" >/dev/null 2>&1 || fail "$name: stdout is not a JSON document"
+}
+
+# The status of check ID anywhere in the JSON document (objects with "id" and "status").
+json_status() {
+    local v
+    v=$(jq -r --arg id "$2" '[.. | objects | select(has("id") and has("status")) | select(.id == $id) | .status] | first // "absent"' \
+        "$SCN_DIR/$1.out" 2>/dev/null) || v=invalid-json
+    printf '%s\n' "${v:-no-output}"
+}
+
+json_verdict() {
+    local v
+    v=$(jq -r '.verdict // "absent"' "$SCN_DIR/$1.out" 2>/dev/null) || v=invalid-json
+    printf '%s\n' "${v:-no-output}"
+}
+
+# expect_status NAME CHECK-ID STATUS... — the check's status is one of the given ones.
+expect_status() {
+    local name=$1 id=$2 got s
+    shift 2
+    got=$(json_status "$name" "$id")
+    for s in "$@"; do [ "$got" = "$s" ] && return 0; done
+    fail "$name: check $id is '$got', expected $(echo "$@" | sed 's/ / or /g')"
+}
+
+expect_status_not() {
+    local name=$1 id=$2 bad=$3 got
+    got=$(json_status "$name" "$id")
+    [ "$got" != "$bad" ] && [ "$got" != absent ] && [ "$got" != invalid-json ] && [ "$got" != no-output ] \
+        || fail "$name: check $id is '$got', expected a present status other than $bad"
+}
+
+expect_verdict() {
+    local name=$1 got s
+    shift
+    got=$(json_verdict "$name")
+    for s in "$@"; do [ "$got" = "$s" ] && return 0; done
+    fail "$name: verdict '$got', expected $(echo "$@" | sed 's/ / or /g')"
+}
+
+# ---------------------------------------------------------------- between scenarios
+
+BASELINE_FSTAB='# managed by the test scenarios'
+
+reset_guest_state() {
+    umount_all_nfs >/dev/null 2>&1 || say "warning: NFS mounts remain after a scenario: $(awk '$3 ~ /^nfs/' /proc/mounts)"
+    rm -rf /etc/nfs-gds
+    printf '%s\n' "$BASELINE_FSTAB" >/etc/fstab
+    rm -rf /mnt/gds-noauto
+}

@@ -1,0 +1,481 @@
+#!/bin/bash
+# The nfs-gds end-to-end scenarios, run inside the test VM against a real kernel NFS server over
+# soft-RoCE (rdma_rxe) on 10.0.2.15, export /export, RDMA port 20049.
+#
+#   scenarios.sh --list   print the scenario names in run order (the host uses this to know what
+#                         must come back; a scenario without a result counts as failed)
+#   scenarios.sh          run them (inside the guest only: it loads modules and mounts)
+#
+# The order follows the kernel state: first the stock kernel (inbox rpcrdma, no nvidia_fs), then a
+# rpcrdma with GPL-exported nvfs hooks plus the nvidia_fs stub, then one with plain exports. The
+# "infra-*" scenarios check the test bed itself with plain mount(8), independent of nfs-gds, so a
+# failing nfs-gds scenario can be told apart from a broken test bed.
+#
+# Product contract under test (exit codes: 0 mounted/ready, 1 usage/not ready, 2 error,
+# 32 mount failure or refusal; check ids and JSON fields as in the README).
+set -u
+
+PLAN=(
+    "scenario infra-stock                  scn_infra_stock"
+    "scenario s1-stock-enforce-refuses     scn_s1"
+    "scenario s2-warn-mounts-over-rdma     scn_s2"
+    "scenario s3-fstab                     scn_s3"
+    "scenario s4-transport-trap            scn_s4"
+    "scenario s7a-cli-matches-kernel-stock scn_s7a"
+    "scenario s6-stale-module-detected     scn_s6"
+    "step     switch-to-gpl-hooks          step_switch_gpl"
+    "scenario infra-gpl-hooked-rpcrdma     scn_infra_gpl"
+    "scenario s5a-happy-path-enforce       scn_s5a"
+    "scenario s7b-cli-matches-kernel-hooked scn_s7b"
+    "step     switch-to-plain-hooks        step_switch_plain"
+    "scenario infra-plain-hooked-rpcrdma   scn_infra_plain"
+    "scenario s5b-plain-export-refused     scn_s5b"
+)
+
+selected() { [[ $1 =~ ${NFS_GDS_VM_ONLY:-.} ]]; }
+
+if [ "${1:-}" = --list ]; then
+    for entry in "${PLAN[@]}"; do
+        read -r kind name _ <<<"$entry"
+        [ "$kind" = scenario ] && selected "$name" && echo "$name"
+    done
+    exit 0
+fi
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+
+MNT=/mnt/gds
+SPEC=$SERVER:$EXPORT
+STOCK_RPCRDMA=/lib/modules/$KVER/kernel/net/sunrpc/xprtrdma/rpcrdma.ko
+
+# ---------------------------------------------------------------- preconditions
+
+require_stock_kernel() {
+    [ "$(modinfo -n rpcrdma 2>/dev/null)" = "$STOCK_RPCRDMA" ] || abort "precondition: modprobe does not resolve rpcrdma to the inbox module ($(modinfo -n rpcrdma 2>&1))"
+    [ -d /sys/module/rpcrdma ] || abort "precondition: rpcrdma is not loaded"
+    ! kallsyms_has $HOOK_REG >/dev/null || abort "precondition: the loaded rpcrdma already has the nvfs hooks"
+    [ ! -d /sys/module/nvidia_fs ] || abort "precondition: nvidia_fs is loaded"
+}
+
+# require_hooked_kernel gpl|plain
+require_hooked_kernel() {
+    local want=__ksymtab_gpl file
+    [ "$1" = plain ] && want=__ksymtab
+    file=$(modinfo -n rpcrdma 2>/dev/null)
+    [ "$file" = "/lib/modules/$KVER/updates/rpcrdma.ko" ] || abort "precondition: modprobe resolves rpcrdma to '$file', not updates/rpcrdma.ko"
+    [ "$(ksymtab_of "$file" $HOOK_REG)" = "$want" ] || abort "precondition: $file does not export $HOOK_REG in $want"
+    kallsyms_has $HOOK_REG >/dev/null || abort "precondition: the loaded rpcrdma has no $HOOK_REG in /proc/kallsyms"
+    [ "$(loaded_build_id rpcrdma)" = "$(file_build_id "$file")" ] || abort "precondition: the loaded rpcrdma is not the build in $file"
+    [ -d /sys/module/nvidia_fs ] || abort "precondition: the nvidia_fs stub is not loaded"
+}
+
+# A plain mount(8) of the export over RDMA, to prove the test bed; leaves it mounted on DIR.
+plain_rdma_mount() {
+    local name=$1 dir=$2
+    run "$name" 120 mount -t nfs4 -o "vers=4.2,proto=rdma,port=$RDMA_PORT" "$SPEC" "$dir"
+    expect_rc "$name" 0
+}
+
+plain_tcp_mount() {
+    local name=$1 dir=$2
+    run "$name" 120 mount -t nfs4 -o proto=tcp,vers=4.2 "$SPEC" "$dir"
+    expect_rc "$name" 0
+}
+
+write_config() { mkdir -p /etc/nfs-gds && cat >"$CONFIG_FILE" && note "$CONFIG_FILE:" && sed 's/^/    | /' "$CONFIG_FILE"; }
+
+# ---------------------------------------------------------------- stock kernel
+
+scn_infra_stock() {
+    note "test bed on the stock kernel: RDMA link, nfsd RDMA listener, plain mount(8) over RDMA and TCP"
+    rdma link show | grep -q 'rxe0/1 state ACTIVE' || fail "rxe0/1 is not ACTIVE: $(rdma link show 2>&1)"
+    grep -qx "rdma $RDMA_PORT" /proc/fs/nfsd/portlist || fail "nfsd has no 'rdma $RDMA_PORT' listener"
+    require_stock_kernel
+    local c
+    c=$(server_file infra-stock.txt)
+    plain_rdma_mount mount-rdma /mnt/rdma
+    expect_xprt /mnt/rdma rdma
+    expect_mount_opt /mnt/rdma proto=rdma
+    expect_file_content /mnt/rdma/infra-stock.txt "$c"
+    echo "written by the client" >/mnt/rdma/infra-stock-client.txt || fail "cannot write through the RDMA mount"
+    sync
+    grep -q "written by the client" "$EXPORT/infra-stock-client.txt" 2>/dev/null || fail "a write through the RDMA mount did not reach the export"
+    run umount-rdma 60 umount /mnt/rdma
+    expect_rc umount-rdma 0
+    plain_tcp_mount mount-tcp /mnt/tcp
+    expect_xprt /mnt/tcp tcp
+    run umount-tcp 60 umount /mnt/tcp
+    expect_rc umount-tcp 0
+    [ -x /sbin/mount.nfs-gds ] && [ -x /usr/sbin/nfs-gds ] || fail "nfs-gds is not installed as /sbin/mount.nfs-gds and /usr/sbin/nfs-gds"
+}
+
+scn_s1() {
+    note "stock kernel, default policy (enforce): the helper refuses before mounting"
+    require_stock_kernel
+    run mount 120 mount -t nfs-gds "$SPEC" "$MNT"
+    expect_rc mount 32
+    expect_not_mounted "$MNT"
+    expect_names mount nvidia-fs-loaded
+    expect_names mount rpcrdma-hooks
+    expect_output mount 'nfs-gds doctor' "the refusal does not point to 'nfs-gds doctor'"
+}
+
+scn_s2() {
+    note "gds_policy=warn: mounts over RDMA anyway, warns, data is readable"
+    require_stock_kernel
+    local c
+    c=$(server_file s2.txt)
+    run mount 120 mount -t nfs-gds -o gds_policy=warn "$SPEC" "$MNT"
+    expect_rc mount 0
+    expect_mounted "$MNT"
+    expect_names mount nvidia-fs-loaded
+    expect_names mount rpcrdma-hooks
+    expect_xprt "$MNT" rdma
+    expect_mount_opt "$MNT" proto=rdma
+    expect_mount_opt "$MNT" port=$RDMA_PORT
+    expect_no_mount_opt_like "$MNT" '^gds'
+    expect_file_content "$MNT/s2.txt" "$c"
+    run umount 60 umount "$MNT"
+    expect_rc umount 0
+    expect_not_mounted "$MNT"
+}
+
+scn_s3() {
+    note "fstab: mount DIR, mount -a (noauto skipped), mount -f -v, umount"
+    require_stock_kernel
+    mkdir -p /mnt/gds-noauto
+    cat >/etc/fstab <<EOF
+$BASELINE_FSTAB
+$SPEC $MNT nfs-gds _netdev,gds_policy=warn 0 0
+$SPEC /mnt/gds-noauto nfs-gds _netdev,noauto,gds_policy=warn 0 0
+EOF
+    note "/etc/fstab:" && sed 's/^/    | /' /etc/fstab
+    local c
+    c=$(server_file s3.txt)
+
+    run mount-fake 120 mount -f -v "$MNT"
+    expect_rc mount-fake 0
+    expect_not_mounted "$MNT"
+
+    run mount-dir 120 mount "$MNT"
+    expect_rc mount-dir 0
+    expect_mounted "$MNT"
+    expect_xprt "$MNT" rdma
+    expect_file_content "$MNT/s3.txt" "$c"
+    run umount-dir 60 umount "$MNT"
+    expect_rc umount-dir 0
+    expect_not_mounted "$MNT"
+
+    run mount-all 180 mount -a
+    expect_rc mount-all 0
+    expect_mounted "$MNT"
+    expect_not_mounted /mnt/gds-noauto
+    expect_xprt "$MNT" rdma
+    run umount-all 60 umount "$MNT"
+    expect_rc umount-all 0
+    expect_not_mounted "$MNT"
+}
+
+scn_s4() {
+    note "transport trap: an existing TCP mount of the same server decides the transport"
+    require_stock_kernel
+    local c
+    c=$(server_file s4.txt)
+    plain_tcp_mount mount-tcp /mnt/tcp
+    expect_xprt /mnt/tcp tcp
+    is_mounted /mnt/tcp || abort "precondition: the TCP mount failed"
+
+    note "A: transport-trap enforced (everything else warn) → refused before mounting"
+    write_config <<'EOF'
+default = "warn"
+
+[checks]
+transport-trap = "enforce"
+EOF
+    run mount-trap 120 mount -t nfs-gds "$SPEC" "$MNT"
+    expect_rc mount-trap 32
+    expect_not_mounted "$MNT"
+    expect_names mount-trap transport-trap
+    expect_mounted /mnt/tcp
+
+    note "B: transport-trap off, mount-transport enforced → mounts, sees xprt tcp, unmounts its own mount"
+    write_config <<'EOF'
+default = "warn"
+
+[checks]
+transport-trap = "off"
+mount-transport = "enforce"
+EOF
+    run mount-post 120 mount -t nfs-gds "$SPEC" "$MNT"
+    expect_rc mount-post 32
+    expect_names mount-post mount-transport
+    expect_output mount-post '(^|[^a-z])tcp([^a-z]|$)' "the refusal does not say that the mount got tcp"
+    expect_not_mounted "$MNT"
+    expect_mounted /mnt/tcp
+    expect_xprt /mnt/tcp tcp
+    expect_file_content /mnt/tcp/s4.txt "$c"
+    run umount-tcp 60 umount /mnt/tcp
+    expect_rc umount-tcp 0
+}
+
+# Compare `nfs-gds check --json` (captured as NAME) with what the kernel says.
+compare_check_with_kernel() {
+    local name=$1 file
+    if [ -d /sys/module/nvidia_fs ]; then
+        expect_status "$name" nvidia-fs-loaded pass
+    else
+        expect_status "$name" nvidia-fs-loaded fail
+    fi
+    if ls /dev/nvidia-fs[0-9]* >/dev/null 2>&1; then
+        expect_status "$name" nvidia-fs-devices pass
+    else
+        expect_status_not "$name" nvidia-fs-devices pass
+    fi
+    file=$(modinfo -n rpcrdma 2>/dev/null)
+    if [ -f "$file" ]; then
+        expect_status "$name" rpcrdma-module pass
+        if elf_defines "$file" $HOOK_REG && elf_defines "$file" $HOOK_DREG; then
+            expect_status "$name" rpcrdma-hooks pass
+        else
+            expect_status "$name" rpcrdma-hooks fail
+        fi
+    fi
+    if [ -d /sys/module/rpcrdma ]; then
+        if kallsyms_has $HOOK_REG >/dev/null && kallsyms_has $HOOK_DREG >/dev/null; then
+            expect_status "$name" rpcrdma-loaded pass
+        else
+            expect_status "$name" rpcrdma-loaded fail
+        fi
+        if [ "$(loaded_build_id rpcrdma)" = "$(file_build_id "$file")" ]; then
+            expect_status "$name" rpcrdma-fresh pass
+        else
+            expect_status "$name" rpcrdma-fresh fail
+        fi
+    fi
+}
+
+scn_s7a() {
+    note "check / inspect-module / verify agree with the stock kernel"
+    require_stock_kernel
+    note "kernel: rpcrdma file $(modinfo -n rpcrdma), loaded build-id $(loaded_build_id rpcrdma), file build-id $(file_build_id "$STOCK_RPCRDMA")"
+    note "kernel: kallsyms $HOOK_REG: $(kallsyms_has $HOOK_REG || echo absent)"
+
+    run check 60 nfs-gds check --json
+    expect_rc check 1
+    expect_json check
+    expect_verdict check not-ready
+    compare_check_with_kernel check
+
+    run inspect-name 60 nfs-gds inspect-module rpcrdma --json
+    expect_rc_not inspect-name 2
+    expect_json inspect-name
+    expect_status inspect-name rpcrdma-hooks fail
+    run inspect-path 60 nfs-gds inspect-module "$STOCK_RPCRDMA" --json
+    expect_rc_not inspect-path 2
+    expect_json inspect-path
+    expect_status inspect-path rpcrdma-hooks fail
+
+    note "verify: a TCP mount"
+    plain_tcp_mount mount-tcp /mnt/tcp
+    run verify-tcp 60 nfs-gds verify /mnt/tcp --json
+    expect_rc verify-tcp 1
+    expect_json verify-tcp
+    expect_verdict verify-tcp not-ready
+    expect_status verify-tcp mount-transport fail
+    expect_status verify-tcp mount-options fail
+
+    note "verify: an RDMA mount requested while the TCP mount exists (the trap: it really is TCP)"
+    run mount-trapped 120 mount -t nfs4 -o "vers=4.2,proto=rdma,port=$RDMA_PORT" "$SPEC" /mnt/rdma
+    expect_xprt /mnt/rdma tcp
+    run verify-trapped 60 nfs-gds verify /mnt/rdma --json
+    expect_rc verify-trapped 1
+    expect_status verify-trapped mount-transport fail
+    run umount-both 60 umount /mnt/rdma /mnt/tcp
+    expect_rc umount-both 0
+
+    note "verify: a real RDMA mount"
+    plain_rdma_mount mount-rdma /mnt/rdma
+    expect_xprt /mnt/rdma rdma
+    run verify-rdma 60 nfs-gds verify /mnt/rdma --json
+    expect_rc_not verify-rdma 2
+    expect_json verify-rdma
+    expect_status verify-rdma mount-transport pass
+    expect_status verify-rdma mount-options pass
+    run umount-rdma 60 umount /mnt/rdma
+}
+
+scn_s6() {
+    note "stale module: a hooked build installed under updates/ while the stock one stays loaded"
+    require_stock_kernel
+    install_module_build rpcrdma-gpl || abort "cannot install the hooked build"
+    local file loaded ondisk
+    file=$(modinfo -n rpcrdma)
+    loaded=$(loaded_build_id rpcrdma)
+    ondisk=$(file_build_id "$file")
+    note "kernel: modprobe resolves rpcrdma to $file; loaded build-id $loaded, file build-id $ondisk"
+    [ "$file" = "/lib/modules/$KVER/updates/rpcrdma.ko" ] || abort "precondition: depmod did not make updates/rpcrdma.ko win"
+    [ "$loaded" != "$ondisk" ] || abort "precondition: loaded and on-disk build-ids are equal"
+
+    run check 60 nfs-gds check --json
+    expect_rc check 1
+    expect_json check
+    expect_status check rpcrdma-fresh fail
+    expect_status check rpcrdma-hooks pass
+    expect_status check rpcrdma-loaded fail
+    compare_check_with_kernel check
+}
+
+# ---------------------------------------------------------------- hooked rpcrdma
+
+step_switch_gpl() { switch_rpcrdma rpcrdma-gpl; }
+step_switch_plain() { switch_rpcrdma rpcrdma-plain; }
+
+# Open /dev/nvidia-fs0 (as a GDS process would), print /proc/driver/nvidia-fs/modules while open.
+modules_while_open() {
+    local out
+    exec 7</dev/nvidia-fs0 || { echo "cannot open /dev/nvidia-fs0"; return 1; }
+    out=$(cat /proc/driver/nvidia-fs/modules)
+    exec 7<&-
+    printf '%s\n' "$out"
+}
+
+scn_infra_gpl() {
+    note "test bed with the GPL-hooked rpcrdma build: it works as rpcrdma and registers with the stub"
+    require_hooked_kernel gpl
+    note "kallsyms (type, module): $HOOK_REG $(kallsyms_has $HOOK_REG); $HOOK_DREG $(kallsyms_has $HOOK_DREG)"
+    local c mods
+    c=$(server_file infra-gpl.txt)
+    plain_rdma_mount mount-rdma /mnt/rdma
+    expect_xprt /mnt/rdma rdma
+    expect_file_content /mnt/rdma/infra-gpl.txt "$c"
+    run umount-rdma 60 umount /mnt/rdma
+    expect_rc umount-rdma 0
+    [ -e /dev/nvidia-fs0 ] || fail "the nvidia_fs stub made no /dev/nvidia-fs0"
+    [ "$(cat /sys/module/nvidia_fs/version 2>/dev/null)" = 2.28.4 ] || fail "/sys/module/nvidia_fs/version is not 2.28.4"
+    mods=$(modules_while_open)
+    note "/proc/driver/nvidia-fs/modules while /dev/nvidia-fs0 is open: $(echo "$mods" | tr '\n' ';')"
+    echo "$mods" | grep -q '^rpcrdma:' || fail "rpcrdma did not register with nvidia_fs on open (GPL export)"
+    ! grep -q '^rpcrdma:' /proc/driver/nvidia-fs/modules || fail "rpcrdma still registered after the last close"
+}
+
+scn_s5a() {
+    note "happy path: GPL-hooked rpcrdma + nvidia_fs, default policy (enforce), no config → mounts over RDMA"
+    require_hooked_kernel gpl
+    local c
+    c=$(server_file s5a.txt)
+    run mount 120 mount -t nfs-gds "$SPEC" "$MNT"
+    expect_rc mount 0
+    expect_mounted "$MNT"
+    expect_xprt "$MNT" rdma
+    expect_mount_opt "$MNT" proto=rdma
+    expect_mount_opt "$MNT" port=$RDMA_PORT
+    expect_file_content "$MNT/s5a.txt" "$c"
+    run umount 60 umount "$MNT"
+    expect_rc umount 0
+}
+
+scn_s7b() {
+    note "check / inspect-module / verify agree with the kernel once the GPL-hooked build runs"
+    require_hooked_kernel gpl
+    run check 60 nfs-gds check --json
+    expect_rc check 0
+    expect_json check
+    expect_verdict check ready ready-with-warnings
+    compare_check_with_kernel check
+    expect_status check rpcrdma-hook-export pass
+    expect_status_not check nvfs-registration fail
+
+    run inspect-name 60 nfs-gds inspect-module rpcrdma --json
+    expect_rc_not inspect-name 2
+    expect_json inspect-name
+    expect_status inspect-name rpcrdma-hooks pass
+    expect_status inspect-name rpcrdma-hook-export pass
+
+    note "inspect-module of the plain-export build (a file, not installed): hooks present, export refused by this kernel"
+    run inspect-plain 60 nfs-gds inspect-module "$PAYLOAD/modules/rpcrdma-plain.ko" --json
+    expect_rc_not inspect-plain 2
+    expect_json inspect-plain
+    expect_status inspect-plain rpcrdma-hooks pass
+    expect_status inspect-plain rpcrdma-hook-export fail
+
+    plain_rdma_mount mount-rdma /mnt/rdma
+    run verify 60 nfs-gds verify /mnt/rdma --json
+    expect_rc verify 0
+    expect_json verify
+    expect_verdict verify ready ready-with-warnings
+    expect_status verify mount-transport pass
+    expect_status verify mount-options pass
+    run umount 60 umount /mnt/rdma
+}
+
+scn_infra_plain() {
+    note "test bed with the plain-export build: it works as rpcrdma, but this kernel refuses symbol_get"
+    require_hooked_kernel plain
+    note "kallsyms (type, module): $HOOK_REG $(kallsyms_has $HOOK_REG); $HOOK_DREG $(kallsyms_has $HOOK_DREG)"
+    local c mods
+    c=$(server_file infra-plain.txt)
+    plain_rdma_mount mount-rdma /mnt/rdma
+    expect_xprt /mnt/rdma rdma
+    expect_file_content /mnt/rdma/infra-plain.txt "$c"
+    run umount-rdma 60 umount /mnt/rdma
+    mods=$(modules_while_open)
+    note "/proc/driver/nvidia-fs/modules while /dev/nvidia-fs0 is open: $(echo "$mods" | tr '\n' ';')"
+    ! echo "$mods" | grep -q '^rpcrdma:' || fail "rpcrdma registered although its hooks are plain EXPORT_SYMBOL"
+    dmesg | grep -q "failing symbol_get of non-GPLONLY symbol $HOOK_REG" \
+        || fail "the kernel did not log 'failing symbol_get of non-GPLONLY symbol $HOOK_REG'"
+}
+
+scn_s5b() {
+    note "plain EXPORT_SYMBOL hooks on a kernel whose symbol_get takes only GPL exports → refused"
+    require_hooked_kernel plain
+    run mount 120 mount -t nfs-gds "$SPEC" "$MNT"
+    expect_rc mount 32
+    expect_not_mounted "$MNT"
+    expect_names mount rpcrdma-hook-export
+    run check 60 nfs-gds check --json
+    expect_rc check 1
+    expect_status check rpcrdma-hook-export fail
+    expect_status_not check nvfs-registration pass
+}
+
+# ---------------------------------------------------------------- runner
+
+broken=
+for entry in "${PLAN[@]}"; do
+    read -r kind name fn <<<"$entry"
+    if [ "$kind" = step ]; then
+        say "step $name"
+        mkdir -p "$RESULTS/steps"
+        if [ -n "$broken" ]; then
+            echo "not run: $broken" >"$RESULTS/steps/$name.log"
+        elif ! "$fn" >"$RESULTS/steps/$name.log" 2>&1; then
+            broken="step $name failed: $(tail -n 1 "$RESULTS/steps/$name.log")"
+            say "$broken"
+        fi
+        continue
+    fi
+    selected "$name" || continue
+    SCN_DIR=$RESULTS/scenarios/$name
+    mkdir -p "$SCN_DIR"
+    : >"$SCN_DIR/failures"
+    t0=$SECONDS
+    if [ -n "$broken" ]; then
+        fail "not run: $broken"
+    else
+        (set +e; "$fn") >"$SCN_DIR/log" 2>&1
+        rc=$?
+        [ $rc = 0 ] || [ -s "$SCN_DIR/failures" ] || fail "scenario body ended with status $rc"
+    fi
+    if [ -s "$SCN_DIR/failures" ]; then
+        result="FAIL: $(head -n 1 "$SCN_DIR/failures")"
+        n=$(wc -l <"$SCN_DIR/failures")
+        [ "$n" -gt 1 ] && result="$result (+$((n - 1)) more)"
+    else
+        result=PASS
+    fi
+    printf '%s\n' "$result" >"$SCN_DIR/result"
+    say "$name: $result ($((SECONDS - t0)) s)"
+    reset_guest_state >>"$SCN_DIR/log" 2>&1
+done

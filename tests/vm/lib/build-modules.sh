@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Build, or reuse from the cache, the test kernel modules against the guest kernel, with kbuild in
+# a chroot of the guest root:
+#   rpcrdma-gpl.ko    the kernel's own net/sunrpc/xprtrdma (from Debian's linux-source-6.1) plus
+#                     modules/rpcrdma-nvfs/nfs_gds_nvfs_hooks.c, hooks exported EXPORT_SYMBOL_GPL
+#   rpcrdma-plain.ko  the same with plain EXPORT_SYMBOL
+#   nvidia_fs.ko      the stand-in in modules/nvidia_fs
+# Both rpcrdma builds are named "rpcrdma" inside (modinfo name), as a distro or DKMS build is.
+#
+# Usage: build-modules.sh ROOT_CACHE_DIR   — prints the module cache directory on stdout.
+# The cache key covers the root (its own key), this script and the module sources.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+vmdir=$(dirname "$here")
+# shellcheck source=common.sh
+. "$here/common.sh"
+
+# Only the resulting path goes to stdout (fd 3); everything else, ours and the tools', to stderr.
+exec 3>&1 1>&2
+
+root=${1:?usage: build-modules.sh ROOT_CACHE_DIR}
+[ -f "$root/.complete" ] || die "no complete guest root at $root"
+rootfs="$root/rootfs"
+kver=$(cat "$root/kver")
+
+srcs=("$here/build-modules.sh" "$vmdir"/modules/*/*)
+key=$(hash_of "$(basename "$root")" "${srcs[@]}")
+cache=$(cache_dir)
+out="$cache/modules-$key"
+
+if [ -f "$out/.complete" ]; then
+    log "modules: cached ($out)"
+    printf '%s\n' "$out" >&3
+    exit 0
+fi
+[ "$(id -u)" = 0 ] || die "building the test modules needs root (chroot)"
+
+t0=$SECONDS
+tmp="$out.tmp"
+rm -rf "$tmp"
+mkdir -p "$tmp"
+
+# The build tree lives inside the guest root (so the chroot sees it) and is removed afterwards;
+# the root image was made before, so this does not change what the guest boots.
+build_rel=var/tmp/nfs-gds-modules
+build="$rootfs/$build_rel"
+rm -rf --one-file-system "$build"
+mkdir -p "$build"
+cp -r "$vmdir/modules/rpcrdma-nvfs" "$vmdir/modules/nvidia_fs" "$build/"
+
+cat >"$build/build.sh" <<'INNER'
+#!/bin/bash
+# Runs inside the chroot of the guest root.
+set -euo pipefail
+kver=$1
+kdir=/lib/modules/$kver/build
+cd /var/tmp/nfs-gds-modules
+
+echo "== extracting net/sunrpc from /usr/src/linux-source-6.1.tar.xz"
+tar -xf /usr/src/linux-source-6.1.tar.xz linux-source-6.1/net/sunrpc
+src=linux-source-6.1/net/sunrpc
+grep -q '^rpcrdma-y' "$src/xprtrdma/Makefile" || { echo "unexpected xprtrdma Makefile" >&2; exit 1; }
+
+for variant in gpl plain; do
+    echo "== rpcrdma ($variant export)"
+    # Keep the tree layout (net/sunrpc/xprtrdma) so relative includes resolve as in-tree.
+    rm -rf "build-$variant"
+    mkdir -p "build-$variant/net"
+    cp -r linux-source-6.1/net/sunrpc "build-$variant/net/"
+    d="build-$variant/net/sunrpc/xprtrdma"
+    cp rpcrdma-nvfs/nfs_gds_nvfs_hooks.c "$d/"
+    {
+        echo
+        echo '# nfs-gds VM tests: the nvfs hook entry points'
+        echo 'rpcrdma-y += nfs_gds_nvfs_hooks.o'
+        if [ "$variant" = gpl ]; then
+            echo 'CFLAGS_nfs_gds_nvfs_hooks.o += -DNFS_GDS_NVFS_EXPORT_GPL'
+        fi
+    } >>"$d/Makefile"
+    make -s -C "$kdir" M="$PWD/$d" -j"$(nproc)" modules
+    cp "$d/rpcrdma.ko" "out/rpcrdma-$variant.ko"
+done
+
+echo "== nvidia_fs stub"
+make -s -C "$kdir" M="$PWD/nvidia_fs" modules
+cp nvidia_fs/nvidia_fs.ko out/nvidia_fs.ko
+
+# Distro modules ship without DWARF; so do these (symbols and the build-id note stay).
+strip --strip-debug out/*.ko
+
+echo "== results"
+for m in out/*.ko; do
+    echo "$m: $(modinfo -F name "$m") vermagic=$(modinfo -F vermagic "$m")"
+done
+INNER
+mkdir -p "$build/out"
+
+log "modules: building rpcrdma (gpl, plain) and nvidia_fs against $kver in a chroot"
+if ! unshare --mount --propagation private -- bash -euo pipefail -c '
+        rootfs=$1 build_rel=$2 kver=$3
+        mount -t proc proc "$rootfs/proc"
+        mount --rbind /dev "$rootfs/dev"
+        chroot "$rootfs" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C HOME=/root \
+            bash "/$build_rel/build.sh" "$kver"
+    ' sh "$rootfs" "$build_rel" "$kver" >"$tmp/build.log" 2>&1; then
+    tail -n 40 "$tmp/build.log" >&2
+    die "module build failed; full log: $tmp/build.log"
+fi
+
+for m in rpcrdma-gpl rpcrdma-plain nvidia_fs; do
+    [ -s "$build/out/$m.ko" ] || die "module build produced no $m.ko (log: $tmp/build.log)"
+    cp "$build/out/$m.ko" "$tmp/$m.ko"
+done
+printf '%s\n' "$kver" >"$tmp/kver"
+rm -rf --one-file-system "$build"
+
+touch "$tmp/.complete"
+rm -rf "$out"
+mv "$tmp" "$out"
+for old in "$cache"/modules-*; do
+    [ "$old" = "$out" ] || [ ! -d "$old" ] || rm -rf "$old"
+done
+log "modules: built in $((SECONDS - t0)) s → $out"
+printf '%s\n' "$out" >&3

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Build, or reuse from the cache, the Debian 12 guest: a root directory (kept for chroot module
+# builds), an ext4 image of it, and the kernel and initrd to boot it with.
+#
+# Usage: build-root.sh   — prints the cache directory of the root on stdout:
+#   rootfs/    the debootstrapped tree          root.img  ext4 image of rootfs (never written to)
+#   vmlinuz    the guest kernel                 initrd.img  its Debian initramfs
+#   kver       the kernel release (uname -r)    packages.txt  dpkg -l of the guest
+# The cache key is a hash of this script and the guest init stub, so editing the package list
+# or the stub rebuilds the root.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+vmdir=$(dirname "$here")
+# shellcheck source=common.sh
+. "$here/common.sh"
+
+# Only the resulting path goes to stdout (fd 3); everything else, ours and the tools', to stderr.
+exec 3>&1 1>&2
+
+# Everything the guest needs: kernel, NFS server and client, soft-RoCE userspace, and what it takes
+# to build test modules against the guest kernel (headers, compiler, the kernel's own source).
+# jq and binutils let the scenarios read JSON and ELF symbol tables.
+GUEST_PACKAGES=(
+    linux-image-amd64 nfs-kernel-server nfs-common rpcbind
+    rdma-core ibverbs-utils ibverbs-providers rdmacm-utils
+    iproute2 kmod util-linux procps
+    linux-headers-amd64 gcc make linux-source-6.1
+    jq binutils
+)
+SUITE=bookworm
+IMAGE_SIZE=3G
+
+init_stub="$vmdir/guest/init-stub"
+key=$(hash_of "$here/build-root.sh" "$init_stub")
+cache=$(cache_dir)
+out="$cache/root-$key"
+
+if [ -f "$out/.complete" ]; then
+    log "root: cached ($out)"
+    printf '%s\n' "$out" >&3
+    exit 0
+fi
+
+[ "$(id -u)" = 0 ] || die "building the guest root needs root (debootstrap, chroot)"
+mkdir -p "$cache"
+
+# Remove a half-built tree. --one-file-system never crosses into a mount point, should an
+# interrupted debootstrap have left one behind (it mounts only inside our private namespace, so
+# normally none survives).
+remove_tree() {
+    local d=$1
+    [ -e "$d" ] || return 0
+    if awk -v d="$d/" 'index($2 "/", d) == 1 { found=1 } END { exit !found }' /proc/mounts; then
+        die "$d still has mounts under it (see /proc/mounts); unmount them, then remove it"
+    fi
+    rm -rf --one-file-system "$d"
+}
+
+tmp="$out.tmp"
+remove_tree "$tmp"
+mkdir -p "$tmp"
+rootfs="$tmp/rootfs"
+
+mirror=$(debian_mirror)
+mirror_desc=${mirror:-"the default mirror of debootstrap"}
+log "root: debootstrap $SUITE (minbase) into $rootfs from $mirror_desc"
+t0=$SECONDS
+
+# Everything that mounts (debootstrap's /proc and /sys, our chroot's /proc and /dev) runs in a
+# private mount namespace: the mounts vanish with it, whatever happens.
+unshare --mount --propagation private -- bash -euo pipefail -s -- \
+    "$rootfs" "$SUITE" "$mirror" "$init_stub" "${GUEST_PACKAGES[@]}" <<'INNER'
+rootfs=$1 suite=$2 mirror=$3 init_stub=$4
+shift 4
+packages=("$@")
+
+debootstrap --variant=minbase "$suite" "$rootfs" ${mirror:+"$mirror"} >"$rootfs.debootstrap.log" 2>&1 || {
+    tail -n 40 "$rootfs.debootstrap.log" >&2
+    echo "debootstrap failed; full log: $rootfs.debootstrap.log" >&2
+    exit 1
+}
+
+mount -t proc proc "$rootfs/proc"
+mount --rbind /dev "$rootfs/dev"
+mount -t sysfs sysfs "$rootfs/sys"
+cp /etc/resolv.conf "$rootfs/etc/resolv.conf" 2>/dev/null || true
+
+# No daemon may start inside the chroot while packages install.
+printf '#!/bin/sh\nexit 101\n' >"$rootfs/usr/sbin/policy-rc.d"
+chmod 755 "$rootfs/usr/sbin/policy-rc.d"
+
+chroot "$rootfs" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+    LC_ALL=C HOME=/root sh -euc '
+        apt-get update -q
+        apt-get install -y -q --no-install-recommends -o Dpkg::Options::=--force-confold "$@"
+        apt-get clean
+        rm -rf /var/lib/apt/lists/*
+    ' sh "${packages[@]}" >"$rootfs.apt.log" 2>&1 || {
+    tail -n 40 "$rootfs.apt.log" >&2
+    echo "apt-get install in the guest root failed; full log: $rootfs.apt.log" >&2
+    exit 1
+}
+rm -f "$rootfs/usr/sbin/policy-rc.d"
+
+# Guest configuration that does not change between runs.
+echo nfs-gds-vm >"$rootfs/etc/hostname"
+printf '127.0.0.1 localhost\n10.0.2.15 nfs-gds-vm\n' >"$rootfs/etc/hosts"
+printf '# managed by the test scenarios\n' >"$rootfs/etc/fstab"
+install -m 0755 "$init_stub" "$rootfs/sbin/nfs-gds-vm-init"
+mkdir -p "$rootfs/export" "$rootfs/mnt/gds" "$rootfs/mnt/tcp" "$rootfs/mnt/rdma"
+INNER
+
+kver=$(cd "$rootfs/lib/modules" && ls)
+[ "$(printf '%s\n' "$kver" | wc -l)" = 1 ] || die "expected exactly one kernel in the guest root, found: $kver"
+[ -f "$rootfs/boot/vmlinuz-$kver" ] && [ -f "$rootfs/boot/initrd.img-$kver" ] \
+    || die "guest kernel or initrd missing in $rootfs/boot"
+[ -f "$rootfs/usr/src/linux-source-6.1.tar.xz" ] || die "linux-source-6.1 tarball missing in the guest root"
+[ -d "$rootfs/usr/src/linux-headers-$kver" ] || die "kernel headers for $kver missing in the guest root"
+
+printf '%s\n' "$kver" >"$tmp/kver"
+cp "$rootfs/boot/vmlinuz-$kver" "$tmp/vmlinuz"
+cp "$rootfs/boot/initrd.img-$kver" "$tmp/initrd.img"
+chroot "$rootfs" dpkg-query -W -f='${Package} ${Version}\n' >"$tmp/packages.txt"
+
+log "root: making ext4 image ($IMAGE_SIZE, sparse)"
+mkfs.ext4 -q -F -L nfs-gds-root -d "$rootfs" "$tmp/root.img" "$IMAGE_SIZE"
+
+touch "$tmp/.complete"
+remove_tree "$out"
+mv "$tmp" "$out"
+log "root: built in $((SECONDS - t0)) s (kernel $kver) → $out"
+
+# Older roots (other keys) are dead weight now.
+for old in "$cache"/root-*; do
+    [ "$old" = "$out" ] && continue
+    [ -d "$old" ] || continue
+    log "root: removing outdated cache $old"
+    remove_tree "$old"
+done
+printf '%s\n' "$out" >&3

@@ -153,6 +153,10 @@ fn plain_hooks_are_judged_against_the_kernel_rule() {
     assert_eq!(code, 1, "{doc:#}");
     assert_eq!(doc["hooks"], "plain-refused");
     assert_eq!(doc["kernel_rule"]["enforcement"], "enforced");
+    // The same two checks `check` runs, for this file.
+    assert_eq!(status(&doc, "rpcrdma-hooks"), "pass");
+    assert_eq!(status(&doc, "rpcrdma-hook-export"), "fail");
+    assert!(evidence(&doc, "rpcrdma-hook-export").contains("kernel rule"));
     assert_eq!(doc["module"]["symbols"][0]["export"]["kind"], "plain");
 
     let old = ModuleSpec::rpcrdma("5.15.0-70-generic").hooks(Some(HookExport::Plain));

@@ -6,6 +6,7 @@
 
 pub mod mount;
 pub mod node;
+pub mod probe;
 pub mod render;
 
 use serde::{Deserialize, Serialize};

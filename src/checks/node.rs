@@ -5,7 +5,7 @@
 
 use super::{CheckId, CheckResult};
 use crate::host::facts::{HostFacts, RpcrdmaFacts, RPCRDMA};
-use crate::host::gpl_rule::Enforcement;
+use crate::host::gpl_rule::{Enforcement, GplRule};
 use crate::host::modules::{ModuleOrigin, Resolution};
 use crate::kmod::{Export, ModuleFile, RPCRDMA_HOOKS};
 
@@ -137,8 +137,11 @@ fn missing_hooks_remedy(origin: Option<&ModuleOrigin>) -> String {
         Some(ModuleOrigin::Inbox) => format!(
             "this is the distribution's own rpcrdma, which never has the hooks: install DOCA-OFED / MLNX_OFED's mlnx-nfsrdma built with GDS support; {DOCTOR}"
         ),
-        _ => format!(
+        Some(_) => format!(
             "this rpcrdma was built without GDS support (mlnx-ofa_kernel configured without --with-gds): rebuild it with GDS enabled; {DOCTOR}"
+        ),
+        None => format!(
+            "a distribution's own rpcrdma never has the hooks, and an mlnx-nfsrdma build has them only when mlnx-ofa_kernel was configured --with-gds: install or rebuild NVIDIA's mlnx-nfsrdma with GDS support; {DOCTOR}"
         ),
     }
 }
@@ -173,6 +176,12 @@ pub fn rpcrdma_hooks(facts: &HostFacts) -> CheckResult {
     let Some(f) = rp.inspected() else {
         return CheckResult::skip(id, "no rpcrdma module file to inspect (see rpcrdma-module)");
     };
+    file_hooks(f, origin_of(rp))
+}
+
+/// `rpcrdma-hooks` for one module file: both hooks defined? `origin` chooses the remedy.
+pub fn file_hooks(f: &ModuleFile, origin: Option<&ModuleOrigin>) -> CheckResult {
+    let id = CheckId::RpcrdmaHooks;
     if !f.has_symtab {
         return file_evidence(
             CheckResult::unknown(
@@ -204,7 +213,7 @@ pub fn rpcrdma_hooks(facts: &HostFacts) -> CheckResult {
             f,
         )
         .with("missing", missing.join(", "))
-        .remedy(missing_hooks_remedy(origin_of(rp)))
+        .remedy(missing_hooks_remedy(origin))
     }
 }
 
@@ -232,6 +241,13 @@ pub fn rpcrdma_hook_export(facts: &HostFacts) -> CheckResult {
     let Some(f) = rp.inspected() else {
         return CheckResult::skip(id, "no rpcrdma module file to inspect (see rpcrdma-module)");
     };
+    file_hook_export(f, facts.gpl_rule.as_ref())
+}
+
+/// `rpcrdma-hook-export` for one module file, given what is known of the kernel's GPL-only rule
+/// (needed only when a hook is exported plain).
+pub fn file_hook_export(f: &ModuleFile, rule: Option<&GplRule>) -> CheckResult {
+    let id = CheckId::RpcrdmaHookExport;
     if f.symbols.iter().any(|s| !s.defined) {
         return CheckResult::skip(id, "the hooks are not defined (see rpcrdma-hooks)");
     }
@@ -246,7 +262,6 @@ pub fn rpcrdma_hook_export(facts: &HostFacts) -> CheckResult {
         .iter()
         .find(|s| matches!(s.export, Export::Unrecognised { .. }));
     let plain = f.symbols.iter().any(|s| s.export == Export::Plain);
-    let rule = facts.gpl_rule.as_ref();
     let result = if !not_exported.is_empty() {
         CheckResult::fail(
             id,

@@ -3,6 +3,7 @@
 use clap::Args;
 
 use super::{exit, CmdError, Ctx};
+use crate::checks::probe::{self, DeviceProber, Prober};
 use crate::checks::{node, render, Report};
 use crate::host::HostFacts;
 
@@ -11,11 +12,18 @@ pub struct CheckArgs {
     /// Print the result as JSON (schema in the README)
     #[arg(long)]
     pub json: bool,
+    /// Also run the live registration probe: open /dev/nvidia-fs0 and see whether rpcrdma
+    /// registers its hooks with nvidia-fs (the close may block about 1 s)
+    #[arg(long)]
+    pub probe: bool,
 }
 
 pub fn run(args: &CheckArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let facts = HostFacts::read(&ctx.root)?;
-    let checks = node::premount(&facts);
+    let mut checks = node::premount(&facts);
+    if args.probe {
+        checks.push(probe::judge(&DeviceProber.probe(&ctx.root), None));
+    }
     let report = Report::new(
         "check",
         &ctx.root.dir().display().to_string(),

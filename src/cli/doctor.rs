@@ -3,7 +3,8 @@
 use clap::Args;
 
 use super::{exit, CmdError, Ctx};
-use crate::doctor::{self, probe::DeviceProber, render, runner};
+use crate::checks::probe::{DeviceProber, Prober};
+use crate::doctor::{self, render, runner};
 use crate::host::HostFacts;
 
 #[derive(Debug, Args)]
@@ -23,7 +24,7 @@ pub fn run(args: &DoctorArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let facts = HostFacts::read(&ctx.root)?;
     let runner = runner::for_root(&ctx.root);
     let prober = DeviceProber;
-    let probe: Option<&dyn doctor::probe::Prober> = if args.probe { Some(&prober) } else { None };
+    let probe: Option<&dyn Prober> = if args.probe { Some(&prober) } else { None };
     let d = doctor::diagnose(&facts, runner.as_ref(), probe)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&d)?);

@@ -12,10 +12,11 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{exit, CmdError, Ctx};
-use crate::checks::SCHEMA_VERSION;
-use crate::host::gpl_rule::{self, Enforcement, GplRule};
+use crate::checks::render::{self, TextStyle};
+use crate::checks::{node, CheckResult, Status, SCHEMA_VERSION};
+use crate::host::gpl_rule::{self, GplRule};
 use crate::host::kernel::KernelInfo;
-use crate::host::modules::{ModuleTree, Resolution};
+use crate::host::modules::{ModuleOrigin, ModuleTree, Resolution};
 use crate::kmod::{self, Export, ExportLayout, ModuleFile, RPCRDMA_HOOKS};
 
 #[derive(Debug, Args)]
@@ -50,13 +51,16 @@ struct InspectReport<'a> {
     schema_version: u32,
     module: &'a ModuleFile,
     hooks: HooksVerdict,
+    /// `rpcrdma-hooks` and `rpcrdma-hook-export` for this file, as `check` reports them.
+    checks: &'a [CheckResult; 2],
     #[serde(skip_serializing_if = "Option::is_none")]
     kernel_rule: Option<&'a GplRule>,
 }
 
-fn resolve(ctx: &Ctx, wanted: &str) -> Result<PathBuf, CmdError> {
+/// The file to inspect, and where it sits in the module tree when it was found by name.
+fn resolve(ctx: &Ctx, wanted: &str) -> Result<(PathBuf, Option<ModuleOrigin>), CmdError> {
     if wanted.contains('/') || Path::new(wanted).is_file() {
-        return Ok(PathBuf::from(wanted));
+        return Ok((PathBuf::from(wanted), None));
     }
     let kernel = KernelInfo::read(&ctx.root)?;
     let release = kernel.release.ok_or_else(|| {
@@ -66,7 +70,7 @@ fn resolve(ctx: &Ctx, wanted: &str) -> Result<PathBuf, CmdError> {
         )
     })?;
     match ModuleTree::read(&ctx.root, &release)?.resolve(&ctx.root, wanted) {
-        Resolution::File { path, .. } => Ok(path),
+        Resolution::File { path, origin, .. } => Ok((path, Some(origin))),
         Resolution::BuiltIn { module } => Err(format!(
             "{module} is built into kernel {release}; there is no file to inspect (`nfs-gds check` reads its hooks from /proc/kallsyms)"
         )
@@ -82,30 +86,34 @@ fn resolve(ctx: &Ctx, wanted: &str) -> Result<PathBuf, CmdError> {
     }
 }
 
-fn verdict(f: &ModuleFile, rule: Option<&GplRule>) -> HooksVerdict {
-    if f.symbols.iter().any(|s| !s.defined) {
-        return HooksVerdict::Missing;
+/// The file's verdict, derived from its two checks (the same ones `check` runs on the module
+/// modprobe would load), with the detail of which way it failed.
+fn verdict(f: &ModuleFile, checks: &[CheckResult; 2]) -> HooksVerdict {
+    let [hooks, export] = checks;
+    if hooks.status != Status::Pass {
+        return if hooks.status == Status::Fail {
+            HooksVerdict::Missing
+        } else {
+            HooksVerdict::Uncertain
+        };
     }
-    if f.symbols.iter().any(|s| s.export == Export::NotExported) {
-        return HooksVerdict::NotExported;
-    }
-    if f.symbols
-        .iter()
-        .any(|s| matches!(s.export, Export::Unrecognised { .. }))
-    {
-        return HooksVerdict::Uncertain;
-    }
-    if f.symbols.iter().all(|s| s.export == Export::Gpl) {
-        return HooksVerdict::Usable;
-    }
-    match rule.map(|r| r.enforcement) {
-        Some(Enforcement::NotEnforced) => HooksVerdict::Usable,
-        Some(Enforcement::Enforced) => HooksVerdict::PlainRefused,
+    match export.status {
+        Status::Pass => HooksVerdict::Usable,
+        Status::Fail if f.symbols.iter().any(|s| s.export == Export::NotExported) => {
+            HooksVerdict::NotExported
+        }
+        Status::Fail => HooksVerdict::PlainRefused,
         _ => HooksVerdict::Uncertain,
     }
 }
 
-fn text(f: &ModuleFile, v: HooksVerdict, rule: Option<&GplRule>) -> String {
+fn text(
+    f: &ModuleFile,
+    v: HooksVerdict,
+    rule: Option<&GplRule>,
+    checks: &[CheckResult; 2],
+    style: TextStyle,
+) -> String {
     let none = "(none)";
     let mut out = String::new();
     let _ = writeln!(out, "file:         {}", f.path.display());
@@ -186,13 +194,17 @@ fn text(f: &ModuleFile, v: HooksVerdict, rule: Option<&GplRule>) -> String {
         let _ = writeln!(
             out,
             "kernel rule:  GPL-only symbol_get {}: {}",
-            match r.enforcement {
-                Enforcement::Enforced => "enforced",
-                Enforcement::NotEnforced => "not enforced",
-                Enforcement::Unknown => "unknown",
-            },
+            r.enforcement.as_str(),
             r.evidence
         );
+    }
+    let width = checks
+        .iter()
+        .map(|c| c.id.as_str().len())
+        .max()
+        .unwrap_or(0);
+    for c in checks {
+        out.push_str(&render::check_lines(c, style, width));
     }
     let _ = writeln!(out, "verdict:      {}", match v {
         HooksVerdict::Usable => "usable for GDS: nvidia-fs can take both hooks",
@@ -205,7 +217,7 @@ fn text(f: &ModuleFile, v: HooksVerdict, rule: Option<&GplRule>) -> String {
 }
 
 pub fn run(args: &InspectArgs, ctx: &Ctx) -> Result<u8, CmdError> {
-    let path = resolve(ctx, &args.module)?;
+    let (path, origin) = resolve(ctx, &args.module)?;
     let file = kmod::inspect_file(&path, &RPCRDMA_HOOKS)?;
     let plain = file
         .symbols
@@ -217,17 +229,22 @@ pub fn run(args: &InspectArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     } else {
         None
     };
-    let v = verdict(&file, rule.as_ref());
+    let checks = [
+        node::file_hooks(&file, origin.as_ref()),
+        node::file_hook_export(&file, rule.as_ref()),
+    ];
+    let v = verdict(&file, &checks);
     if args.json {
         let report = InspectReport {
             schema_version: SCHEMA_VERSION,
             module: &file,
             hooks: v,
+            checks: &checks,
             kernel_rule: rule.as_ref(),
         };
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print!("{}", text(&file, v, rule.as_ref()));
+        print!("{}", text(&file, v, rule.as_ref(), &checks, ctx.style));
     }
     Ok(if v == HooksVerdict::Usable {
         exit::READY

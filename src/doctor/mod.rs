@@ -9,7 +9,6 @@ pub mod cufile;
 pub mod fstab;
 pub mod mounts;
 pub mod plan;
-pub mod probe;
 pub mod provision;
 pub mod render;
 pub mod runner;
@@ -18,12 +17,12 @@ pub mod usage;
 
 use serde::Serialize;
 
+use crate::checks::probe::{self, Prober};
 use crate::checks::{node, CheckResult, Verdict, SCHEMA_VERSION};
 use crate::host::mounts::read_mount_table;
 use crate::host::nvidia_fs::GpuDriverFlavour;
 use crate::host::{HostError, HostFacts};
 use plan::{PlanInput, Step};
-use probe::Prober;
 use runner::Runner;
 use stack::{Ofed, Provenance, Stack};
 use usage::RpcrdmaUsage;

@@ -27,6 +27,7 @@ use super::mounter::{MountError, Mounter};
 use super::request::MountRequest;
 use super::wait;
 use crate::checks::mount::{postmount, transport_trap};
+use crate::checks::probe::{self, DeviceProber, Prober};
 use crate::checks::{node, render, CheckResult, Report};
 use crate::host::facts::RPCRDMA;
 use crate::host::kernel::KernelInfo;
@@ -124,6 +125,9 @@ fn precheck<'l>(
         *load_tried = true;
     }
     let mut results = node::premount(&facts);
+    if policy.probe {
+        results.push(probe::judge(&DeviceProber.probe(root), None));
+    }
     let table = read_mount_table(root)?;
     results.push(transport_trap(
         &req.source.server,

@@ -17,6 +17,7 @@ pub struct MountPolicy {
     levels: BTreeMap<CheckId, Level>,
     pub wait: Duration,
     pub modprobe_rpcrdma: bool,
+    pub probe: bool,
     pub backend: Backend,
     /// Index of the `[[mount]]` table that matched, for messages.
     pub rule: Option<usize>,
@@ -69,6 +70,7 @@ impl Policy {
             levels,
             wait: Duration::from_secs(wait),
             modprobe_rpcrdma: self.modprobe_rpcrdma,
+            probe: self.probe,
             backend: self.backend,
             rule: rule_index,
             from_mount_option: option_level.is_some(),

@@ -135,6 +135,7 @@ struct PolicyFile {
     #[serde(default)]
     checks: BTreeMap<CheckKey, Level>,
     modprobe_rpcrdma: Option<bool>,
+    probe: Option<bool>,
     wait: Option<u64>,
     backend: Option<Backend>,
     #[serde(default)]
@@ -182,6 +183,7 @@ pub fn parse(text: &str) -> Result<Policy, ParseError> {
         default: raw.default.unwrap_or(builtin.default),
         checks: check_levels(raw.checks),
         modprobe_rpcrdma: raw.modprobe_rpcrdma.unwrap_or(builtin.modprobe_rpcrdma),
+        probe: raw.probe.unwrap_or(builtin.probe),
         wait: raw.wait.unwrap_or(builtin.wait),
         backend: raw.backend.unwrap_or(builtin.backend),
         options: OptionDefaults {

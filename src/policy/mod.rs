@@ -112,6 +112,8 @@ pub struct Policy {
     pub default: Level,
     pub checks: BTreeMap<CheckId, Level>,
     pub modprobe_rpcrdma: bool,
+    /// Run the live registration probe (`nvfs-registration`) among the pre-checks.
+    pub probe: bool,
     /// Seconds to wait for the pre-checks to pass.
     pub wait: u64,
     pub backend: Backend,
@@ -125,6 +127,7 @@ impl Default for Policy {
             default: Level::Enforce,
             checks: BTreeMap::new(),
             modprobe_rpcrdma: true,
+            probe: false,
             wait: 0,
             backend: Backend::Auto,
             options: OptionDefaults::default(),

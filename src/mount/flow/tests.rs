@@ -843,3 +843,45 @@ fn undo_leaves_alone_a_mount_that_is_no_longer_on_top() {
     );
     assert_eq!(unmounts.get(), 0);
 }
+
+#[test]
+fn the_live_probe_refuses_when_rpcrdma_did_not_register() {
+    let t = Tree::new();
+    t.write("proc/driver/nvidia-fs/modules", "wekafsio: 1\n");
+    let policy = "probe = true\n[checks]\nrpcrdma-hook-export = \"off\"\n";
+    let o = run(
+        &t,
+        &request("rw", false),
+        policy,
+        mounter(t.path(), mounted("rdma"), 0, false),
+    );
+    assert_eq!(o.code, 32, "{}", o.err);
+    assert!(o.calls.is_empty(), "nothing may be mounted: {:?}", o.calls);
+    assert!(
+        o.err.contains("FAIL nvfs-registration [enforce]"),
+        "{}",
+        o.err
+    );
+
+    t.write(
+        "proc/driver/nvidia-fs/modules",
+        "wekafsio: 1\nrpcrdma: (null)\n",
+    );
+    let o = run(
+        &t,
+        &request("rw", false),
+        policy,
+        mounter(t.path(), mounted("rdma"), 0, false),
+    );
+    assert_eq!(o.code, 0, "{}", o.err);
+    // Without `probe = true` the probe does not run at all.
+    t.write("proc/driver/nvidia-fs/modules", "wekafsio: 1\n");
+    let o = run(
+        &t,
+        &request("rw", false),
+        "[checks]\nrpcrdma-hook-export = \"off\"\n",
+        mounter(t.path(), mounted("rdma"), 0, false),
+    );
+    assert_eq!(o.code, 0, "{}", o.err);
+    assert!(!o.err.contains("nvfs-registration"), "{}", o.err);
+}

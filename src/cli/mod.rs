@@ -1,7 +1,7 @@
-//! Command-line entry: argv[0] dispatch, the subcommands, and the one place where an outcome
+//! Command-line entry: argv\[0\] dispatch, the subcommands, and the one place where an outcome
 //! becomes an exit code.
 //!
-//! Started as `mount.nfs-gds` (exact file name of argv[0]) the binary is the mount(8) helper;
+//! Started as `mount.nfs-gds` (exact file name of argv\[0\]) the binary is the mount(8) helper;
 //! otherwise it is `nfs-gds <command>`. Read-only commands exit 0 when the node (or mount) is
 //! ready, 1 when it is not, 2 when they could not do their job.
 
@@ -33,7 +33,7 @@ pub mod exit {
     pub const ERROR: u8 = 2;
 }
 
-/// The file name argv[0] must have for the mount(8) helper persona.
+/// The file name argv\[0\] must have for the mount(8) helper persona.
 pub const HELPER_NAME: &str = "mount.nfs-gds";
 
 #[derive(Debug, Parser)]
@@ -128,7 +128,7 @@ pub(crate) fn init_logging(verbose: u8) {
         .try_init();
 }
 
-/// Whether argv[0] names the mount helper: exact file name, never a prefix or substring.
+/// Whether argv\[0\] names the mount helper: exact file name, never a prefix or substring.
 pub fn is_helper_name(argv0: &OsString) -> bool {
     Path::new(argv0).file_name() == Some(std::ffi::OsStr::new(HELPER_NAME))
 }

@@ -42,7 +42,7 @@ fn non_empty_env(name: &str) -> Option<OsString> {
     std::env::var_os(name).filter(|v| !v.is_empty())
 }
 
-/// Entry for argv[0] = `mount.nfs-gds`.
+/// Entry for argv\[0\] = `mount.nfs-gds`.
 pub fn run_persona(argv: &[OsString]) -> u8 {
     let root = non_empty_env("NFS_GDS_ROOT")
         .map(Root::new)

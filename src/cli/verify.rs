@@ -17,7 +17,7 @@ use crate::policy::{self, Trust};
 pub struct VerifyArgs {
     /// The mount point to verify
     pub dir: PathBuf,
-    /// The port the mount must use [default: `port` in [options] of the policy, else 20049]
+    /// The port the mount must use [default: `port` in `[options]` of the policy, else 20049]
     #[arg(long, value_name = "PORT")]
     pub port: Option<u16>,
     /// Print the result as JSON (the same schema as `check --json`)

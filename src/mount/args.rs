@@ -73,7 +73,7 @@ pub enum UsageError {
     WrongType(String),
 }
 
-/// Parses the arguments after argv[0].
+/// Parses the arguments after argv\[0\].
 pub fn parse(args: &[OsString]) -> Result<Parsed, UsageError> {
     let mut out = HelperArgs::default();
     let mut positionals: Vec<OsString> = Vec::new();

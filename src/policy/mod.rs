@@ -4,7 +4,7 @@
 //! another file). A missing default file means the built-in defaults: every check `enforce`,
 //! `vers=4.2`, `port=20049`, load rpcrdma first, no wait, `mount.nfs` when installed. The file is
 //! refused unless only root can change it ([`trust`]), since it can turn enforcement off.
-//! [`file`] is the TOML schema; [`effective`] merges it with one mount's own options.
+//! [`file`](mod@file) is the TOML schema; [`effective`] merges it with one mount's own options.
 
 pub mod effective;
 pub mod file;

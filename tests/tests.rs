@@ -7,6 +7,7 @@ mod agent;
 mod bad_inputs;
 mod cache;
 mod check;
+mod cli;
 mod doctor;
 mod inspect_module;
 mod module_reader;

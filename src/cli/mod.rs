@@ -8,6 +8,7 @@
 pub mod agent;
 pub mod check;
 pub mod collect;
+pub mod completions;
 pub mod doctor;
 pub mod inspect_module;
 pub mod mount_helper;
@@ -84,6 +85,8 @@ pub enum Command {
     Mount(mount_helper::MountArgs),
     /// Run the post-mount checks for an existing mount
     Verify(verify::VerifyArgs),
+    /// Print a shell completion script (e.g. `nfs-gds completions bash`)
+    Completions(completions::CompletionsArgs),
 }
 
 /// Context shared by every command.
@@ -177,6 +180,7 @@ pub fn run(argv: Vec<OsString>) -> u8 {
         Command::Agent(args) => agent::run(&args, &ctx),
         Command::Mount(args) => return mount_helper::run(&args, &ctx, cli.global.verbose),
         Command::Verify(args) => verify::run(&args, &ctx),
+        Command::Completions(args) => completions::run(&args, &ctx),
     };
     match result {
         Ok(code) => code,

@@ -78,7 +78,8 @@ pub fn diagnose(
     probe: Option<&dyn Prober>,
 ) -> Result<Diagnosis, HostError> {
     let stack = Stack::detect(facts, runner)?;
-    let usage = RpcrdmaUsage::read(facts)?;
+    let table = read_mount_table(&facts.root);
+    let usage = RpcrdmaUsage::with_table(facts, table.as_ref())?;
     let kernel_log = runner.run("dmesg", &[]).ok_stdout().map(str::to_string);
     let mut checks = node::premount(facts);
     if let Some(p) = probe {
@@ -170,9 +171,9 @@ pub fn diagnose(
         }
     }
     let mut gds_mount = fstab_entries.first().map(|e| e.target.clone());
-    match read_mount_table(&facts.root) {
+    match &table {
         Ok(table) => {
-            let review = mounts::review(&table, &fstab_entries);
+            let review = mounts::review(table, &fstab_entries);
             gds_mount = gds_mount.or(review.gds_mounts.first().cloned());
             findings.extend(review.findings);
             checks.extend(review.checks);

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::host::facts::RPCRDMA;
-use crate::host::mounts::{is_rdma_netid, read_mount_table, MountTable};
+use crate::host::mounts::{is_rdma_netid, read_mount_table, MountTable, MountsError};
 use crate::host::{HostError, HostFacts};
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -18,7 +18,16 @@ pub struct RpcrdmaUsage {
 }
 
 impl RpcrdmaUsage {
+    /// Reads the mount table itself; see [`RpcrdmaUsage::with_table`] to reuse one.
     pub fn read(facts: &HostFacts) -> Result<Self, HostError> {
+        Self::with_table(facts, read_mount_table(&facts.root).as_ref())
+    }
+
+    /// The usage given a mount table already read (or why it could not be read).
+    pub fn with_table(
+        facts: &HostFacts,
+        table: Result<&MountTable, &MountsError>,
+    ) -> Result<Self, HostError> {
         let refcount = facts
             .loaded_modules
             .iter()
@@ -26,8 +35,8 @@ impl RpcrdmaUsage {
             .find(|m| m.name == RPCRDMA)
             .and_then(|m| m.refcount);
         // An unreadable mount table is taken as "unknown", which must not allow a reload.
-        let rdma_mounts = match read_mount_table(&facts.root) {
-            Ok(table) => rdma_nfs_mounts(&table),
+        let rdma_mounts = match table {
+            Ok(table) => rdma_nfs_mounts(table),
             Err(e) => vec![format!("(mount table unreadable: {e})")],
         };
         let nfsd_rdma_listener = facts

@@ -14,7 +14,7 @@ use module_gen::{build, build_id_of, HookExport, Layout, ModuleSpec};
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
-    let Some(out) = args.next() else {
+    let Some(out) = args.next().filter(|o| !o.starts_with('-')) else {
         eprintln!("usage: gen-module OUT.ko [--hooks gpl|plain|none|unexported] [--layout split|flags] [--release R] [--pad BYTES] [--build-id SEED] [--srcversion S]");
         return ExitCode::from(2);
     };

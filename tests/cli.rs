@@ -23,3 +23,28 @@ fn completions_come_from_the_real_command_line() {
         "an unknown shell is a usage error"
     );
 }
+
+#[test]
+fn shipped_man_pages_match_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = nfs_gds().arg("man").arg(dir.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/man");
+    let mut generated: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    generated.sort();
+    assert!(
+        generated.contains(&"nfs-gds-doctor.8".to_string()),
+        "{generated:?}"
+    );
+    for name in &generated {
+        let fresh = std::fs::read(dir.path().join(name)).unwrap();
+        let kept = std::fs::read(shipped.join(name)).unwrap_or_default();
+        assert!(
+            fresh == kept,
+            "packaging/man/{name} is stale: run `cargo run -- man packaging/man`"
+        );
+    }
+}

@@ -13,4 +13,5 @@ pub mod doctor;
 pub mod host;
 pub mod kmod;
 pub mod mount;
+pub mod nfs;
 pub mod policy;

@@ -130,7 +130,7 @@ pub fn prometheus_file(report: &Report, info: &[(&str, String)], now: SystemTime
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::{CheckId, CheckResult};
+    use crate::checks::{catalogue, CheckResult};
 
     fn report() -> Report {
         Report::new(
@@ -139,8 +139,8 @@ mod tests {
             Some("6.8.0-45-generic".into()),
             None,
             vec![
-                CheckResult::pass(CheckId::NvidiaFsLoaded, "ok"),
-                CheckResult::fail(CheckId::RpcrdmaHooks, "missing"),
+                CheckResult::pass(catalogue::nvidia_fs_loaded::ID, "ok"),
+                CheckResult::fail(catalogue::rpcrdma_hooks::ID, "missing"),
             ],
         )
     }

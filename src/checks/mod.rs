@@ -4,101 +4,63 @@
 //! [`Status`], the evidence it saw and a remedy. The same results feed the mount helper, `check`,
 //! `verify`, `doctor` and `agent`; [`render`] turns them into text for people or JSON.
 
-pub mod mount;
-pub mod node;
-pub mod probe;
+pub mod catalogue;
+pub mod fix;
+pub mod level;
+pub mod registry;
 pub mod render;
 
 use serde::{Deserialize, Serialize};
+
+pub use fix::Fix;
+pub use level::Level;
 
 /// Version of the JSON documents (`check --json`, `verify --json`, …). Bumped on any change that
 /// could break a reader; additions of fields or check ids do not bump it.
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// The stable identity of a check. The kebab-case string is the public name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CheckId {
-    /// `nvidia_fs` is loaded.
-    NvidiaFsLoaded,
-    /// `/dev/nvidia-fs*` nodes exist.
-    NvidiaFsDevices,
-    /// modprobe resolves `rpcrdma` to a readable module file (or it is built in).
-    RpcrdmaModule,
-    /// That file defines both nvfs hooks.
-    RpcrdmaHooks,
-    /// The hooks are exported in a way this kernel's `__symbol_get` accepts.
-    RpcrdmaHookExport,
-    /// The loaded rpcrdma (if any) carries the hooks, per `/proc/kallsyms`.
-    RpcrdmaLoaded,
-    /// The loaded rpcrdma is the same build as the file on disk.
-    RpcrdmaFresh,
-    /// Live probe: opening `/dev/nvidia-fs0` makes rpcrdma register with nvidia-fs.
-    NvfsRegistration,
-    /// No existing non-RDMA mount of the same server (NFSv4 would silently reuse its transport).
-    TransportTrap,
-    /// Every `xprt:` line of the mount is `rdma`.
-    MountTransport,
-    /// The mount's options carry `proto=rdma|rdma6` and the expected port.
-    MountOptions,
-}
+/// The stable identity of a check: its kebab-case name, declared once in its catalogue file.
+/// Serialized as that string; parsed only against the [`registry`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CheckId(&'static str);
 
 impl CheckId {
-    pub const ALL: [CheckId; 11] = [
-        CheckId::NvidiaFsLoaded,
-        CheckId::NvidiaFsDevices,
-        CheckId::RpcrdmaModule,
-        CheckId::RpcrdmaHooks,
-        CheckId::RpcrdmaHookExport,
-        CheckId::RpcrdmaLoaded,
-        CheckId::RpcrdmaFresh,
-        CheckId::NvfsRegistration,
-        CheckId::TransportTrap,
-        CheckId::MountTransport,
-        CheckId::MountOptions,
-    ];
+    /// For the catalogue files, which each declare their own id.
+    pub const fn new(name: &'static str) -> Self {
+        CheckId(name)
+    }
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            CheckId::NvidiaFsLoaded => "nvidia-fs-loaded",
-            CheckId::NvidiaFsDevices => "nvidia-fs-devices",
-            CheckId::RpcrdmaModule => "rpcrdma-module",
-            CheckId::RpcrdmaHooks => "rpcrdma-hooks",
-            CheckId::RpcrdmaHookExport => "rpcrdma-hook-export",
-            CheckId::RpcrdmaLoaded => "rpcrdma-loaded",
-            CheckId::RpcrdmaFresh => "rpcrdma-fresh",
-            CheckId::NvfsRegistration => "nvfs-registration",
-            CheckId::TransportTrap => "transport-trap",
-            CheckId::MountTransport => "mount-transport",
-            CheckId::MountOptions => "mount-options",
-        }
+        self.0
     }
 
-    /// One line saying what the check makes sure of.
-    pub fn title(self) -> &'static str {
-        match self {
-            CheckId::NvidiaFsLoaded => "nvidia_fs kernel module is loaded",
-            CheckId::NvidiaFsDevices => "/dev/nvidia-fs* device nodes exist",
-            CheckId::RpcrdmaModule => "modprobe finds the rpcrdma module",
-            CheckId::RpcrdmaHooks => "rpcrdma module file defines the nvfs DMA hooks",
-            CheckId::RpcrdmaHookExport => "nvfs hooks are exported in a way this kernel accepts",
-            CheckId::RpcrdmaLoaded => "loaded rpcrdma carries the nvfs hooks",
-            CheckId::RpcrdmaFresh => "loaded rpcrdma is the build on disk",
-            CheckId::NvfsRegistration => "rpcrdma registers with nvidia-fs (live probe)",
-            CheckId::TransportTrap => "no non-RDMA mount of the same server",
-            CheckId::MountTransport => "mount runs over RDMA (xprt: rdma)",
-            CheckId::MountOptions => "mount options carry proto=rdma and the expected port",
-        }
-    }
-
+    /// The registered check of that name.
     pub fn parse(s: &str) -> Option<CheckId> {
-        CheckId::ALL.into_iter().find(|c| c.as_str() == s)
+        registry::find(s).map(|c| c.id)
     }
 }
 
 impl std::fmt::Display for CheckId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+        f.write_str(self.0)
+    }
+}
+
+impl Serialize for CheckId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for CheckId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        CheckId::parse(&s).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "unknown check id `{s}` (known: {})",
+                registry::names().join(", ")
+            ))
+        })
     }
 }
 
@@ -154,6 +116,9 @@ pub struct CheckResult {
     /// What to do about it; absent when nothing needs doing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remedy: Option<String>,
+    /// The steps of doctor's plan a failure of this check calls for.
+    #[serde(skip)]
+    pub fixes: Vec<Fix>,
 }
 
 impl CheckResult {
@@ -164,6 +129,7 @@ impl CheckResult {
             summary: summary.into(),
             evidence: Vec::new(),
             remedy: None,
+            fixes: Vec::new(),
         }
     }
 
@@ -194,6 +160,21 @@ impl CheckResult {
 
     pub fn remedy(mut self, remedy: impl Into<String>) -> Self {
         self.remedy = Some(remedy.into());
+        self
+    }
+
+    /// Names a step of doctor's plan that fixes this failure.
+    pub fn fix(mut self, fix: Fix) -> Self {
+        self.fixes.push(fix);
+        self
+    }
+
+    /// The remedy with `pointer` appended where doctor has a stack-specific plan for the
+    /// failure: [`fix::TO_DOCTOR`] for every command but doctor, [`fix::TO_PLAN`] in doctor.
+    pub fn with_pointer(mut self, pointer: &str) -> Self {
+        if let (Some(remedy), true) = (&mut self.remedy, fix::doctor_plans(&self.fixes)) {
+            remedy.push_str(pointer);
+        }
         self
     }
 }
@@ -270,22 +251,26 @@ mod tests {
 
     #[test]
     fn ids_round_trip_and_are_unique() {
-        for id in CheckId::ALL {
-            assert_eq!(CheckId::parse(id.as_str()), Some(id));
-            let json = serde_json::to_string(&id).unwrap();
-            assert_eq!(json, format!("\"{}\"", id.as_str()));
+        for c in registry::all() {
+            assert_eq!(CheckId::parse(c.id.as_str()), Some(c.id));
+            let json = serde_json::to_string(&c.id).unwrap();
+            assert_eq!(json, format!("\"{}\"", c.id));
+            assert_eq!(serde_json::from_str::<CheckId>(&json).unwrap(), c.id);
         }
-        let mut names: Vec<_> = CheckId::ALL.iter().map(|c| c.as_str()).collect();
+        let mut names = registry::names();
         names.sort();
         names.dedup();
-        assert_eq!(names.len(), CheckId::ALL.len());
+        assert_eq!(names.len(), registry::all().len());
+        let e = serde_json::from_str::<CheckId>("\"no-such\"").unwrap_err();
+        assert!(e.to_string().contains("unknown check id `no-such`"), "{e}");
     }
 
     #[test]
     fn verdict_is_the_worst_status() {
-        let p = CheckResult::pass(CheckId::NvidiaFsLoaded, "ok");
-        let w = CheckResult::warn(CheckId::RpcrdmaHookExport, "unsure");
-        let f = CheckResult::fail(CheckId::RpcrdmaHooks, "missing");
+        use catalogue::{nvidia_fs_loaded, rpcrdma_hook_export, rpcrdma_hooks};
+        let p = CheckResult::pass(nvidia_fs_loaded::ID, "ok");
+        let w = CheckResult::warn(rpcrdma_hook_export::ID, "unsure");
+        let f = CheckResult::fail(rpcrdma_hooks::ID, "missing");
         assert_eq!(Verdict::of(std::slice::from_ref(&p)), Verdict::Ready);
         assert_eq!(
             Verdict::of(&[p.clone(), w.clone()]),

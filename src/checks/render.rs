@@ -132,7 +132,7 @@ pub fn json(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::CheckId;
+    use crate::checks::catalogue;
 
     fn report() -> Report {
         Report::new(
@@ -141,8 +141,8 @@ mod tests {
             Some("6.1.0".into()),
             None,
             vec![
-                CheckResult::pass(CheckId::RpcrdmaModule, "found").with("file", "/x.ko"),
-                CheckResult::fail(CheckId::NvidiaFsLoaded, "nvidia_fs is not loaded")
+                CheckResult::pass(catalogue::rpcrdma_module::ID, "found").with("file", "/x.ko"),
+                CheckResult::fail(catalogue::nvidia_fs_loaded::ID, "nvidia_fs is not loaded")
                     .with("/sys/module/nvidia_fs", "absent")
                     .remedy("modprobe nvidia-fs"),
             ],

@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::{exit, CmdError, Ctx};
 use crate::agent::{self, atomic::write_atomic};
-use crate::checks::{node, render, Report};
+use crate::checks::{fix, registry, render, Report};
 use crate::host::HostFacts;
 
 const NFD_DIR: &str = "/etc/kubernetes/node-feature-discovery/features.d";
@@ -50,7 +50,10 @@ fn one_pass(args: &AgentArgs, ctx: &Ctx) -> Result<Report, CmdError> {
         &ctx.root.dir().display().to_string(),
         facts.kernel.release.clone(),
         None,
-        node::premount(&facts),
+        registry::node_checks(&facts, false)
+            .into_iter()
+            .map(|r| r.with_pointer(fix::TO_DOCTOR))
+            .collect(),
     );
     let now = SystemTime::now();
     let nvfs = facts.nvidia_fs.version.clone().unwrap_or_default();

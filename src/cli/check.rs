@@ -3,8 +3,7 @@
 use clap::Args;
 
 use super::{exit, CmdError, Ctx};
-use crate::checks::probe::{self, DeviceProber, Prober};
-use crate::checks::{node, render, Report};
+use crate::checks::{fix, registry, render, Report};
 use crate::host::HostFacts;
 
 #[derive(Debug, Args)]
@@ -19,11 +18,14 @@ pub struct CheckArgs {
 }
 
 pub fn run(args: &CheckArgs, ctx: &Ctx) -> Result<u8, CmdError> {
-    let facts = HostFacts::read(&ctx.root)?;
-    let mut checks = node::premount(&facts);
+    let mut facts = HostFacts::read(&ctx.root)?;
     if args.probe {
-        checks.push(probe::judge(&DeviceProber.probe(&ctx.root), None));
+        facts.run_probe(None);
     }
+    let checks = registry::node_checks(&facts, args.probe)
+        .into_iter()
+        .map(|r| r.with_pointer(fix::TO_DOCTOR))
+        .collect();
     let report = Report::new(
         "check",
         &ctx.root.dir().display().to_string(),

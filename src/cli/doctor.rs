@@ -3,7 +3,6 @@
 use clap::Args;
 
 use super::{exit, CmdError, Ctx};
-use crate::checks::probe::{DeviceProber, Prober};
 use crate::doctor::{self, render, runner};
 use crate::host::HostFacts;
 
@@ -23,9 +22,7 @@ pub struct DoctorArgs {
 pub fn run(args: &DoctorArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let facts = HostFacts::read(&ctx.root)?;
     let runner = runner::for_root(&ctx.root);
-    let prober = DeviceProber;
-    let probe: Option<&dyn Prober> = if args.probe { Some(&prober) } else { None };
-    let d = doctor::diagnose(&facts, runner.as_ref(), probe)?;
+    let d = doctor::diagnose(&facts, runner.as_ref(), args.probe)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&d)?);
     } else if args.markdown {

@@ -12,8 +12,9 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{exit, CmdError, Ctx};
+use crate::checks::catalogue::{rpcrdma_hook_export, rpcrdma_hooks};
 use crate::checks::render::{self, TextStyle};
-use crate::checks::{node, CheckResult, Status, SCHEMA_VERSION};
+use crate::checks::{fix, CheckResult, Status, SCHEMA_VERSION};
 use crate::host::gpl_rule::{self, GplRule};
 use crate::host::kernel::KernelInfo;
 use crate::host::modules::{ModuleOrigin, ModuleTree, Resolution};
@@ -230,8 +231,8 @@ pub fn run(args: &InspectArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         None
     };
     let checks = [
-        node::file_hooks(&file, origin.as_ref()),
-        node::file_hook_export(&file, rule.as_ref()),
+        rpcrdma_hooks::file_hooks(&file, origin.as_ref()).with_pointer(fix::TO_DOCTOR),
+        rpcrdma_hook_export::file_hook_export(&file, rule.as_ref()).with_pointer(fix::TO_DOCTOR),
     ];
     let v = verdict(&file, &checks);
     if args.json {

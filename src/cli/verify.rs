@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::{exit, CmdError, Ctx};
-use crate::checks::{self, render, CheckId, CheckResult, Report};
+use crate::checks::catalogue::{mount_options, mount_transport, transport_trap};
+use crate::checks::{registry, render, CheckResult, Report};
 use crate::host::kernel::KernelInfo;
 use crate::host::mounts::read_mount_table;
 use crate::mount::request::absolute;
@@ -43,11 +44,11 @@ pub fn run(args: &VerifyArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     };
     let table = read_mount_table(&ctx.root)?;
     let results = match table.topmost_at(&target) {
-        Some(m) => checks::mount::verify(m, &table, port),
+        Some(m) => registry::verify_mount(m, &table, port),
         None => vec![
-            CheckResult::skip(CheckId::TransportTrap, "nothing is mounted"),
+            CheckResult::skip(transport_trap::ID, "nothing is mounted"),
             CheckResult::fail(
-                CheckId::MountTransport,
+                mount_transport::ID,
                 format!("nothing is mounted on {}", target.display()),
             )
             .remedy(format!(
@@ -55,7 +56,7 @@ pub fn run(args: &VerifyArgs, ctx: &Ctx) -> Result<u8, CmdError> {
                 target.display(),
                 target.display()
             )),
-            CheckResult::skip(CheckId::MountOptions, "nothing is mounted"),
+            CheckResult::skip(mount_options::ID, "nothing is mounted"),
         ],
     };
     let report = Report::new(

@@ -17,8 +17,7 @@ pub mod usage;
 
 use serde::Serialize;
 
-use crate::checks::probe::{self, Prober};
-use crate::checks::{node, CheckResult, Verdict, SCHEMA_VERSION};
+use crate::checks::{fix, registry, CheckResult, Verdict, SCHEMA_VERSION};
 use crate::host::mounts::read_mount_table;
 use crate::host::nvidia_fs::GpuDriverFlavour;
 use crate::host::{HostError, HostFacts};
@@ -75,22 +74,25 @@ pub fn relevant_log_lines(log: &str) -> Vec<String> {
 pub fn diagnose(
     facts: &HostFacts,
     runner: &dyn Runner,
-    probe: Option<&dyn Prober>,
+    probe: bool,
 ) -> Result<Diagnosis, HostError> {
     let stack = Stack::detect(facts, runner)?;
     let table = read_mount_table(&facts.root);
     let usage = RpcrdmaUsage::with_table(facts, table.as_ref())?;
     let kernel_log = runner.run("dmesg", &[]).ok_stdout().map(str::to_string);
-    let mut checks = node::premount(facts);
-    if let Some(p) = probe {
-        checks.push(probe::judge(&p.probe(&facts.root), kernel_log.as_deref()));
-    }
-    // Remedies point to doctor for the helper's and check's readers; here that is circular.
-    for c in &mut checks {
-        if let Some(r) = &mut c.remedy {
-            *r = r.replace(&format!("; {}", node::DOCTOR), " (see the plan below)");
-        }
-    }
+    let probed;
+    let facts = if probe {
+        let mut f = facts.clone();
+        f.run_probe(kernel_log.clone());
+        probed = f;
+        &probed
+    } else {
+        facts
+    };
+    let mut checks: Vec<CheckResult> = registry::node_checks(facts, probe)
+        .into_iter()
+        .map(|r| r.with_pointer(fix::TO_PLAN))
+        .collect();
     let cufile = cufile::read_cufile(&facts.root)?;
     let libcufile = cufile::find_libcufile_rdma(&facts.root)?;
 

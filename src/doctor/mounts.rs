@@ -1,16 +1,13 @@
 //! Doctor's look at the NFS mounts: every NFS mount with its real transport and port, the
 //! post-mount checks for each mount meant for GDS (an `nfs-gds` fstab entry, or one asking for
 //! RDMA), and the transport trap around them. The checks themselves are the helper's
-//! ([`crate::checks::mount`]); this only chooses which mounts to run them on.
+//! ([`registry::verify_mount`](crate::checks::registry::verify_mount)); this only chooses which mounts to run them on.
 
-use crate::checks::{mount as mount_checks, CheckResult};
+use crate::checks::{registry, CheckResult};
 use crate::host::mounts::{is_rdma_netid, Mount, MountTable};
 
 use super::fstab::FstabEntry;
 use super::Finding;
-
-/// The port an RDMA mount is expected on unless its options say otherwise.
-const NFS_RDMA_PORT: u16 = 20049;
 
 /// Findings and checks about the mounts.
 #[derive(Debug, Default)]
@@ -68,10 +65,10 @@ pub fn review(table: &MountTable, fstab: &[FstabEntry]) -> MountReview {
         let port = m
             .option("port")
             .and_then(|p| p.parse().ok())
-            .unwrap_or(NFS_RDMA_PORT);
+            .unwrap_or(crate::nfs::NFS_RDMA_PORT);
         let mp = m.info.mount_point.display().to_string();
         out.gds_mounts.push(mp.clone());
-        for mut r in mount_checks::verify(m, table, port) {
+        for mut r in registry::verify_mount(m, table, port) {
             if !r.summary.contains(&mp) {
                 r.summary = format!("{mp}: {}", r.summary);
             }
@@ -98,7 +95,8 @@ pub fn review(table: &MountTable, fstab: &[FstabEntry]) -> MountReview {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::{CheckId, Status};
+    use crate::checks::catalogue::{mount_options, mount_transport, transport_trap};
+    use crate::checks::Status;
     use crate::host::mounts::{parse_mountinfo, parse_mountstats};
 
     fn table(mountinfo: &str, mountstats: &str) -> MountTable {
@@ -141,9 +139,9 @@ device 10.0.2.15:/export mounted on /mnt/gds with fstype nfs4 statvers=1.1
         assert_eq!(
             ids,
             vec![
-                (CheckId::TransportTrap, Status::Warn),
-                (CheckId::MountTransport, Status::Pass),
-                (CheckId::MountOptions, Status::Pass),
+                (transport_trap::ID, Status::Warn),
+                (mount_transport::ID, Status::Pass),
+                (mount_options::ID, Status::Pass),
             ]
         );
         assert!(r.checks.iter().all(|c| c.summary.contains("/mnt/gds")));

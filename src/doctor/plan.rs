@@ -6,7 +6,9 @@ use serde::Serialize;
 
 use super::stack::{Family, Ofed, Provenance, Stack};
 use super::usage::RpcrdmaUsage;
-use crate::checks::{CheckId, CheckResult, Status};
+use std::collections::BTreeSet;
+
+use crate::checks::{CheckResult, Fix, Status};
 
 /// A step `provision --apply` may run by itself: idempotent, and never disruptive.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -101,16 +103,6 @@ impl Step {
     }
 }
 
-fn failed(checks: &[CheckResult], id: CheckId) -> bool {
-    checks
-        .iter()
-        .any(|c| c.id == id && c.status == Status::Fail)
-}
-
-fn status(checks: &[CheckResult], id: CheckId) -> Option<Status> {
-    checks.iter().find(|c| c.id == id).map(|c| c.status)
-}
-
 /// The ClusterPolicy fragment that turns GDS on with the GPU Operator.
 pub fn cluster_policy_yaml(host_mofed: bool) -> String {
     [
@@ -146,120 +138,32 @@ pub struct PlanInput<'a> {
     pub gds_mount: Option<&'a str>,
 }
 
-/// Builds the ordered plan.
+/// Builds the ordered plan: one group of steps per kind of fix the failing checks call for, in
+/// the order of [`Fix`], then a proof run.
 pub fn plan(input: &PlanInput) -> Vec<Step> {
     let s = input.stack;
-    let checks = input.checks;
+    let fixes: BTreeSet<Fix> = input
+        .checks
+        .iter()
+        .filter(|c| c.status == Status::Fail)
+        .flat_map(|c| c.fixes.iter().copied())
+        .collect();
     let kernel = s
         .kernel_release
         .clone()
         .unwrap_or_else(|| "$(uname -r)".into());
     let mut steps = Vec::new();
+    if fixes.contains(&Fix::NvidiaFs) {
+        steps.extend(nvidia_fs_steps(s));
+    }
     let mut rebuilt = false;
-
-    // 1. nvidia_fs.
-    if failed(checks, CheckId::NvidiaFsLoaded) {
-        if s.gpu_operator || s.kubernetes {
-            steps.push(Step::manual(
-                "Enable GDS in the GPU Operator",
-                "nvidia_fs is not loaded and this node is managed by Kubernetes: the GPU Operator loads it from its nvidia-fs container only when `gds.enabled` is set",
-                vec![
-                    "kubectl patch clusterpolicies.nvidia.com/cluster-policy --type merge -p '{\"spec\":{\"gds\":{\"enabled\":true},\"driver\":{\"kernelModuleType\":\"open\",\"rdma\":{\"enabled\":true}}}}'".into(),
-                    "# or apply this ClusterPolicy fragment:".into(),
-                    cluster_policy_yaml(!matches!(s.ofed, Ofed::None)),
-                ],
-            ));
-        } else {
-            if s.gpu_driver.flavour == crate::host::nvidia_fs::GpuDriverFlavour::Proprietary {
-                steps.push(Step::manual(
-                    "Switch to NVIDIA's open GPU kernel modules",
-                    "nvidia-fs 2.17.5 and later links nvidia_p2p_* directly and loads only against the open kernel modules; the proprietary nvidia.ko is loaded",
-                    match s.family {
-                        Family::Debian => vec!["apt-get install nvidia-open   # or nvidia-driver-<version>-open on Ubuntu".into()],
-                        _ => vec!["dnf module install nvidia-driver:<version>-open".into()],
-                    },
-                ));
-            }
-            steps.push(Step::manual(
-                "Install the GDS kernel driver (nvidia-fs)",
-                "nvidia_fs is not loaded; without it GPU reads over NFS always go through CPU bounce buffers",
-                match s.family {
-                    Family::Debian => vec!["apt-get install nvidia-gds   # pulls nvidia-fs-dkms".into()],
-                    Family::Rhel => vec!["dnf install nvidia-gds   # pulls nvidia-fs-dkms".into()],
-                    _ => vec!["install NVIDIA's nvidia-gds / nvidia-fs-dkms package for this distribution".into()],
-                },
-            ));
-            steps.push(Step::auto(
-                "Load nvidia_fs",
-                "load the driver now (it is loaded at boot once installed)",
-                Action::LoadModule {
-                    module: "nvidia-fs".into(),
-                },
-            ));
-        }
+    if fixes.contains(&Fix::HookedRpcrdma) {
+        rebuilt = hooked_rpcrdma_steps(s, &kernel, &mut steps);
     }
-
-    // 2. rpcrdma without hooks.
-    let hooks_missing = failed(checks, CheckId::RpcrdmaHooks)
-        || failed(checks, CheckId::RpcrdmaModule)
-        || (failed(checks, CheckId::RpcrdmaLoaded)
-            && status(checks, CheckId::RpcrdmaHooks) != Some(Status::Pass));
-    if hooks_missing {
-        match s.provenance {
-            Provenance::Inbox | Provenance::Missing | Provenance::BuiltIn | Provenance::OtherOutOfTree => {
-                steps.push(install_nfsrdma_step(s));
-            }
-            Provenance::MofedDkms | Provenance::MofedPackage => {
-                let configured = s.ofa_gds_config.as_ref();
-                let why = match configured {
-                    Some((path, false)) => format!("{path} does not set CONFIG_GPU_DIRECT_STORAGE=y: mlnx-ofa_kernel was configured without GDS, so mlnx-nfsrdma compiled no hooks"),
-                    Some((path, true)) => format!("{path} sets CONFIG_GPU_DIRECT_STORAGE=y, yet the rpcrdma modprobe loads has no hooks: the installed module is an older or foreign build"),
-                    None => "the installed mlnx-nfsrdma was built without GDS support".to_string(),
-                };
-                steps.push(Step::manual(
-                    "Rebuild mlnx-ofa_kernel and mlnx-nfsrdma with GDS support",
-                    why,
-                    rebuild_with_gds_commands(s, &kernel),
-                ));
-                if let Some(e) = s.dkms_entry("mlnx-nfsrdma") {
-                    steps.push(Step::auto(
-                        "Rebuild mlnx-nfsrdma for the running kernel",
-                        "DKMS rebuilds rpcrdma against the (re)configured mlnx-ofa_kernel",
-                        Action::DkmsRebuild {
-                            module: e.module.clone(),
-                            version: e.version.clone(),
-                            kernel: kernel.clone(),
-                        },
-                    ));
-                    rebuilt = true;
-                }
-            }
-            Provenance::Vastnfs => steps.push(Step::manual(
-                "Reinstall the VAST NFS client for this kernel",
-                "vastnfs compiles the hooks in unconditionally, so a vastnfs rpcrdma without them is a damaged or foreign build",
-                vec!["reinstall the vastnfs package built for this kernel (see VAST's install guide), then reboot".into()],
-            )),
-            Provenance::NvidiaKernel => steps.push(Step::manual(
-                "Update the linux-nvidia kernel",
-                "NVIDIA's kernels compile the hooks into the inbox rpcrdma; this one has none",
-                vec!["apt-get install --only-upgrade linux-nvidia   # then reboot".into()],
-            )),
-        }
-    }
-
-    // 3. Plain exports on a kernel that refuses them.
-    if failed(checks, CheckId::RpcrdmaHookExport)
-        || (failed(checks, CheckId::RpcrdmaLoaded)
-            && status(checks, CheckId::RpcrdmaHooks) == Some(Status::Pass)
-            && status(checks, CheckId::RpcrdmaHookExport) == Some(Status::Fail))
-        || failed(checks, CheckId::NvfsRegistration)
-            && status(checks, CheckId::RpcrdmaHooks) == Some(Status::Pass)
-            && status(checks, CheckId::RpcrdmaHookExport) != Some(Status::Pass)
-    {
+    if fixes.contains(&Fix::GplExport) {
         steps.push(gpl_export_step(s));
     }
-
-    // 4. Rebuilt module files need a fresh index and initramfs.
+    // Rebuilt module files need a fresh index and initramfs, then the new build loaded.
     if rebuilt {
         steps.push(Step::auto(
             "Refresh the module index",
@@ -277,52 +181,27 @@ pub fn plan(input: &PlanInput) -> Vec<Step> {
             },
         ));
     }
-
-    // 5. A stale loaded module, or one that must be replaced after a rebuild.
-    if failed(checks, CheckId::RpcrdmaFresh) || rebuilt || failed(checks, CheckId::RpcrdmaLoaded) {
-        if input.usage.in_use() {
-            steps.push(Step::manual(
-                "Reboot to load the new rpcrdma",
-                format!(
-                    "the loaded rpcrdma is not the build on disk, and it cannot be reloaded now: {}",
-                    input.usage.reasons().join("; ")
-                ),
-                vec!["systemctl reboot".into()],
-            ));
-        } else {
-            steps.push(Step::auto(
-                "Reload rpcrdma",
-                "the loaded rpcrdma is not the build on disk, and nothing uses it right now",
-                Action::ReloadRpcrdma,
-            ));
-        }
+    if fixes.contains(&Fix::ReloadRpcrdma) || rebuilt {
+        steps.push(reload_step(input.usage));
     }
-
-    // 6. Kubernetes: the Network Operator must load NFS-RDMA modules.
-    if s.kubernetes && hooks_missing {
+    if s.kubernetes && fixes.contains(&Fix::HookedRpcrdma) {
         steps.push(Step::manual(
             "Let the Network Operator's DOCA driver load NFS-RDMA",
             "the DOCA driver container skips mlnx-nfsrdma unless ENABLE_NFSRDMA is set",
             vec!["set `ENABLE_NFSRDMA=true` in NicClusterPolicy spec.ofedDriver.env".into()],
         ));
     }
-
-    // 7. Mounts that do not run over RDMA, or would not.
-    for c in checks.iter().filter(|c| {
-        c.status == Status::Fail
-            && matches!(
-                c.id,
-                CheckId::TransportTrap | CheckId::MountTransport | CheckId::MountOptions
-            )
-    }) {
+    for c in input
+        .checks
+        .iter()
+        .filter(|c| c.status == Status::Fail && c.fixes.contains(&Fix::Mount))
+    {
         steps.push(Step::manual(
             format!("Fix the mount ({})", c.id),
             c.summary.clone(),
             c.remedy.iter().cloned().collect(),
         ));
     }
-
-    // 8. Prove it once.
     if input.compat_allowed {
         steps.push(Step::manual(
             "Prove GDS once with compatibility mode off",
@@ -337,6 +216,118 @@ pub fn plan(input: &PlanInput) -> Vec<Step> {
         ));
     }
     steps
+}
+
+/// nvidia_fs is not loaded: the GPU Operator's switch, or the packages (and the open GPU
+/// modules nvidia-fs needs).
+fn nvidia_fs_steps(s: &Stack) -> Vec<Step> {
+    let mut steps = Vec::new();
+    if s.gpu_operator || s.kubernetes {
+        steps.push(Step::manual(
+            "Enable GDS in the GPU Operator",
+            "nvidia_fs is not loaded and this node is managed by Kubernetes: the GPU Operator loads it from its nvidia-fs container only when `gds.enabled` is set",
+            vec![
+                "kubectl patch clusterpolicies.nvidia.com/cluster-policy --type merge -p '{\"spec\":{\"gds\":{\"enabled\":true},\"driver\":{\"kernelModuleType\":\"open\",\"rdma\":{\"enabled\":true}}}}'".into(),
+                "# or apply this ClusterPolicy fragment:".into(),
+                cluster_policy_yaml(!matches!(s.ofed, Ofed::None)),
+            ],
+        ));
+    } else {
+        if s.gpu_driver.flavour == crate::host::nvidia_fs::GpuDriverFlavour::Proprietary {
+            steps.push(Step::manual(
+                "Switch to NVIDIA's open GPU kernel modules",
+                "nvidia-fs 2.17.5 and later links nvidia_p2p_* directly and loads only against the open kernel modules; the proprietary nvidia.ko is loaded",
+                match s.family {
+                    Family::Debian => vec!["apt-get install nvidia-open   # or nvidia-driver-<version>-open on Ubuntu".into()],
+                    _ => vec!["dnf module install nvidia-driver:<version>-open".into()],
+                },
+            ));
+        }
+        steps.push(Step::manual(
+            "Install the GDS kernel driver (nvidia-fs)",
+            "nvidia_fs is not loaded; without it GPU reads over NFS always go through CPU bounce buffers",
+            match s.family {
+                Family::Debian => vec!["apt-get install nvidia-gds   # pulls nvidia-fs-dkms".into()],
+                Family::Rhel => vec!["dnf install nvidia-gds   # pulls nvidia-fs-dkms".into()],
+                _ => vec!["install NVIDIA's nvidia-gds / nvidia-fs-dkms package for this distribution".into()],
+            },
+        ));
+        steps.push(Step::auto(
+            "Load nvidia_fs",
+            "load the driver now (it is loaded at boot once installed)",
+            Action::LoadModule {
+                module: "nvidia-fs".into(),
+            },
+        ));
+    }
+    steps
+}
+
+/// The rpcrdma modprobe loads has no hooks: what installs or rebuilds one for this stack.
+/// Returns whether a step rebuilds module files (which then need depmod and an initramfs).
+fn hooked_rpcrdma_steps(s: &Stack, kernel: &str, steps: &mut Vec<Step>) -> bool {
+    let mut rebuilt = false;
+    match s.provenance {
+        Provenance::Inbox | Provenance::Missing | Provenance::BuiltIn | Provenance::OtherOutOfTree => {
+            steps.push(install_nfsrdma_step(s));
+        }
+        Provenance::MofedDkms | Provenance::MofedPackage => {
+            let configured = s.ofa_gds_config.as_ref();
+            let why = match configured {
+                Some((path, false)) => format!("{path} does not set CONFIG_GPU_DIRECT_STORAGE=y: mlnx-ofa_kernel was configured without GDS, so mlnx-nfsrdma compiled no hooks"),
+                Some((path, true)) => format!("{path} sets CONFIG_GPU_DIRECT_STORAGE=y, yet the rpcrdma modprobe loads has no hooks: the installed module is an older or foreign build"),
+                None => "the installed mlnx-nfsrdma was built without GDS support".to_string(),
+            };
+            steps.push(Step::manual(
+                "Rebuild mlnx-ofa_kernel and mlnx-nfsrdma with GDS support",
+                why,
+                rebuild_with_gds_commands(s, kernel),
+            ));
+            if let Some(e) = s.dkms_entry("mlnx-nfsrdma") {
+                steps.push(Step::auto(
+                    "Rebuild mlnx-nfsrdma for the running kernel",
+                    "DKMS rebuilds rpcrdma against the (re)configured mlnx-ofa_kernel",
+                    Action::DkmsRebuild {
+                        module: e.module.clone(),
+                        version: e.version.clone(),
+                        kernel: kernel.to_string(),
+                    },
+                ));
+                rebuilt = true;
+            }
+        }
+        Provenance::Vastnfs => steps.push(Step::manual(
+            "Reinstall the VAST NFS client for this kernel",
+            "vastnfs compiles the hooks in unconditionally, so a vastnfs rpcrdma without them is a damaged or foreign build",
+            vec!["reinstall the vastnfs package built for this kernel (see VAST's install guide), then reboot".into()],
+        )),
+        Provenance::NvidiaKernel => steps.push(Step::manual(
+            "Update the linux-nvidia kernel",
+            "NVIDIA's kernels compile the hooks into the inbox rpcrdma; this one has none",
+            vec!["apt-get install --only-upgrade linux-nvidia   # then reboot".into()],
+        )),
+    }
+    rebuilt
+}
+
+/// The loaded rpcrdma is not the build on disk: reload it when nothing uses it, else reboot.
+fn reload_step(usage: &RpcrdmaUsage) -> Step {
+    if usage.in_use() {
+        Step::manual(
+            "Reboot to load the new rpcrdma",
+            format!(
+                "the loaded rpcrdma is not the build on disk, and it cannot be reloaded now: {}",
+                usage.reasons().join("; ")
+            ),
+            vec!["systemctl reboot".into()],
+        )
+    } else {
+        Step::auto(
+            "Reload rpcrdma",
+            "the loaded rpcrdma is not the build on disk, and nothing uses it right now",
+            Action::ReloadRpcrdma,
+        )
+    }
 }
 
 /// For a machine with no NVIDIA stack at all: what a GDS node would need, not fixes to apply.
@@ -436,6 +427,10 @@ fn gpl_export_step(s: &Stack) -> Step {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checks::catalogue::{
+        nvidia_fs_loaded, rpcrdma_fresh, rpcrdma_hook_export, rpcrdma_hooks,
+    };
+    use crate::checks::CheckId;
     use crate::doctor::stack::{DkmsEntry, OsRelease};
     use crate::host::nvidia_fs::{GpuDriver, GpuDriverFlavour};
 
@@ -463,10 +458,25 @@ mod tests {
         }
     }
 
+    /// Results as the checks give them: a failure carries the fix its check names for it.
     fn results(pairs: &[(CheckId, Status)]) -> Vec<CheckResult> {
+        let fix_of = |id: CheckId| match id {
+            nvidia_fs_loaded::ID => Fix::NvidiaFs,
+            rpcrdma_hooks::ID => Fix::HookedRpcrdma,
+            rpcrdma_hook_export::ID => Fix::GplExport,
+            rpcrdma_fresh::ID => Fix::ReloadRpcrdma,
+            other => unreachable!("no fix table entry for {other}"),
+        };
         pairs
             .iter()
-            .map(|(id, st)| CheckResult::new(*id, *st, "x"))
+            .map(|(id, st)| {
+                let r = CheckResult::new(*id, *st, "x");
+                if *st == Status::Fail {
+                    r.fix(fix_of(*id))
+                } else {
+                    r
+                }
+            })
             .collect()
     }
 
@@ -488,8 +498,8 @@ mod tests {
     fn inbox_rpcrdma_gets_the_doca_install() {
         let s = stack(Family::Debian, Ofed::None, Provenance::Inbox);
         let c = results(&[
-            (CheckId::NvidiaFsLoaded, Status::Pass),
-            (CheckId::RpcrdmaHooks, Status::Fail),
+            (nvidia_fs_loaded::ID, Status::Pass),
+            (rpcrdma_hooks::ID, Status::Fail),
         ]);
         let p = plan_for(&s, &c, &RpcrdmaUsage::default());
         assert_eq!(
@@ -512,7 +522,7 @@ mod tests {
             },
             Provenance::Inbox,
         );
-        let c = results(&[(CheckId::RpcrdmaHooks, Status::Fail)]);
+        let c = results(&[(rpcrdma_hooks::ID, Status::Fail)]);
         let p = plan_for(&s, &c, &RpcrdmaUsage::default());
         assert!(
             p[0].commands[0].contains("--with-nfsrdma --enable-gds --add-kernel-support --dkms")
@@ -539,7 +549,7 @@ mod tests {
             arch: Some("x86_64".into()),
             state: "installed".into(),
         }];
-        let c = results(&[(CheckId::RpcrdmaHooks, Status::Fail)]);
+        let c = results(&[(rpcrdma_hooks::ID, Status::Fail)]);
         let p = plan_for(&s, &c, &RpcrdmaUsage::default());
         assert_eq!(
             titles(&p),
@@ -569,8 +579,8 @@ mod tests {
     fn stale_module_in_use_means_reboot_not_reload() {
         let s = stack(Family::Rhel, Ofed::None, Provenance::MofedPackage);
         let c = results(&[
-            (CheckId::RpcrdmaHooks, Status::Pass),
-            (CheckId::RpcrdmaFresh, Status::Fail),
+            (rpcrdma_hooks::ID, Status::Pass),
+            (rpcrdma_fresh::ID, Status::Fail),
         ]);
         let busy = RpcrdmaUsage {
             refcount: Some(2),
@@ -595,8 +605,8 @@ mod tests {
             Provenance::MofedPackage,
         );
         let c = results(&[
-            (CheckId::RpcrdmaHooks, Status::Pass),
-            (CheckId::RpcrdmaHookExport, Status::Fail),
+            (rpcrdma_hooks::ID, Status::Pass),
+            (rpcrdma_hook_export::ID, Status::Fail),
         ]);
         let p = plan_for(&s, &c, &RpcrdmaUsage::default());
         assert_eq!(
@@ -620,7 +630,7 @@ mod tests {
         );
         s.gpu_operator = true;
         s.kubernetes = true;
-        let c = results(&[(CheckId::NvidiaFsLoaded, Status::Fail)]);
+        let c = results(&[(nvidia_fs_loaded::ID, Status::Fail)]);
         let p = plan_for(&s, &c, &RpcrdmaUsage::default());
         assert_eq!(titles(&p), vec!["Enable GDS in the GPU Operator"]);
         let yaml = p[0]
@@ -637,7 +647,7 @@ mod tests {
     fn proprietary_driver_is_switched_before_installing_nvidia_fs() {
         let mut s = stack(Family::Debian, Ofed::None, Provenance::Inbox);
         s.gpu_driver.flavour = GpuDriverFlavour::Proprietary;
-        let c = results(&[(CheckId::NvidiaFsLoaded, Status::Fail)]);
+        let c = results(&[(nvidia_fs_loaded::ID, Status::Fail)]);
         let p = plan_for(&s, &c, &RpcrdmaUsage::default());
         assert_eq!(
             titles(&p),

@@ -10,6 +10,7 @@ use super::gpl_rule::{self, GplRule};
 use super::kallsyms::{self, KallsymsEntry};
 use super::kernel::KernelInfo;
 use super::modules::{self, LoadedModule, ModuleTree, Resolution};
+use super::nvfs_probe::{self, ProbeOutcome};
 use super::nvidia_fs::NvidiaFs;
 use super::sysmodule::SysModule;
 use super::{HostError, Root};
@@ -92,6 +93,16 @@ pub struct HostFacts {
     /// Only judged when a hook is exported plain: scanning the kernel image costs a
     /// decompression of tens of MB, and the answer matters only then.
     pub gpl_rule: Option<GplRule>,
+    /// The live registration probe, when it was asked for ([`HostFacts::run_probe`]).
+    #[serde(skip)]
+    pub probe: Option<ProbeRun>,
+}
+
+/// What the live probe saw, with the kernel log lines that can explain a refusal.
+#[derive(Debug, Clone)]
+pub struct ProbeRun {
+    pub outcome: ProbeOutcome,
+    pub kernel_log: Option<String>,
 }
 
 impl HostFacts {
@@ -110,7 +121,16 @@ impl HostFacts {
             nvidia_fs,
             rpcrdma,
             gpl_rule,
+            probe: None,
         })
+    }
+
+    /// Runs the live registration probe (it opens `/dev/nvidia-fs0`) and keeps its outcome.
+    pub fn run_probe(&mut self, kernel_log: Option<String>) {
+        self.probe = Some(ProbeRun {
+            outcome: nvfs_probe::probe(&self.root),
+            kernel_log,
+        });
     }
 }
 

@@ -11,6 +11,7 @@ pub mod kallsyms;
 pub mod kernel;
 pub mod modules;
 pub mod mounts;
+pub mod nvfs_probe;
 pub mod nvidia_fs;
 pub mod sysmodule;
 

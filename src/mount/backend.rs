@@ -60,8 +60,8 @@ pub fn select(root: &Root, backend: Backend) -> Result<Box<dyn Mounter>, NoMount
 mod tests {
     use super::*;
     use crate::mount::mounter::MountCall;
-    use crate::mount::nfs_version::NfsVersion;
-    use crate::mount::source::NfsSource;
+    use crate::nfs::NfsSource;
+    use crate::nfs::NfsVersion;
     use std::os::unix::fs::PermissionsExt;
 
     fn call() -> MountCall {

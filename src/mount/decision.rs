@@ -132,12 +132,15 @@ mod tests {
 
     fn results() -> Vec<CheckResult> {
         vec![
-            CheckResult::pass(CheckId::NvidiaFsLoaded, "loaded"),
-            CheckResult::fail(CheckId::RpcrdmaHooks, "no hooks")
+            CheckResult::pass(crate::checks::catalogue::nvidia_fs_loaded::ID, "loaded"),
+            CheckResult::fail(crate::checks::catalogue::rpcrdma_hooks::ID, "no hooks")
                 .with("file", "/lib/modules/x/rpcrdma.ko")
                 .remedy("install mlnx-nfsrdma"),
-            CheckResult::warn(CheckId::RpcrdmaFresh, "cannot tell"),
-            CheckResult::fail(CheckId::TransportTrap, "tcp mount exists"),
+            CheckResult::warn(crate::checks::catalogue::rpcrdma_fresh::ID, "cannot tell"),
+            CheckResult::fail(
+                crate::checks::catalogue::transport_trap::ID,
+                "tcp mount exists",
+            ),
         ]
     }
 
@@ -148,14 +151,20 @@ mod tests {
             &policy("[checks]\ntransport-trap = \"warn\"\nrpcrdma-fresh = \"off\"\n"),
         );
         assert!(j.refused());
-        assert_eq!(j.refusing_ids(), [CheckId::RpcrdmaHooks]);
+        assert_eq!(
+            j.refusing_ids(),
+            [crate::checks::catalogue::rpcrdma_hooks::ID]
+        );
         assert_eq!(j.warnings.len(), 1);
-        assert_eq!(j.warnings[0].result.id, CheckId::TransportTrap);
+        assert_eq!(
+            j.warnings[0].result.id,
+            crate::checks::catalogue::transport_trap::ID
+        );
         assert_eq!(j.failed_warnings(), 1);
         let fresh = j
             .results
             .iter()
-            .find(|r| r.id == CheckId::RpcrdmaFresh)
+            .find(|r| r.id == crate::checks::catalogue::rpcrdma_fresh::ID)
             .unwrap();
         assert_eq!(fresh.status, Status::Skip);
         assert_eq!(j.results.len(), 4);
@@ -166,7 +175,10 @@ mod tests {
         let j = judge(results(), &policy("default = \"enforce\"\n"));
         assert_eq!(
             j.refusing_ids(),
-            [CheckId::RpcrdmaHooks, CheckId::TransportTrap]
+            [
+                crate::checks::catalogue::rpcrdma_hooks::ID,
+                crate::checks::catalogue::transport_trap::ID
+            ]
         );
         assert_eq!(j.warnings.len(), 1);
         assert_eq!(j.failed_warnings(), 0);

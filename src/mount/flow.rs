@@ -26,9 +26,8 @@ use super::modprobe::ModuleLoader;
 use super::mounter::{MountError, Mounter};
 use super::request::MountRequest;
 use super::wait;
-use crate::checks::mount::{postmount, transport_trap};
-use crate::checks::probe::{self, DeviceProber, Prober};
-use crate::checks::{node, render, CheckResult, Report};
+use crate::checks::registry::{self, MountSubject};
+use crate::checks::{fix, render, CheckResult, Report};
 use crate::host::facts::RPCRDMA;
 use crate::host::kernel::KernelInfo;
 use crate::host::mounts::{read_mount_table, Mount, MountTable, MountsError};
@@ -124,18 +123,20 @@ fn precheck<'l>(
         }
         *load_tried = true;
     }
-    let mut results = node::premount(&facts);
     if policy.probe {
-        results.push(probe::judge(&DeviceProber.probe(root), None));
+        facts.run_probe(None);
     }
+    let mut results = registry::node_checks(&facts, policy.probe);
     let table = read_mount_table(root)?;
-    results.push(transport_trap(
-        &req.source.server,
-        req.options.version,
-        &table,
-        None,
-    ));
-    Ok(results)
+    results.extend(registry::before_mount(&MountSubject::Planned {
+        server: &req.source.server,
+        version: req.options.version,
+        table: &table,
+    }));
+    Ok(results
+        .into_iter()
+        .map(|r| r.with_pointer(fix::TO_DOCTOR))
+        .collect())
 }
 
 impl Helper<'_> {
@@ -227,7 +228,7 @@ impl Helper<'_> {
 
         if let Some(new) = after.new_since(&before, &req.target) {
             let id = new.info.mount_id;
-            let post = judge(postmount(new, &after, req.options.port), policy);
+            let post = judge(registry::after_mount(new, &after, req.options.port), policy);
             if post.refused() {
                 let undo = self.undo(id, &req.target);
                 self.refuse_after_mount(req, id, &post, &undo);
@@ -297,7 +298,7 @@ impl Helper<'_> {
             ));
             return Ok(FAIL);
         };
-        let post = judge(postmount(m, table, req.options.port), policy);
+        let post = judge(registry::after_mount(m, table, req.options.port), policy);
         if post.refused() {
             self.say(&format!(
                 "REFUSED {}: the mount on it (id {id}) failed {} under policy enforce; {why_kept}, so nfs-gds leaves it mounted: unmount it (`{}`) and mount again",
@@ -447,9 +448,9 @@ impl Helper<'_> {
             req.options.netid,
             req.options.port
         );
-        let any_enforced = crate::checks::CheckId::ALL
+        let any_enforced = registry::all()
             .iter()
-            .any(|id| policy.level(*id) == Level::Enforce);
+            .any(|c| policy.level(c.id) == Level::Enforce);
         let _ = writeln!(
             self.out,
             "  refuse:  {}",

@@ -69,7 +69,7 @@ impl Mounter for MountNfs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mount::source::NfsSource;
+    use crate::nfs::NfsSource;
 
     fn call() -> MountCall {
         MountCall {
@@ -77,7 +77,7 @@ mod tests {
             source: NfsSource::parse("10.0.2.15:/ex port").unwrap(),
             target: "/mnt/data".into(),
             options: "rw,vers=4.2,proto=rdma,port=20049".into(),
-            version: crate::mount::nfs_version::NfsVersion::DEFAULT,
+            version: crate::nfs::NfsVersion::DEFAULT,
             sloppy: true,
             no_mtab: true,
             verbose: true,

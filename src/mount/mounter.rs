@@ -6,8 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::nfs_version::NfsVersion;
-use super::source::NfsSource;
+use crate::nfs::NfsSource;
+use crate::nfs::NfsVersion;
 
 /// Everything a backend needs to mount.
 #[derive(Debug, Clone, PartialEq, Eq)]

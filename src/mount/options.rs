@@ -8,12 +8,8 @@
 //! `mount.nfs` and the kernel. On a remount nothing is appended: the transport of an existing
 //! mount cannot change.
 
-use super::nfs_version::NfsVersion;
-use super::source::ServerHost;
-use crate::policy::Level;
-
-/// The port NFS/RDMA servers listen on (`NFS_RDMA_PORT`); the kernel's default for RDMA mounts.
-pub const NFS_RDMA_PORT: u16 = 20049;
+use crate::checks::Level;
+use crate::nfs::{NfsVersion, OptionDefaults, ServerHost};
 
 /// What an option means to the helper.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -194,22 +190,6 @@ pub enum OptionError {
     Rdma6ForIpv4(String),
 }
 
-/// The defaults the helper adds when the options do not set them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OptionDefaults {
-    pub vers: NfsVersion,
-    pub port: u16,
-}
-
-impl Default for OptionDefaults {
-    fn default() -> Self {
-        OptionDefaults {
-            vers: NfsVersion::DEFAULT,
-            port: NFS_RDMA_PORT,
-        }
-    }
-}
-
 /// The options after rebuilding, and what the helper learnt from them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rebuilt {
@@ -362,7 +342,7 @@ pub fn rebuild(
     }
     let port = match port {
         // port=0 means "the default", which the kernel makes 20049 for RDMA.
-        Some((0, _)) => NFS_RDMA_PORT,
+        Some((0, _)) => crate::nfs::NFS_RDMA_PORT,
         Some((p, _)) => p,
         None => defaults.port,
     };
@@ -564,7 +544,7 @@ mod tests {
         assert_eq!(r.option_string(), "port=20050,rw,vers=4.2,proto=rdma");
         assert_eq!(r.port, 20050);
         assert!(r.user_port);
-        assert_eq!(rebuilt("port=0").unwrap().port, NFS_RDMA_PORT);
+        assert_eq!(rebuilt("port=0").unwrap().port, crate::nfs::NFS_RDMA_PORT);
         assert!(rebuilt("port=99999").is_err());
         assert!(rebuilt("port=20049,port=20050").is_err());
     }

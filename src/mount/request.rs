@@ -5,8 +5,9 @@ use std::path::{Component, Path, PathBuf};
 use super::args::HelperArgs;
 use super::mounter::MountCall;
 use super::namespace::ns_path;
-use super::options::{self, OptionDefaults, OptionError, Rebuilt};
-use super::source::{NfsSource, SourceError};
+use super::options::{self, OptionError, Rebuilt};
+use crate::nfs::OptionDefaults;
+use crate::nfs::{NfsSource, SourceError};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MountRequest {

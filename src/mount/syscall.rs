@@ -211,8 +211,8 @@ impl Mounter for SyscallMount {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mount::nfs_version::NfsVersion;
-    use crate::mount::source::NfsSource;
+    use crate::nfs::NfsSource;
+    use crate::nfs::NfsVersion;
     use std::cell::RefCell;
 
     struct Table(Vec<IpAddr>, RefCell<Vec<String>>);

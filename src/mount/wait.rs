@@ -11,18 +11,10 @@ use std::time::Duration;
 
 use super::clock::Clock;
 use super::decision::Judgement;
-use crate::checks::CheckId;
+use crate::checks::{registry, CheckId};
 
 /// How often the facts are re-read while waiting.
 pub const INTERVAL: Duration = Duration::from_secs(2);
-
-/// Whether waiting can make a failing check pass.
-pub fn may_clear_by_waiting(id: CheckId) -> bool {
-    !matches!(
-        id,
-        CheckId::TransportTrap | CheckId::MountTransport | CheckId::MountOptions
-    )
-}
 
 /// Runs `attempt` until nothing refuses, a refusal cannot clear by waiting, or `limit` is spent.
 /// Progress goes to `log`, one line per change in what is waited for.
@@ -47,7 +39,7 @@ pub fn until_accepted<E>(
         if limit.is_zero() {
             return Ok(judgement);
         }
-        if let Some(id) = blocking.iter().find(|id| !may_clear_by_waiting(**id)) {
+        if let Some(id) = blocking.iter().find(|id| !registry::get(**id).waitable) {
             log(format!("not waiting: {id} will not clear by itself"));
             return Ok(judgement);
         }
@@ -94,13 +86,16 @@ mod tests {
 
     fn not_loaded() -> Judgement {
         judged(vec![CheckResult::fail(
-            CheckId::NvidiaFsLoaded,
+            crate::checks::catalogue::nvidia_fs_loaded::ID,
             "not loaded",
         )])
     }
 
     fn ready() -> Judgement {
-        judged(vec![CheckResult::pass(CheckId::NvidiaFsLoaded, "loaded")])
+        judged(vec![CheckResult::pass(
+            crate::checks::catalogue::nvidia_fs_loaded::ID,
+            "loaded",
+        )])
     }
 
     #[test]
@@ -179,8 +174,8 @@ mod tests {
             &clock,
             || {
                 Ok(judged(vec![
-                    CheckResult::fail(CheckId::NvidiaFsLoaded, "x"),
-                    CheckResult::fail(CheckId::TransportTrap, "tcp"),
+                    CheckResult::fail(crate::checks::catalogue::nvidia_fs_loaded::ID, "x"),
+                    CheckResult::fail(crate::checks::catalogue::transport_trap::ID, "tcp"),
                 ]))
             },
             |l| log.push(l),

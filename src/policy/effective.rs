@@ -1,15 +1,18 @@
 //! The policy for one mount: the file's layers merged with the mount's own options.
 //!
-//! Later layers win: the file's `default` < its `[checks]` < the first matching `[[mount]]`
-//! (`default`, then its `checks`) < the `gds_policy=` mount option, which sets every check of
-//! that one mount. The wait is the file's `wait` < the rule's `wait` < `gds_wait=`.
+//! Later layers win: the check's own default level < the file's `default` < its `[checks]` <
+//! the first matching `[[mount]]` (`default`, then its `checks`) < the `gds_policy=` mount
+//! option. A `default` (and `gds_policy=`) sets every check, except that it never makes a check
+//! stricter than its own default level (an advisory `warn` check stays `warn` under `default =
+//! "enforce"`); naming a check under `checks` sets exactly that level. The wait is the file's
+//! `wait` < the rule's `wait` < `gds_wait=`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
 use super::{Backend, Level, Policy};
-use crate::checks::CheckId;
+use crate::checks::{registry, CheckId};
 
 /// What applies to one mount.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,7 +30,10 @@ pub struct MountPolicy {
 
 impl MountPolicy {
     pub fn level(&self, id: CheckId) -> Level {
-        self.levels.get(&id).copied().unwrap_or(Level::Enforce)
+        self.levels
+            .get(&id)
+            .copied()
+            .unwrap_or_else(|| registry::get(id).default_level)
     }
 }
 
@@ -42,25 +48,28 @@ impl Policy {
     ) -> MountPolicy {
         let rule_index = self.mounts.iter().position(|r| r.matches(target, source));
         let rule = rule_index.map(|i| &self.mounts[i]);
-        let levels = CheckId::ALL
-            .into_iter()
-            .map(|id| {
-                let mut level = self.default;
-                if let Some(l) = self.checks.get(&id) {
+        let levels = registry::all()
+            .iter()
+            .map(|c| {
+                // A default (the file's, a rule's, `gds_policy=`) can loosen a check's own
+                // level but not tighten it; naming the check sets its level exactly.
+                let loosened = |by: Level| c.default_level.max(by);
+                let mut level = loosened(self.default);
+                if let Some(l) = self.checks.get(&c.id) {
                     level = *l;
                 }
                 if let Some(r) = rule {
                     if let Some(l) = r.default {
-                        level = l;
+                        level = loosened(l);
                     }
-                    if let Some(l) = r.checks.get(&id) {
+                    if let Some(l) = r.checks.get(&c.id) {
                         level = *l;
                     }
                 }
                 if let Some(l) = option_level {
-                    level = l;
+                    level = loosened(l);
                 }
-                (id, level)
+                (c.id, level)
             })
             .collect();
         let wait = option_wait
@@ -81,6 +90,9 @@ impl Policy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checks::catalogue::{
+        nvidia_fs_devices, nvidia_fs_loaded, rpcrdma_fresh, transport_trap,
+    };
     use crate::policy::file::parse;
 
     fn policy() -> Policy {
@@ -110,9 +122,9 @@ default = "off"
     #[test]
     fn the_file_default_and_per_check_levels_apply_to_unmatched_mounts() {
         let m = policy().for_mount(Path::new("/mnt/data"), "srv:/x", None, None);
-        assert_eq!(m.level(CheckId::NvidiaFsLoaded), Level::Enforce);
-        assert_eq!(m.level(CheckId::NvidiaFsDevices), Level::Warn);
-        assert_eq!(m.level(CheckId::RpcrdmaFresh), Level::Off);
+        assert_eq!(m.level(nvidia_fs_loaded::ID), Level::Enforce);
+        assert_eq!(m.level(nvidia_fs_devices::ID), Level::Warn);
+        assert_eq!(m.level(rpcrdma_fresh::ID), Level::Off);
         assert_eq!(m.wait, Duration::from_secs(5));
         assert_eq!(m.rule, None);
         assert!(m.modprobe_rpcrdma);
@@ -122,13 +134,13 @@ default = "off"
     fn the_first_matching_mount_rule_overrides_the_file() {
         let m = policy().for_mount(Path::new("/mnt/scratch/"), "srv:/x", None, None);
         assert_eq!(m.rule, Some(0));
-        assert_eq!(m.level(CheckId::NvidiaFsLoaded), Level::Warn);
+        assert_eq!(m.level(nvidia_fs_loaded::ID), Level::Warn);
         assert_eq!(
-            m.level(CheckId::RpcrdmaFresh),
+            m.level(rpcrdma_fresh::ID),
             Level::Warn,
             "the rule's default beats the file's per-check level"
         );
-        assert_eq!(m.level(CheckId::TransportTrap), Level::Enforce);
+        assert_eq!(m.level(transport_trap::ID), Level::Enforce);
         assert_eq!(m.wait, Duration::from_secs(60));
     }
 
@@ -140,8 +152,8 @@ default = "off"
             Some(Level::Enforce),
             Some(0),
         );
-        for id in CheckId::ALL {
-            assert_eq!(m.level(id), Level::Enforce, "{id}");
+        for c in registry::all() {
+            assert_eq!(m.level(c.id), c.default_level, "{}", c.id);
         }
         assert_eq!(m.wait, Duration::ZERO);
         assert!(m.from_mount_option);
@@ -150,8 +162,9 @@ default = "off"
     #[test]
     fn the_builtin_policy_enforces_everything_without_waiting() {
         let m = Policy::default().for_mount(Path::new("/x"), "s:/x", None, None);
-        for id in CheckId::ALL {
-            assert_eq!(m.level(id), Level::Enforce);
+        for c in registry::all() {
+            assert_eq!(m.level(c.id), c.default_level, "{}", c.id);
+            assert_eq!(c.default_level, Level::Enforce, "{}", c.id);
         }
         assert_eq!(m.wait, Duration::ZERO);
         assert_eq!(m.backend, Backend::Auto);

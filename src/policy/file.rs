@@ -13,29 +13,8 @@ use serde::Deserialize;
 
 use super::{Backend, Level, MountRule, Policy};
 use crate::checks::CheckId;
-use crate::mount::nfs_version::NfsVersion;
-use crate::mount::options::OptionDefaults;
-
-/// A check id used as a key, with an error that lists the known ids.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct CheckKey(CheckId);
-
-impl<'de> Deserialize<'de> for CheckKey {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        CheckId::parse(&s).map(CheckKey).ok_or_else(|| {
-            let known: Vec<&str> = CheckId::ALL.iter().map(|c| c.as_str()).collect();
-            de::Error::custom(format!(
-                "unknown check id `{s}` (known: {})",
-                known.join(", ")
-            ))
-        })
-    }
-}
-
-fn check_levels(raw: BTreeMap<CheckKey, Level>) -> BTreeMap<CheckId, Level> {
-    raw.into_iter().map(|(k, v)| (k.0, v)).collect()
-}
+use crate::nfs::NfsVersion;
+use crate::nfs::OptionDefaults;
 
 /// `vers = "4.2"` or `vers = 3`.
 fn deserialize_version<'de, D: Deserializer<'de>>(d: D) -> Result<Option<NfsVersion>, D::Error> {
@@ -47,7 +26,7 @@ fn deserialize_version<'de, D: Deserializer<'de>>(d: D) -> Result<Option<NfsVers
         }
         fn visit_str<E: de::Error>(self, s: &str) -> Result<NfsVersion, E> {
             s.parse()
-                .map_err(|e: crate::mount::nfs_version::BadVersion| E::custom(e.to_string()))
+                .map_err(|e: crate::nfs::BadVersion| E::custom(e.to_string()))
         }
         fn visit_i64<E: de::Error>(self, n: i64) -> Result<NfsVersion, E> {
             self.visit_str(&n.to_string())
@@ -85,7 +64,7 @@ struct MountTable {
     source: Option<String>,
     default: Option<Level>,
     #[serde(default)]
-    checks: BTreeMap<CheckKey, Level>,
+    checks: BTreeMap<CheckId, Level>,
     wait: Option<u64>,
 }
 
@@ -111,7 +90,7 @@ impl TryFrom<MountTable> for MountRule {
             target: t.target,
             source: t.source,
             default: t.default,
-            checks: check_levels(t.checks),
+            checks: t.checks,
             wait: t.wait,
         })
     }
@@ -133,7 +112,7 @@ impl TryFrom<MountTable> for MountEntry {
 struct PolicyFile {
     default: Option<Level>,
     #[serde(default)]
-    checks: BTreeMap<CheckKey, Level>,
+    checks: BTreeMap<CheckId, Level>,
     modprobe_rpcrdma: Option<bool>,
     probe: Option<bool>,
     wait: Option<u64>,
@@ -181,7 +160,7 @@ pub fn parse(text: &str) -> Result<Policy, ParseError> {
     let builtin = Policy::default();
     Ok(Policy {
         default: raw.default.unwrap_or(builtin.default),
-        checks: check_levels(raw.checks),
+        checks: raw.checks,
         modprobe_rpcrdma: raw.modprobe_rpcrdma.unwrap_or(builtin.modprobe_rpcrdma),
         probe: raw.probe.unwrap_or(builtin.probe),
         wait: raw.wait.unwrap_or(builtin.wait),
@@ -197,6 +176,7 @@ pub fn parse(text: &str) -> Result<Policy, ParseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checks::catalogue::{nvidia_fs_devices, rpcrdma_fresh, transport_trap};
 
     fn err(text: &str) -> ParseError {
         parse(text).unwrap_err()
@@ -244,12 +224,12 @@ default = "off"
         assert_eq!(p.backend, Backend::Syscall);
         assert_eq!(p.options.vers, NfsVersion::V3);
         assert_eq!(p.options.port, 20050);
-        assert_eq!(p.checks[&CheckId::NvidiaFsDevices], Level::Off);
-        assert_eq!(p.checks[&CheckId::TransportTrap], Level::Enforce);
+        assert_eq!(p.checks[&nvidia_fs_devices::ID], Level::Off);
+        assert_eq!(p.checks[&transport_trap::ID], Level::Enforce);
         assert_eq!(p.mounts.len(), 2);
         assert_eq!(p.mounts[0].target.as_deref(), Some("/mnt/data".as_ref()));
         assert_eq!(p.mounts[0].wait, Some(120));
-        assert_eq!(p.mounts[0].checks[&CheckId::RpcrdmaFresh], Level::Warn);
+        assert_eq!(p.mounts[0].checks[&rpcrdma_fresh::ID], Level::Warn);
         assert_eq!(p.mounts[1].source.as_deref(), Some("filer:/scratch"));
         assert_eq!(p.mounts[1].default, Some(Level::Off));
         assert_eq!(
@@ -348,7 +328,7 @@ default = "off"
         let p = parse(&uncommented).unwrap();
         assert_eq!(p.checks.len(), 2);
         assert_eq!(p.mounts.len(), 2);
-        assert_eq!(p.mounts[0].checks[&CheckId::TransportTrap], Level::Enforce);
+        assert_eq!(p.mounts[0].checks[&transport_trap::ID], Level::Enforce);
         assert_eq!(
             p.mounts[1].source.as_deref(),
             Some("filer.example.com:/datasets")

@@ -11,66 +11,20 @@ pub mod file;
 pub mod trust;
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::checks::level::{BadLevel, Level};
 use crate::checks::CheckId;
 use crate::host::Root;
-use crate::mount::options::OptionDefaults;
+use crate::nfs::OptionDefaults;
 
 pub use effective::MountPolicy;
 pub use trust::{Trust, TrustError};
 
 /// Where the policy lives on a host.
 pub const DEFAULT_PATH: &str = "/etc/nfs-gds/nfs-gds.toml";
-
-/// How a failing check is treated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Level {
-    /// Refuse the mount (before mounting, or by unmounting what was just mounted).
-    Enforce,
-    /// Mount, and say loudly what is wrong.
-    Warn,
-    /// Do not run the check.
-    Off,
-}
-
-impl Level {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Level::Enforce => "enforce",
-            Level::Warn => "warn",
-            Level::Off => "off",
-        }
-    }
-}
-
-impl fmt::Display for Level {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0:?} is not a policy level (enforce, warn or off)")]
-pub struct BadLevel(pub String);
-
-impl FromStr for Level {
-    type Err = BadLevel;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "enforce" => Ok(Level::Enforce),
-            "warn" => Ok(Level::Warn),
-            "off" => Ok(Level::Off),
-            other => Err(BadLevel(other.to_string())),
-        }
-    }
-}
 
 /// How the helper mounts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

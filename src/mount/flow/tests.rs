@@ -10,7 +10,7 @@ use crate::mount::args::HelperArgs;
 use crate::mount::fake::{failed_status, FakeClock, RecordingLoader, RecordingMounter};
 use crate::mount::modprobe::LoadError;
 use crate::mount::mounter::{MountStatus, UnmountError};
-use crate::mount::options::OptionDefaults;
+use crate::nfs::OptionDefaults;
 use crate::policy::file::parse;
 
 const BEFORE: &str = "\

@@ -1,74 +1,41 @@
-//! The live registration probe: does rpcrdma really register its hooks with nvidia-fs?
-//!
-//! nvidia-fs looks the hooks up only when `/dev/nvidia-fsN` is opened, and lists a driver in
-//! `/proc/driver/nvidia-fs/modules` only while a handle is open and registration worked. So the
-//! probe opens `/dev/nvidia-fs0`, reads that list, and closes; when it is the last user, the close
-//! waits in rpcrdma's unregister for about a second. Opt-in (`doctor --probe`), because it makes
-//! nvidia-fs take a reference on rpcrdma for that moment.
+//! `nvfs-registration`: the live probe — with `/dev/nvidia-fs0` open, nvidia-fs lists `rpcrdma`
+//! among the drivers that registered their hooks. Only when asked for (`--probe`, policy
+//! `probe = true`), since it makes nvidia-fs take a reference on rpcrdma for a moment.
 
-use std::fs::File;
-use std::time::{Duration, Instant};
+use super::{rpcrdma_hook_export, rpcrdma_hooks};
+use crate::checks::registry::{Check, Scope};
+use crate::checks::{CheckId, CheckResult, Fix, Level, Status};
+use crate::host::nvfs_probe::{ProbeOutcome, GPL_REFUSAL_LINE};
+use crate::host::HostFacts;
 
-use serde::Serialize;
+pub const ID: CheckId = CheckId::new("nvfs-registration");
 
-use crate::checks::{CheckId, CheckResult};
-use crate::host::nvidia_fs::parse_registered_modules;
-use crate::host::Root;
+pub static CHECK: Check = Check {
+    id: ID,
+    doc: "`check --probe` / `doctor --probe` only: with `/dev/nvidia-fs0` open, `/proc/driver/nvidia-fs/modules` lists `rpcrdma`",
+    scope: Scope::Probe(run),
+    default_level: Level::Enforce,
+    waitable: true,
+};
 
-/// What the probe saw.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub enum ProbeOutcome {
-    /// `/dev/nvidia-fs0` could not be opened.
-    CannotOpen(String),
-    /// Opened; these drivers were registered while it was open.
-    Registered {
-        modules: Vec<String>,
-        close_ms: u128,
-    },
-    /// Opened, but the modules list could not be read.
-    CannotRead(String),
-}
-
-pub trait Prober {
-    fn probe(&self, root: &Root) -> ProbeOutcome;
-}
-
-/// Opens the real device (below the root, so fixture trees work the same way).
-#[derive(Debug, Default)]
-pub struct DeviceProber;
-
-impl Prober for DeviceProber {
-    fn probe(&self, root: &Root) -> ProbeOutcome {
-        let dev = root.join("dev/nvidia-fs0");
-        let handle = match File::open(&dev) {
-            Ok(f) => f,
-            Err(e) => return ProbeOutcome::CannotOpen(format!("{}: {e}", dev.display())),
-        };
-        let list = root.read_text("proc/driver/nvidia-fs/modules");
-        let start = Instant::now();
-        drop(handle);
-        let close_ms = start.elapsed().as_millis();
-        match list {
-            Ok(Some(text)) => ProbeOutcome::Registered {
-                modules: parse_registered_modules(&text),
-                close_ms,
-            },
-            Ok(None) => ProbeOutcome::CannotRead(format!(
-                "{} does not exist",
-                root.join("proc/driver/nvidia-fs/modules").display()
-            )),
-            Err(e) => ProbeOutcome::CannotRead(e.to_string()),
-        }
+fn run(facts: &HostFacts) -> CheckResult {
+    let Some(p) = &facts.probe else {
+        return CheckResult::skip(ID, "the live probe was not asked for");
+    };
+    let r = judge(&p.outcome, p.kernel_log.as_deref());
+    let status_of = |c: &Check| c.run_on_node(facts).map(|r| r.status);
+    let hooks_without_proven_export = status_of(&rpcrdma_hooks::CHECK) == Some(Status::Pass)
+        && status_of(&rpcrdma_hook_export::CHECK) != Some(Status::Pass);
+    if r.status == Status::Fail && hooks_without_proven_export {
+        r.fix(Fix::GplExport)
+    } else {
+        r
     }
 }
 
-/// The kernel log line that names the GPL-only refusal for the rpcrdma hook.
-pub const GPL_REFUSAL_LINE: &str =
-    "failing symbol_get of non-GPLONLY symbol rpcrdma_register_nvfs_dma_ops";
-
 /// Judges the probe, using kernel log lines (if readable) to explain a failure.
 pub fn judge(outcome: &ProbeOutcome, kernel_log: Option<&str>) -> CheckResult {
-    let id = CheckId::NvfsRegistration;
+    let id = ID;
     let refusal = kernel_log.and_then(|log| {
         log.lines()
             .rev()
@@ -114,13 +81,12 @@ pub fn judge(outcome: &ProbeOutcome, kernel_log: Option<&str>) -> CheckResult {
     }
 }
 
-/// How long the last close may legitimately block (rpcrdma's unregister sleeps 1 s per loop).
-pub const EXPECTED_CLOSE: Duration = Duration::from_secs(1);
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::checks::Status;
+    use crate::host::nvfs_probe::probe;
+    use crate::host::Root;
 
     #[test]
     fn registration_is_seen_in_the_modules_list() {
@@ -133,7 +99,7 @@ mod tests {
             "wekafsio: 1\nrpcrdma: (null)\n",
         )
         .unwrap();
-        let out = DeviceProber.probe(&Root::new(dir.path()));
+        let out = probe(&Root::new(dir.path()));
         let r = judge(&out, None);
         assert_eq!(r.status, Status::Pass, "{r:?}");
     }
@@ -154,7 +120,7 @@ mod tests {
     #[test]
     fn missing_device_fails() {
         let dir = tempfile::tempdir().unwrap();
-        let r = judge(&DeviceProber.probe(&Root::new(dir.path())), None);
+        let r = judge(&probe(&Root::new(dir.path())), None);
         assert_eq!(r.status, Status::Fail);
     }
 }

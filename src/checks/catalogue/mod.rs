@@ -1,0 +1,43 @@
+//! The catalogue: one file per check, each declaring its [`Check`] — and [`ALL`], the order in
+//! which an admin fixes them (node first, then the probe, then mounts).
+//!
+//! To add a check: write `NAME.rs` with `pub const ID` and `pub static CHECK` (copy the
+//! shortest one here), add it to [`ALL`], give its facts a reader in `host/` and a field in
+//! [`HostFacts`](crate::host::HostFacts), and a fixture node in the tests. Everything else —
+//! the helper, `check`, `verify`, `doctor`, the agent, the policy's ids, the README table —
+//! reads the list.
+
+use super::registry::Check;
+
+pub mod mount_options;
+pub mod mount_transport;
+pub mod nvfs_registration;
+pub mod nvidia_fs_devices;
+pub mod nvidia_fs_loaded;
+pub mod rpcrdma_fresh;
+pub mod rpcrdma_hook_export;
+pub mod rpcrdma_hooks;
+pub mod rpcrdma_loaded;
+pub mod rpcrdma_module;
+pub mod transport_trap;
+
+mod nfs_mounts;
+mod rpcrdma_common;
+
+#[cfg(test)]
+mod mount_tests;
+
+/// Every check, in the order to fix them.
+pub static ALL: &[&Check] = &[
+    &nvidia_fs_loaded::CHECK,
+    &nvidia_fs_devices::CHECK,
+    &rpcrdma_module::CHECK,
+    &rpcrdma_hooks::CHECK,
+    &rpcrdma_hook_export::CHECK,
+    &rpcrdma_loaded::CHECK,
+    &rpcrdma_fresh::CHECK,
+    &nvfs_registration::CHECK,
+    &transport_trap::CHECK,
+    &mount_transport::CHECK,
+    &mount_options::CHECK,
+];

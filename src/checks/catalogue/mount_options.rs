@@ -1,0 +1,91 @@
+//! `mount-options`: the mount's options carry `proto=rdma|rdma6` and the port it was meant
+//! to use.
+
+use super::nfs_mounts::not_nfs;
+use crate::checks::registry::{Check, MountSubject, Scope};
+use crate::checks::{CheckId, CheckResult, Fix, Level};
+use crate::host::mounts::Mount;
+use crate::nfs::NFS_PORT;
+
+pub const ID: CheckId = CheckId::new("mount-options");
+
+pub static CHECK: Check = Check {
+    id: ID,
+    doc:
+        "after mounting: the mount's options carry `proto=rdma` (or `rdma6`) and the expected port",
+    scope: Scope::AfterMount(run),
+    default_level: Level::Enforce,
+    waitable: false,
+};
+
+fn run(subject: &MountSubject) -> CheckResult {
+    match *subject {
+        MountSubject::Existing { mount, port, .. } => mount_options(mount, port),
+        MountSubject::Planned { .. } => CheckResult::skip(ID, "nothing is mounted yet"),
+    }
+}
+
+/// The mount's options carry `proto=rdma|rdma6` and the expected port.
+pub fn mount_options(m: &Mount, expected_port: u16) -> CheckResult {
+    let id = ID;
+    if !m.is_nfs() {
+        return not_nfs(id, m);
+    }
+    let proto = m.option("proto");
+    let port_text = m.option("port");
+    let v4 = m.is_nfs4();
+    let port = match port_text {
+        Some(p) => p.parse::<u16>().ok(),
+        None if v4 => Some(NFS_PORT),
+        None => None,
+    };
+    let seen = format!(
+        "proto={} port={}{}",
+        proto.unwrap_or("(none)"),
+        port_text.unwrap_or("(none)"),
+        m.option("vers")
+            .map(|v| format!(" vers={v}"))
+            .unwrap_or_default()
+    );
+    let proto_ok = proto.is_some_and(crate::host::mounts::is_rdma_netid);
+    let port_ok = port == Some(expected_port);
+    if proto_ok && port_ok {
+        return CheckResult::pass(
+            id,
+            format!(
+                "proto={} on port {expected_port}",
+                proto.unwrap_or_default()
+            ),
+        )
+        .with("options", seen);
+    }
+    let mut problems = Vec::new();
+    if !proto_ok {
+        problems.push(format!(
+            "proto={} instead of rdma",
+            proto.unwrap_or("(none)")
+        ));
+    }
+    if !port_ok {
+        problems.push(match port {
+            Some(p) => format!("port {p} instead of {expected_port}"),
+            None => format!("no port instead of {expected_port}"),
+        });
+    }
+    let remedy = if !proto_ok {
+        "the mount did not get RDMA (see mount-transport); by hand, mount with -t nfs-gds, which asks for proto=rdma".to_string()
+    } else {
+        format!("mount with port={expected_port}, or, if the server listens for RDMA on another port, set `port` in [options] of the policy (or port= in the mount options)")
+    };
+    CheckResult::fail(
+        id,
+        format!(
+            "the options of {} say {}",
+            m.info.mount_point.display(),
+            problems.join(" and ")
+        ),
+    )
+    .with("options", seen)
+    .fix(Fix::Mount)
+    .remedy(remedy)
+}

@@ -1,0 +1,31 @@
+//! `nvidia-fs-loaded`: the GDS kernel driver `nvidia_fs` is loaded; without it every GPU read
+//! over NFS goes through CPU bounce buffers.
+
+use crate::checks::registry::{Check, Scope};
+use crate::checks::{CheckId, CheckResult, Fix, Level};
+use crate::host::HostFacts;
+
+pub const ID: CheckId = CheckId::new("nvidia-fs-loaded");
+
+pub static CHECK: Check = Check {
+    id: ID,
+    doc: "`/sys/module/nvidia_fs` exists",
+    scope: Scope::Node(run),
+    default_level: Level::Enforce,
+    waitable: true,
+};
+
+fn run(facts: &HostFacts) -> CheckResult {
+    let id = ID;
+    let nv = &facts.nvidia_fs;
+    if nv.loaded {
+        let v = nv.version.as_deref().unwrap_or("unknown version");
+        CheckResult::pass(id, format!("nvidia_fs {v} is loaded"))
+            .with("/sys/module/nvidia_fs", "present")
+    } else {
+        CheckResult::fail(id, "nvidia_fs is not loaded: without it every GPU read over NFS goes through CPU bounce buffers")
+            .with("/sys/module/nvidia_fs", "absent")
+            .fix(Fix::NvidiaFs)
+            .remedy("load it (`modprobe nvidia-fs`, from the nvidia-fs-dkms / nvidia-gds packages), or on Kubernetes enable `gds.enabled` in the GPU Operator ClusterPolicy".to_string())
+    }
+}

@@ -1,0 +1,39 @@
+//! What the rpcrdma checks share: the evidence a module file gives, and the remedies for an
+//! rpcrdma without hooks or with plain exports, by where the module came from. Not a check.
+
+use crate::checks::CheckResult;
+use crate::host::facts::RpcrdmaFacts;
+use crate::host::modules::{ModuleOrigin, Resolution};
+use crate::kmod::{Export, ModuleFile};
+
+/// What fixes plain exports.
+pub(super) const GPL_FIX: &str = "install a build that exports the hooks with EXPORT_SYMBOL_GPL (MLNX_OFED / DOCA-OFED 24.04 or later)";
+
+pub(super) fn file_evidence(r: CheckResult, f: &ModuleFile) -> CheckResult {
+    r.with("file", f.path.display().to_string())
+        .with("compression", f.compression.as_str())
+}
+
+pub(super) fn origin_of(rp: &RpcrdmaFacts) -> Option<&ModuleOrigin> {
+    match &rp.resolution {
+        Some(Resolution::File { origin, .. }) => Some(origin),
+        _ => None,
+    }
+}
+
+pub(super) fn missing_hooks_remedy(origin: Option<&ModuleOrigin>) -> String {
+    match origin {
+        Some(ModuleOrigin::Inbox) => "this is the distribution's own rpcrdma, which never has the hooks: install DOCA-OFED / MLNX_OFED's mlnx-nfsrdma built with GDS support".to_string(),
+        Some(_) => "this rpcrdma was built without GDS support (mlnx-ofa_kernel configured without --with-gds): rebuild it with GDS enabled".to_string(),
+        None => "a distribution's own rpcrdma never has the hooks, and an mlnx-nfsrdma build has them only when mlnx-ofa_kernel was configured --with-gds: install or rebuild NVIDIA's mlnx-nfsrdma with GDS support".to_string(),
+    }
+}
+
+pub(super) fn export_word(e: &Export) -> String {
+    match e {
+        Export::Gpl => "EXPORT_SYMBOL_GPL".into(),
+        Export::Plain => "EXPORT_SYMBOL (plain)".into(),
+        Export::NotExported => "not exported".into(),
+        Export::Unrecognised { section } => format!("in unrecognised section {section}"),
+    }
+}

@@ -1,0 +1,106 @@
+//! `rpcrdma-hook-export`: the hooks are exported in a way this kernel's `__symbol_get` accepts —
+//! GPL, or plain on a kernel shown not to enforce the GPL-only rule (6.6 and its stable backports do).
+
+use super::rpcrdma_common::{export_word, GPL_FIX};
+use crate::checks::registry::{Check, Scope};
+use crate::checks::{CheckId, CheckResult, Fix, Level};
+use crate::host::gpl_rule::{Enforcement, GplRule};
+use crate::host::HostFacts;
+use crate::kmod::{Export, ModuleFile};
+
+pub const ID: CheckId = CheckId::new("rpcrdma-hook-export");
+
+pub static CHECK: Check = Check {
+    id: ID,
+    doc: "both hooks are exported GPL, or plain on a kernel shown not to enforce the GPL-only `__symbol_get` rule",
+    scope: Scope::Node(run),
+    default_level: Level::Enforce,
+    waitable: true,
+};
+
+fn run(facts: &HostFacts) -> CheckResult {
+    let id = ID;
+    let rp = &facts.rpcrdma;
+    if rp.is_builtin() {
+        return CheckResult::warn(
+            id,
+            "rpcrdma is built in; how its hooks are exported cannot be read from kallsyms",
+        )
+        .remedy("verify with the live probe: `nfs-gds doctor --probe`");
+    }
+    let Some(f) = rp.inspected() else {
+        return CheckResult::skip(id, "no rpcrdma module file to inspect (see rpcrdma-module)");
+    };
+    file_hook_export(f, facts.gpl_rule.as_ref())
+}
+
+/// `rpcrdma-hook-export` for one module file, given what is known of the kernel's GPL-only rule
+/// (needed only when a hook is exported plain).
+pub fn file_hook_export(f: &ModuleFile, rule: Option<&GplRule>) -> CheckResult {
+    let id = ID;
+    if f.symbols.iter().any(|s| !s.defined) {
+        return CheckResult::skip(id, "the hooks are not defined (see rpcrdma-hooks)");
+    }
+    let not_exported: Vec<&str> = f
+        .symbols
+        .iter()
+        .filter(|s| s.export == Export::NotExported)
+        .map(|s| s.symbol.as_str())
+        .collect();
+    let unrecognised = f
+        .symbols
+        .iter()
+        .find(|s| matches!(s.export, Export::Unrecognised { .. }));
+    let plain = f.symbols.iter().any(|s| s.export == Export::Plain);
+    let result = if !not_exported.is_empty() {
+        CheckResult::fail(
+            id,
+            format!(
+                "{} defined but not exported, so nvidia-fs cannot find it",
+                not_exported.join(" and ")
+            ),
+        )
+        .fix(Fix::GplExport)
+        .remedy(GPL_FIX)
+    } else if let Some(s) = unrecognised {
+        CheckResult::warn(
+            id,
+            format!(
+                "{} is exported from a section this version of nfs-gds does not recognise",
+                s.symbol
+            ),
+        )
+        .remedy("verify with the live probe: `nfs-gds doctor --probe`")
+    } else if !plain {
+        CheckResult::pass(
+            id,
+            "both hooks are exported GPL, which every kernel accepts",
+        )
+    } else {
+        match rule.map(|r| r.enforcement) {
+            Some(Enforcement::Enforced) => CheckResult::fail(
+                id,
+                "the hooks are exported with plain EXPORT_SYMBOL and this kernel refuses __symbol_get of non-GPL symbols: nvidia-fs logs `failing symbol_get of non-GPLONLY symbol rpcrdma_register_nvfs_dma_ops` and GDS silently falls back",
+            )
+            .fix(Fix::GplExport)
+            .remedy(GPL_FIX),
+            Some(Enforcement::NotEnforced) => CheckResult::pass(
+                id,
+                "the hooks are exported plain, which this kernel still accepts (a kernel update that brings the GPL-only rule will break it)",
+            ),
+            _ => CheckResult::warn(
+                id,
+                "the hooks are exported plain and it is not known whether this kernel refuses that",
+            )
+            .remedy(format!("{GPL_FIX}, or confirm with `nfs-gds doctor --probe`")),
+        }
+    };
+    let mut result = f.symbols.iter().fold(result, |r, s| {
+        r.with(s.symbol.clone(), export_word(&s.export))
+    });
+    if plain && not_exported.is_empty() && unrecognised.is_none() {
+        let evidence = rule.map_or_else(|| "not judged".to_string(), |r| r.evidence.clone());
+        result = result.with("kernel rule", evidence);
+    }
+    result
+}

@@ -1,0 +1,74 @@
+//! `rpcrdma-module`: modprobe resolves `rpcrdma` to a module file that can be read, or it is
+//! built into the kernel.
+
+use super::rpcrdma_common::file_evidence;
+use crate::checks::registry::{Check, Scope};
+use crate::checks::{CheckId, CheckResult, Fix, Level};
+use crate::host::modules::Resolution;
+use crate::host::HostFacts;
+
+pub const ID: CheckId = CheckId::new("rpcrdma-module");
+
+pub static CHECK: Check = Check {
+    id: ID,
+    doc: "modprobe resolves `rpcrdma` (through `modules.alias` and `modules.dep`, so DKMS `updates/`, RPM `extra/` and vendor paths win where depmod says so) to a readable module file, or it is built in",
+    scope: Scope::Node(run),
+    default_level: Level::Enforce,
+    waitable: true,
+};
+
+fn run(facts: &HostFacts) -> CheckResult {
+    let id = ID;
+    let rp = &facts.rpcrdma;
+    let Some(resolution) = &rp.resolution else {
+        return CheckResult::unknown(
+            id,
+            "the kernel release is unknown, so the module tree cannot be found",
+        )
+        .with("/proc/sys/kernel/osrelease", "absent");
+    };
+    match resolution {
+        Resolution::BuiltIn { .. } => {
+            CheckResult::pass(id, "rpcrdma is built into the kernel").with("modules.builtin", "lists rpcrdma")
+        }
+        Resolution::NotFound { module } => CheckResult::fail(
+            id,
+            format!("modprobe knows no {module} module for this kernel, so NFS over RDMA cannot work at all"),
+        )
+        .fix(Fix::HookedRpcrdma)
+        .remedy("install the RDMA NFS client module for this kernel (DOCA-OFED's mlnx-nfsrdma built with GDS support)"),
+        Resolution::NoModuleTree { dir } => {
+            let r = CheckResult::unknown(
+                id,
+                format!("there is no modules.dep in {}, so the module modprobe would load cannot be told", dir.display()),
+            );
+            if rp.loaded {
+                r.with("/proc/modules", "rpcrdma loaded")
+            } else {
+                r.remedy("install the kernel's module tree, or run `depmod -a`")
+            }
+        }
+        Resolution::File {
+            rel_path,
+            path,
+            exists: false,
+            ..
+        } => CheckResult::fail(
+            id,
+            format!("modules.dep names {rel_path}, but {} does not exist", path.display()),
+        )
+        .fix(Fix::HookedRpcrdma)
+        .remedy("the module index is out of date: run `depmod -a`, or reinstall the package that owned the module"),
+        Resolution::File { path, origin, .. } => match &rp.file {
+            Some(Ok(f)) => file_evidence(
+                CheckResult::pass(id, format!("modprobe loads {}, {}", path.display(), origin.describe())),
+                f,
+            ),
+            Some(Err(e)) => CheckResult::fail(id, format!("the module file cannot be inspected: {e}"))
+                .with("file", path.display().to_string())
+                .fix(Fix::HookedRpcrdma)
+                .remedy("reinstall the package that owns the file, then run `depmod -a`"),
+            None => CheckResult::unknown(id, "the module file was not inspected"),
+        },
+    }
+}

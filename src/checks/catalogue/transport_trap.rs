@@ -1,0 +1,141 @@
+//! `transport-trap`: no NFSv4 mount of the same server runs over another transport.
+//!
+//! Linux gives a new NFSv4 mount the client (and so the transport) of an existing mount of the
+//! same server — NFSv4 trunking discovery does not compare transports. Seen on 6.1: mount over
+//! TCP first, then `-o rdma` → `xprt: tcp`, `proto=tcp`, exit 0, nothing in dmesg; also with
+//! `nosharecache`, `vers=4.0`, and another address of the same server. So an existing non-RDMA
+//! NFSv4 mount of the server predicts the outcome. Run before mounting, and as context when an
+//! existing mount is verified: then the other mounts are a warning for a mount that itself runs
+//! over RDMA (a future mount could inherit their transport), not a failure of it.
+
+use super::nfs_mounts::{describe, non_rdma_mounts_of};
+use crate::checks::registry::{Check, MountSubject, Scope};
+use crate::checks::{CheckId, CheckResult, Fix, Level, Status};
+use crate::host::mounts::MountTable;
+use crate::nfs::{NfsSource, NfsVersion, Sameness, ServerHost};
+
+pub const ID: CheckId = CheckId::new("transport-trap");
+
+pub static CHECK: Check = Check {
+    id: ID,
+    doc: "mount helper: no non-RDMA NFSv4 mount of the same server exists (the kernel would silently reuse its transport)",
+    scope: Scope::BeforeMount(run),
+    default_level: Level::Enforce,
+    waitable: false,
+};
+
+fn run(subject: &MountSubject) -> CheckResult {
+    match *subject {
+        MountSubject::Planned {
+            server,
+            version,
+            table,
+        } => transport_trap(server, version, table, None),
+        MountSubject::Existing {
+            mount: m, table, ..
+        } => match NfsSource::parse(&m.info.source) {
+            Ok(src) if m.is_nfs() => {
+                let version = if m.is_nfs4() {
+                    NfsVersion::V4(None)
+                } else {
+                    NfsVersion::V3
+                };
+                let r = transport_trap(&src.server, version, table, Some(m.info.mount_id));
+                if r.status == Status::Fail && m.runs_over_rdma() == Some(true) {
+                    CheckResult {
+                        status: Status::Warn,
+                        summary: format!(
+                            "this mount runs over RDMA, but {} also has NFSv4 mounts over other transports: a new mount of it could inherit theirs",
+                            src.server
+                        ),
+                        fixes: Vec::new(),
+                        ..r
+                    }
+                } else {
+                    r
+                }
+            }
+            _ => CheckResult::skip(ID, "not an NFS mount"),
+        },
+    }
+}
+
+/// Before mounting `server` with `version`: is there an NFSv4 mount of it over another transport?
+/// `exclude` leaves one mount out (the one being verified).
+pub fn transport_trap(
+    server: &ServerHost,
+    version: NfsVersion,
+    table: &MountTable,
+    exclude: Option<u32>,
+) -> CheckResult {
+    let id = ID;
+    if !version.is_v4() {
+        return CheckResult::skip(
+            id,
+            "NFSv3 does not reuse another mount's transport; the trap is NFSv4-only",
+        );
+    }
+    let (same, undecided) = non_rdma_mounts_of(server, table, exclude);
+    if let Some(first) = same.first() {
+        let transports = first.transports().join("+");
+        let mut r = CheckResult::fail(
+            id,
+            format!(
+                "{server} already has an NFSv4 mount over {transports} ({}): Linux gives a new NFSv4 mount of the same server that mount's transport, so this one would run over {transports} although it asks for RDMA, and mount.nfs would still succeed",
+                first.info.mount_point.display()
+            ),
+        );
+        for m in same.iter().chain(&undecided) {
+            let (what, seen) = describe(m);
+            r = r.with(what, seen);
+        }
+        let umounts: Vec<String> = same
+            .iter()
+            .map(|m| format!("umount {}", m.info.mount_point.display()))
+            .collect();
+        return r.fix(Fix::Mount).remedy(format!(
+            "unmount the non-RDMA NFSv4 mounts of {server} first (`{}`) or remount them over RDMA, then mount again",
+            umounts.join("; ")
+        ));
+    }
+    if !undecided.is_empty() {
+        let mut r = CheckResult::warn(
+            id,
+            format!(
+                "there are NFSv4 mounts over other transports whose server may be {server}; that cannot be told without DNS, and if it is the same machine this mount would inherit their transport"
+            ),
+        );
+        for m in &undecided {
+            let (what, seen) = describe(m);
+            r = r.with(what, seen);
+        }
+        return r.remedy(format!(
+            "if they are the same machine, unmount them first; writing the server the same way in every source (name or address) lets nfs-gds tell. NFSv4 trunking also merges other addresses of {server}"
+        ));
+    }
+    let rdma_peers = table
+        .mounts
+        .iter()
+        .filter(|m| {
+            Some(m.info.mount_id) != exclude && m.is_nfs4() && m.runs_over_rdma() == Some(true)
+        })
+        .filter(|m| {
+            NfsSource::parse(&m.info.source).is_ok_and(|s| {
+                let addr = m.info.super_option("addr").and_then(|a| a.parse().ok());
+                server.sameness(&s.server, addr) == Sameness::Same
+            })
+        })
+        .count();
+    let r = CheckResult::pass(
+        id,
+        format!("no NFSv4 mount of {server} uses a transport other than RDMA"),
+    );
+    if rdma_peers > 0 {
+        r.with(
+            "NFSv4 mounts of this server over RDMA",
+            rdma_peers.to_string(),
+        )
+    } else {
+        r
+    }
+}

@@ -1,0 +1,36 @@
+//! The kinds of fix doctor's plan knows: each check's failure names the ones it calls for, and
+//! doctor turns each into the exact steps for the node's stack. Their order is the order a plan
+//! applies them in.
+
+/// A step of doctor's plan, as a failing check asks for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Fix {
+    /// Install and load nvidia-fs (or enable it in the GPU Operator).
+    NvidiaFs,
+    /// Install or rebuild an rpcrdma that carries the nvfs hooks.
+    HookedRpcrdma,
+    /// Install an rpcrdma that exports the hooks GPL.
+    GplExport,
+    /// Replace the loaded rpcrdma with the build on disk (reload or reboot).
+    ReloadRpcrdma,
+    /// Fix one mount's transport or options.
+    Mount,
+}
+
+impl Fix {
+    /// Whether doctor has more to say than the check's own remedy: a stack-specific plan.
+    fn is_planned_per_stack(self) -> bool {
+        matches!(self, Fix::NvidiaFs | Fix::HookedRpcrdma | Fix::GplExport)
+    }
+}
+
+/// What remedies end with, outside doctor, when doctor has a plan for the failure.
+pub const TO_DOCTOR: &str = "; run `nfs-gds doctor` for the fix on this node's stack";
+
+/// What they end with in doctor's own report, above its plan.
+pub const TO_PLAN: &str = " (see the plan below)";
+
+/// Whether a failure with these fixes is worth sending the admin to doctor for.
+pub fn doctor_plans(fixes: &[Fix]) -> bool {
+    fixes.iter().any(|f| f.is_planned_per_stack())
+}

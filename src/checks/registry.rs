@@ -1,0 +1,168 @@
+//! The check registry: every check nfs-gds knows, each declared once in its own file under
+//! [`catalogue`](super::catalogue), and the questions every consumer asks of the list.
+//!
+//! On the pattern of ripgrep's flag definitions: a [`Check`] declares everything about itself
+//! (id, doc line, scope and how to run it, default level, whether waiting can clear it), and the
+//! mount helper, `check`, `verify`, `doctor`, the agent, the policy's id validation, the wait and
+//! the README table all iterate [`all`]. Adding a check is one catalogue file, the reader its
+//! facts need, and a fixture.
+
+use super::level::Level;
+use super::{CheckId, CheckResult};
+use crate::host::mounts::{Mount, MountTable};
+use crate::host::HostFacts;
+use crate::nfs::{NfsVersion, ServerHost};
+
+/// What a mount check looks at.
+#[derive(Debug, Clone, Copy)]
+pub enum MountSubject<'a> {
+    /// Before mounting `server` with `version`: only the mounts that exist.
+    Planned {
+        server: &'a ServerHost,
+        version: NfsVersion,
+        table: &'a MountTable,
+    },
+    /// A mount that exists, expected on `port`.
+    Existing {
+        mount: &'a Mount,
+        table: &'a MountTable,
+        port: u16,
+    },
+}
+
+/// When a check runs, and on what.
+#[derive(Debug, Clone, Copy)]
+pub enum Scope {
+    /// Before any mount, on the node's facts.
+    Node(fn(&HostFacts) -> CheckResult),
+    /// Like `Node`, but only when the live registration probe was asked for (its outcome is in
+    /// the facts then).
+    Probe(fn(&HostFacts) -> CheckResult),
+    /// Before a mount (on the mounts that exist), and again when an existing mount is verified.
+    BeforeMount(fn(&MountSubject) -> CheckResult),
+    /// On a mount that exists: the one just made, or one being verified.
+    AfterMount(fn(&MountSubject) -> CheckResult),
+}
+
+/// Everything there is to know about one check.
+#[derive(Debug)]
+pub struct Check {
+    /// The stable id: policy keys, JSON, labels, metrics.
+    pub id: CheckId,
+    /// One line for the README table and `policy show`: what passing means.
+    pub doc: &'static str,
+    pub scope: Scope,
+    /// The level when the policy does not name the check; a policy `default` can only loosen it.
+    pub default_level: Level,
+    /// Whether re-reading the facts can make a failure pass (a module still loading at boot),
+    /// so the helper's bounded wait is worth it.
+    pub waitable: bool,
+}
+
+impl Check {
+    pub fn is_node(&self) -> bool {
+        matches!(self.scope, Scope::Node(_))
+    }
+
+    pub fn is_mount(&self) -> bool {
+        matches!(self.scope, Scope::BeforeMount(_) | Scope::AfterMount(_))
+    }
+
+    /// Runs a node or probe check; `None` for mount checks.
+    pub fn run_on_node(&self, facts: &HostFacts) -> Option<CheckResult> {
+        match self.scope {
+            Scope::Node(run) | Scope::Probe(run) => Some(run(facts)),
+            _ => None,
+        }
+    }
+
+    /// Runs a mount check; `None` for node checks.
+    pub fn run_on_mount(&self, subject: &MountSubject) -> Option<CheckResult> {
+        match self.scope {
+            Scope::BeforeMount(run) | Scope::AfterMount(run) => Some(run(subject)),
+            _ => None,
+        }
+    }
+}
+
+/// Every check, in the order an admin fixes them.
+pub fn all() -> &'static [&'static Check] {
+    super::catalogue::ALL
+}
+
+pub fn find(name: &str) -> Option<&'static Check> {
+    all().iter().copied().find(|c| c.id.as_str() == name)
+}
+
+/// The registered check of an id (every `CheckId` comes from a registered check).
+pub fn get(id: CheckId) -> &'static Check {
+    find(id.as_str()).unwrap_or_else(|| unreachable!("{id} is declared by a catalogue file"))
+}
+
+pub fn names() -> Vec<&'static str> {
+    all().iter().map(|c| c.id.as_str()).collect()
+}
+
+/// The node checks, plus the probe when `probe` is set (its outcome must then be in `facts`).
+pub fn node_checks(facts: &HostFacts, probe: bool) -> Vec<CheckResult> {
+    all()
+        .iter()
+        .filter(|c| c.is_node() || (probe && matches!(c.scope, Scope::Probe(_))))
+        .filter_map(|c| c.run_on_node(facts))
+        .collect()
+}
+
+/// The checks that judge mounts before they are made (the transport trap).
+pub fn before_mount(subject: &MountSubject) -> Vec<CheckResult> {
+    all()
+        .iter()
+        .filter(|c| matches!(c.scope, Scope::BeforeMount(_)))
+        .filter_map(|c| c.run_on_mount(subject))
+        .collect()
+}
+
+/// The checks the helper runs on the mount it just made.
+pub fn after_mount(mount: &Mount, table: &MountTable, port: u16) -> Vec<CheckResult> {
+    let subject = MountSubject::Existing { mount, table, port };
+    all()
+        .iter()
+        .filter(|c| matches!(c.scope, Scope::AfterMount(_)))
+        .filter_map(|c| c.run_on_mount(&subject))
+        .collect()
+}
+
+/// `nfs-gds verify`: every mount check on an existing mount, the trap included as context.
+pub fn verify_mount(mount: &Mount, table: &MountTable, port: u16) -> Vec<CheckResult> {
+    let subject = MountSubject::Existing { mount, table, port };
+    all()
+        .iter()
+        .filter_map(|c| c.run_on_mount(&subject))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_check_is_declared_once_with_a_doc_line() {
+        let mut seen = std::collections::BTreeSet::new();
+        for c in all() {
+            assert!(seen.insert(c.id.as_str()), "{} declared twice", c.id);
+            assert!(!c.doc.is_empty(), "{} has no doc line", c.id);
+            let name = c.id.as_str();
+            assert!(
+                name.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'),
+                "{name} is not kebab-case"
+            );
+        }
+    }
+
+    #[test]
+    fn checks_that_judge_existing_mounts_are_not_waited_for() {
+        for c in all().iter().filter(|c| c.is_mount()) {
+            assert!(!c.waitable, "{}", c.id);
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! The NFS vocabulary every layer shares: source specs and server identity, protocol versions,
+//! and the defaults a mount gets. It reads nothing from the host and imports nothing above it.
+
+pub mod defaults;
+pub mod source;
+pub mod version;
+
+pub use defaults::{OptionDefaults, NFS_PORT, NFS_RDMA_PORT};
+pub use source::{NfsSource, Sameness, ServerHost, SourceError};
+pub use version::{BadVersion, NfsVersion};

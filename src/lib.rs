@@ -15,3 +15,4 @@ pub mod kmod;
 pub mod mount;
 pub mod nfs;
 pub mod policy;
+pub mod verdict;

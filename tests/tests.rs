@@ -13,5 +13,6 @@ mod inspect_module;
 mod module_reader;
 mod mount_fixture;
 mod mount_helper;
+mod policy;
 mod readme;
 mod verify_cmd;

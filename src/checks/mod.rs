@@ -119,6 +119,9 @@ pub struct CheckResult {
     /// The steps of doctor's plan a failure of this check calls for.
     #[serde(skip)]
     pub fixes: Vec<Fix>,
+    /// The level the policy judged it at; absent where no policy applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<Level>,
 }
 
 impl CheckResult {
@@ -130,6 +133,7 @@ impl CheckResult {
             evidence: Vec::new(),
             remedy: None,
             fixes: Vec::new(),
+            level: None,
         }
     }
 
@@ -179,11 +183,12 @@ impl CheckResult {
     }
 }
 
-/// The overall verdict of a list of results.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// The overall verdict of a list of results. Ordered from best to worst.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     /// No check failed and none was unsure.
+    #[default]
     Ready,
     /// No check failed, but some could not be proven (warn / unknown).
     ReadyWithWarnings,

@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use super::{CheckResult, Report, Status, Verdict};
+use super::{CheckResult, Level, Report, Status, Verdict};
 
 /// Options for the text rendering.
 #[derive(Debug, Clone, Copy, Default)]
@@ -86,8 +86,15 @@ fn plural(n: usize, word: &str) -> String {
 
 /// One check as text: the status line, then (unless it passed) evidence and remedy.
 pub fn check_lines(result: &CheckResult, style: TextStyle, id_width: usize) -> String {
+    // A failure the policy lets through says so on its own line.
+    let not_enforced = match result.level {
+        Some(level) if level != Level::Enforce && result.status == Status::Fail => {
+            format!(" [not enforced: policy {level}]")
+        }
+        _ => String::new(),
+    };
     let mut out = format!(
-        "  {}  {:<width$}  {}\n",
+        "  {}  {:<width$}  {}{not_enforced}\n",
         status_tag(style, result.status),
         result.id.as_str(),
         result.summary,

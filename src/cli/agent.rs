@@ -10,6 +10,7 @@ use super::{exit, CmdError, Ctx};
 use crate::agent::{self, atomic::write_atomic};
 use crate::checks::{fix, registry, render, Report};
 use crate::host::HostFacts;
+use crate::verdict;
 
 const NFD_DIR: &str = "/etc/kubernetes/node-feature-discovery/features.d";
 const TEXTFILE_DIR: &str = "/var/lib/prometheus/node-exporter";
@@ -45,15 +46,18 @@ fn target(given: &Option<PathBuf>, default: &str) -> Option<PathBuf> {
 
 fn one_pass(args: &AgentArgs, ctx: &Ctx) -> Result<Report, CmdError> {
     let facts = HostFacts::read(&ctx.root)?;
-    let report = Report::new(
-        "agent",
-        &ctx.root.dir().display().to_string(),
-        facts.kernel.release.clone(),
-        None,
+    let report = verdict::judge(
         registry::node_checks(&facts, false)
             .into_iter()
             .map(|r| r.with_pointer(fix::TO_DOCTOR))
             .collect(),
+        &ctx.policy()?.for_node(),
+    )
+    .into_report(
+        "agent",
+        &ctx.root.dir().display().to_string(),
+        facts.kernel.release.clone(),
+        None,
     );
     let now = SystemTime::now();
     let nvfs = facts.nvidia_fs.version.clone().unwrap_or_default();

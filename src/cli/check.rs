@@ -1,10 +1,13 @@
-//! `nfs-gds check`: the node-level pre-mount checks, exactly as the mount helper runs them.
+//! `nfs-gds check`: the node-level pre-mount checks, exactly as the mount helper runs them —
+//! under the same policy (levels, `probe`), so its verdict and exit code are those of
+//! `mount.nfs-gds -f` for the node.
 
 use clap::Args;
 
 use super::{exit, CmdError, Ctx};
-use crate::checks::{fix, registry, render, Report};
+use crate::checks::{fix, registry, render};
 use crate::host::HostFacts;
+use crate::verdict;
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
@@ -18,20 +21,21 @@ pub struct CheckArgs {
 }
 
 pub fn run(args: &CheckArgs, ctx: &Ctx) -> Result<u8, CmdError> {
+    let policy = ctx.policy()?.for_node();
+    let probe = args.probe || policy.probe;
     let mut facts = HostFacts::read(&ctx.root)?;
-    if args.probe {
+    if probe {
         facts.run_probe(None);
     }
-    let checks = registry::node_checks(&facts, args.probe)
+    let checks = registry::node_checks(&facts, probe)
         .into_iter()
         .map(|r| r.with_pointer(fix::TO_DOCTOR))
         .collect();
-    let report = Report::new(
+    let report = verdict::judge(checks, &policy).into_report(
         "check",
         &ctx.root.dir().display().to_string(),
         facts.kernel.release,
         None,
-        checks,
     );
     if args.json {
         print!("{}", render::json(&report));

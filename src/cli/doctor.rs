@@ -22,7 +22,7 @@ pub struct DoctorArgs {
 pub fn run(args: &DoctorArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let facts = HostFacts::read(&ctx.root)?;
     let runner = runner::for_root(&ctx.root);
-    let d = doctor::diagnose(&facts, runner.as_ref(), args.probe)?;
+    let d = doctor::diagnose(&facts, runner.as_ref(), args.probe, &ctx.policy()?)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&d)?);
     } else if args.markdown {

@@ -13,6 +13,7 @@ pub mod doctor;
 pub mod inspect_module;
 pub mod man;
 pub mod mount_helper;
+pub mod policy;
 pub mod provision;
 pub mod verify;
 
@@ -86,6 +87,9 @@ pub enum Command {
     Mount(mount_helper::MountArgs),
     /// Run the post-mount checks for an existing mount
     Verify(verify::VerifyArgs),
+    /// Validate a policy file, or show the level of every check for a mount
+    #[command(subcommand)]
+    Policy(policy::PolicyCommand),
     /// Print a shell completion script (e.g. `nfs-gds completions bash`)
     Completions(completions::CompletionsArgs),
     /// Write the manual pages (section 8) into a directory
@@ -102,6 +106,12 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    /// The policy, loaded as the mount helper loads it (a bad or untrusted file is an error
+    /// naming it).
+    pub fn policy(&self) -> Result<crate::policy::Policy, CmdError> {
+        Ok(crate::policy::load_for(&self.root, self.config.as_deref())?.1)
+    }
+
     fn new(global: &GlobalArgs) -> Self {
         let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
         Ctx {
@@ -184,6 +194,7 @@ pub fn run(argv: Vec<OsString>) -> u8 {
         Command::Agent(args) => agent::run(&args, &ctx),
         Command::Mount(args) => return mount_helper::run(&args, &ctx, cli.global.verbose),
         Command::Verify(args) => verify::run(&args, &ctx),
+        Command::Policy(cmd) => policy::run(&cmd, &ctx),
         Command::Completions(args) => completions::run(&args, &ctx),
         Command::Man(args) => man::run(&args, &ctx),
     };

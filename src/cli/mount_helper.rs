@@ -25,7 +25,7 @@ use crate::mount::namespace::{Namespace, RootedNamespace, SetNs};
 use crate::mount::privilege::{self, HostPrivileges};
 use crate::mount::request::MountRequest;
 use crate::mount::tools;
-use crate::policy::{self, PolicyError, Trust};
+use crate::policy::{self, PolicyError};
 
 #[derive(Debug, Args)]
 pub struct MountArgs {
@@ -90,9 +90,8 @@ fn run_helper(raw: &[OsString], root: &Root, config: Option<&Path>, verbose: u8)
         return fail(&e, e.exit_code());
     }
 
-    let policy_path = policy::path_for(root, config);
-    let policy = match policy::load(&policy_path, config.is_some(), &Trust::for_root(root)) {
-        Ok(p) => p,
+    let (policy_path, policy) = match policy::load_for(root, config) {
+        Ok(loaded) => loaded,
         Err(e @ PolicyError::Read { .. }) => return fail(e, SYSERR),
         Err(e) => return fail(e, crate::mount::exit_code::USAGE),
     };

@@ -24,7 +24,7 @@ fn running_as_root() -> bool {
 pub fn run(args: &ProvisionArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let facts = HostFacts::read(&ctx.root)?;
     let runner = runner::for_root(&ctx.root);
-    let d = doctor::diagnose(&facts, runner.as_ref(), false)?;
+    let d = doctor::diagnose(&facts, runner.as_ref(), false, &ctx.policy()?)?;
     if d.plan.is_empty() {
         println!("nfs-gds provision: nothing to do ({})", d.headline);
         return Ok(exit::READY);

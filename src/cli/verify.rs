@@ -8,11 +8,11 @@ use clap::Args;
 
 use super::{exit, CmdError, Ctx};
 use crate::checks::catalogue::{mount_options, mount_transport, transport_trap};
-use crate::checks::{registry, render, CheckResult, Report};
+use crate::checks::{registry, render, CheckResult};
 use crate::host::kernel::KernelInfo;
 use crate::host::mounts::read_mount_table;
 use crate::mount::request::absolute;
-use crate::policy::{self, Trust};
+use crate::verdict;
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
@@ -27,15 +27,8 @@ pub struct VerifyArgs {
 }
 
 pub fn run(args: &VerifyArgs, ctx: &Ctx) -> Result<u8, CmdError> {
-    let port = match args.port {
-        Some(p) => p,
-        None => {
-            let path = policy::path_for(&ctx.root, ctx.config.as_deref());
-            policy::load(&path, ctx.config.is_some(), &Trust::for_root(&ctx.root))?
-                .options
-                .port
-        }
-    };
+    let policy = ctx.policy()?;
+    let port = args.port.unwrap_or(policy.options.port);
     let target = if ctx.root.is_host() {
         std::fs::canonicalize(&args.dir)
             .unwrap_or_else(|_| absolute(&args.dir, &std::env::current_dir().unwrap_or_default()))
@@ -43,7 +36,14 @@ pub fn run(args: &VerifyArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         absolute(&args.dir, std::path::Path::new("/"))
     };
     let table = read_mount_table(&ctx.root)?;
-    let results = match table.topmost_at(&target) {
+    let mounted = table.topmost_at(&target);
+    let levels = policy.for_mount(
+        &target,
+        mounted.map_or("", |m| m.info.source.as_str()),
+        None,
+        None,
+    );
+    let results = match mounted {
         Some(m) => registry::verify_mount(m, &table, port),
         None => vec![
             CheckResult::skip(transport_trap::ID, "nothing is mounted"),
@@ -59,12 +59,11 @@ pub fn run(args: &VerifyArgs, ctx: &Ctx) -> Result<u8, CmdError> {
             CheckResult::skip(mount_options::ID, "nothing is mounted"),
         ],
     };
-    let report = Report::new(
+    let report = verdict::judge(results, &levels).into_report(
         "verify",
         &ctx.root.dir().display().to_string(),
         KernelInfo::read(&ctx.root)?.release,
         Some(target.display().to_string()),
-        results,
     );
     let text = if args.json {
         render::json(&report)

@@ -21,6 +21,8 @@ use crate::checks::{fix, registry, CheckResult, Verdict, SCHEMA_VERSION};
 use crate::host::mounts::read_mount_table;
 use crate::host::nvidia_fs::GpuDriverFlavour;
 use crate::host::{HostError, HostFacts};
+use crate::policy::Policy;
+use crate::verdict;
 use plan::{PlanInput, Step};
 use runner::Runner;
 use stack::{Ofed, Provenance, Stack};
@@ -75,6 +77,7 @@ pub fn diagnose(
     facts: &HostFacts,
     runner: &dyn Runner,
     probe: bool,
+    policy: &Policy,
 ) -> Result<Diagnosis, HostError> {
     let stack = Stack::detect(facts, runner)?;
     let table = read_mount_table(&facts.root);
@@ -89,10 +92,15 @@ pub fn diagnose(
     } else {
         facts
     };
-    let mut checks: Vec<CheckResult> = registry::node_checks(facts, probe)
-        .into_iter()
-        .map(|r| r.with_pointer(fix::TO_PLAN))
-        .collect();
+    let node = verdict::judge(
+        registry::node_checks(facts, probe)
+            .into_iter()
+            .map(|r| r.with_pointer(fix::TO_PLAN))
+            .collect(),
+        &policy.for_node(),
+    );
+    let mut verdict = node.verdict();
+    let mut checks: Vec<CheckResult> = node.results;
     let cufile = cufile::read_cufile(&facts.root)?;
     let libcufile = cufile::find_libcufile_rdma(&facts.root)?;
 
@@ -175,7 +183,8 @@ pub fn diagnose(
     let mut gds_mount = fstab_entries.first().map(|e| e.target.clone());
     match &table {
         Ok(table) => {
-            let review = mounts::review(table, &fstab_entries);
+            let review = mounts::review(table, &fstab_entries, policy);
+            verdict = verdict.max(review.verdict);
             gds_mount = gds_mount.or(review.gds_mounts.first().cloned());
             findings.extend(review.findings);
             checks.extend(review.checks);
@@ -201,7 +210,6 @@ pub fn diagnose(
         && matches!(stack.provenance, Provenance::Inbox | Provenance::Missing)
         && !stack.gpu_operator
         && stack.vastnfs_version.is_none();
-    let verdict = Verdict::of(&checks);
     let headline = if no_nvidia_stack {
         "No NVIDIA GPU or GPUDirect Storage stack on this machine: NFS here can only use CPU buffers. A GDS node needs nvidia_fs (with NVIDIA's open GPU driver) and an rpcrdma built with the nvfs hooks (DOCA-OFED mlnx-nfsrdma), mounted over RDMA.".to_string()
     } else {

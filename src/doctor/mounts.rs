@@ -3,8 +3,10 @@
 //! RDMA), and the transport trap around them. The checks themselves are the helper's
 //! ([`registry::verify_mount`](crate::checks::registry::verify_mount)); this only chooses which mounts to run them on.
 
-use crate::checks::{registry, CheckResult};
+use crate::checks::{registry, CheckResult, Verdict};
 use crate::host::mounts::{is_rdma_netid, Mount, MountTable};
+use crate::policy::Policy;
+use crate::verdict;
 
 use super::fstab::FstabEntry;
 use super::Finding;
@@ -14,6 +16,8 @@ use super::Finding;
 pub struct MountReview {
     pub findings: Vec<Finding>,
     pub checks: Vec<CheckResult>,
+    /// The worst verdict of the mounts meant for GDS, each under its own policy.
+    pub verdict: Verdict,
     /// Mount points of the mounts meant for GDS.
     pub gds_mounts: Vec<String>,
 }
@@ -44,7 +48,9 @@ fn meant_for_gds(m: &Mount, gds_targets: &[&FstabEntry]) -> bool {
         || m.option("proto").is_some_and(is_rdma_netid)
 }
 
-pub fn review(table: &MountTable, fstab: &[FstabEntry]) -> MountReview {
+/// Reviews the NFS mounts; the checks of each mount meant for GDS are judged under the
+/// policy that applies to it.
+pub fn review(table: &MountTable, fstab: &[FstabEntry], policy: &Policy) -> MountReview {
     let mut out = MountReview::default();
     let gds_targets: Vec<&FstabEntry> = fstab.iter().collect();
     for m in table.mounts.iter().filter(|m| m.is_nfs()) {
@@ -68,7 +74,12 @@ pub fn review(table: &MountTable, fstab: &[FstabEntry]) -> MountReview {
             .unwrap_or(crate::nfs::NFS_RDMA_PORT);
         let mp = m.info.mount_point.display().to_string();
         out.gds_mounts.push(mp.clone());
-        for mut r in registry::verify_mount(m, table, port) {
+        let judged = verdict::judge(
+            registry::verify_mount(m, table, port),
+            &policy.for_mount(&m.info.mount_point, &m.info.source, None, None),
+        );
+        out.verdict = out.verdict.max(judged.verdict());
+        for mut r in judged.results {
             if !r.summary.contains(&mp) {
                 r.summary = format!("{mp}: {}", r.summary);
             }
@@ -126,7 +137,7 @@ device 10.0.2.15:/export mounted on /mnt/gds with fstype nfs4 statvers=1.1
         let fstab = super::super::fstab::parse_nfs_gds_entries(
             "10.0.2.15:/export /mnt/gds nfs-gds _netdev 0 0\n10.0.2.15:/other /mnt/other nfs-gds _netdev 0 0\n",
         );
-        let r = review(&table(INFO, STATS), &fstab);
+        let r = review(&table(INFO, STATS), &fstab, &Policy::default());
         let nfs: Vec<_> = r
             .findings
             .iter()

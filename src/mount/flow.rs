@@ -20,7 +20,6 @@ use std::io::Write;
 use std::path::Path;
 
 use super::clock::Clock;
-use super::decision::{check_lines, checks_word, judge, Judgement, DOCTOR_HINT};
 use super::exit_code::{FAIL, SUCCESS, SYSERR};
 use super::modprobe::ModuleLoader;
 use super::mounter::{MountError, Mounter};
@@ -33,6 +32,7 @@ use crate::host::kernel::KernelInfo;
 use crate::host::mounts::{read_mount_table, Mount, MountTable, MountsError};
 use crate::host::{HostError, HostFacts, Root};
 use crate::policy::{Level, MountPolicy};
+use crate::verdict::{check_lines, checks_word, judge, Judgement, DOCTOR_HINT};
 
 const PREFIX: &str = "nfs-gds: ";
 

@@ -10,7 +10,6 @@
 pub mod args;
 pub mod backend;
 pub mod clock;
-pub mod decision;
 pub mod exit_code;
 #[cfg(test)]
 pub mod fake;

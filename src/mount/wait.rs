@@ -10,8 +10,8 @@
 use std::time::Duration;
 
 use super::clock::Clock;
-use super::decision::Judgement;
 use crate::checks::{registry, CheckId};
+use crate::verdict::Judgement;
 
 /// How often the facts are re-read while waiting.
 pub const INTERVAL: Duration = Duration::from_secs(2);
@@ -74,9 +74,9 @@ fn names(ids: &[CheckId]) -> String {
 mod tests {
     use super::*;
     use crate::checks::CheckResult;
-    use crate::mount::decision::judge;
     use crate::mount::fake::FakeClock;
     use crate::policy::Policy;
+    use crate::verdict::judge;
     use std::path::Path;
 
     fn judged(results: Vec<CheckResult>) -> Judgement {

@@ -38,6 +38,12 @@ impl MountPolicy {
 }
 
 impl Policy {
+    /// The levels for the node as a whole (`check`, the agent, doctor's node checks): the file's
+    /// `default` and `[checks]`, no `[[mount]]` table.
+    pub fn for_node(&self) -> MountPolicy {
+        self.merge(None, None, None)
+    }
+
     /// Merges the layers for the mount of `source` on `target`.
     pub fn for_mount(
         &self,
@@ -47,6 +53,15 @@ impl Policy {
         option_wait: Option<u64>,
     ) -> MountPolicy {
         let rule_index = self.mounts.iter().position(|r| r.matches(target, source));
+        self.merge(rule_index, option_level, option_wait)
+    }
+
+    fn merge(
+        &self,
+        rule_index: Option<usize>,
+        option_level: Option<Level>,
+        option_wait: Option<u64>,
+    ) -> MountPolicy {
         let rule = rule_index.map(|i| &self.mounts[i]);
         let levels = registry::all()
             .iter()

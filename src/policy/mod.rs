@@ -118,6 +118,15 @@ pub fn path_for(root: &Root, explicit: Option<&Path>) -> PathBuf {
         .unwrap_or_else(|| root.join(DEFAULT_PATH))
 }
 
+/// The policy as every command loads it: the file named by `--config` / `NFS_GDS_CONFIG`, else
+/// the default path below the root, trusted only if root alone can change it. Returns the path
+/// it came from, for messages.
+pub fn load_for(root: &Root, explicit: Option<&Path>) -> Result<(PathBuf, Policy), PolicyError> {
+    let path = path_for(root, explicit);
+    let policy = load(&path, explicit.is_some(), &Trust::for_root(root))?;
+    Ok((path, policy))
+}
+
 /// Loads the policy. A missing file is the built-in default unless it was named explicitly.
 pub fn load(path: &Path, explicit: bool, trust: &Trust) -> Result<Policy, PolicyError> {
     let text = match std::fs::read(path) {
@@ -139,6 +148,11 @@ pub fn load(path: &Path, explicit: bool, trust: &Trust) -> Result<Policy, Policy
         }
     };
     trust::check(path, trust)?;
+    parse_bytes(path, text)
+}
+
+/// Parses a policy file's bytes; errors name `path`, line and column.
+pub fn parse_bytes(path: &Path, text: Vec<u8>) -> Result<Policy, PolicyError> {
     let text = String::from_utf8(text).map_err(|e| PolicyError::Parse {
         path: path.to_owned(),
         line: 1,

@@ -1,5 +1,6 @@
-//! Check results under a policy: which refuse the mount, which only warn, and how to say so in
-//! a journal.
+//! Check results under a policy: the verdict. Which refuse the mount (or make `check` say not
+//! ready), which only warn, and how to say so in a journal. Every command judges through here,
+//! so `nfs-gds check` and `mount.nfs-gds -f` give the same verdict for the same node.
 //!
 //! A failing check at `enforce` refuses; at `warn` it is printed and the mount goes on; at `off`
 //! it is not run (shown as skipped). A check that could not be proven (`warn` / `unknown`
@@ -7,7 +8,7 @@
 //! `journalctl -u mnt-data.mount` shows one entry per line — carrying the check id, the level,
 //! what was found, the evidence and the fix.
 
-use crate::checks::{CheckId, CheckResult, Status};
+use crate::checks::{CheckId, CheckResult, Report, Status, Verdict};
 use crate::policy::{Level, MountPolicy};
 
 /// Where to look next, printed under every refusal.
@@ -40,6 +41,33 @@ impl Judgement {
         self.refusals.iter().map(|j| j.result.id).collect()
     }
 
+    /// The verdict: not ready when something refuses, ready with warnings when anything
+    /// failed at `warn` or could not be proven.
+    pub fn verdict(&self) -> Verdict {
+        if self.refused() {
+            Verdict::NotReady
+        } else if self.warnings.is_empty() {
+            Verdict::Ready
+        } else {
+            Verdict::ReadyWithWarnings
+        }
+    }
+
+    /// The results as a report, with this judgement's verdict.
+    pub fn into_report(
+        self,
+        command: &str,
+        root: &str,
+        kernel_release: Option<String>,
+        subject: Option<String>,
+    ) -> Report {
+        let verdict = self.verdict();
+        Report {
+            verdict,
+            ..Report::new(command, root, kernel_release, subject, self.results)
+        }
+    }
+
     /// How many warnings are failures let through by `warn`.
     pub fn failed_warnings(&self) -> usize {
         self.warnings
@@ -51,13 +79,15 @@ impl Judgement {
 
 pub fn judge(results: Vec<CheckResult>, policy: &MountPolicy) -> Judgement {
     let mut j = Judgement::default();
-    for r in results {
+    for mut r in results {
         let level = policy.level(r.id);
         if level == Level::Off {
-            j.results
-                .push(CheckResult::skip(r.id, "turned off by policy"));
+            let mut off = CheckResult::skip(r.id, "turned off by policy");
+            off.level = Some(level);
+            j.results.push(off);
             continue;
         }
+        r.level = Some(level);
         match (r.status, level) {
             (Status::Fail, Level::Enforce) => j.refusals.push(Judged {
                 result: r.clone(),

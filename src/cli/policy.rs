@@ -1,0 +1,112 @@
+//! `nfs-gds policy check [FILE]` and `nfs-gds policy show`: validate a policy file before
+//! installing it, and see what the policy in force means for a mount before editing fstab.
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand};
+
+use super::{exit, CmdError, Ctx};
+use crate::checks::registry;
+use crate::policy::{self, Trust};
+
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// Validate a policy file (default: the one in force); exit 0 when valid, 2 with the error
+    Check(CheckArgs),
+    /// Show the effective level of every check, and the wait, for a mount (or the node)
+    Show(ShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The file to validate [default: --config, NFS_GDS_CONFIG, or /etc/nfs-gds/nfs-gds.toml]
+    pub file: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The mount point, as in fstab (matches `target` of a [[mount]] table)
+    #[arg(long, value_name = "DIR")]
+    pub target: Option<PathBuf>,
+    /// The source, as in fstab, e.g. server:/export (matches `source` of a [[mount]] table)
+    #[arg(long, value_name = "SPEC")]
+    pub source: Option<String>,
+}
+
+pub fn run(cmd: &PolicyCommand, ctx: &Ctx) -> Result<u8, CmdError> {
+    match cmd {
+        PolicyCommand::Check(args) => check(args, ctx),
+        PolicyCommand::Show(args) => show(args, ctx),
+    }
+}
+
+fn check(args: &CheckArgs, ctx: &Ctx) -> Result<u8, CmdError> {
+    let path = match &args.file {
+        Some(f) => f.clone(),
+        None => policy::path_for(&ctx.root, ctx.config.as_deref()),
+    };
+    let bytes = std::fs::read(&path).map_err(|source| policy::PolicyError::Read {
+        path: path.clone(),
+        source,
+    })?;
+    let parsed = policy::parse_bytes(&path, bytes)?;
+    println!(
+        "{}: valid ({} [[mount]] table{}, default level {})",
+        path.display(),
+        parsed.mounts.len(),
+        if parsed.mounts.len() == 1 { "" } else { "s" },
+        parsed.default
+    );
+    // Where it lies now is not necessarily where it will be installed: say it, do not fail.
+    if let Err(e) = policy::trust::check(&path, &Trust::for_root(&ctx.root)) {
+        println!("note: in this place it would be refused: {e}");
+    }
+    Ok(exit::READY)
+}
+
+fn show(args: &ShowArgs, ctx: &Ctx) -> Result<u8, CmdError> {
+    let (path, loaded) = policy::load_for(&ctx.root, ctx.config.as_deref())?;
+    let from = if path_exists(&path) {
+        path.display().to_string()
+    } else {
+        format!("built-in defaults ({} does not exist)", path.display())
+    };
+    let effective = match (&args.target, &args.source) {
+        (None, None) => loaded.for_node(),
+        (target, source) => loaded.for_mount(
+            target.as_deref().unwrap_or(Path::new("")),
+            source.as_deref().unwrap_or(""),
+            None,
+            None,
+        ),
+    };
+    println!("policy: {from}");
+    match (effective.rule, &args.target, &args.source) {
+        (Some(i), _, _) => println!("mount: [[mount]] table {} applies", i + 1),
+        (None, None, None) => {
+            println!("mount: none given (node checks as `nfs-gds check` runs them)")
+        }
+        (None, _, _) => println!("mount: no [[mount]] table matches"),
+    }
+    println!("wait: {} s", effective.wait.as_secs());
+    println!("probe: {}", if effective.probe { "yes" } else { "no" });
+    let width = registry::all()
+        .iter()
+        .map(|c| c.id.as_str().len())
+        .max()
+        .unwrap_or(0);
+    for c in registry::all() {
+        let level = effective.level(c.id);
+        let note = if level == c.default_level {
+            String::new()
+        } else {
+            format!("  (default {})", c.default_level)
+        };
+        println!("  {:<width$}  {:<7}{note}", c.id.as_str(), level.as_str());
+    }
+    Ok(exit::READY)
+}
+
+fn path_exists(p: &Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok()
+}

@@ -1,0 +1,247 @@
+//! One policy for every command: `check`, `verify`, `doctor` and `agent` load the policy file
+//! exactly as the mount helper does, and `check` gives the verdict and exit code that
+//! `mount.nfs-gds -f` gives for the node, on every fixture node under every policy.
+
+use crate::support::*;
+
+const SPEC: &str = "10.0.2.15:/export";
+const DIR: &str = "/mnt/gds";
+
+/// The nodes of the check tests, by name.
+fn nodes() -> Vec<(&'static str, Fixture)> {
+    let gpl = ModuleSpec::rpcrdma("6.8.0-45-generic");
+    let inbox = ModuleSpec::rpcrdma("6.1.0-50-amd64").hooks(None);
+    let mut no_devices = Fixture::new("6.8.0-45-generic");
+    no_devices.nvidia_fs("2.28.4", 0);
+    no_devices.install_rpcrdma(DKMS, ".ko", &build(&gpl));
+    let no_nvidia_fs = Fixture::new("6.8.0-45-generic");
+    no_nvidia_fs.install_rpcrdma(DKMS, ".ko", &build(&gpl));
+    vec![
+        ("ready dkms zst", node_with(&gpl, DKMS, Packing::Zstd)),
+        (
+            "inbox without hooks",
+            node_with(&inbox, INBOX, Packing::XzCrc32),
+        ),
+        ("nvidia_fs without devices", no_devices),
+        ("no nvidia_fs", no_nvidia_fs),
+        ("empty node", Fixture::new("6.1.0-50-amd64")),
+    ]
+}
+
+const POLICIES: &[Option<&str>] = &[
+    None,
+    Some("[checks]\nnvidia-fs-devices = \"warn\"\n"),
+    Some("[checks]\nnvidia-fs-loaded = \"warn\"\nrpcrdma-hooks = \"off\"\n"),
+    Some("default = \"warn\"\n"),
+    Some("default = \"off\"\n"),
+];
+
+fn install(f: &Fixture, policy: Option<&str>) {
+    f.write(
+        "proc/self/mountinfo",
+        "1 0 254:0 / / rw - ext4 /dev/vda rw\n",
+    );
+    f.write(
+        "proc/self/mountstats",
+        "device /dev/vda mounted on / with fstype ext4\n",
+    );
+    match policy {
+        Some(text) => {
+            f.write("etc/nfs-gds/nfs-gds.toml", text);
+        }
+        None => {
+            if f.path("etc/nfs-gds/nfs-gds.toml").exists() {
+                f.remove("etc/nfs-gds/nfs-gds.toml");
+            }
+        }
+    }
+}
+
+#[test]
+fn check_and_the_helpers_fake_mount_agree_on_every_node_and_policy() {
+    let mut compared = 0;
+    for (name, f) in nodes() {
+        for policy in POLICIES {
+            install(&f, *policy);
+            let check = run(&f, &["check"]);
+            let fake = run(&f, &["mount", SPEC, DIR, "-f"]);
+            let (c, m) = (check.status.code(), fake.status.code());
+            let expected_helper = match c {
+                Some(0) => Some(0),
+                Some(1) => Some(32),
+                other => panic!(
+                    "{name} / {policy:?}: check exited {other:?}: {}",
+                    stderr(&check)
+                ),
+            };
+            assert_eq!(
+                m,
+                expected_helper,
+                "{name} / {policy:?}: check said\n{}\nbut the helper's -f said\n{}{}",
+                stdout(&check),
+                stdout(&fake),
+                stderr(&fake)
+            );
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, 25);
+}
+
+#[test]
+fn a_failing_check_at_warn_is_ready_with_warnings_and_says_it_is_not_enforced() {
+    let mut f = Fixture::new("6.8.0-45-generic");
+    f.nvidia_fs("2.28.4", 0);
+    f.install_rpcrdma(
+        DKMS,
+        ".ko",
+        &build(&ModuleSpec::rpcrdma("6.8.0-45-generic")),
+    );
+    install(&f, None);
+    let (code, doc) = check_json(&f);
+    assert_eq!(code, 1, "{doc:#}");
+    install(&f, Some("[checks]\nnvidia-fs-devices = \"warn\"\n"));
+    let (code, doc) = check_json(&f);
+    assert_eq!(code, 0, "{doc:#}");
+    assert_eq!(doc["verdict"], "ready-with-warnings");
+    assert_eq!(status(&doc, "nvidia-fs-devices"), "fail");
+    assert_eq!(check_result(&doc, "nvidia-fs-devices")["level"], "warn");
+    assert_eq!(check_result(&doc, "nvidia-fs-loaded")["level"], "enforce");
+    let text = stdout(&run(&f, &["check"]));
+    assert!(text.contains("[not enforced: policy warn]"), "{text}");
+}
+
+#[test]
+fn every_command_refuses_a_bad_policy_with_file_line_and_column() {
+    let f = node_with(
+        &ModuleSpec::rpcrdma("6.8.0-45-generic"),
+        DKMS,
+        Packing::Plain,
+    );
+    install(&f, Some("default = \"warn\"\nenforce = false\n"));
+    let path = f.path("etc/nfs-gds/nfs-gds.toml");
+    for args in [
+        &["check"][..],
+        &["verify", DIR],
+        &["doctor"],
+        &["agent", "--once", "--status-file"],
+    ] {
+        let mut argv: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        if args[0] == "agent" {
+            argv.push(f.path("run/status.json").display().to_string());
+        }
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        let out = run(&f, &argv);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stdout(&out));
+        assert!(
+            stderr(&out).contains(&format!("{}:2:1: unknown field `enforce`", path.display())),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+    // --config names another file the same way, for every command.
+    let other = f.write("etc/other.toml", "[checks]\nno-such-check = \"off\"\n");
+    let out = run(&f, &["--config", other.to_str().unwrap(), "check"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains(&format!(
+            "{}:2:1: unknown check id `no-such-check`",
+            other.display()
+        )),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn doctor_and_the_agent_judge_under_the_policy() {
+    let mut f = Fixture::new("6.8.0-45-generic");
+    f.nvidia_fs("2.28.4", 0);
+    f.install_rpcrdma(
+        DKMS,
+        ".ko",
+        &build(&ModuleSpec::rpcrdma("6.8.0-45-generic")),
+    );
+    install(&f, Some("[checks]\nnvidia-fs-devices = \"warn\"\n"));
+    let out = run(&f, &["doctor", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["verdict"], "ready-with-warnings");
+    let status = f.path("run/status.json");
+    let out = run(
+        &f,
+        &["agent", "--once", "--status-file", status.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    install(&f, None);
+    let out = run(
+        &f,
+        &["agent", "--once", "--status-file", status.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+}
+
+#[test]
+fn policy_check_validates_a_file_before_it_is_installed() {
+    let f = Fixture::new("6.1.0-50-amd64");
+    let good = f.write(
+        "etc/new.toml",
+        "default = \"warn\"\n[[mount]]\ntarget = \"/mnt/gds\"\n",
+    );
+    let out = run(&f, &["policy", "check", good.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("valid (1 [[mount]] table, default level warn)"),
+        "{}",
+        stdout(&out)
+    );
+    let bad = f.write(
+        "etc/bad.toml",
+        "default = \"warn\"\n\n[checks]\nrpcrdma-hook = \"off\"\n",
+    );
+    let out = run(&f, &["policy", "check", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains(&format!(
+            "{}:4:1: unknown check id `rpcrdma-hook`",
+            bad.display()
+        )),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(
+        &f,
+        &["policy", "check", f.path("etc/none.toml").to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("none.toml"), "{}", stderr(&out));
+}
+
+#[test]
+fn policy_show_gives_every_level_and_the_wait_for_a_mount() {
+    let f = Fixture::new("6.1.0-50-amd64");
+    install(
+        &f,
+        Some("wait = 5\n[checks]\nrpcrdma-fresh = \"off\"\n[[mount]]\ntarget = \"/mnt/gds\"\ndefault = \"warn\"\nwait = 30\n"),
+    );
+    let out = run(&f, &["policy", "show"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("wait: 5 s"), "{text}");
+    assert!(
+        text.contains("  rpcrdma-fresh        off      (default enforce)"),
+        "{text}"
+    );
+    assert!(text.contains("  nvidia-fs-loaded     enforce\n"), "{text}");
+    let out = run(&f, &["policy", "show", "--target", DIR, "--source", SPEC]);
+    let text = stdout(&out);
+    assert!(text.contains("mount: [[mount]] table 1 applies"), "{text}");
+    assert!(text.contains("wait: 30 s"), "{text}");
+    assert!(
+        text.contains("  nvidia-fs-loaded     warn     (default enforce)"),
+        "{text}"
+    );
+    for c in nfs_gds::checks::registry::all() {
+        assert!(text.contains(c.id.as_str()), "{} missing: {text}", c.id);
+    }
+}

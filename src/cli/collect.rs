@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::{exit, CmdError, Ctx};
-use crate::doctor::{collect, runner, stack::Stack};
-use crate::host::HostFacts;
+use crate::doctor::{collect, runner};
+use crate::policy;
 
 #[derive(Debug, Args)]
 pub struct CollectArgs {
@@ -16,10 +16,15 @@ pub struct CollectArgs {
 }
 
 pub fn run(args: &CollectArgs, ctx: &Ctx) -> Result<u8, CmdError> {
-    let facts = HostFacts::read(&ctx.root)?;
+    let (policy_path, policy) = policy::load_for(&ctx.root, ctx.config.as_deref())?;
     let runner = runner::for_root(&ctx.root);
-    let stack = Stack::detect(&facts, runner.as_ref())?;
-    let c = collect::collect(&facts, &stack, runner.as_ref(), &args.output)?;
+    let c = collect::collect(
+        &ctx.root,
+        &policy_path,
+        &policy,
+        runner.as_ref(),
+        &args.output,
+    )?;
     println!(
         "nfs-gds collect: wrote {} ({} files, {} command outputs)",
         args.output.display(),

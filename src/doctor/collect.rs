@@ -1,26 +1,27 @@
 //! `nfs-gds collect`: a compressed archive of exactly what doctor reads, laid out as a root tree,
 //! so `nfs-gds doctor --root <unpacked>` gives the same answer on another machine.
 //!
-//! Command outputs go under [`RECORDED_DIR`] where the [`RecordedRunner`](super::runner::RecordedRunner)
-//! finds them. Nothing secret goes in: `/proc/kallsyms` is cut down to the hook lines (its
-//! addresses are kernel layout), the kernel log to the lines doctor looks for, and credential-like
-//! mount options (`password=`, `secret=`, `cred…=`, `key=`, `token=`) are redacted wherever mount
-//! options appear.
+//! There is no list of files here: doctor runs against a recording [`Root`] and a capturing
+//! runner, and the archive holds what they saw — so a reader added to doctor is collected by
+//! construction. Command outputs go under [`RECORDED_DIR`] where the
+//! [`RecordedRunner`](super::runner::RecordedRunner) finds them. Nothing secret goes in:
+//! `/proc/kallsyms` is cut down to the hook lines (its addresses are kernel layout), the kernel
+//! log to the lines doctor looks for, and credential-like mount options (`password=`,
+//! `secret=`, `cred…=`, `key=`, `token=`) are redacted wherever mount options appear.
 
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use serde::Serialize;
 
 use super::relevant_log_lines;
-use super::runner::{record_key, Runner, RECORDED_DIR};
-use super::stack::{Family, Stack};
-use crate::host::facts::RPCRDMA;
-use crate::host::gpl_rule::kernel_image;
-use crate::host::modules::Resolution;
-use crate::host::{HostError, HostFacts};
+use super::runner::{record_key, Output, Runner, RECORDED_DIR};
+use crate::host::{HostError, HostFacts, Root};
+use crate::kmod::RPCRDMA_HOOKS;
+use crate::policy::Policy;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CollectError {
@@ -39,45 +40,6 @@ pub struct Collected {
     pub files: Vec<String>,
     pub commands: Vec<String>,
 }
-
-/// Text files copied as they are, when present (host paths).
-const PLAIN_FILES: &[&str] = &[
-    "/proc/sys/kernel/osrelease",
-    "/proc/sys/kernel/arch",
-    "/proc/version",
-    "/proc/version_signature",
-    "/proc/modules",
-    "/proc/fs/nfsd/portlist",
-    "/proc/driver/nvidia-fs/version",
-    "/proc/driver/nvidia-fs/modules",
-    "/proc/driver/nvidia-fs/devcount",
-    "/proc/driver/nvidia/version",
-    "/etc/os-release",
-    "/usr/lib/os-release",
-    "/etc/cufile.json",
-    "/etc/nfs-gds/nfs-gds.toml",
-    "/sys/module/sunrpc/parameters/nfs_bundle_version",
-];
-
-/// Files whose mount options are redacted before they go in.
-const MOUNT_TABLES: &[&str] = &[
-    "/proc/self/mountinfo",
-    "/proc/self/mountstats",
-    "/proc/self/mounts",
-    "/etc/fstab",
-];
-
-/// Modules whose `/sys/module/<name>` doctor reads.
-const SYS_MODULES: &[&str] = &[RPCRDMA, "nvidia_fs", "nvidia", "sunrpc"];
-const SYS_MODULE_FILES: &[&str] = &[
-    "version",
-    "srcversion",
-    "initstate",
-    "notes/.note.gnu.build-id",
-];
-
-/// Directories whose mere existence doctor looks at.
-const MARKER_DIRS: &[&str] = &["/run/nvidia/driver", "/var/lib/kubelet", "/etc/kubernetes"];
 
 /// Replaces the value of credential-like options in a mount-option-bearing text.
 pub fn redact_mount_options(text: &str) -> String {
@@ -109,6 +71,7 @@ pub fn redact_mount_options(text: &str) -> String {
 struct Archive {
     builder: tar::Builder<flate2::write::GzEncoder<File>>,
     dirs: BTreeSet<String>,
+    files: BTreeSet<String>,
     collected: Collected,
     out: PathBuf,
 }
@@ -144,8 +107,37 @@ impl Archive {
         Ok(())
     }
 
+    /// A path that was there: a directory as a directory, anything else (a device node, a
+    /// file nobody read) as an empty file, unless it is in the archive already.
+    fn present(&mut self, root: &Root, rel: &Path) -> Result<(), CollectError> {
+        let hp = host_path(rel);
+        if self.files.contains(hp.trim_start_matches('/')) {
+            return Ok(());
+        }
+        match std::fs::symlink_metadata(root.join(rel)) {
+            Ok(m) if m.is_dir() => self.dir(&hp),
+            Ok(_) => self.file(&hp, b""),
+            Err(_) => Ok(()),
+        }
+    }
+
+    fn finish(self) -> Result<Collected, CollectError> {
+        let out = self.out;
+        let err = |source| CollectError::Write {
+            path: out.clone(),
+            source,
+        };
+        let encoder = self.builder.into_inner().map_err(err)?;
+        let mut file = encoder.finish().map_err(err)?;
+        file.flush().map_err(err)?;
+        Ok(self.collected)
+    }
+
     fn file(&mut self, host_path: &str, data: &[u8]) -> Result<(), CollectError> {
         let rel = host_path.trim_start_matches('/');
+        if !self.files.insert(rel.to_string()) {
+            return Ok(());
+        }
         if let Some((parent, _)) = rel.rsplit_once('/') {
             self.dir(parent)?;
         }
@@ -162,20 +154,66 @@ impl Archive {
     }
 }
 
-fn host_path_of(facts: &HostFacts, p: &Path) -> String {
-    p.strip_prefix(facts.root.dir())
-        .map(|r| format!("/{}", r.display()))
-        .unwrap_or_else(|_| p.display().to_string())
+/// The runner doctor gets while collecting: runs what the real one runs, and keeps every
+/// successful output for the archive.
+struct Capturing<'a> {
+    inner: &'a dyn Runner,
+    outputs: Mutex<Vec<(String, Vec<String>, String)>>,
 }
 
-/// Writes the archive to `out` (gzip-compressed tar).
+impl Runner for Capturing<'_> {
+    fn run(&self, program: &str, args: &[&str]) -> Output {
+        let out = self.inner.run(program, args);
+        if let (Some(stdout), Ok(mut kept)) = (out.ok_stdout(), self.outputs.lock()) {
+            kept.push((
+                program.to_string(),
+                args.iter().map(|a| a.to_string()).collect(),
+                stdout.to_string(),
+            ));
+        }
+        out
+    }
+}
+
+/// Writes the archive of `doctor` on this node to `out` (gzip-compressed tar): what it read,
+/// and the policy it judged under.
 pub fn collect(
-    facts: &HostFacts,
-    stack: &Stack,
+    root: &Root,
+    policy_path: &Path,
+    policy: &Policy,
     runner: &dyn Runner,
     out: &Path,
 ) -> Result<Collected, CollectError> {
-    let root = &facts.root;
+    let mut collected = archive_reads(root, runner, out, |root, runner| {
+        let facts = HostFacts::read(root)?;
+        super::diagnose(&facts, runner, false, policy)?;
+        // The policy is loaded by the command, not through the root; it decides the verdict.
+        if let Ok(rel) = policy_path.strip_prefix(root.dir()) {
+            let _ = root.read_bytes(rel)?;
+        }
+        Ok(())
+    })?;
+    collected.files.sort();
+    Ok(collected)
+}
+
+/// Runs `read` against a recording root and a capturing runner, then archives exactly what it
+/// read (files, the directories it listed, the paths whose existence it looked at) and the
+/// command outputs it used, laid out so that `read` against the unpacked archive, with a
+/// [`RecordedRunner`](super::runner::RecordedRunner), sees the same host.
+pub fn archive_reads(
+    root: &Root,
+    runner: &dyn Runner,
+    out: &Path,
+    read: impl FnOnce(&Root, &dyn Runner) -> Result<(), CollectError>,
+) -> Result<Collected, CollectError> {
+    let recording = root.recording();
+    let capturing = Capturing {
+        inner: runner,
+        outputs: Mutex::new(Vec::new()),
+    };
+    read(&recording, &capturing)?;
+    let record = recording.record();
     let file = File::create(out).map_err(|source| CollectError::Write {
         path: out.to_owned(),
         source,
@@ -186,146 +224,140 @@ pub fn collect(
             flate2::Compression::default(),
         )),
         dirs: BTreeSet::new(),
+        files: BTreeSet::new(),
         collected: Collected::default(),
         out: out.to_owned(),
     };
-
-    for p in PLAIN_FILES {
-        if let Some(b) = root.read_bytes(p)? {
-            a.file(p, &b)?;
+    for rel in &record.files {
+        // Command outputs of a bundle being collected again are rewritten below.
+        if rel.starts_with(RECORDED_DIR) {
+            continue;
+        }
+        if let Some(bytes) = root.read_bytes(rel)? {
+            a.file(&host_path(rel), &for_archive(rel, bytes))?;
         }
     }
-    for p in MOUNT_TABLES {
-        if let Some(t) = root.read_text_lossy(p)? {
-            a.file(p, redact_mount_options(&t).as_bytes())?;
-        }
-    }
-    for m in SYS_MODULES {
-        let dir = format!("/sys/module/{m}");
-        if root.exists(&dir) {
-            a.dir(&dir)?;
-            for f in SYS_MODULE_FILES {
-                let p = format!("{dir}/{f}");
-                if let Some(b) = root.read_bytes(&p)? {
-                    a.file(&p, &b)?;
-                }
-            }
-        }
-    }
-    for d in MARKER_DIRS {
-        if root.exists(d) {
-            a.dir(d)?;
-        }
-    }
-    if let Some(names) = root.list_dir("run/nvidia/validations")? {
-        a.dir("/run/nvidia/validations")?;
+    for (dir, names) in &record.listed {
+        a.dir(&host_path(dir))?;
         for n in names {
-            let p = format!("/run/nvidia/validations/{n}");
-            let b = root.read_bytes(&p).ok().flatten().unwrap_or_default();
-            a.file(&p, &b)?;
+            a.present(root, &dir.join(n))?;
         }
     }
-    for dev in &facts.nvidia_fs.devices {
-        a.file(&format!("/dev/{dev}"), b"")?;
+    for rel in &record.present {
+        a.present(root, rel)?;
     }
-    if let Ok(entries) = &facts.rpcrdma.kallsyms {
-        let mut text = String::new();
-        for e in entries {
-            text.push_str(&e.line);
-            text.push('\n');
-        }
-        a.file("/proc/kallsyms", text.as_bytes())?;
-    }
-    if let Some(release) = &facts.kernel.release {
-        for dir in [
-            format!("/lib/modules/{release}"),
-            format!("/usr/lib/modules/{release}"),
-        ] {
-            for f in ["modules.dep", "modules.alias", "modules.builtin"] {
-                let p = format!("{dir}/{f}");
-                if let Some(b) = root.read_bytes(&p)? {
-                    a.file(&p, &b)?;
-                }
-            }
-        }
-        if facts.gpl_rule.is_some() {
-            if let Some(img) = kernel_image(root, release) {
-                if let Some(b) = root.read_bytes(&img)? {
-                    a.file(&img, &b)?;
-                }
-            }
-        }
-    }
-    if let Some(Resolution::File {
-        path, exists: true, ..
-    }) = &facts.rpcrdma.resolution
-    {
-        if let Some(b) = root.read_bytes(host_path_of(facts, path))? {
-            a.file(&host_path_of(facts, path), &b)?;
-        }
-    }
-    if let Some((p, _)) = &stack.ofa_gds_config {
-        if let Some(b) = root.read_bytes(p)? {
-            a.file(p, &b)?;
-        }
-    }
-    if let Some(lib) = super::cufile::find_libcufile_rdma(root)? {
-        a.file(&lib, b"")?;
-    }
-
-    // Command outputs, as the RecordedRunner will look them up.
-    let mut commands: Vec<(String, Vec<String>)> = vec![
-        ("ofed_info".into(), vec!["-s".into()]),
-        ("dkms".into(), vec!["status".into()]),
-    ];
-    if let Some(Resolution::File { path, .. }) = &facts.rpcrdma.resolution {
-        let hp = host_path_of(facts, path);
-        match stack.family {
-            Family::Debian => commands.push(("dpkg".into(), vec!["-S".into(), hp])),
-            Family::Rhel | Family::Suse => commands.push(("rpm".into(), vec!["-qf".into(), hp])),
-            Family::Other => {}
-        }
-    }
-    for (program, args) in &commands {
+    let outputs = capturing.outputs.into_inner().unwrap_or_default();
+    for (program, args, stdout) in outputs {
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-        if let Some(stdout) = runner.run(program, &argv).ok_stdout() {
-            let key = record_key(program, &argv);
+        let key = record_key(&program, &argv);
+        if program == "dmesg" {
+            let mut text = relevant_log_lines(&stdout).join("\n");
+            text.push('\n');
+            a.file(&format!("/{RECORDED_DIR}/{key}"), text.as_bytes())?;
+            a.collected
+                .commands
+                .push("dmesg (relevant lines only)".into());
+        } else {
             a.file(&format!("/{RECORDED_DIR}/{key}"), stdout.as_bytes())?;
             a.collected
                 .commands
                 .push(format!("{program} {}", args.join(" ")));
         }
     }
-    if let Some(log) = runner.run("dmesg", &[]).ok_stdout() {
-        let mut text = relevant_log_lines(log).join("\n");
-        text.push('\n');
-        a.file(&format!("/{RECORDED_DIR}/dmesg"), text.as_bytes())?;
-        a.collected
-            .commands
-            .push("dmesg (relevant lines only)".into());
-    }
+    a.finish()
+}
 
-    let encoder = a
-        .builder
-        .into_inner()
-        .map_err(|source| CollectError::Write {
-            path: out.to_owned(),
-            source,
-        })?;
-    let mut file = encoder.finish().map_err(|source| CollectError::Write {
-        path: out.to_owned(),
-        source,
-    })?;
-    file.flush().map_err(|source| CollectError::Write {
-        path: out.to_owned(),
-        source,
-    })?;
-    Ok(a.collected)
+fn host_path(rel: &Path) -> String {
+    format!("/{}", rel.display())
+}
+
+/// What goes into the archive for a file: mount tables redacted, kallsyms cut to the hook
+/// lines (its addresses are kernel layout), everything else as it is.
+fn for_archive(rel: &Path, bytes: Vec<u8>) -> Vec<u8> {
+    let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    match name {
+        "mountinfo" | "mountstats" | "mounts" | "fstab" => {
+            redact_mount_options(&String::from_utf8_lossy(&bytes)).into_bytes()
+        }
+        "kallsyms" => {
+            let text = String::from_utf8_lossy(&bytes);
+            let mut kept = String::new();
+            for line in text
+                .lines()
+                .filter(|l| RPCRDMA_HOOKS.iter().any(|h| l.contains(h)))
+            {
+                kept.push_str(line);
+                kept.push('\n');
+            }
+            kept.into_bytes()
+        }
+        _ => bytes,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::doctor::runner::{RecordedRunner, RecordingRunner};
+
+    /// A reader doctor does not have: a file, a directory listing, a device node's existence
+    /// and a command, as a new check would add them.
+    fn new_reader(root: &Root, runner: &dyn Runner) -> Vec<String> {
+        let mut seen = vec![
+            format!("{:?}", root.read_text("etc/new-reader.conf").unwrap()),
+            format!("{:?}", root.list_dir("sys/bus/pci/devices").unwrap()),
+            format!("{}", root.exists("dev/nvidia0")),
+            format!("{:?}", runner.run("lspci", &["-n"]).ok_stdout()),
+        ];
+        if let Some(names) = root.list_dir("sys/bus/pci/devices").unwrap() {
+            for n in names {
+                seen.push(format!(
+                    "{n}: {:?}",
+                    root.read_text(format!("sys/bus/pci/devices/{n}/vendor"))
+                        .unwrap()
+                ));
+            }
+        }
+        seen
+    }
+
+    #[test]
+    fn whatever_a_new_reader_reads_is_archived_and_replays_the_same() {
+        let host = tempfile::tempdir().unwrap();
+        let w = |rel: &str, text: &str| {
+            let p = host.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        w("etc/new-reader.conf", "answer = 42\n");
+        w("sys/bus/pci/devices/0000:3b:00.0/vendor", "0x10de\n");
+        w("sys/bus/pci/devices/0000:3b:00.0/class", "0x030200\n");
+        std::fs::create_dir_all(host.path().join("sys/bus/pci/devices/0000:5e:00.0")).unwrap();
+        w("dev/nvidia0", "");
+        w("etc/unread", "not read, so not archived\n");
+        let root = Root::new(host.path());
+        let runner = RecordingRunner::default().answer("lspci -n", "3b:00.0 0302: 10de:20b5\n");
+        let mut original = Vec::new();
+        let out = host.path().join("bundle.tgz");
+        archive_reads(&root, &runner, &out, |r, run| {
+            original = new_reader(r, run);
+            Ok(())
+        })
+        .unwrap();
+        let bundle = tempfile::tempdir().unwrap();
+        let gz = flate2::read::GzDecoder::new(File::open(&out).unwrap());
+        tar::Archive::new(gz).unpack(bundle.path()).unwrap();
+        let replay_root = Root::new(bundle.path());
+        let replayed = new_reader(&replay_root, &RecordedRunner::new(replay_root.clone()));
+        assert_eq!(replayed, original);
+        assert!(original[0].contains("answer = 42"), "{original:?}");
+        assert!(!bundle.path().join("etc/unread").exists());
+        // What nobody read is not in the bundle, even inside a listed directory.
+        assert!(!bundle
+            .path()
+            .join("sys/bus/pci/devices/0000:3b:00.0/class")
+            .exists());
+    }
 
     #[test]
     fn credentials_are_redacted() {

@@ -174,8 +174,9 @@ pub fn read(root: &Root, kernel: &KernelInfo) -> GplRule {
     match image {
         Some(p) => {
             let cache = crate::kmod::cache::FactsCache::for_root(root);
-            let outcome =
-                image_scan::scan_file_with_cache(&root.join(&p), RULE_TEXT, cache.as_ref());
+            let path = root.join(&p);
+            root.note_file_read(&path);
+            let outcome = image_scan::scan_file_with_cache(&path, RULE_TEXT, cache.as_ref());
             judge(kernel, Some((&p, &outcome)))
         }
         None => judge(kernel, None),

@@ -15,8 +15,10 @@ pub mod nvfs_probe;
 pub mod nvidia_fs;
 pub mod sysmodule;
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// A failed read of a host file. Always names the path (as seen on the host, i.e. with the root).
 #[derive(Debug, thiserror::Error)]
@@ -29,15 +31,76 @@ pub enum HostError {
     List { path: PathBuf, source: io::Error },
 }
 
-/// The directory every host path is resolved against.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The directory every host path is resolved against. A root made [`recording`](Root::recording)
+/// also keeps a [`Record`] of everything read through it (clones share it), which is how
+/// `collect` knows exactly what doctor read.
+#[derive(Debug, Clone)]
 pub struct Root {
     dir: PathBuf,
+    record: Option<Arc<Mutex<Record>>>,
+}
+
+impl PartialEq for Root {
+    fn eq(&self, other: &Self) -> bool {
+        self.dir == other.dir
+    }
+}
+
+impl Eq for Root {}
+
+/// What was read below a root, by path relative to it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Record {
+    /// Files whose contents were read.
+    pub files: BTreeSet<PathBuf>,
+    /// Paths whose existence was looked at, and were there.
+    pub present: BTreeSet<PathBuf>,
+    /// Directories that were listed, with the names they held.
+    pub listed: BTreeMap<PathBuf, Vec<String>>,
 }
 
 impl Root {
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        Root { dir: dir.into() }
+        Root {
+            dir: dir.into(),
+            record: None,
+        }
+    }
+
+    /// The same root, keeping a record of what is read through it.
+    pub fn recording(&self) -> Self {
+        Root {
+            dir: self.dir.clone(),
+            record: Some(Arc::new(Mutex::new(Record::default()))),
+        }
+    }
+
+    /// What has been read so far through a recording root (empty for any other).
+    pub fn record(&self) -> Record {
+        self.record
+            .as_ref()
+            .and_then(|r| r.lock().ok().map(|r| r.clone()))
+            .unwrap_or_default()
+    }
+
+    /// Notes a file read below the root by a reader that opens it itself (module files, the
+    /// kernel image); `path` is the full path, as [`Root::join`] gives it.
+    pub fn note_file_read(&self, path: &Path) {
+        if let Ok(rel) = path.strip_prefix(&self.dir) {
+            self.note(|r| {
+                r.files.insert(rel.to_owned());
+            });
+        }
+    }
+
+    fn note(&self, f: impl FnOnce(&mut Record)) {
+        if let Some(Ok(mut r)) = self.record.as_ref().map(|r| r.lock()) {
+            f(&mut r);
+        }
+    }
+
+    fn rel(rel: &Path) -> PathBuf {
+        rel.strip_prefix("/").unwrap_or(rel).to_owned()
     }
 
     /// The machine itself.
@@ -62,8 +125,8 @@ impl Root {
 
     /// Reads a text file; `Ok(None)` when it does not exist.
     pub fn read_text(&self, rel: impl AsRef<Path>) -> Result<Option<String>, HostError> {
-        let path = self.join(rel);
-        match self.read_bytes_at(&path)? {
+        let path = self.join(&rel);
+        match self.read_bytes_noted(rel.as_ref(), &path)? {
             None => Ok(None),
             Some(bytes) => match String::from_utf8(bytes) {
                 Ok(s) => Ok(Some(s)),
@@ -75,16 +138,26 @@ impl Root {
     /// Reads a text file that may contain stray non-UTF-8 bytes (kernel logs, kallsyms of odd
     /// modules); they are replaced rather than refused.
     pub fn read_text_lossy(&self, rel: impl AsRef<Path>) -> Result<Option<String>, HostError> {
-        let path = self.join(rel);
+        let path = self.join(&rel);
         Ok(self
-            .read_bytes_at(&path)?
+            .read_bytes_noted(rel.as_ref(), &path)?
             .map(|b| String::from_utf8_lossy(&b).into_owned()))
     }
 
     /// Reads a file's bytes; `Ok(None)` when it does not exist.
     pub fn read_bytes(&self, rel: impl AsRef<Path>) -> Result<Option<Vec<u8>>, HostError> {
-        let path = self.join(rel);
-        self.read_bytes_at(&path)
+        let path = self.join(&rel);
+        self.read_bytes_noted(rel.as_ref(), &path)
+    }
+
+    fn read_bytes_noted(&self, rel: &Path, path: &Path) -> Result<Option<Vec<u8>>, HostError> {
+        let bytes = self.read_bytes_at(path)?;
+        if bytes.is_some() {
+            self.note(|r| {
+                r.files.insert(Self::rel(rel));
+            });
+        }
+        Ok(bytes)
     }
 
     fn read_bytes_at(&self, path: &Path) -> Result<Option<Vec<u8>>, HostError> {
@@ -100,12 +173,18 @@ impl Root {
 
     /// Whether a path exists below the root (files, directories, device nodes alike).
     pub fn exists(&self, rel: impl AsRef<Path>) -> bool {
-        std::fs::symlink_metadata(self.join(rel)).is_ok()
+        let there = std::fs::symlink_metadata(self.join(&rel)).is_ok();
+        if there {
+            self.note(|r| {
+                r.present.insert(Self::rel(rel.as_ref()));
+            });
+        }
+        there
     }
 
     /// The names in a directory, sorted; `Ok(None)` when the directory does not exist.
     pub fn list_dir(&self, rel: impl AsRef<Path>) -> Result<Option<Vec<String>>, HostError> {
-        let path = self.join(rel);
+        let path = self.join(&rel);
         let entries = match std::fs::read_dir(&path) {
             Ok(e) => e,
             Err(e) if is_absent(&e) => return Ok(None),
@@ -120,6 +199,9 @@ impl Root {
             names.push(entry.file_name().to_string_lossy().into_owned());
         }
         names.sort();
+        self.note(|r| {
+            r.listed.insert(Self::rel(rel.as_ref()), names.clone());
+        });
         Ok(Some(names))
     }
 }

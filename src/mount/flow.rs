@@ -28,7 +28,6 @@ use super::wait;
 use crate::checks::registry::{self, MountSubject};
 use crate::checks::{fix, render, CheckResult, Report};
 use crate::host::facts::RPCRDMA;
-use crate::host::kernel::KernelInfo;
 use crate::host::mounts::{read_mount_table, Mount, MountTable, MountsError};
 use crate::host::{HostError, HostFacts, Root};
 use crate::policy::{Level, MountPolicy};
@@ -99,7 +98,7 @@ fn precheck<'l>(
     policy: &MountPolicy,
     load_tried: &mut bool,
     note: &mut dyn FnMut(String),
-) -> Result<Vec<CheckResult>, FlowError> {
+) -> Result<(Vec<CheckResult>, HostFacts), FlowError> {
     let mut facts = HostFacts::read(root)?;
     let wants_load = policy.modprobe_rpcrdma
         && !req.fake
@@ -133,10 +132,11 @@ fn precheck<'l>(
         version: req.options.version,
         table: &table,
     }));
-    Ok(results
+    let results = results
         .into_iter()
         .map(|r| r.with_pointer(fix::TO_DOCTOR))
-        .collect())
+        .collect();
+    Ok((results, facts))
 }
 
 impl Helper<'_> {
@@ -170,12 +170,13 @@ impl Helper<'_> {
         }
     }
 
-    /// The pre-checks, waited for as the policy says (not under `-f`).
+    /// The pre-checks, waited for as the policy says (not under `-f`), with the facts the last
+    /// round judged.
     fn prechecks(
         &mut self,
         req: &MountRequest,
         policy: &MountPolicy,
-    ) -> Result<Judgement, FlowError> {
+    ) -> Result<(Judgement, HostFacts), FlowError> {
         let root = self.root;
         let clock = self.clock;
         let err = RefCell::new(&mut *self.err);
@@ -186,11 +187,12 @@ impl Helper<'_> {
         } else {
             policy.wait
         };
-        wait::until_accepted(
+        let mut last_facts = None;
+        let judgement = wait::until_accepted(
             limit,
             clock,
             || {
-                let results = precheck(
+                let (results, facts) = precheck(
                     root,
                     loader.as_deref_mut(),
                     req,
@@ -198,16 +200,19 @@ impl Helper<'_> {
                     &mut load_tried,
                     &mut |l| write_line(*err.borrow_mut(), &l),
                 )?;
-                Ok(judge(results, policy))
+                last_facts = Some(facts);
+                Ok::<_, FlowError>(judge(results, policy))
             },
             |l| write_line(*err.borrow_mut(), &l),
-        )
+        )?;
+        let facts = last_facts.unwrap_or_else(|| unreachable!("until_accepted attempts once"));
+        Ok((judgement, facts))
     }
 
     fn mount(&mut self, req: &MountRequest, policy: &MountPolicy) -> Result<u8, FlowError> {
-        let pre = self.prechecks(req, policy)?;
+        let (pre, facts) = self.prechecks(req, policy)?;
         if req.fake {
-            return self.fake(req, policy, &pre);
+            return self.fake(req, policy, &pre, &facts);
         }
         if pre.refused() {
             self.say(&format!(
@@ -410,12 +415,12 @@ impl Helper<'_> {
         req: &MountRequest,
         policy: &MountPolicy,
         pre: &Judgement,
+        facts: &HostFacts,
     ) -> Result<u8, FlowError> {
-        let facts_kernel = KernelInfo::read(self.root)?.release;
         let report = Report::new(
             "mount",
             &self.root.dir().display().to_string(),
-            facts_kernel,
+            facts.kernel.release.clone(),
             Some(Self::subject(req)),
             pre.results.clone(),
         );
@@ -425,7 +430,7 @@ impl Helper<'_> {
             render::text(&report, render::TextStyle::default())
         );
         let _ = writeln!(self.out, "plan (-f: nothing is run):");
-        let rpcrdma = HostFacts::read(self.root)?.rpcrdma;
+        let rpcrdma = &facts.rpcrdma;
         if policy.modprobe_rpcrdma && !rpcrdma.loaded && !rpcrdma.is_builtin() {
             let line = match self.loader.as_deref() {
                 Some(l) => l.plan(RPCRDMA),

@@ -45,7 +45,7 @@ fn target(given: &Option<PathBuf>, default: &str) -> Option<PathBuf> {
 }
 
 fn one_pass(args: &AgentArgs, ctx: &Ctx) -> Result<Report, CmdError> {
-    let facts = HostFacts::read(&ctx.root)?;
+    let facts = HostFacts::read(&ctx.host.root)?;
     let report = verdict::judge(
         registry::node_checks(&facts, false)
             .into_iter()
@@ -55,7 +55,7 @@ fn one_pass(args: &AgentArgs, ctx: &Ctx) -> Result<Report, CmdError> {
     )
     .into_report(
         "agent",
-        &ctx.root.dir().display().to_string(),
+        &ctx.host.root.dir().display().to_string(),
         facts.kernel.release.clone(),
         None,
     );

@@ -23,7 +23,7 @@ pub struct CheckArgs {
 pub fn run(args: &CheckArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let policy = ctx.policy()?.for_node();
     let probe = args.probe || policy.probe;
-    let mut facts = HostFacts::read(&ctx.root)?;
+    let mut facts = HostFacts::read(&ctx.host.root)?;
     if probe {
         facts.run_probe(None);
     }
@@ -33,7 +33,7 @@ pub fn run(args: &CheckArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         .collect();
     let report = verdict::judge(checks, &policy).into_report(
         "check",
-        &ctx.root.dir().display().to_string(),
+        &ctx.host.root.dir().display().to_string(),
         facts.kernel.release,
         None,
     );

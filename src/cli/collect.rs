@@ -5,8 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::{exit, CmdError, Ctx};
-use crate::doctor::{collect, runner};
-use crate::policy;
+use crate::doctor::collect;
 
 #[derive(Debug, Args)]
 pub struct CollectArgs {
@@ -16,13 +15,14 @@ pub struct CollectArgs {
 }
 
 pub fn run(args: &CollectArgs, ctx: &Ctx) -> Result<u8, CmdError> {
-    let (policy_path, policy) = policy::load_for(&ctx.root, ctx.config.as_deref())?;
-    let runner = runner::for_root(&ctx.root);
+    let (policy_path, policy) = ctx.policy_with_path()?;
+    let runner = ctx.host.runner();
     let c = collect::collect(
-        &ctx.root,
+        &ctx.host.root,
         &policy_path,
         &policy,
         runner.as_ref(),
+        ctx.host.cufile_override().as_deref(),
         &args.output,
     )?;
     println!(

@@ -3,7 +3,7 @@
 use clap::Args;
 
 use super::{exit, CmdError, Ctx};
-use crate::doctor::{self, render, runner};
+use crate::doctor::{self, render};
 use crate::host::HostFacts;
 
 #[derive(Debug, Args)]
@@ -20,9 +20,19 @@ pub struct DoctorArgs {
 }
 
 pub fn run(args: &DoctorArgs, ctx: &Ctx) -> Result<u8, CmdError> {
-    let facts = HostFacts::read(&ctx.root)?;
-    let runner = runner::for_root(&ctx.root);
-    let d = doctor::diagnose(&facts, runner.as_ref(), args.probe, &ctx.policy()?)?;
+    let facts = HostFacts::read(&ctx.host.root)?;
+    let runner = ctx.host.runner();
+    let policy = ctx.policy()?;
+    let cufile = ctx.host.cufile_override();
+    let d = doctor::diagnose(
+        &facts,
+        doctor::Inputs {
+            runner: runner.as_ref(),
+            policy: &policy,
+            probe: args.probe,
+            cufile_override: cufile.as_deref(),
+        },
+    )?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&d)?);
     } else if args.markdown {

@@ -63,14 +63,14 @@ fn resolve(ctx: &Ctx, wanted: &str) -> Result<(PathBuf, Option<ModuleOrigin>), C
     if wanted.contains('/') || Path::new(wanted).is_file() {
         return Ok((PathBuf::from(wanted), None));
     }
-    let kernel = KernelInfo::read(&ctx.root)?;
+    let kernel = KernelInfo::read(&ctx.host.root)?;
     let release = kernel.release.ok_or_else(|| {
         format!(
             "cannot resolve module name {wanted:?}: {} is missing, so the kernel release is unknown (give a path instead)",
-            ctx.root.join("proc/sys/kernel/osrelease").display()
+            ctx.host.root.join("proc/sys/kernel/osrelease").display()
         )
     })?;
-    match ModuleTree::read(&ctx.root, &release)?.resolve(&ctx.root, wanted) {
+    match ModuleTree::read(&ctx.host.root, &release)?.resolve(&ctx.host.root, wanted) {
         Resolution::File { path, origin, .. } => Ok((path, Some(origin))),
         Resolution::BuiltIn { module } => Err(format!(
             "{module} is built into kernel {release}; there is no file to inspect (`nfs-gds check` reads its hooks from /proc/kallsyms)"
@@ -225,8 +225,8 @@ pub fn run(args: &InspectArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         .iter()
         .any(|s| s.defined && s.export == Export::Plain);
     let rule = if plain {
-        let kernel = KernelInfo::read(&ctx.root)?;
-        Some(gpl_rule::read(&ctx.root, &kernel))
+        let kernel = KernelInfo::read(&ctx.host.root)?;
+        Some(gpl_rule::read(&ctx.host.root, &kernel))
     } else {
         None
     };

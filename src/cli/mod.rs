@@ -10,6 +10,7 @@ pub mod check;
 pub mod collect;
 pub mod completions;
 pub mod doctor;
+pub mod host;
 pub mod inspect_module;
 pub mod man;
 pub mod mount_helper;
@@ -24,7 +25,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Parser, Subcommand};
 
 use crate::checks::render::TextStyle;
-use crate::host::Root;
+use host::Host;
 
 /// Exit codes of the read-only commands.
 pub mod exit {
@@ -100,7 +101,7 @@ pub enum Command {
 /// Context shared by every command.
 #[derive(Debug)]
 pub struct Ctx {
-    pub root: Root,
+    pub host: Host,
     pub config: Option<PathBuf>,
     pub style: TextStyle,
 }
@@ -109,17 +110,20 @@ impl Ctx {
     /// The policy, loaded as the mount helper loads it (a bad or untrusted file is an error
     /// naming it).
     pub fn policy(&self) -> Result<crate::policy::Policy, CmdError> {
-        Ok(crate::policy::load_for(&self.root, self.config.as_deref())?.1)
+        Ok(self.policy_with_path()?.1)
+    }
+
+    /// The policy and the path it was read from.
+    pub fn policy_with_path(
+        &self,
+    ) -> Result<(PathBuf, crate::policy::Policy), crate::policy::PolicyError> {
+        crate::policy::load_for(&self.host.root, self.config.as_deref(), &self.host.trust())
     }
 
     fn new(global: &GlobalArgs) -> Self {
         let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
         Ctx {
-            root: global
-                .root
-                .as_ref()
-                .map(Root::new)
-                .unwrap_or_else(Root::host),
+            host: Host::new(global.root.as_deref()),
             config: global.config.clone(),
             style: TextStyle {
                 color,

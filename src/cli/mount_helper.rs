@@ -13,18 +13,16 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use super::host::Host;
 use super::Ctx;
-use crate::host::Root;
+use crate::host::programs as tools;
 use crate::mount::args::{self, Parsed, USAGE};
-use crate::mount::backend;
 use crate::mount::clock::SystemClock;
 use crate::mount::exit_code::{SUCCESS, SYSERR};
 use crate::mount::flow::Helper;
 use crate::mount::modprobe::{Modprobe, ModuleLoader};
-use crate::mount::namespace::{Namespace, RootedNamespace, SetNs};
-use crate::mount::privilege::{self, HostPrivileges};
+use crate::mount::privilege;
 use crate::mount::request::MountRequest;
-use crate::mount::tools;
 use crate::policy::{self, PolicyError};
 
 #[derive(Debug, Args)]
@@ -44,16 +42,15 @@ fn non_empty_env(name: &str) -> Option<OsString> {
 
 /// Entry for argv\[0\] = `mount.nfs-gds`.
 pub fn run_persona(argv: &[OsString]) -> u8 {
-    let root = non_empty_env("NFS_GDS_ROOT")
-        .map(Root::new)
-        .unwrap_or_else(Root::host);
+    let root = non_empty_env("NFS_GDS_ROOT").map(PathBuf::from);
     let config = non_empty_env("NFS_GDS_CONFIG").map(PathBuf::from);
-    run_helper(argv.get(1..).unwrap_or(&[]), &root, config.as_deref(), 0)
+    let host = Host::new(root.as_deref());
+    run_helper(argv.get(1..).unwrap_or(&[]), &host, config.as_deref(), 0)
 }
 
 /// Entry for `nfs-gds mount …`.
 pub fn run(args: &MountArgs, ctx: &Ctx, verbose: u8) -> u8 {
-    run_helper(&args.args, &ctx.root, ctx.config.as_deref(), verbose)
+    run_helper(&args.args, &ctx.host, ctx.config.as_deref(), verbose)
 }
 
 fn fail(message: impl std::fmt::Display, code: u8) -> u8 {
@@ -61,7 +58,8 @@ fn fail(message: impl std::fmt::Display, code: u8) -> u8 {
     code
 }
 
-fn run_helper(raw: &[OsString], root: &Root, config: Option<&Path>, verbose: u8) -> u8 {
+fn run_helper(raw: &[OsString], host: &Host, config: Option<&Path>, verbose: u8) -> u8 {
+    let root = &host.root;
     let a = match args::parse(raw) {
         Ok(Parsed::Run(a)) => a,
         Ok(Parsed::Help) => {
@@ -83,14 +81,11 @@ fn run_helper(raw: &[OsString], root: &Root, config: Option<&Path>, verbose: u8)
     };
     super::init_logging(a.verbose.max(verbose));
 
-    let privileges = HostPrivileges {
-        status_file: (!root.is_host()).then(|| root.join("proc/self/status")),
-    };
-    if let Err(e) = privilege::require(&privileges, !a.fake) {
+    if let Err(e) = privilege::require(&host.privileges(), !a.fake) {
         return fail(&e, e.exit_code());
     }
 
-    let (policy_path, policy) = match policy::load_for(root, config) {
+    let (policy_path, policy) = match policy::load_for(root, config, &host.trust()) {
         Ok(loaded) => loaded,
         Err(e @ PolicyError::Read { .. }) => return fail(e, SYSERR),
         Err(e) => return fail(e, crate::mount::exit_code::USAGE),
@@ -98,12 +93,7 @@ fn run_helper(raw: &[OsString], root: &Root, config: Option<&Path>, verbose: u8)
 
     if let Some(ns) = a.namespace.as_deref() {
         let path = crate::mount::namespace::ns_path(ns);
-        let mut namespace: Box<dyn Namespace> = if root.is_host() {
-            Box::new(SetNs)
-        } else {
-            Box::new(RootedNamespace { root: root.clone() })
-        };
-        if let Err(e) = namespace.enter(&path) {
+        if let Err(e) = host.namespace().enter(&path) {
             return fail(e, SYSERR);
         }
         tracing::info!("entered mount namespace {}", path.display());
@@ -114,13 +104,9 @@ fn run_helper(raw: &[OsString], root: &Root, config: Option<&Path>, verbose: u8)
         Ok(r) => r,
         Err(e) => return fail(e, crate::mount::exit_code::USAGE),
     };
-    if root.is_host() {
-        // mount(8) passes a canonical path already; a hand-typed one may hold symlinks, and
-        // mountinfo shows the resolved path.
-        if let Ok(real) = std::fs::canonicalize(&req.target) {
-            req.target = real;
-        }
-    }
+    // mount(8) passes a canonical path already; a hand-typed one may hold symlinks, and
+    // mountinfo shows the resolved path.
+    req.target = host.mount_point(&req.target, &cwd);
     let mount_policy =
         policy.for_mount(&req.target, &req.spec, req.options.policy, req.options.wait);
     tracing::info!(
@@ -140,7 +126,7 @@ fn run_helper(raw: &[OsString], root: &Root, config: Option<&Path>, verbose: u8)
         );
     }
 
-    let mut mounter = match backend::select(root, mount_policy.backend) {
+    let mut mounter = match host.mounter(mount_policy.backend) {
         Ok(m) => m,
         Err(e) => return fail(e, SYSERR),
     };

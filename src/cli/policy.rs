@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 
 use super::{exit, CmdError, Ctx};
 use crate::checks::registry;
-use crate::policy::{self, Trust};
+use crate::policy;
 
 #[derive(Debug, Subcommand)]
 pub enum PolicyCommand {
@@ -43,7 +43,7 @@ pub fn run(cmd: &PolicyCommand, ctx: &Ctx) -> Result<u8, CmdError> {
 fn check(args: &CheckArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let path = match &args.file {
         Some(f) => f.clone(),
-        None => policy::path_for(&ctx.root, ctx.config.as_deref()),
+        None => policy::path_for(&ctx.host.root, ctx.config.as_deref()),
     };
     let bytes = std::fs::read(&path).map_err(|source| policy::PolicyError::Read {
         path: path.clone(),
@@ -58,14 +58,14 @@ fn check(args: &CheckArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         parsed.default
     );
     // Where it lies now is not necessarily where it will be installed: say it, do not fail.
-    if let Err(e) = policy::trust::check(&path, &Trust::for_root(&ctx.root)) {
+    if let Err(e) = policy::trust::check(&path, &ctx.host.trust()) {
         println!("note: in this place it would be refused: {e}");
     }
     Ok(exit::READY)
 }
 
 fn show(args: &ShowArgs, ctx: &Ctx) -> Result<u8, CmdError> {
-    let (path, loaded) = policy::load_for(&ctx.root, ctx.config.as_deref())?;
+    let (path, loaded) = ctx.policy_with_path()?;
     let from = if path_exists(&path) {
         path.display().to_string()
     } else {

@@ -5,7 +5,7 @@ use std::os::unix::fs::MetadataExt;
 use clap::Args;
 
 use super::{exit, CmdError, Ctx};
-use crate::doctor::{self, provision, runner, usage::RpcrdmaUsage};
+use crate::doctor::{self, provision, usage::RpcrdmaUsage};
 use crate::host::HostFacts;
 
 #[derive(Debug, Args)]
@@ -22,9 +22,19 @@ fn running_as_root() -> bool {
 }
 
 pub fn run(args: &ProvisionArgs, ctx: &Ctx) -> Result<u8, CmdError> {
-    let facts = HostFacts::read(&ctx.root)?;
-    let runner = runner::for_root(&ctx.root);
-    let d = doctor::diagnose(&facts, runner.as_ref(), false, &ctx.policy()?)?;
+    let facts = HostFacts::read(&ctx.host.root)?;
+    let runner = ctx.host.runner();
+    let policy = ctx.policy()?;
+    let cufile = ctx.host.cufile_override();
+    let d = doctor::diagnose(
+        &facts,
+        doctor::Inputs {
+            runner: runner.as_ref(),
+            policy: &policy,
+            probe: false,
+            cufile_override: cufile.as_deref(),
+        },
+    )?;
     if d.plan.is_empty() {
         println!("nfs-gds provision: nothing to do ({})", d.headline);
         return Ok(exit::READY);
@@ -50,10 +60,10 @@ pub fn run(args: &ProvisionArgs, ctx: &Ctx) -> Result<u8, CmdError> {
             exit::NOT_READY
         });
     }
-    if !ctx.root.is_host() {
+    if !ctx.host.may_change() {
         return Err(format!(
             "--apply changes this machine and cannot act on --root {}",
-            ctx.root.dir().display()
+            ctx.host.root.dir().display()
         )
         .into());
     }
@@ -61,7 +71,7 @@ pub fn run(args: &ProvisionArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         return Err("--apply loads modules and rebuilds packages: run it as root".into());
     }
     // Re-read right before acting: mounts may have appeared since the plan was made.
-    let usage = RpcrdmaUsage::read(&HostFacts::read(&ctx.root)?)?;
+    let usage = RpcrdmaUsage::read(&HostFacts::read(&ctx.host.root)?)?;
     let applied = provision::apply(&d.plan, runner.as_ref(), &usage, &mut std::io::stdout())?;
     println!(
         "nfs-gds provision: ran {} command(s)",

@@ -11,7 +11,6 @@ use crate::checks::catalogue::{mount_options, mount_transport, transport_trap};
 use crate::checks::{registry, render, CheckResult};
 use crate::host::kernel::KernelInfo;
 use crate::host::mounts::read_mount_table;
-use crate::mount::request::absolute;
 use crate::verdict;
 
 #[derive(Debug, Args)]
@@ -29,13 +28,13 @@ pub struct VerifyArgs {
 pub fn run(args: &VerifyArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let policy = ctx.policy()?;
     let port = args.port.unwrap_or(policy.options.port);
-    let target = if ctx.root.is_host() {
-        std::fs::canonicalize(&args.dir)
-            .unwrap_or_else(|_| absolute(&args.dir, &std::env::current_dir().unwrap_or_default()))
+    let cwd = if ctx.host.is_machine() {
+        std::env::current_dir().unwrap_or_default()
     } else {
-        absolute(&args.dir, std::path::Path::new("/"))
+        std::path::PathBuf::from("/")
     };
-    let table = read_mount_table(&ctx.root)?;
+    let target = ctx.host.mount_point(&args.dir, &cwd);
+    let table = read_mount_table(&ctx.host.root)?;
     let mounted = table.topmost_at(&target);
     let levels = policy.for_mount(
         &target,
@@ -61,8 +60,8 @@ pub fn run(args: &VerifyArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     };
     let report = verdict::judge(results, &levels).into_report(
         "verify",
-        &ctx.root.dir().display().to_string(),
-        KernelInfo::read(&ctx.root)?.release,
+        &ctx.host.root.dir().display().to_string(),
+        KernelInfo::read(&ctx.host.root)?.release,
         Some(target.display().to_string()),
     );
     let text = if args.json {

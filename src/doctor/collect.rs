@@ -182,11 +182,20 @@ pub fn collect(
     policy_path: &Path,
     policy: &Policy,
     runner: &dyn Runner,
+    cufile_override: Option<&str>,
     out: &Path,
 ) -> Result<Collected, CollectError> {
     let mut collected = archive_reads(root, runner, out, |root, runner| {
         let facts = HostFacts::read(root)?;
-        super::diagnose(&facts, runner, false, policy)?;
+        super::diagnose(
+            &facts,
+            super::Inputs {
+                runner,
+                policy,
+                probe: false,
+                cufile_override,
+            },
+        )?;
         // The policy is loaded by the command, not through the root; it decides the verdict.
         if let Ok(rel) = policy_path.strip_prefix(root.dir()) {
             let _ = root.read_bytes(rel)?;

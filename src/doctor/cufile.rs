@@ -122,14 +122,13 @@ fn remove_trailing_commas(s: &str) -> String {
     out
 }
 
-/// Reads the cufile configuration: `CUFILE_ENV_PATH_JSON` (only on the real host), else
-/// `/etc/cufile.json`.
-pub fn read_cufile(root: &Root) -> Result<Option<CufileConfig>, HostError> {
-    let path = if root.is_host() {
-        std::env::var("CUFILE_ENV_PATH_JSON").unwrap_or_else(|_| "/etc/cufile.json".to_string())
-    } else {
-        "/etc/cufile.json".to_string()
-    };
+/// Reads the cufile configuration: the file `CUFILE_ENV_PATH_JSON` names on this machine
+/// (`override_path`), else `/etc/cufile.json`.
+pub fn read_cufile(
+    root: &Root,
+    override_path: Option<&str>,
+) -> Result<Option<CufileConfig>, HostError> {
+    let path = override_path.unwrap_or("/etc/cufile.json").to_string();
     Ok(root.read_text(&path)?.map(|t| parse_cufile(&path, &t)))
 }
 

@@ -72,13 +72,36 @@ pub fn relevant_log_lines(log: &str) -> Vec<String> {
         .collect()
 }
 
-/// Runs the decision tree. `probe` is the opt-in live registration probe.
-pub fn diagnose(
-    facts: &HostFacts,
-    runner: &dyn Runner,
-    probe: bool,
-    policy: &Policy,
-) -> Result<Diagnosis, HostError> {
+/// What doctor consults besides the host's files.
+#[derive(Clone, Copy)]
+pub struct Inputs<'a> {
+    /// The commands it runs (`ofed_info`, `dkms`, `dmesg`, …), or their recorded outputs.
+    pub runner: &'a dyn Runner,
+    /// The policy the checks are judged under.
+    pub policy: &'a Policy,
+    /// Run the opt-in live registration probe.
+    pub probe: bool,
+    /// The cuFile configuration `CUFILE_ENV_PATH_JSON` names on this machine, if any.
+    pub cufile_override: Option<&'a str>,
+}
+
+impl std::fmt::Debug for Inputs<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inputs")
+            .field("probe", &self.probe)
+            .field("cufile_override", &self.cufile_override)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Runs the decision tree.
+pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostError> {
+    let Inputs {
+        runner,
+        policy,
+        probe,
+        ..
+    } = inputs;
     let stack = Stack::detect(facts, runner)?;
     let table = read_mount_table(&facts.root);
     let usage = RpcrdmaUsage::with_table(facts, table.as_ref())?;
@@ -101,7 +124,7 @@ pub fn diagnose(
     );
     let mut verdict = node.verdict();
     let mut checks: Vec<CheckResult> = node.results;
-    let cufile = cufile::read_cufile(&facts.root)?;
+    let cufile = cufile::read_cufile(&facts.root, inputs.cufile_override)?;
     let libcufile = cufile::find_libcufile_rdma(&facts.root)?;
 
     let mut findings = Vec::new();

@@ -5,26 +5,14 @@
 //! never run; their outputs are read from `<root>/`[`RECORDED_DIR`]`/<key>`, where the key is the
 //! command line with spaces turned into `_` and `/` into `%` (see [`record_key`]).
 //!
-//! mount(8) and systemd strip `PATH`, so programs are looked up in a fixed list of directories.
+//! mount(8) and systemd strip `PATH`, so programs are found through [`crate::host::programs`].
 
-use std::path::PathBuf;
-use std::process::Command;
 use std::sync::Mutex;
 
-use crate::host::Root;
+use crate::host::{programs, Root};
 
 /// Where a bundle keeps captured command outputs, relative to its root.
 pub const RECORDED_DIR: &str = "nfs-gds-commands";
-
-/// Directories searched for programs, in order; `PATH` is never trusted (mount(8) strips it).
-pub const SEARCH_DIRS: [&str; 6] = [
-    "/usr/sbin",
-    "/sbin",
-    "/usr/bin",
-    "/bin",
-    "/usr/local/sbin",
-    "/usr/local/bin",
-];
 
 /// What a command produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,25 +55,17 @@ pub fn record_key(program: &str, args: &[&str]) -> String {
         .replace('/', "%")
 }
 
-/// Finds a program in [`SEARCH_DIRS`].
-pub fn find_program(program: &str) -> Option<PathBuf> {
-    SEARCH_DIRS
-        .iter()
-        .map(|d| PathBuf::from(d).join(program))
-        .find(|p| p.is_file())
-}
-
 /// Runs real commands on this host.
 #[derive(Debug, Default)]
 pub struct SystemRunner;
 
 impl Runner for SystemRunner {
     fn run(&self, program: &str, args: &[&str]) -> Output {
-        let Some(path) = find_program(program) else {
+        let Some(path) = programs::find(&Root::host(), program) else {
             return Output::Missing;
         };
         tracing::debug!("running {} {}", path.display(), args.join(" "));
-        match Command::new(&path)
+        match programs::command(&path)
             .args(args)
             .env("LC_ALL", "C")
             .stdin(std::process::Stdio::null())
@@ -128,15 +108,6 @@ impl Runner for RecordedRunner {
             },
             _ => Output::Missing,
         }
-    }
-}
-
-/// The runner for a root: real commands on `/`, recorded outputs anywhere else.
-pub fn for_root(root: &Root) -> Box<dyn Runner> {
-    if root.is_host() {
-        Box::new(SystemRunner)
-    } else {
-        Box::new(RecordedRunner::new(root.clone()))
     }
 }
 

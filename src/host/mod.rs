@@ -13,6 +13,7 @@ pub mod modules;
 pub mod mounts;
 pub mod nvfs_probe;
 pub mod nvidia_fs;
+pub mod programs;
 pub mod sysmodule;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -110,10 +111,6 @@ impl Root {
 
     pub fn dir(&self) -> &Path {
         &self.dir
-    }
-
-    pub fn is_host(&self) -> bool {
-        self.dir == Path::new("/")
     }
 
     /// `rel` below the root; a leading `/` in `rel` is ignored, so host paths can be passed as-is.

@@ -115,7 +115,7 @@ fn precheck<'l>(
             },
             None if !*load_tried => note(format!(
                 "no modprobe in {} below {}; the kernel loads {RPCRDMA} when mounting, so only the module file is checked",
-                super::tools::SEARCH_PATH,
+                crate::host::programs::SEARCH_PATH,
                 root.dir().display()
             )),
             None => {}

@@ -22,6 +22,5 @@ pub mod options;
 pub mod privilege;
 pub mod request;
 pub mod syscall;
-pub mod tools;
 pub mod unmount;
 pub mod wait;

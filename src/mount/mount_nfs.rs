@@ -47,7 +47,7 @@ impl Mounter for MountNfs {
     }
 
     fn mount(&mut self, call: &MountCall) -> Result<MountStatus, MountError> {
-        super::tools::command(&self.program)
+        crate::host::programs::command(&self.program)
             .args(arguments(call))
             .status()
             .map(MountStatus::from_exit_status)

@@ -32,7 +32,7 @@ impl Unmounter {
                 )
             }
             Unmounter::Program(program) => {
-                let status = super::tools::command(program)
+                let status = crate::host::programs::command(program)
                     .arg(target)
                     .status()
                     .map_err(|source| UnmountError::Spawn {

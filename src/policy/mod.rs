@@ -121,9 +121,13 @@ pub fn path_for(root: &Root, explicit: Option<&Path>) -> PathBuf {
 /// The policy as every command loads it: the file named by `--config` / `NFS_GDS_CONFIG`, else
 /// the default path below the root, trusted only if root alone can change it. Returns the path
 /// it came from, for messages.
-pub fn load_for(root: &Root, explicit: Option<&Path>) -> Result<(PathBuf, Policy), PolicyError> {
+pub fn load_for(
+    root: &Root,
+    explicit: Option<&Path>,
+    trust: &Trust,
+) -> Result<(PathBuf, Policy), PolicyError> {
     let path = path_for(root, explicit);
-    let policy = load(&path, explicit.is_some(), &Trust::for_root(root))?;
+    let policy = load(&path, explicit.is_some(), trust)?;
     Ok((path, policy))
 }
 

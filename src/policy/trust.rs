@@ -3,12 +3,10 @@
 //! The policy can turn enforcement off, so a file (or its directory) that anyone but root can
 //! change is refused, as sshd refuses a writable `authorized_keys`. Symlinks are followed and the
 //! real file and its real directory are checked. Tests, and fixture trees under `--root`, name
-//! the owners they trust instead of root ([`Trust::for_root`]).
+//! the owners they trust instead of root ([`Trust::for_tree`]).
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-
-use crate::host::Root;
 
 /// The owners whose files are believed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,14 +24,12 @@ impl Trust {
         Trust { owners }
     }
 
-    /// On a real host, root only. Below a fixture root, also the owner of the root directory:
-    /// a tree someone built for themselves is theirs to configure (it controls nothing else).
-    pub fn for_root(root: &Root) -> Self {
+    /// Below a tree other than `/`: root, and the owner of the tree's top directory — a tree
+    /// someone built for themselves is theirs to configure (it controls nothing else).
+    pub fn for_tree(dir: &std::path::Path) -> Self {
         let mut owners = vec![0];
-        if !root.is_host() {
-            if let Ok(m) = std::fs::metadata(root.dir()) {
-                owners.push(m.uid());
-            }
+        if let Ok(m) = std::fs::metadata(dir) {
+            owners.push(m.uid());
         }
         Trust { owners }
     }
@@ -197,8 +193,7 @@ mod tests {
     #[test]
     fn fixture_roots_trust_their_owner() {
         let dir = tempfile::tempdir().unwrap();
-        let t = Trust::for_root(&Root::new(dir.path()));
+        let t = Trust::for_tree(dir.path());
         assert!(t.owners.contains(&nix::unistd::getuid().as_raw()));
-        assert_eq!(Trust::for_root(&Root::host()), Trust::root_only());
     }
 }

@@ -1,9 +1,10 @@
-//! The programs the helper runs, found by absolute path.
+//! The programs nfs-gds runs, found by absolute path in one search list.
 //!
 //! mount(8) removes `PATH` (and `HOME`) from the environment of every helper, even for root, so
-//! `mount.nfs`, `modprobe` and `umount` are looked up in a fixed list of directories — below the
-//! root, so a fixture tree can provide recording fakes — and children get a fixed `PATH` when
-//! the helper has none (`modprobe` install commands and nfs-utils scripts expect one).
+//! `mount.nfs`, `modprobe`, `umount` and doctor's `ofed_info`, `dkms`, `dpkg`, `rpm`, `dmesg` are
+//! looked up in a fixed list of directories — below the root, so a fixture tree can provide
+//! recording fakes — and children get a fixed `PATH` when nfs-gds itself has none (`modprobe`
+//! install commands and nfs-utils scripts expect one).
 
 use std::path::PathBuf;
 use std::process::Command;

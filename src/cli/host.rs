@@ -1,0 +1,182 @@
+//! The host a command works on, chosen once from `--root`: this machine, or a tree below a
+//! directory (a fixture, or a collected bundle). Every choice that differs between the two is
+//! made here and nowhere else: how commands run (for real, or answered from a bundle's
+//! recorded outputs), whose policy file is trusted, how a mount namespace is entered, how
+//! privileges are read, how the helper unmounts, whether mount(2) may be called, and whether
+//! `provision --apply` may change anything.
+
+use std::path::{Path, PathBuf};
+
+use crate::doctor::runner::{RecordedRunner, Runner, SystemRunner};
+use crate::host::programs;
+use crate::host::Root;
+use crate::mount::backend::{self, NoMountNfs};
+use crate::mount::mounter::Mounter;
+use crate::mount::namespace::{Namespace, RootedNamespace, SetNs};
+use crate::mount::privilege::HostPrivileges;
+use crate::mount::unmount::Unmounter;
+use crate::policy::{Backend, Trust};
+
+#[derive(Debug, Clone)]
+pub struct Host {
+    pub root: Root,
+    /// Whether it is this machine (`--root` absent or `/`).
+    machine: bool,
+}
+
+impl Host {
+    pub fn new(dir: Option<&Path>) -> Self {
+        let root = dir.map(Root::new).unwrap_or_else(Root::host);
+        let machine = root.dir() == Path::new("/");
+        Host { root, machine }
+    }
+
+    pub fn is_machine(&self) -> bool {
+        self.machine
+    }
+
+    /// The commands doctor consults: run for real here, read from `nfs-gds-commands/` in a tree.
+    pub fn runner(&self) -> Box<dyn Runner> {
+        if self.machine {
+            Box::new(SystemRunner)
+        } else {
+            Box::new(RecordedRunner::new(self.root.clone()))
+        }
+    }
+
+    /// Who may own the policy file: root; in a tree, also the owner of the tree (someone's own
+    /// fixture controls nothing else).
+    pub fn trust(&self) -> Trust {
+        if self.machine {
+            Trust::root_only()
+        } else {
+            Trust::for_tree(self.root.dir())
+        }
+    }
+
+    /// `CUFILE_ENV_PATH_JSON` names the cuFile configuration of this machine, never of a tree.
+    pub fn cufile_override(&self) -> Option<String> {
+        self.machine
+            .then(|| std::env::var("CUFILE_ENV_PATH_JSON").ok())
+            .flatten()
+    }
+
+    /// The helper's `-N`: setns(2) here; in a tree, the namespace's own `proc/` stands in.
+    pub fn namespace(&self) -> Box<dyn Namespace> {
+        if self.machine {
+            Box::new(SetNs)
+        } else {
+            Box::new(RootedNamespace {
+                root: self.root.clone(),
+            })
+        }
+    }
+
+    /// Where the helper reads its own capabilities: the process here, the tree's
+    /// `proc/self/status` in a tree.
+    pub fn privileges(&self) -> HostPrivileges {
+        HostPrivileges {
+            status_file: (!self.machine).then(|| self.root.join("proc/self/status")),
+        }
+    }
+
+    /// A mount point as mountinfo shows it: symlinks resolved on this machine; in a tree, only
+    /// made absolute (nothing below `/` of the machine belongs to the tree).
+    pub fn mount_point(&self, dir: &Path, cwd: &Path) -> PathBuf {
+        let absolute = crate::mount::request::absolute(dir, cwd);
+        if self.machine {
+            std::fs::canonicalize(&absolute).unwrap_or(absolute)
+        } else {
+            absolute
+        }
+    }
+
+    /// How the helper undoes a mount: umount2(2) here; in a tree, its `umount` program (a
+    /// recording fake).
+    pub fn unmounter(&self) -> Unmounter {
+        let umount = programs::find(&self.root, "umount");
+        if self.machine {
+            Unmounter::Syscall { umount }
+        } else {
+            match umount {
+                Some(p) => Unmounter::Program(p),
+                None => Unmounter::Unavailable {
+                    root: self.root.dir().to_owned(),
+                },
+            }
+        }
+    }
+
+    /// The mounter the policy asks for; in a tree mount(2) is planned but never called.
+    pub fn mounter(&self, backend: Backend) -> Result<Box<dyn Mounter>, NoMountNfs> {
+        let fixture_root = (!self.machine).then(|| self.root.dir().to_owned());
+        backend::select(&self.root, backend, self.unmounter(), fixture_root)
+    }
+
+    /// Whether `provision --apply` may change what it looks at.
+    pub fn may_change(&self) -> bool {
+        self.machine
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mount::mounter::MountCall;
+    use crate::nfs::NfsSource;
+    use crate::nfs::NfsVersion;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn call() -> MountCall {
+        MountCall {
+            spec: "s:/e".into(),
+            source: NfsSource::parse("s:/e").unwrap(),
+            target: "/mnt".into(),
+            options: "proto=rdma".into(),
+            version: NfsVersion::DEFAULT,
+            sloppy: false,
+            no_mtab: false,
+            verbose: false,
+        }
+    }
+
+    fn tool(dir: &std::path::Path, rel: &str) {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[test]
+    fn auto_prefers_mount_nfs_and_falls_back_to_the_syscall() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = Host::new(Some(dir.path()));
+        let m = host.mounter(Backend::Auto).unwrap();
+        assert!(m.plan(&call()).starts_with("mount(2) "));
+        assert!(host.mounter(Backend::MountNfs).is_err());
+        tool(dir.path(), "sbin/mount.nfs");
+        let m = host.mounter(Backend::Auto).unwrap();
+        assert!(m
+            .plan(&call())
+            .starts_with(&format!("{}/sbin/mount.nfs s:/e", dir.path().display())));
+        let m = host.mounter(Backend::Syscall).unwrap();
+        assert!(m.plan(&call()).starts_with("mount(2) "));
+    }
+
+    #[test]
+    fn fixture_roots_unmount_with_the_tree_umount_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = Host::new(Some(dir.path()));
+        assert!(matches!(host.unmounter(), Unmounter::Unavailable { .. }));
+        tool(dir.path(), "usr/bin/umount");
+        assert_eq!(
+            host.unmounter(),
+            Unmounter::Program(dir.path().join("usr/bin/umount"))
+        );
+        assert!(matches!(
+            Host::new(None).unmounter(),
+            Unmounter::Syscall { .. }
+        ));
+        assert!(Host::new(Some(std::path::Path::new("/"))).is_machine());
+    }
+}

@@ -129,7 +129,7 @@ fn read_rpcrdma(
         }) => {
             let cache = kmod::cache::FactsCache::for_root(root);
             Some(
-                kmod::inspect_file_with_cache(path, &RPCRDMA_HOOKS, cache.as_ref())
+                kmod::inspect_file_with_cache(root, path, &RPCRDMA_HOOKS, cache.as_ref())
                     .map_err(|e| e.to_string()),
             )
         }

@@ -155,6 +155,9 @@ pub enum PolicyError {
     },
     #[error(transparent)]
     Untrusted(#[from] TrustError),
+    /// Not a regular file, or too large to be a policy.
+    #[error(transparent)]
+    File(crate::host::HostError),
 }
 
 /// The policy file for a root: the default path below it, or an explicitly named file.
@@ -166,9 +169,11 @@ pub fn path_for(root: &Root, explicit: Option<&Path>) -> PathBuf {
 
 /// Loads the policy. A missing file is the built-in default unless it was named explicitly.
 pub fn load(path: &Path, explicit: bool, trust: &Trust) -> Result<Policy, PolicyError> {
-    let text = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+    // The bytes come with the metadata of the descriptor they were read from; a FIFO, a device
+    // or an endless file is refused before anything is read.
+    let read = match crate::host::reader::read_named(path, crate::host::FileKind::Policy) {
+        Ok(Some(read)) => read,
+        Ok(None) => {
             return if explicit {
                 Err(PolicyError::Missing {
                     path: path.to_owned(),
@@ -177,13 +182,12 @@ pub fn load(path: &Path, explicit: bool, trust: &Trust) -> Result<Policy, Policy
                 Ok(Policy::default())
             };
         }
-        Err(source) => {
-            return Err(PolicyError::Read {
-                path: path.to_owned(),
-                source,
-            })
+        Err(crate::host::HostError::Read { path, source }) => {
+            return Err(PolicyError::Read { path, source })
         }
+        Err(e) => return Err(PolicyError::File(e)),
     };
+    let text = read.bytes;
     trust::check(path, trust)?;
     let text = String::from_utf8(text).map_err(|e| PolicyError::Parse {
         path: path.to_owned(),

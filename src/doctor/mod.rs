@@ -162,7 +162,7 @@ pub fn diagnose(
     }
     let fstab_entries = facts
         .root
-        .read_text("etc/fstab")?
+        .read_text_lossy("etc/fstab")?
         .map(|t| fstab::parse_nfs_gds_entries(&t))
         .unwrap_or_default();
     for entry in &fstab_entries {

@@ -2,10 +2,11 @@
 //! so `nfs-gds doctor --root <unpacked>` gives the same answer on another machine.
 //!
 //! Command outputs go under [`RECORDED_DIR`] where the [`RecordedRunner`](super::runner::RecordedRunner)
-//! finds them. Nothing secret goes in: `/proc/kallsyms` is cut down to the hook lines (its
-//! addresses are kernel layout), the kernel log to the lines doctor looks for, and credential-like
-//! mount options (`password=`, `secret=`, `cred…=`, `key=`, `token=`) are redacted wherever mount
-//! options appear.
+//! finds them. Nothing secret goes in: `/proc/kallsyms` is cut down to the hook lines, the kernel
+//! log to the lines doctor looks for, and every file passes through [`redact`] on its way in
+//! (credentials in mount options and the policy, kallsyms addresses). The archive is written
+//! to a temporary file of mode 0600 beside `-o FILE` and renamed into place when complete; on
+//! any error the partial file is removed.
 
 use std::collections::BTreeSet;
 use std::fs::File;
@@ -14,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::redact;
 use super::relevant_log_lines;
 use super::runner::{record_key, Runner, RECORDED_DIR};
 use super::stack::{Family, Stack};
@@ -79,33 +81,6 @@ const SYS_MODULE_FILES: &[&str] = &[
 /// Directories whose mere existence doctor looks at.
 const MARKER_DIRS: &[&str] = &["/run/nvidia/driver", "/var/lib/kubelet", "/etc/kubernetes"];
 
-/// Replaces the value of credential-like options in a mount-option-bearing text.
-pub fn redact_mount_options(text: &str) -> String {
-    const SECRET_KEYS: [&str; 6] = ["pass", "password", "secret", "key", "token", "cred"];
-    let mut out = String::with_capacity(text.len());
-    for (i, piece) in text.split(',').enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        // A piece may carry leading words (the rest of a mountinfo line) before `key=value`.
-        let start = piece.rfind([' ', '\t']).map_or(0, |p| p + 1);
-        let (head, opt) = piece.split_at(start);
-        let redacted = opt.split_once('=').and_then(|(k, v)| {
-            let lk = k.to_ascii_lowercase();
-            SECRET_KEYS
-                .iter()
-                .any(|s| lk == *s || lk.starts_with("cred") || lk.ends_with("password"))
-                .then(|| {
-                    let tail = v.find([' ', '\t', '\n']).map_or("", |p| &v[p..]);
-                    format!("{k}=REDACTED{tail}")
-                })
-        });
-        out.push_str(head);
-        out.push_str(redacted.as_deref().unwrap_or(opt));
-    }
-    out
-}
-
 struct Archive {
     builder: tar::Builder<flate2::write::GzEncoder<File>>,
     dirs: BTreeSet<String>,
@@ -145,6 +120,8 @@ impl Archive {
     }
 
     fn file(&mut self, host_path: &str, data: &[u8]) -> Result<(), CollectError> {
+        let data = redact::redact_file(host_path, data);
+        let data = data.as_ref();
         let rel = host_path.trim_start_matches('/');
         if let Some((parent, _)) = rel.rsplit_once('/') {
             self.dir(parent)?;
@@ -176,10 +153,29 @@ pub fn collect(
     out: &Path,
 ) -> Result<Collected, CollectError> {
     let root = &facts.root;
-    let file = File::create(out).map_err(|source| CollectError::Write {
+    let write_error = |source| CollectError::Write {
         path: out.to_owned(),
         source,
-    })?;
+    };
+    // The archive replaces `out` by a rename, which must never swap out a device node
+    // (`-o /dev/null`), a FIFO or a directory, nor the link itself where `out` is a symlink.
+    if let Ok(m) = std::fs::symlink_metadata(out) {
+        if !m.file_type().is_file() {
+            return Err(write_error(std::io::Error::other(
+                "it exists and is not a regular file; collect writes a new file in its place, so give the path of a file",
+            )));
+        }
+    }
+    // Created 0600 beside the output and removed when dropped, unless persisted at the end.
+    let dir = out
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let partial = tempfile::Builder::new()
+        .prefix(".nfs-gds-collect.")
+        .tempfile_in(dir)
+        .map_err(write_error)?;
+    let file = partial.as_file().try_clone().map_err(write_error)?;
     let mut a = Archive {
         builder: tar::Builder::new(flate2::write::GzEncoder::new(
             file,
@@ -197,7 +193,7 @@ pub fn collect(
     }
     for p in MOUNT_TABLES {
         if let Some(t) = root.read_text_lossy(p)? {
-            a.file(p, redact_mount_options(&t).as_bytes())?;
+            a.file(p, t.as_bytes())?;
         }
     }
     for m in SYS_MODULES {
@@ -316,26 +312,11 @@ pub fn collect(
         path: out.to_owned(),
         source,
     })?;
-    file.flush().map_err(|source| CollectError::Write {
+    file.flush().map_err(write_error)?;
+    file.sync_all().map_err(write_error)?;
+    partial.persist(out).map_err(|e| CollectError::Write {
         path: out.to_owned(),
-        source,
+        source: e.error,
     })?;
     Ok(a.collected)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn credentials_are_redacted() {
-        let line = "36 25 0:40 / /mnt/x rw,relatime shared:1 - cifs //srv/s rw,username=bob,password=hunter2,sec=ntlmssp\n";
-        let r = redact_mount_options(line);
-        assert!(!r.contains("hunter2"), "{r}");
-        assert!(r.contains("password=REDACTED"), "{r}");
-        assert!(r.contains("username=bob"), "{r}");
-        let opts = "\topts:\trw,vers=4.2,proto=rdma,port=20049,sec=sys\n";
-        assert_eq!(redact_mount_options(opts), opts);
-        assert!(redact_mount_options("a,credentials=/root/.c,b").contains("credentials=REDACTED"));
-    }
 }

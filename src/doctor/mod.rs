@@ -10,6 +10,7 @@ pub mod fstab;
 pub mod mounts;
 pub mod plan;
 pub mod provision;
+pub mod redact;
 pub mod render;
 pub mod runner;
 pub mod stack;

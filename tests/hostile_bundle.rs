@@ -3,7 +3,7 @@
 //! and mount tables full of credentials for `collect`. Each run is bounded by a timeout: a hang
 //! is a failure, like a leak.
 
-use std::os::unix::fs::{symlink, FileTypeExt, PermissionsExt};
+use std::os::unix::fs::{symlink, FileTypeExt};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;

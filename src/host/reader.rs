@@ -266,7 +266,7 @@ pub(crate) fn walk_in_root(root: &OwnedFd, rel: &Path, last: LastLink) -> io::Re
         stack.push(fd);
     }
     // The path ended in `.`, `..` or a link to a directory path that did.
-    Ok(top(&stack)?.try_clone()?)
+    top(&stack)?.try_clone()
 }
 
 /// The non-empty components of a path, as bytes.

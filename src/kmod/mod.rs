@@ -145,7 +145,7 @@ pub fn inspect_file(path: &Path, wanted: &[&str]) -> Result<ModuleFile, KmodErro
 fn absent(path: &Path) -> KmodError {
     KmodError::Read {
         path: path.to_owned(),
-        source: std::io::ErrorKind::NotFound.into(),
+        source: std::io::Error::from_raw_os_error(rustix::io::Errno::NOENT.raw_os_error()),
     }
 }
 

@@ -219,7 +219,11 @@ fn text(
 
 pub fn run(args: &InspectArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let (path, origin) = resolve(ctx, &args.module)?;
-    let file = kmod::inspect_file(&path, &RPCRDMA_HOOKS)?;
+    // A file found by name is below the root and read inside it; a path is the user's own.
+    let file = match origin {
+        Some(_) => kmod::inspect_file_with_cache(&ctx.host.root, &path, &RPCRDMA_HOOKS, None)?,
+        None => kmod::inspect_file(&path, &RPCRDMA_HOOKS)?,
+    };
     let plain = file
         .symbols
         .iter()

@@ -7,6 +7,7 @@ use clap::{Args, Subcommand};
 
 use super::{exit, CmdError, Ctx};
 use crate::checks::registry;
+use crate::host::{reader, FileKind};
 use crate::policy;
 
 #[derive(Debug, Subcommand)]
@@ -45,11 +46,9 @@ fn check(args: &CheckArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         Some(f) => f.clone(),
         None => policy::path_for(&ctx.host.root, ctx.config.as_deref()),
     };
-    let bytes = std::fs::read(&path).map_err(|source| policy::PolicyError::Read {
-        path: path.clone(),
-        source,
-    })?;
-    let parsed = policy::parse_bytes(&path, bytes)?;
+    let read = reader::read_named(&path, FileKind::Policy)?
+        .ok_or_else(|| policy::PolicyError::Missing { path: path.clone() })?;
+    let parsed = policy::parse_bytes(&path, read.bytes)?;
     println!(
         "{}: valid ({} [[mount]] table{}, default level {})",
         path.display(),

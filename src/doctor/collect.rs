@@ -5,9 +5,11 @@
 //! runner, and the archive holds what they saw — so a reader added to doctor is collected by
 //! construction. Command outputs go under [`RECORDED_DIR`] where the
 //! [`RecordedRunner`](super::runner::RecordedRunner) finds them. Nothing secret goes in:
-//! `/proc/kallsyms` is cut down to the hook lines (its addresses are kernel layout), the kernel
-//! log to the lines doctor looks for, and credential-like mount options (`password=`,
-//! `secret=`, `cred…=`, `key=`, `token=`) are redacted wherever mount options appear.
+//! `/proc/kallsyms` is cut down to the hook lines, the kernel log to the lines doctor looks
+//! for, and every file passes through [`redact`] on its way in (credentials in mount options
+//! and the policy, kallsyms addresses). The archive is written to a temporary file of mode 0600
+//! beside `-o FILE` and renamed into place when complete; on any error the partial file is
+//! removed.
 
 use std::collections::BTreeSet;
 use std::fs::File;
@@ -17,6 +19,7 @@ use std::sync::Mutex;
 
 use serde::Serialize;
 
+use super::redact;
 use super::relevant_log_lines;
 use super::runner::{record_key, Output, Runner, RECORDED_DIR};
 use crate::host::{HostError, HostFacts, Root};
@@ -39,33 +42,6 @@ pub enum CollectError {
 pub struct Collected {
     pub files: Vec<String>,
     pub commands: Vec<String>,
-}
-
-/// Replaces the value of credential-like options in a mount-option-bearing text.
-pub fn redact_mount_options(text: &str) -> String {
-    const SECRET_KEYS: [&str; 6] = ["pass", "password", "secret", "key", "token", "cred"];
-    let mut out = String::with_capacity(text.len());
-    for (i, piece) in text.split(',').enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        // A piece may carry leading words (the rest of a mountinfo line) before `key=value`.
-        let start = piece.rfind([' ', '\t']).map_or(0, |p| p + 1);
-        let (head, opt) = piece.split_at(start);
-        let redacted = opt.split_once('=').and_then(|(k, v)| {
-            let lk = k.to_ascii_lowercase();
-            SECRET_KEYS
-                .iter()
-                .any(|s| lk == *s || lk.starts_with("cred") || lk.ends_with("password"))
-                .then(|| {
-                    let tail = v.find([' ', '\t', '\n']).map_or("", |p| &v[p..]);
-                    format!("{k}=REDACTED{tail}")
-                })
-        });
-        out.push_str(head);
-        out.push_str(redacted.as_deref().unwrap_or(opt));
-    }
-    out
 }
 
 struct Archive {
@@ -121,7 +97,8 @@ impl Archive {
         }
     }
 
-    fn finish(self) -> Result<Collected, CollectError> {
+    /// Completes the archive and renames it over `out`.
+    fn finish(self, partial: tempfile::NamedTempFile) -> Result<Collected, CollectError> {
         let out = self.out;
         let err = |source| CollectError::Write {
             path: out.clone(),
@@ -130,6 +107,8 @@ impl Archive {
         let encoder = self.builder.into_inner().map_err(err)?;
         let mut file = encoder.finish().map_err(err)?;
         file.flush().map_err(err)?;
+        file.sync_all().map_err(err)?;
+        partial.persist(&out).map_err(|e| err(e.error))?;
         Ok(self.collected)
     }
 
@@ -138,6 +117,8 @@ impl Archive {
         if !self.files.insert(rel.to_string()) {
             return Ok(());
         }
+        let data = redact::redact_file(host_path, data);
+        let data = data.as_ref();
         if let Some((parent, _)) = rel.rsplit_once('/') {
             self.dir(parent)?;
         }
@@ -221,12 +202,31 @@ pub fn archive_reads(
         inner: runner,
         outputs: Mutex::new(Vec::new()),
     };
-    read(&recording, &capturing)?;
-    let record = recording.record();
-    let file = File::create(out).map_err(|source| CollectError::Write {
+    let write_error = |source| CollectError::Write {
         path: out.to_owned(),
         source,
-    })?;
+    };
+    // The archive replaces `out` by a rename, which must never swap out a device node
+    // (`-o /dev/null`), a FIFO or a directory, nor the link itself where `out` is a symlink.
+    if let Ok(m) = std::fs::symlink_metadata(out) {
+        if !m.file_type().is_file() {
+            return Err(write_error(std::io::Error::other(
+                "it exists and is not a regular file; collect writes a new file in its place, so give the path of a file",
+            )));
+        }
+    }
+    read(&recording, &capturing)?;
+    let record = recording.record();
+    // Created 0600 beside the output and removed when dropped, unless persisted at the end.
+    let dir = out
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let partial = tempfile::Builder::new()
+        .prefix(".nfs-gds-collect.")
+        .tempfile_in(dir)
+        .map_err(write_error)?;
+    let file = partial.as_file().try_clone().map_err(write_error)?;
     let mut a = Archive {
         builder: tar::Builder::new(flate2::write::GzEncoder::new(
             file,
@@ -273,21 +273,18 @@ pub fn archive_reads(
                 .push(format!("{program} {}", args.join(" ")));
         }
     }
-    a.finish()
+    a.finish(partial)
 }
 
 fn host_path(rel: &Path) -> String {
     format!("/{}", rel.display())
 }
 
-/// What goes into the archive for a file: mount tables redacted, kallsyms cut to the hook
-/// lines (its addresses are kernel layout), everything else as it is.
+/// What goes into the archive for a file before redaction: kallsyms cut to the hook lines
+/// (the rest is kernel layout doctor never looks at), everything else as it is.
 fn for_archive(rel: &Path, bytes: Vec<u8>) -> Vec<u8> {
     let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
     match name {
-        "mountinfo" | "mountstats" | "mounts" | "fstab" => {
-            redact_mount_options(&String::from_utf8_lossy(&bytes)).into_bytes()
-        }
         "kallsyms" => {
             let text = String::from_utf8_lossy(&bytes);
             let mut kept = String::new();
@@ -366,17 +363,5 @@ mod tests {
             .path()
             .join("sys/bus/pci/devices/0000:3b:00.0/class")
             .exists());
-    }
-
-    #[test]
-    fn credentials_are_redacted() {
-        let line = "36 25 0:40 / /mnt/x rw,relatime shared:1 - cifs //srv/s rw,username=bob,password=hunter2,sec=ntlmssp\n";
-        let r = redact_mount_options(line);
-        assert!(!r.contains("hunter2"), "{r}");
-        assert!(r.contains("password=REDACTED"), "{r}");
-        assert!(r.contains("username=bob"), "{r}");
-        let opts = "\topts:\trw,vers=4.2,proto=rdma,port=20049,sec=sys\n";
-        assert_eq!(redact_mount_options(opts), opts);
-        assert!(redact_mount_options("a,credentials=/root/.c,b").contains("credentials=REDACTED"));
     }
 }

@@ -129,7 +129,15 @@ pub fn read_cufile(
     override_path: Option<&str>,
 ) -> Result<Option<CufileConfig>, HostError> {
     let path = override_path.unwrap_or("/etc/cufile.json").to_string();
-    Ok(root.read_text(&path)?.map(|t| parse_cufile(&path, &t)))
+    Ok(root.read_bytes(&path)?.map(|b| match String::from_utf8(b) {
+        Ok(text) => parse_cufile(&path, &text),
+        // That one file unreadable, not the whole diagnosis.
+        Err(e) => CufileConfig {
+            path: path.clone(),
+            allow_compat_mode: None,
+            parse_error: Some(format!("not valid UTF-8 text: {e}")),
+        },
+    }))
 }
 
 /// Where `libcufile_rdma.so*` is installed, if anywhere (first match).

@@ -10,6 +10,7 @@ pub mod fstab;
 pub mod mounts;
 pub mod plan;
 pub mod provision;
+pub mod redact;
 pub mod render;
 pub mod runner;
 pub mod stack;
@@ -195,7 +196,7 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
     }
     let fstab_entries = facts
         .root
-        .read_text("etc/fstab")?
+        .read_text_lossy("etc/fstab")?
         .map(|t| fstab::parse_nfs_gds_entries(&t))
         .unwrap_or_default();
     for entry in &fstab_entries {

@@ -201,8 +201,8 @@ impl Stack {
     pub fn detect(facts: &HostFacts, runner: &dyn Runner) -> Result<Stack, HostError> {
         let root = &facts.root;
         let os = root
-            .read_text("etc/os-release")?
-            .or(root.read_text("usr/lib/os-release")?)
+            .read_text_lossy("etc/os-release")?
+            .or(root.read_text_lossy("usr/lib/os-release")?)
             .map(|t| parse_os_release(&t))
             .unwrap_or_default();
         let family = os.family();
@@ -355,7 +355,7 @@ fn read_ofa_gds_config(
         ));
     }
     for c in candidates {
-        if let Some(text) = root.read_text(&c)? {
+        if let Some(text) = root.read_text_lossy(&c)? {
             return Ok(Some((c, parse_gds_config(&text))));
         }
     }

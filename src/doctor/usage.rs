@@ -41,7 +41,7 @@ impl RpcrdmaUsage {
         };
         let nfsd_rdma_listener = facts
             .root
-            .read_text("proc/fs/nfsd/portlist")?
+            .read_text_lossy("proc/fs/nfsd/portlist")?
             .is_some_and(|t| t.lines().any(|l| l.trim_start().starts_with("rdma")));
         Ok(RpcrdmaUsage {
             refcount,

@@ -148,9 +148,8 @@ fn read_rpcrdma(
             path, exists: true, ..
         }) => {
             let cache = kmod::cache::FactsCache::for_root(root);
-            root.note_file_read(path);
             Some(
-                kmod::inspect_file_with_cache(path, &RPCRDMA_HOOKS, cache.as_ref())
+                kmod::inspect_file_with_cache(root, path, &RPCRDMA_HOOKS, cache.as_ref())
                     .map_err(|e| e.to_string()),
             )
         }

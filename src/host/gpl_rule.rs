@@ -161,7 +161,7 @@ pub fn kernel_image(root: &Root, release: &str) -> Option<String> {
     ["vmlinuz", "vmlinux", "Image"]
         .iter()
         .map(|p| format!("/boot/{p}-{release}"))
-        .find(|p| root.join(p).is_file())
+        .find(|p| root.is_file(p))
 }
 
 /// Gathers the evidence from the host and judges it. The image scan is answered from the
@@ -174,9 +174,8 @@ pub fn read(root: &Root, kernel: &KernelInfo) -> GplRule {
     match image {
         Some(p) => {
             let cache = crate::kmod::cache::FactsCache::for_root(root);
-            let path = root.join(&p);
-            root.note_file_read(&path);
-            let outcome = image_scan::scan_file_with_cache(&path, RULE_TEXT, cache.as_ref());
+            let outcome =
+                image_scan::scan_file_with_cache(root, &root.join(&p), RULE_TEXT, cache.as_ref());
             judge(kernel, Some((&p, &outcome)))
         }
         None => judge(kernel, None),

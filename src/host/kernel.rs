@@ -61,7 +61,18 @@ pub struct KernelInfo {
 
 impl KernelInfo {
     pub fn read(root: &Root) -> Result<Self, HostError> {
-        let release = read_first_line(root, "proc/sys/kernel/osrelease")?;
+        let release = read_first_line(root, "proc/sys/kernel/osrelease")?.filter(|r| {
+            // The release names directories (`lib/modules/<release>`, `boot/vmlinuz-<release>`):
+            // one with `/` or `..` in it would name others.
+            let plain = super::reader::is_plain_name(r);
+            if !plain {
+                tracing::warn!(
+                    "{}: kernel release {r:?} is not a plain name (it has '/' or '..'): taking the release as unknown",
+                    root.join("proc/sys/kernel/osrelease").display()
+                );
+            }
+            plain
+        });
         let proc_version = read_first_line(root, "proc/version")?;
         let version_signature = read_first_line(root, "proc/version_signature")?;
         Ok(Self::from_parts(release, proc_version, version_signature))

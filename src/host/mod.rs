@@ -3,7 +3,9 @@
 //! The root is `/` in production and a fixture tree in tests (`--root`, `NFS_GDS_ROOT`). Each
 //! reader is split into a pure `parse_*` over text and a thin `read_*` that takes the [`Root`]; a
 //! missing file is an answer (`None`), never an error. Only real I/O failures (permission, a
-//! directory where a file was expected, invalid UTF-8) become [`HostError`]s, and they carry the path.
+//! directory or FIFO where a file was expected, a file over its size cap, invalid UTF-8) become
+//! [`HostError`]s, and they carry the path. Every read goes through [`Root::read_file`], which
+//! resolves the path inside the root and reads it with the rules of [`reader`].
 
 pub mod facts;
 pub mod gpl_rule;
@@ -14,12 +16,16 @@ pub mod mounts;
 pub mod nvfs_probe;
 pub mod nvidia_fs;
 pub mod programs;
+pub mod reader;
 pub mod sysmodule;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+
+use reader::LastLink;
+pub use reader::{FileKind, FileRead};
 
 /// A failed read of a host file. Always names the path (as seen on the host, i.e. with the root).
 #[derive(Debug, thiserror::Error)]
@@ -30,6 +36,14 @@ pub enum HostError {
     NotText { path: PathBuf },
     #[error("cannot list {}: {source}", path.display())]
     List { path: PathBuf, source: io::Error },
+    #[error("{} is {what}, not a regular file: not reading it", path.display())]
+    NotRegular { path: PathBuf, what: &'static str },
+    #[error("{} is larger than {cap} bytes, more than any {noun} should be: not reading it", path.display())]
+    TooLarge {
+        path: PathBuf,
+        cap: u64,
+        noun: &'static str,
+    },
 }
 
 /// The directory every host path is resolved against. A root made [`recording`](Root::recording)
@@ -84,16 +98,6 @@ impl Root {
             .unwrap_or_default()
     }
 
-    /// Notes a file read below the root by a reader that opens it itself (module files, the
-    /// kernel image); `path` is the full path, as [`Root::join`] gives it.
-    pub fn note_file_read(&self, path: &Path) {
-        if let Ok(rel) = path.strip_prefix(&self.dir) {
-            self.note(|r| {
-                r.files.insert(rel.to_owned());
-            });
-        }
-    }
-
     fn note(&self, f: impl FnOnce(&mut Record)) {
         if let Some(Ok(mut r)) = self.record.as_ref().map(|r| r.lock()) {
             f(&mut r);
@@ -113,6 +117,12 @@ impl Root {
         &self.dir
     }
 
+    /// Whether this is the machine's own `/` (only the choices made once for a command, and
+    /// the probe's refusal to open devices in a tree, ask).
+    pub fn is_host(&self) -> bool {
+        self.dir == Path::new("/")
+    }
+
     /// `rel` below the root; a leading `/` in `rel` is ignored, so host paths can be passed as-is.
     pub fn join(&self, rel: impl AsRef<Path>) -> PathBuf {
         let rel = rel.as_ref();
@@ -120,14 +130,41 @@ impl Root {
         self.dir.join(rel)
     }
 
-    /// Reads a text file; `Ok(None)` when it does not exist.
+    /// The path below the root that a host path joined with [`Root::join`] stands for; `None`
+    /// when it is not below the root.
+    pub fn rel_of(&self, path: &Path) -> Option<PathBuf> {
+        path.strip_prefix(&self.dir).ok().map(Path::to_path_buf)
+    }
+
+    /// Reads a file as `kind` (which sets its size cap), resolved inside the root, together
+    /// with the metadata of the descriptor it was read from; `Ok(None)` when it does not exist.
+    /// Every other read of [`Root`] goes through this one.
+    pub fn read_file(
+        &self,
+        rel: impl AsRef<Path>,
+        kind: FileKind,
+    ) -> Result<Option<FileRead>, HostError> {
+        let rel = rel.as_ref();
+        let read = reader::read_below(&self.dir, rel, &self.join(rel), kind)?;
+        if read.is_some() {
+            self.note(|r| {
+                r.files.insert(Self::rel(rel));
+            });
+        }
+        Ok(read)
+    }
+
+    /// Reads a text file; `Ok(None)` when it does not exist. Its size cap follows from its name
+    /// ([`FileKind::of`]).
     pub fn read_text(&self, rel: impl AsRef<Path>) -> Result<Option<String>, HostError> {
-        let path = self.join(&rel);
-        match self.read_bytes_noted(rel.as_ref(), &path)? {
+        let rel = rel.as_ref();
+        match self.read_bytes(rel)? {
             None => Ok(None),
             Some(bytes) => match String::from_utf8(bytes) {
                 Ok(s) => Ok(Some(s)),
-                Err(_) => Err(HostError::NotText { path }),
+                Err(_) => Err(HostError::NotText {
+                    path: self.join(rel),
+                }),
             },
         }
     }
@@ -135,42 +172,22 @@ impl Root {
     /// Reads a text file that may contain stray non-UTF-8 bytes (kernel logs, kallsyms of odd
     /// modules); they are replaced rather than refused.
     pub fn read_text_lossy(&self, rel: impl AsRef<Path>) -> Result<Option<String>, HostError> {
-        let path = self.join(&rel);
         Ok(self
-            .read_bytes_noted(rel.as_ref(), &path)?
+            .read_bytes(rel)?
             .map(|b| String::from_utf8_lossy(&b).into_owned()))
     }
 
-    /// Reads a file's bytes; `Ok(None)` when it does not exist.
+    /// Reads a file's bytes; `Ok(None)` when it does not exist. Its size cap follows from its
+    /// name ([`FileKind::of`]).
     pub fn read_bytes(&self, rel: impl AsRef<Path>) -> Result<Option<Vec<u8>>, HostError> {
-        let path = self.join(&rel);
-        self.read_bytes_noted(rel.as_ref(), &path)
+        let rel = rel.as_ref();
+        Ok(self.read_file(rel, FileKind::of(rel))?.map(|f| f.bytes))
     }
 
-    fn read_bytes_noted(&self, rel: &Path, path: &Path) -> Result<Option<Vec<u8>>, HostError> {
-        let bytes = self.read_bytes_at(path)?;
-        if bytes.is_some() {
-            self.note(|r| {
-                r.files.insert(Self::rel(rel));
-            });
-        }
-        Ok(bytes)
-    }
-
-    fn read_bytes_at(&self, path: &Path) -> Result<Option<Vec<u8>>, HostError> {
-        match std::fs::read(path) {
-            Ok(b) => Ok(Some(b)),
-            Err(e) if is_absent(&e) => Ok(None),
-            Err(source) => Err(HostError::Read {
-                path: path.to_owned(),
-                source,
-            }),
-        }
-    }
-
-    /// Whether a path exists below the root (files, directories, device nodes alike).
+    /// Whether a path exists below the root (files, directories, device nodes, dangling links
+    /// alike). Nothing is opened.
     pub fn exists(&self, rel: impl AsRef<Path>) -> bool {
-        let there = std::fs::symlink_metadata(self.join(&rel)).is_ok();
+        let there = reader::resolve_below(&self.dir, rel.as_ref(), LastLink::Keep).is_ok();
         if there {
             self.note(|r| {
                 r.present.insert(Self::rel(rel.as_ref()));
@@ -179,43 +196,72 @@ impl Root {
         there
     }
 
+    /// Whether a path below the root is a regular file (after following symlinks inside the
+    /// root). Nothing is opened.
+    pub fn is_file(&self, rel: impl AsRef<Path>) -> bool {
+        reader::resolve_below(&self.dir, rel.as_ref(), LastLink::Follow)
+            .and_then(|fd| std::fs::File::from(fd).metadata())
+            .is_ok_and(|m| m.is_file())
+    }
+
     /// The names in a directory, sorted; `Ok(None)` when the directory does not exist.
     pub fn list_dir(&self, rel: impl AsRef<Path>) -> Result<Option<Vec<String>>, HostError> {
-        let path = self.join(&rel);
-        let entries = match std::fs::read_dir(&path) {
-            Ok(e) => e,
-            Err(e) if is_absent(&e) => return Ok(None),
-            Err(source) => return Err(HostError::List { path, source }),
+        let rel = rel.as_ref();
+        let path = self.join(rel);
+        let list_error = |source: io::Error| HostError::List {
+            path: path.clone(),
+            source,
         };
+        let fd = match reader::resolve_below(&self.dir, rel, LastLink::Follow) {
+            Ok(fd) => fd,
+            Err(e) if reader::is_absent(&e) => return Ok(None),
+            Err(e) => return Err(list_error(e)),
+        };
+        // Opening with O_DIRECTORY never reaches a device's open: it fails first on anything
+        // but a directory.
+        let dir = rustix::fs::openat(
+            &fd,
+            ".",
+            rustix::fs::OFlags::RDONLY
+                | rustix::fs::OFlags::DIRECTORY
+                | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        );
+        let dir = match dir {
+            Ok(dir) => dir,
+            Err(rustix::io::Errno::NOTDIR) => return Ok(None),
+            Err(e) => return Err(list_error(e.into())),
+        };
+        let entries = rustix::fs::Dir::new(dir).map_err(|e| list_error(e.into()))?;
         let mut names = Vec::new();
         for entry in entries {
-            let entry = entry.map_err(|source| HostError::List {
-                path: path.clone(),
-                source,
-            })?;
-            names.push(entry.file_name().to_string_lossy().into_owned());
+            let entry = entry.map_err(|e| list_error(e.into()))?;
+            let name = entry.file_name().to_bytes();
+            if name != b"." && name != b".." {
+                names.push(String::from_utf8_lossy(name).into_owned());
+            }
         }
         names.sort();
         self.note(|r| {
-            r.listed.insert(Self::rel(rel.as_ref()), names.clone());
+            r.listed.insert(Self::rel(rel), names.clone());
         });
         Ok(Some(names))
     }
 }
 
-/// "Not there" in any of the ways the kernel says it: no such file, or a path component that is
-/// not a directory.
-fn is_absent(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
-    )
-}
-
-/// Reads the first line of a sysfs-style file, trimmed; `None` when absent or empty.
+/// Reads the first line of a sysfs-style file, trimmed; `None` when absent or empty. A value
+/// that is not UTF-8 text is that one fact unreadable: it is `None` too, with a warning, and
+/// does not stop whatever else is being read.
 pub(crate) fn read_first_line(root: &Root, rel: &str) -> Result<Option<String>, HostError> {
-    Ok(root
-        .read_text(rel)?
+    let text = match root.read_text(rel) {
+        Ok(text) => text,
+        Err(e @ HostError::NotText { .. }) => {
+            tracing::warn!("{e}: taking it as unreadable");
+            None
+        }
+        Err(e) => return Err(e),
+    };
+    Ok(text
         .and_then(|s| s.lines().next().map(|l| l.trim().to_string()))
         .filter(|s| !s.is_empty()))
 }

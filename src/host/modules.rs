@@ -51,9 +51,11 @@ pub fn parse_proc_modules(text: &str) -> Vec<LoadedModule> {
         .collect()
 }
 
+/// `/proc/modules`. A stray non-UTF-8 byte garbles only its own line (no module name matches
+/// it), so the list is read lossily rather than refused.
 pub fn read_proc_modules(root: &Root) -> Result<Option<Vec<LoadedModule>>, HostError> {
     Ok(root
-        .read_text("proc/modules")?
+        .read_text_lossy("proc/modules")?
         .map(|t| parse_proc_modules(&t)))
 }
 
@@ -201,7 +203,8 @@ pub struct ModuleTree {
 
 impl ModuleTree {
     /// Reads `modules.dep`, `modules.alias` and `modules.builtin` for `release`, trying
-    /// `/lib/modules` then `/usr/lib/modules`.
+    /// `/lib/modules` then `/usr/lib/modules`. Like `/proc/modules`, they are read lossily: a
+    /// non-UTF-8 byte spoils one line, not the tree.
     pub fn read(root: &Root, release: &str) -> Result<Self, HostError> {
         let candidates = [
             format!("lib/modules/{release}"),
@@ -213,14 +216,14 @@ impl ModuleTree {
             .unwrap_or(&candidates[0])
             .clone();
         let dep = root
-            .read_text(format!("{dir_rel}/modules.dep"))?
+            .read_text_lossy(format!("{dir_rel}/modules.dep"))?
             .map(|t| parse_modules_dep(&t));
         let alias = root
-            .read_text(format!("{dir_rel}/modules.alias"))?
+            .read_text_lossy(format!("{dir_rel}/modules.alias"))?
             .map(|t| parse_modules_alias(&t))
             .unwrap_or_default();
         let builtin = root
-            .read_text(format!("{dir_rel}/modules.builtin"))?
+            .read_text_lossy(format!("{dir_rel}/modules.builtin"))?
             .map(|t| {
                 t.lines()
                     .map(str::trim)
@@ -267,11 +270,12 @@ impl ModuleTree {
             };
         };
         if let Some(e) = dep.iter().find(|e| module_name_of_path(&e.file) == module) {
-            let path = if e.file.starts_with('/') {
-                root.join(&e.file)
+            let rel = if e.file.starts_with('/') {
+                e.file.clone()
             } else {
-                root.join(format!("{}/{}", self.dir_rel, e.file))
+                format!("{}/{}", self.dir_rel, e.file)
             };
+            let path = root.join(&rel);
             let rel_in_tree = e
                 .file
                 .strip_prefix(&format!("{}/", self.dir_rel))
@@ -279,7 +283,7 @@ impl ModuleTree {
             return Resolution::File {
                 module,
                 rel_path: e.file.clone(),
-                exists: path.is_file(),
+                exists: root.is_file(&rel),
                 path,
                 origin: ModuleOrigin::of(rel_in_tree),
                 deps: e.deps.clone(),

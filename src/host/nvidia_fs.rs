@@ -36,7 +36,7 @@ impl NvidiaFs {
         let proc_version = read_first_line(root, "proc/driver/nvidia-fs/version")?
             .map(|l| l.trim_start_matches("version:").trim().to_string());
         let registered_modules = root
-            .read_text("proc/driver/nvidia-fs/modules")?
+            .read_text_lossy("proc/driver/nvidia-fs/modules")?
             .map(|t| parse_registered_modules(&t));
         Ok(NvidiaFs {
             loaded,
@@ -84,11 +84,13 @@ impl GpuDriver {
     pub fn read(root: &Root) -> Result<Self, HostError> {
         let loaded = root.exists("sys/module/nvidia");
         let version = read_first_line(root, "sys/module/nvidia/version")?;
-        let nvrm = root.read_text("proc/driver/nvidia/version")?.and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with("NVRM"))
-                .map(str::to_string)
-        });
+        let nvrm = root
+            .read_text_lossy("proc/driver/nvidia/version")?
+            .and_then(|t| {
+                t.lines()
+                    .find(|l| l.starts_with("NVRM"))
+                    .map(str::to_string)
+            });
         let flavour = match &nvrm {
             Some(l) if l.contains("Open Kernel Module") => GpuDriverFlavour::Open,
             Some(l) if l.contains("Kernel Module") => GpuDriverFlavour::Proprietary,

@@ -73,13 +73,18 @@ pub struct ReadFile {
 }
 
 impl ReadFile {
+    /// Reads the file `path` names, with the host reader's rules (a regular file, capped).
     pub fn open(path: &Path) -> io::Result<Self> {
-        let path = fs::canonicalize(path)?;
-        let mut file = fs::File::open(&path)?;
-        let meta = file.metadata()?;
-        let mut bytes = Vec::with_capacity(meta.size() as usize);
-        io::Read::read_to_end(&mut file, &mut bytes)?;
-        Ok(ReadFile { path, meta, bytes })
+        let canonical = fs::canonicalize(path)?;
+        let read =
+            crate::host::reader::read_named(&canonical, crate::host::FileKind::of(&canonical))
+                .map_err(io::Error::other)?
+                .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+        Ok(ReadFile {
+            path: canonical,
+            meta: read.meta,
+            bytes: read.bytes,
+        })
     }
 
     /// The identity of what was read (hashing the content: call it only when a cache is used).
@@ -95,6 +100,18 @@ impl ReadFile {
             mtime: (m.mtime(), m.mtime_nsec()),
             ctime: (m.ctime(), m.ctime_nsec()),
             digest: h.finish(),
+        }
+    }
+}
+
+impl From<crate::host::FileRead> for ReadFile {
+    /// A file the host reader read (below a root, resolved inside it); its path is the one shown
+    /// for it, as the root joins it.
+    fn from(read: crate::host::FileRead) -> Self {
+        ReadFile {
+            path: read.path,
+            meta: read.meta,
+            bytes: read.bytes,
         }
     }
 }
@@ -263,20 +280,20 @@ impl FactsCache {
                 return None;
             }
         }
-        let file = match fs::File::open(path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return None,
+        // A FIFO or a device in the cache directory is refused unopened, like any host file.
+        let file = match crate::host::reader::read_named(path, crate::host::FileKind::Config) {
+            Ok(Some(f)) => f,
+            Ok(None) => return None,
             Err(e) => {
-                tracing::warn!("cannot read cache entry {}: {e}", path.display());
+                tracing::warn!("cannot read cache entry: {e}");
                 return None;
             }
         };
-        let m = file.metadata().ok()?;
-        if let Err(r) = self.trusted(path, &m, "regular file") {
+        if let Err(r) = self.trusted(path, &file.meta, "regular file") {
             tracing::warn!("ignoring cache entry: {r}");
             return None;
         }
-        match serde_json::from_reader(io::BufReader::new(file)) {
+        match serde_json::from_slice(&file.bytes) {
             Ok(v) => Some(v),
             Err(e) => {
                 tracing::debug!("ignoring unreadable cache entry {}: {e}", path.display());

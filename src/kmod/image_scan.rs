@@ -10,6 +10,7 @@ use std::io::Read;
 use std::path::Path;
 
 use super::decompress::Compression;
+use crate::host::{FileKind, Root};
 
 /// Largest payload read: kernel images decompress to well under 100 MiB.
 pub const IMAGE_PAYLOAD_CAP: u64 = 512 << 20;
@@ -29,32 +30,41 @@ pub enum ScanOutcome {
     Error(String),
 }
 
-/// Scans the file at `path` for `needle`.
+/// Scans the file at `path` (named on the command line) for `needle`.
 pub fn scan_file(path: &Path, needle: &[u8]) -> ScanOutcome {
-    match std::fs::read(path) {
-        Ok(bytes) => scan_bytes(&bytes, needle),
-        Err(e) => ScanOutcome::Error(format!("cannot read {}: {e}", path.display())),
+    match crate::host::reader::read_named(path, FileKind::KernelImage) {
+        Ok(Some(file)) => scan_bytes(&file.bytes, needle),
+        Ok(None) => ScanOutcome::Error(format!("cannot read {}: no such file", path.display())),
+        Err(e) => ScanOutcome::Error(e.to_string()),
     }
 }
 
-/// [`scan_file`], answered from `cache` when it holds the answer for this very version of the
-/// image (same identity and content hash): the scan decompresses tens of MB.
+/// Scans the image at `path` (a host path below `root`, read inside it) for `needle`, answered
+/// from `cache` when it holds the answer for this very version of the image (same identity and
+/// content hash): the scan decompresses tens of MB.
 pub fn scan_file_with_cache(
+    root: &Root,
     path: &Path,
     needle: &[u8],
     cache: Option<&super::cache::FactsCache>,
 ) -> ScanOutcome {
+    let rel = root.rel_of(path).unwrap_or_else(|| path.to_owned());
+    let file = match root.read_file(&rel, FileKind::KernelImage) {
+        Ok(Some(file)) => file,
+        Ok(None) => {
+            return ScanOutcome::Error(format!("cannot read {}: no such file", path.display()))
+        }
+        Err(e) => return ScanOutcome::Error(e.to_string()),
+    };
     let Some(cache) = cache else {
-        return scan_file(path, needle);
+        return scan_bytes(&file.bytes, needle);
     };
-    let (key, bytes) = match super::cache::FileIdentity::read(path) {
-        Ok(read) => read,
-        Err(_) => return scan_file(path, needle),
-    };
+    let file = super::cache::ReadFile::from(file);
+    let key = file.identity();
     if let Some(outcome) = cache.image_scan(&key, needle) {
         return outcome;
     }
-    let outcome = scan_bytes(&bytes, needle);
+    let outcome = scan_bytes(&file.bytes, needle);
     cache.store_image_scan(&key, needle, &outcome);
     outcome
 }

@@ -44,8 +44,11 @@ impl Privileges for HostPrivileges {
             )
             .map_err(|e| format!("cannot read the process capabilities: {e}")),
             Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+                let bytes = crate::host::reader::read_named(path, crate::host::FileKind::Text)
+                    .map_err(|e| e.to_string())?
+                    .ok_or_else(|| format!("cannot read {}: no such file", path.display()))?
+                    .bytes;
+                let text = String::from_utf8_lossy(&bytes);
                 parse_cap_eff(&text)
                     .map(|bits| bits & (1 << CAP_SYS_ADMIN_BIT) != 0)
                     .ok_or_else(|| format!("{} has no CapEff: line", path.display()))

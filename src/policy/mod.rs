@@ -109,6 +109,9 @@ pub enum PolicyError {
     },
     #[error(transparent)]
     Untrusted(#[from] TrustError),
+    /// Not a regular file, or too large to be a policy.
+    #[error(transparent)]
+    File(crate::host::HostError),
 }
 
 /// The policy file for a root: the default path below it, or an explicitly named file.
@@ -131,11 +134,31 @@ pub fn load_for(
     Ok((path, policy))
 }
 
+/// Reads the policy file: one named explicitly as the user gave it; the default one inside the
+/// root [`path_for`] joined it to, so the policy of a bundle cannot link out of the bundle.
+fn read_policy(
+    path: &Path,
+    explicit: bool,
+) -> Result<Option<crate::host::FileRead>, crate::host::HostError> {
+    use crate::host::{reader, FileKind};
+    let root = path
+        .to_str()
+        .and_then(|p| p.strip_suffix(DEFAULT_PATH))
+        .filter(|_| !explicit);
+    match root {
+        Some("") => Root::host().read_file(DEFAULT_PATH, FileKind::Policy),
+        Some(dir) => Root::new(dir).read_file(DEFAULT_PATH, FileKind::Policy),
+        None => reader::read_named(path, FileKind::Policy),
+    }
+}
+
 /// Loads the policy. A missing file is the built-in default unless it was named explicitly.
 pub fn load(path: &Path, explicit: bool, trust: &Trust) -> Result<Policy, PolicyError> {
-    let text = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+    // The bytes come with the metadata of the descriptor they were read from; a FIFO, a device
+    // or an endless file is refused before anything is read.
+    let read = match read_policy(path, explicit) {
+        Ok(Some(read)) => read,
+        Ok(None) => {
             return if explicit {
                 Err(PolicyError::Missing {
                     path: path.to_owned(),
@@ -144,13 +167,12 @@ pub fn load(path: &Path, explicit: bool, trust: &Trust) -> Result<Policy, Policy
                 Ok(Policy::default())
             };
         }
-        Err(source) => {
-            return Err(PolicyError::Read {
-                path: path.to_owned(),
-                source,
-            })
+        Err(crate::host::HostError::Read { path, source }) => {
+            return Err(PolicyError::Read { path, source })
         }
+        Err(e) => return Err(PolicyError::File(e)),
     };
+    let text = read.bytes;
     trust::check(path, trust)?;
     parse_bytes(path, text)
 }
@@ -231,6 +253,29 @@ mod tests {
             )),
             "{e}"
         );
+    }
+
+    #[test]
+    fn the_default_policy_of_a_bundle_cannot_link_out_of_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside.toml");
+        std::fs::write(&outside, "default = \"off\"\n").unwrap();
+        let root = Root::new(dir.path().join("bundle"));
+        let p = path_for(&root, None);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&outside, &p).unwrap();
+        assert_eq!(load(&p, false, &trusted_here()).unwrap(), Policy::default());
+        // Named on the command line, the same link is the user's to follow.
+        assert_eq!(load(&p, true, &trusted_here()).unwrap().default, Level::Off);
+    }
+
+    #[test]
+    fn a_fifo_policy_is_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("nfs-gds.toml");
+        nix::unistd::mkfifo(&p, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let e = load(&p, true, &trusted_here()).unwrap_err().to_string();
+        assert!(e.contains("is a FIFO, not a regular file"), "{e}");
     }
 
     #[test]

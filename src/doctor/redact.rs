@@ -1,0 +1,339 @@
+//! What `collect` must not carry off the machine: credentials in mount options, and kernel
+//! addresses.
+//!
+//! [`redact`] takes a file's host path and its text and returns the text to archive. Mount
+//! tables are taken apart line by line and field by field, as their readers do: the options
+//! field of `fstab` and `/proc/self/mounts`, the per-mount and the super options of
+//! `mountinfo`, the `opts:` lines of `mountstats`, the values of the nfs-gds policy. In each
+//! option list the value of an option whose name looks like a credential is replaced by
+//! [`REDACTED`]: `pass*`, `*passwd*`, `pw`, `pwd`, `secret*`, `*key*`, `*token*`, `cred*`, and
+//! `user=`/`username=` when the same list carries a password. A password in a URL
+//! (`scheme://user:password@host`) is replaced too. `/proc/kallsyms` keeps its symbols and
+//! loses its addresses (they give away the kernel's layout). Other files are archived as read.
+
+use std::borrow::Cow;
+
+/// What a secret value becomes.
+pub const REDACTED: &str = "REDACTED";
+
+/// The text of the file at `host_path` as it may go into a support bundle.
+pub fn redact(host_path: &str, text: &str) -> String {
+    let Some(per_line) = line_redactor(host_path) else {
+        return text.to_string();
+    };
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let (body, end) = match line.strip_suffix('\n') {
+            Some(b) => (b, "\n"),
+            None => (line, ""),
+        };
+        out.push_str(&per_line(body));
+        out.push_str(end);
+    }
+    out
+}
+
+/// [`redact`] for a file's bytes: those of files that carry no secrets pass untouched (module
+/// files, kernel images, command outputs); the others are taken as text.
+pub fn redact_file<'a>(host_path: &str, bytes: &'a [u8]) -> Cow<'a, [u8]> {
+    if line_redactor(host_path).is_none() {
+        return Cow::Borrowed(bytes);
+    }
+    Cow::Owned(redact(host_path, &String::from_utf8_lossy(bytes)).into_bytes())
+}
+
+/// How each line of the file at `host_path` is redacted; `None` when it needs no redaction.
+fn line_redactor(host_path: &str) -> Option<fn(&str) -> String> {
+    Some(match host_path {
+        "/etc/fstab" | "/proc/self/mounts" | "/proc/mounts" => fstab_line,
+        "/proc/self/mountinfo" => mountinfo_line,
+        "/proc/self/mountstats" => mountstats_line,
+        "/proc/kallsyms" => kallsyms_line,
+        p if p.starts_with("/etc/nfs-gds/") && p.ends_with(".toml") => policy_line,
+        _ => return None,
+    })
+}
+
+/// Splits a line into its whitespace-separated fields, keeping the separators so the line can
+/// be put back together exactly.
+fn fields(line: &str) -> Vec<(&str, &str)> {
+    let mut out = Vec::new();
+    let mut rest = line;
+    while !rest.is_empty() {
+        let lead = rest.len() - rest.trim_start().len();
+        let (sep, after) = rest.split_at(lead);
+        let end = after.find(char::is_whitespace).unwrap_or(after.len());
+        let (field, tail) = after.split_at(end);
+        out.push((sep, field));
+        rest = tail;
+    }
+    out
+}
+
+/// Rebuilds a line from [`fields`], passing field `i` through `f`.
+fn rebuild(parts: &[(&str, &str)], f: impl Fn(usize, &str) -> String) -> String {
+    let mut out = String::new();
+    for (i, (sep, field)) in parts.iter().enumerate() {
+        out.push_str(sep);
+        out.push_str(&f(i, field));
+    }
+    out
+}
+
+/// `SPEC FILE TYPE OPTIONS FREQ PASSNO`: the options are the fourth field.
+fn fstab_line(line: &str) -> String {
+    if line.trim_start().starts_with('#') {
+        return line.to_string();
+    }
+    let parts = fields(line);
+    rebuild(&parts, |i, f| match i {
+        0 => redact_url(f),
+        3 => redact_options(f),
+        _ => f.to_string(),
+    })
+}
+
+/// `ID PARENT MAJ:MIN ROOT POINT OPTIONS [OPTIONAL…] - TYPE SOURCE SUPER_OPTIONS`.
+fn mountinfo_line(line: &str) -> String {
+    let parts = fields(line);
+    let dash = parts.iter().position(|(_, f)| *f == "-");
+    rebuild(&parts, |i, f| match dash {
+        _ if i == 5 => redact_options(f),
+        Some(d) if i == d + 2 => redact_url(f),
+        Some(d) if i > d + 2 => redact_options(f),
+        _ => f.to_string(),
+    })
+}
+
+/// `\topts:\tLIST` carries the options; `device SOURCE mounted on …` the source.
+fn mountstats_line(line: &str) -> String {
+    let trimmed = line.trim_start();
+    if let Some(rest) = trimmed.strip_prefix("opts:") {
+        let head = &line[..line.len() - rest.len()];
+        let parts = fields(rest);
+        return format!("{head}{}", rebuild(&parts, |_, f| redact_options(f)));
+    }
+    if trimmed.starts_with("device ") {
+        let parts = fields(line);
+        return rebuild(
+            &parts,
+            |i, f| if i == 1 { redact_url(f) } else { f.to_string() },
+        );
+    }
+    line.to_string()
+}
+
+/// `ADDRESS TYPE NAME [MODULE]`: the address becomes zeros of the same width.
+fn kallsyms_line(line: &str) -> String {
+    let lead = line.len() - line.trim_start().len();
+    let (sep, rest) = line.split_at(lead);
+    let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+    let (addr, tail) = rest.split_at(end);
+    if !addr.is_empty() && addr.bytes().all(|b| b.is_ascii_hexdigit()) {
+        format!("{sep}{}{tail}", "0".repeat(addr.len()))
+    } else {
+        line.to_string()
+    }
+}
+
+/// `key = value`: a credential-like key loses its value; a quoted option list its secrets.
+fn policy_line(line: &str) -> String {
+    let Some((key, value)) = line.split_once('=') else {
+        return line.to_string();
+    };
+    if line.trim_start().starts_with('#') {
+        return line.to_string();
+    }
+    let name = key.trim().trim_matches('"');
+    if is_secret_key(name) {
+        return format!("{key}= \"{REDACTED}\"");
+    }
+    let lead = value.len() - value.trim_start().len();
+    let (sep, v) = value.split_at(lead);
+    match v.strip_prefix('"').and_then(|v| v.split_once('"')) {
+        Some((inner, after)) => format!("{key}={sep}\"{}\"{after}", redact_options(inner)),
+        None => line.to_string(),
+    }
+}
+
+/// A comma-separated option list with credential values replaced. Commas inside double quotes
+/// (SELinux contexts) do not separate options.
+pub fn redact_options(list: &str) -> String {
+    let options = split_options(list);
+    let has_password = options
+        .iter()
+        .filter_map(|o| o.split_once('=').map(|(k, _)| k))
+        .any(is_password_key);
+    let mut out = String::with_capacity(list.len());
+    for (i, opt) in options.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        match opt.split_once('=') {
+            Some((k, _))
+                if is_secret_key(k)
+                    || (has_password
+                        && matches!(k.to_ascii_lowercase().as_str(), "user" | "username")) =>
+            {
+                out.push_str(k);
+                out.push('=');
+                out.push_str(REDACTED);
+            }
+            _ => out.push_str(&redact_url(opt)),
+        }
+    }
+    out
+}
+
+fn split_options(list: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut quoted = false;
+    for (i, c) in list.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => {
+                out.push(&list[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&list[start..]);
+    out
+}
+
+/// The names that hold a password.
+fn is_password_key(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    k.starts_with("pass") || k.contains("passwd") || k == "pw" || k == "pwd"
+}
+
+/// Whether an option or setting of this name holds something secret.
+pub fn is_secret_key(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    is_password_key(&k)
+        || k.starts_with("secret")
+        || k.contains("key")
+        || k.contains("token")
+        || k.starts_with("cred")
+}
+
+/// `scheme://user:password@host…` with the password replaced.
+fn redact_url(s: &str) -> String {
+    let Some(scheme_end) = s.find("://") else {
+        return s.to_string();
+    };
+    let auth_start = scheme_end + 3;
+    let rest = &s[auth_start..];
+    let auth_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let Some(at) = rest[..auth_end].rfind('@') else {
+        return s.to_string();
+    };
+    match rest[..at].split_once(':') {
+        Some((user, _)) => format!("{}{user}:{REDACTED}{}", &s[..auth_start], &rest[at..]),
+        None => s.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_option_of_a_line_is_redacted() {
+        let fstab = "//srv/s /mnt/s cifs username=bob,password=hunter2 0 0\n";
+        assert_eq!(
+            redact("/etc/fstab", fstab),
+            "//srv/s /mnt/s cifs username=REDACTED,password=REDACTED 0 0\n"
+        );
+        let mi = "36 25 0:40 / /mnt/x rw,relatime shared:1 - cifs //srv/s rw,sec=ntlmssp,password=hunter2\n";
+        let r = redact("/proc/self/mountinfo", mi);
+        assert!(!r.contains("hunter2"), "{r}");
+        assert!(r.ends_with("rw,sec=ntlmssp,password=REDACTED\n"), "{r}");
+    }
+
+    #[test]
+    fn ordinary_options_and_layout_are_kept() {
+        let opts = "\topts:\trw,vers=4.2,proto=rdma,port=20049,sec=sys\n";
+        assert_eq!(redact("/proc/self/mountstats", opts), opts);
+        let fstab = "# <file system> <mount point>\nsrv:/export  /mnt/data\tnfs-gds  _netdev,vers=4.2  0  0\n";
+        assert_eq!(redact("/etc/fstab", fstab), fstab);
+        let mi =
+            "41 25 0:51 / /mnt/gds rw shared:9 - nfs4 10.0.2.15:/export rw,vers=4.2,proto=rdma\n";
+        assert_eq!(redact("/proc/self/mountinfo", mi), mi);
+    }
+
+    #[test]
+    fn every_spelling_of_a_credential_is_caught() {
+        for opt in [
+            "pass=s",
+            "password=s",
+            "password2=s",
+            "passwd=s",
+            "pw=s",
+            "pwd=s",
+            "secret=s",
+            "secretfile=s",
+            "authkey=s",
+            "key=s",
+            "x-token=s",
+            "token=s",
+            "credentials=s",
+            "cred=s",
+            "Password=s",
+        ] {
+            let r = redact_options(&format!("rw,{opt}"));
+            assert!(!r.contains("=s"), "{opt}: {r}");
+            assert!(r.ends_with(&format!("={REDACTED}")), "{opt}: {r}");
+        }
+        // A user name alone is not a secret; beside a password it is part of the credential.
+        assert_eq!(redact_options("user=bob,vers=3"), "user=bob,vers=3");
+        assert_eq!(
+            redact_options("username=bob,pw=x"),
+            "username=REDACTED,pw=REDACTED"
+        );
+    }
+
+    #[test]
+    fn quoted_commas_do_not_split_options() {
+        assert_eq!(
+            redact_options("context=\"system_u:object_r:nfs_t:s0,c1\",password=x"),
+            "context=\"system_u:object_r:nfs_t:s0,c1\",password=REDACTED"
+        );
+    }
+
+    #[test]
+    fn urls_lose_their_password() {
+        let fstab = "https://bob:hunter2@dav.example/x /mnt/dav davfs rw 0 0\n";
+        assert_eq!(
+            redact("/etc/fstab", fstab),
+            "https://bob:REDACTED@dav.example/x /mnt/dav davfs rw 0 0\n"
+        );
+        let ms = "device https://bob:hunter2@dav.example/x mounted on /mnt/dav with fstype fuse\n";
+        assert!(!redact("/proc/self/mountstats", ms).contains("hunter2"));
+    }
+
+    #[test]
+    fn kallsyms_keeps_symbols_not_addresses() {
+        let k = "ffffffffc0a01234 T rpcrdma_register_nvfs_dma_ops\t[rpcrdma]\n";
+        assert_eq!(
+            redact("/proc/kallsyms", k),
+            "0000000000000000 T rpcrdma_register_nvfs_dma_ops\t[rpcrdma]\n"
+        );
+    }
+
+    #[test]
+    fn policy_secrets_are_redacted() {
+        let p = "default = \"warn\"\n[options]\ntoken = \"abc\"\nextra = \"vers=4.2,password=x\"\n";
+        let r = redact("/etc/nfs-gds/nfs-gds.toml", p);
+        assert!(!r.contains("abc") && !r.contains("=x"), "{r}");
+        assert!(r.contains("default = \"warn\""), "{r}");
+    }
+
+    #[test]
+    fn other_files_pass_unchanged() {
+        let t = "ID=debian\nPASSWORD=not-an-option\n";
+        assert_eq!(redact("/etc/os-release", t), t);
+    }
+}

@@ -48,3 +48,30 @@ fn shipped_man_pages_match_the_command_line() {
         );
     }
 }
+
+#[test]
+fn color_is_chosen_by_the_flag_and_by_a_non_empty_no_color() {
+    let f = Fixture::new("6.1.0-18-amd64");
+    let report = |color: &str, no_color: &str| {
+        let out = nfs_gds()
+            .env("NO_COLOR", no_color)
+            .arg("--root")
+            .arg(f.root())
+            .args(["check", color])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        stdout(&out)
+    };
+    assert!(report("--color=always", "1").contains("\x1b["));
+    assert!(report("--color=always", "").contains("\x1b["));
+    // Not a terminal: auto means no colour, whatever NO_COLOR says.
+    assert!(!report("--color=auto", "").contains('\x1b'));
+    assert!(!report("--color=never", "").contains('\x1b'));
+    let out = nfs_gds()
+        .args(["--color=sometimes", "check"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--color"), "{}", stderr(&out));
+}

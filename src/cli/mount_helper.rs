@@ -81,7 +81,13 @@ fn run_helper(raw: &[OsString], root: &Root, config: Option<&Path>, verbose: u8)
             return crate::mount::exit_code::USAGE;
         }
     };
-    super::init_logging(a.verbose.max(verbose));
+    super::init_logging(
+        a.verbose.max(verbose),
+        super::color::enabled_here(
+            super::color::ColorWhen::Auto,
+            std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        ),
+    );
 
     let privileges = HostPrivileges {
         status_file: (!root.is_host()).then(|| root.join("proc/self/status")),

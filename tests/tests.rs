@@ -9,6 +9,8 @@ mod cache;
 mod check;
 mod cli;
 mod doctor;
+#[cfg(feature = "external-tools")]
+mod external_tools;
 mod inspect_module;
 mod module_reader;
 mod mount_fixture;

@@ -1,8 +1,9 @@
 //! Cross-checks against the real tools, run with `cargo test --features external-tools` (CI
-//! installs xz-utils, zstd, gzip and binutils first): the encoders of [`crate::support::pack`]
+//! installs xz-utils, zstd, gzip, binutils and man-db first): the encoders of [`crate::support::pack`]
 //! write what `xz`, `zstd` and `gzip` write with the distributions' settings, nfs-gds reads the
 //! tools' own output the same way, and the module generator writes what binutils' `readelf`
-//! recognises as a kbuild module. A missing tool fails these tests; it never skips them.
+//! recognises as a kbuild module; and `man` renders the manual pages without warnings. A missing
+//! tool fails these tests; it never skips them.
 
 use std::path::Path;
 use std::process::Command;
@@ -193,4 +194,28 @@ fn readelf_sees_a_kbuild_shaped_module() {
         notes.contains(&format!("Build ID: {}", spec.build_id_hex().unwrap())),
         "{notes}"
     );
+}
+
+/// `man --warnings` renders every shipped page without a warning (groff's and man's own).
+#[test]
+fn man_renders_every_page_without_warnings() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/man");
+    let mut pages = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let out = Command::new("man")
+            .args(["--warnings", "-l"])
+            .arg(&path)
+            .env("MANWIDTH", "80")
+            .env("LC_ALL", "C.UTF-8")
+            .env("MAN_KEEP_FORMATTING", "")
+            .output()
+            .expect("the external-tools tests need `man` (Debian: man-db)");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{}: {stderr}", path.display());
+        assert!(stderr.is_empty(), "{}: {stderr}", path.display());
+        assert!(String::from_utf8_lossy(&out.stdout).contains("NAME"));
+        pages += 1;
+    }
+    assert_eq!(pages, 3);
 }

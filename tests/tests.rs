@@ -12,6 +12,7 @@ mod doctor;
 #[cfg(feature = "external-tools")]
 mod external_tools;
 mod inspect_module;
+mod manual_pages;
 mod module_reader;
 mod mount_fixture;
 mod mount_helper;

@@ -12,7 +12,6 @@ pub mod color;
 pub mod completions;
 pub mod doctor;
 pub mod inspect_module;
-pub mod man;
 pub mod mount_helper;
 pub mod provision;
 pub mod verify;
@@ -92,9 +91,6 @@ pub enum Command {
     Verify(verify::VerifyArgs),
     /// Print a shell completion script (e.g. `nfs-gds completions bash`)
     Completions(completions::CompletionsArgs),
-    /// Write the manual pages (section 8) into a directory
-    #[command(hide = true)]
-    Man(man::ManArgs),
 }
 
 /// Context shared by every command.
@@ -193,7 +189,6 @@ pub fn run(argv: Vec<OsString>) -> u8 {
         Command::Mount(args) => return mount_helper::run(&args, &ctx, cli.global.verbose),
         Command::Verify(args) => verify::run(&args, &ctx),
         Command::Completions(args) => completions::run(&args, &ctx),
-        Command::Man(args) => man::run(&args, &ctx),
     };
     match result {
         Ok(code) => code,

@@ -16,4 +16,5 @@ mod manual_pages;
 mod module_reader;
 mod mount_fixture;
 mod mount_helper;
+mod packaging;
 mod verify_cmd;

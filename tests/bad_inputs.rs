@@ -1,9 +1,10 @@
 //! Broken and hostile module files: each is a clear error that names the file (exit 2 from
 //! `inspect-module`, a failed `rpcrdma-module` check from `check`), never a panic or a hang.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::support::pack::filter;
+use crate::support::pack::{gzip, zstd};
 use crate::support::*;
 
 const NEW_KERNEL: &str = "6.8.0-45-generic";
@@ -152,12 +153,11 @@ fn decompression_bombs_hit_the_cap() {
     let dir = tempfile::tempdir().unwrap();
     // 65 MiB of zeros: a few KB compressed, one MiB over the 64 MiB cap.
     let zeros = vec![0u8; 65 << 20];
-    for (tool, args, suffix) in [
-        ("zstd", &["-q", "-c", "-19"][..], ".ko.zst"),
-        ("xz", &["-0", "-c"][..], ".ko.xz"),
-        ("gzip", &["-n", "-c"][..], ".ko.gz"),
+    for (tool, bomb, suffix) in [
+        ("zstd -19", zstd(&zeros, 19), ".ko.zst"),
+        ("xz -0", xz_preset_0(&zeros), ".ko.xz"),
+        ("gzip -n", gzip(&zeros), ".ko.gz"),
     ] {
-        let bomb = filter(tool, args, &zeros);
         assert!(
             bomb.len() < 200 << 10,
             "{tool} bomb is {} bytes",
@@ -171,8 +171,13 @@ fn decompression_bombs_hit_the_cap() {
 #[test]
 fn a_zstd_frame_asking_for_a_huge_window_is_refused_before_allocating() {
     let dir = tempfile::tempdir().unwrap();
-    // From a pipe zstd cannot shrink the window to the input: --long=30 asks for 1 GiB.
-    let packed = filter("zstd", &["-q", "--long=30", "-c"], &module());
+    // As `zstd --long=27` writes from a pipe: the size is unknown, so the frame keeps its
+    // 128 MiB window, twice the cap.
+    let mut enc = zstd::stream::write::Encoder::new(Vec::new(), 3).unwrap();
+    enc.long_distance_matching(true).unwrap();
+    enc.window_log(27).unwrap();
+    enc.write_all(&module()).unwrap();
+    let packed = enc.finish().unwrap();
     let path = file_with(dir.path(), "window.ko.zst", &packed);
     refuses(&path, "corrupt or truncated zstd data");
 }
@@ -289,4 +294,13 @@ fn flags_table_with_an_empty_ksymtab_is_unrecognised_not_a_panic() {
         "{text}"
     );
     assert!(text.contains("UNCERTAIN"), "{text}");
+}
+
+/// `xz -0`: the smallest preset, default CRC64 check.
+fn xz_preset_0(data: &[u8]) -> Vec<u8> {
+    let stream = liblzma::stream::Stream::new_easy_encoder(0, liblzma::stream::Check::Crc64)
+        .expect("xz preset 0");
+    let mut enc = liblzma::write::XzEncoder::new_stream(Vec::new(), stream);
+    enc.write_all(data).expect("xz encodes into memory");
+    enc.finish().expect("xz finishes")
 }

@@ -1,4 +1,5 @@
-//! The command line itself: generated completions match the real options.
+//! The command line itself: completions match the real options, and colour is chosen as
+//! documented.
 
 use crate::support::*;
 
@@ -24,27 +25,65 @@ fn completions_come_from_the_real_command_line() {
     );
 }
 
+/// The scripts the packages install, as `nfs-gds completions SHELL` writes them.
+const SHIPPED_COMPLETIONS: [(&str, &str); 3] = [
+    ("bash", "packaging/completions/nfs-gds.bash"),
+    ("zsh", "packaging/completions/_nfs-gds"),
+    ("fish", "packaging/completions/nfs-gds.fish"),
+];
+
 #[test]
-fn shipped_man_pages_match_the_command_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = nfs_gds().arg("man").arg(dir.path()).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/man");
-    let mut generated: Vec<String> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
+fn shipped_completions_are_fresh_and_offer_no_hidden_command() {
+    use clap::CommandFactory;
+    let cli = nfs_gds::cli::Cli::command();
+    let hidden: Vec<&str> = cli
+        .get_subcommands()
+        .filter(|s| s.is_hide_set())
+        .map(|s| s.get_name())
         .collect();
-    generated.sort();
-    assert!(
-        generated.contains(&"nfs-gds-doctor.8".to_string()),
-        "{generated:?}"
-    );
-    for name in &generated {
-        let fresh = std::fs::read(dir.path().join(name)).unwrap();
-        let kept = std::fs::read(shipped.join(name)).unwrap_or_default();
+    for (shell, path) in SHIPPED_COMPLETIONS {
+        let out = nfs_gds().args(["completions", shell]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let kept = std::fs::read(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path))
+            .unwrap_or_default();
         assert!(
-            fresh == kept,
-            "packaging/man/{name} is stale: run `cargo run -- man packaging/man`"
+            out.stdout == kept,
+            "{path} is stale: run `cargo run -q -- completions {shell} > {path}`"
         );
+        let script = stdout(&out);
+        assert!(script.contains("inspect-module"), "{shell}: {script}");
+        for name in &hidden {
+            assert!(
+                !script.contains(name),
+                "{shell} completion offers hidden `{name}`"
+            );
+        }
     }
+}
+
+#[test]
+fn color_is_chosen_by_the_flag_and_by_a_non_empty_no_color() {
+    let f = Fixture::new("6.1.0-18-amd64");
+    let report = |color: &str, no_color: &str| {
+        let out = nfs_gds()
+            .env("NO_COLOR", no_color)
+            .arg("--root")
+            .arg(f.root())
+            .args(["check", color])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        stdout(&out)
+    };
+    assert!(report("--color=always", "1").contains("\x1b["));
+    assert!(report("--color=always", "").contains("\x1b["));
+    // Not a terminal: auto means no colour, whatever NO_COLOR says.
+    assert!(!report("--color=auto", "").contains('\x1b'));
+    assert!(!report("--color=never", "").contains('\x1b'));
+    let out = nfs_gds()
+        .args(["--color=sometimes", "check"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--color"), "{}", stderr(&out));
 }

@@ -555,6 +555,11 @@ fn the_shipped_fstab_lines_and_mount_unit_are_accepted() {
         .map(|e| {
             assert_eq!(e[2], "nfs-gds");
             assert!(e[3].split(',').any(|o| o == "_netdev"), "{e:?}");
+            assert!(
+                e[3].split(',')
+                    .any(|o| o.starts_with("x-systemd.mount-timeout=")),
+                "systemd's 90 s default is shorter than mount.nfs's retry: {e:?}"
+            );
             (e[0].to_string(), e[1].to_string(), e[3].to_string())
         })
         .collect();

@@ -10,10 +10,14 @@ mod check;
 mod cli;
 mod doctor;
 mod hostile_bundle;
+#[cfg(feature = "external-tools")]
+mod external_tools;
 mod inspect_module;
+mod manual_pages;
 mod module_reader;
 mod mount_fixture;
 mod mount_helper;
 mod policy;
 mod readme;
+mod packaging;
 mod verify_cmd;

@@ -8,11 +8,11 @@
 pub mod agent;
 pub mod check;
 pub mod collect;
+pub mod color;
 pub mod completions;
 pub mod doctor;
 pub mod host;
 pub mod inspect_module;
-pub mod man;
 pub mod mount_helper;
 pub mod policy;
 pub mod provision;
@@ -67,6 +67,9 @@ pub struct GlobalArgs {
     /// More log output on stderr (-v info, -vv debug, -vvv trace)
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+    /// Colour the output: auto (on a terminal, unless NO_COLOR is set and non-empty), always, never
+    #[arg(long, global = true, value_name = "WHEN", value_enum, default_value_t)]
+    pub color: color::ColorWhen,
 }
 
 #[derive(Debug, Subcommand)]
@@ -93,9 +96,6 @@ pub enum Command {
     Policy(policy::PolicyCommand),
     /// Print a shell completion script (e.g. `nfs-gds completions bash`)
     Completions(completions::CompletionsArgs),
-    /// Write the manual pages (section 8) into a directory
-    #[command(hide = true)]
-    Man(man::ManArgs),
 }
 
 /// Context shared by every command.
@@ -121,7 +121,7 @@ impl Ctx {
     }
 
     fn new(global: &GlobalArgs) -> Self {
-        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        let color = color::enabled_here(global.color, std::io::stdout().is_terminal());
         Ctx {
             host: Host::new(global.root.as_deref()),
             config: global.config.clone(),
@@ -133,7 +133,8 @@ impl Ctx {
     }
 }
 
-pub(crate) fn init_logging(verbose: u8) {
+/// Logs go to stderr; `ansi` says whether they may be coloured.
+pub(crate) fn init_logging(verbose: u8, ansi: bool) {
     let level = match verbose {
         0 => tracing::Level::WARN,
         1 => tracing::Level::INFO,
@@ -145,7 +146,7 @@ pub(crate) fn init_logging(verbose: u8) {
         .with_writer(std::io::stderr)
         .with_target(false)
         .without_time()
-        .with_ansi(std::io::stderr().is_terminal())
+        .with_ansi(ansi)
         .try_init();
 }
 
@@ -159,7 +160,7 @@ fn subcommand_of(argv: &[OsString]) -> Option<&OsString> {
     let mut it = argv.iter().skip(1);
     while let Some(a) = it.next() {
         let s = a.to_string_lossy();
-        if s == "--root" || s == "--config" {
+        if s == "--root" || s == "--config" || s == "--color" {
             it.next();
         } else if !s.starts_with('-') {
             return Some(a);
@@ -187,7 +188,10 @@ pub fn run(argv: Vec<OsString>) -> u8 {
             };
         }
     };
-    init_logging(cli.global.verbose);
+    init_logging(
+        cli.global.verbose,
+        color::enabled_here(cli.global.color, std::io::stderr().is_terminal()),
+    );
     let ctx = Ctx::new(&cli.global);
     let result = match cli.command {
         Command::Check(args) => check::run(&args, &ctx),
@@ -200,7 +204,6 @@ pub fn run(argv: Vec<OsString>) -> u8 {
         Command::Verify(args) => verify::run(&args, &ctx),
         Command::Policy(cmd) => policy::run(&cmd, &ctx),
         Command::Completions(args) => completions::run(&args, &ctx),
-        Command::Man(args) => man::run(&args, &ctx),
     };
     match result {
         Ok(code) => code,

@@ -79,7 +79,13 @@ fn run_helper(raw: &[OsString], host: &Host, config: Option<&Path>, verbose: u8)
             return crate::mount::exit_code::USAGE;
         }
     };
-    super::init_logging(a.verbose.max(verbose));
+    super::init_logging(
+        a.verbose.max(verbose),
+        super::color::enabled_here(
+            super::color::ColorWhen::Auto,
+            std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        ),
+    );
 
     if let Err(e) = privilege::require(&host.privileges(), !a.fake) {
         return fail(&e, e.exit_code());

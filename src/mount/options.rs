@@ -134,6 +134,19 @@ const TABLE: &[(Pattern, Kind)] = &[
     (Flag("remount"), Remount),
 ];
 
+/// Every option the table names, spelt as a user writes it: `bg`, `port=`, `proto=rdma6`,
+/// `x-` for a prefix. The manual page is checked against this list.
+pub fn spellings() -> Vec<String> {
+    TABLE
+        .iter()
+        .flat_map(|(pattern, _)| match *pattern {
+            Flag(f) | FlagOrKey(f) | Prefix(f) => vec![f.to_string()],
+            Key(k) => vec![format!("{k}=")],
+            KeyValue(k, values) => values.iter().map(|v| format!("{k}={v}")).collect(),
+        })
+        .collect()
+}
+
 /// The kind of one option.
 pub fn classify(opt: &str) -> Kind {
     TABLE

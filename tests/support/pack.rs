@@ -1,21 +1,23 @@
-//! Compresses module and kernel images the way distributions do, with the real command-line
-//! tools, so the bytes under test are what `modules_install` and distro signing scripts write.
-//!
-//! A missing tool is a test failure with a message saying what to install, never a skip.
+//! Compresses module and kernel images the way distributions do, with the encoders the crate
+//! already links (liblzma, zstd, flate2) set up as the distributions' tools are, so the default
+//! test suite needs nothing but the Rust toolchain. The `external-tools` feature adds a test
+//! group that checks these settings against the real `xz`, `zstd` and `gzip` ([`filter`]).
 
 use std::io::Write;
 use std::process::{Command, Stdio};
 
+use liblzma::stream::{Check, Filters, LzmaOptions, Stream};
 /// How a module file is stored on disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Packing {
     /// Plain ELF `.ko` (Debian 12).
     Plain,
-    /// `xz --check=crc32 --lzma2=dict=1MiB` (Debian 13, RHEL, older kernels' `modules_install`).
+    /// `xz --check=crc32 --lzma2=dict=1MiB`: `scripts/Makefile.modinst` (the in-kernel
+    /// decompressor checks only CRC32), Debian 13, RHEL.
     XzCrc32,
-    /// `xz --lzma2=dict=2MiB`: today's `scripts/Makefile.modinst`, default CRC64 check.
+    /// `xz` with its defaults (preset 6: 8 MiB dictionary, CRC64), as some signing scripts do.
     XzCrc64,
-    /// `zstd -T0 -q` (Ubuntu, Arch).
+    /// `zstd -T0 -q`: level 3 (Ubuntu, Arch).
     Zstd,
     /// `gzip -n`.
     Gzip,
@@ -51,7 +53,66 @@ impl Packing {
     }
 }
 
-/// Runs `tool args…` with `input` on stdin and returns stdout.
+/// xz with `check` and a dictionary of `dict` bytes, LZMA2 preset 6 otherwise (the `xz`
+/// default level), optionally behind the x86 BCJ filter (`--x86`).
+pub fn xz(data: &[u8], check: Check, dict: u32, x86: bool) -> Vec<u8> {
+    let mut lzma2 = LzmaOptions::new_preset(6).expect("preset 6 exists");
+    lzma2.dict_size(dict);
+    let mut filters = Filters::new();
+    if x86 {
+        filters.x86();
+    }
+    filters.lzma2(&lzma2);
+    let stream = Stream::new_stream_encoder(&filters, check).expect("valid xz filter chain");
+    let mut enc = liblzma::write::XzEncoder::new_stream(Vec::new(), stream);
+    enc.write_all(data).expect("xz encodes into memory");
+    enc.finish().expect("xz finishes")
+}
+
+/// A single zstd frame at `level` with the content size and an XXH64 checksum, as the `zstd`
+/// command line writes by default.
+pub fn zstd(data: &[u8], level: i32) -> Vec<u8> {
+    let mut c = zstd::bulk::Compressor::new(level).expect("zstd level");
+    c.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true))
+        .expect("zstd checksum flag");
+    c.compress(data).expect("zstd encodes into memory")
+}
+
+/// `gzip -n`: no file name, no time stamp, level 6, Unix as the operating system.
+pub fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut enc = flate2::GzBuilder::new()
+        .operating_system(3)
+        .write(Vec::new(), flate2::Compression::new(6));
+    enc.write_all(data).expect("gzip encodes into memory");
+    enc.finish().expect("gzip finishes")
+}
+
+/// The dictionary `xz` uses at its default level (preset 6).
+pub const XZ_DEFAULT_DICT: u32 = 8 << 20;
+
+/// Compresses `elf` as `how` says.
+pub fn pack(elf: &[u8], how: Packing) -> Vec<u8> {
+    match how {
+        Packing::Plain => elf.to_vec(),
+        Packing::XzCrc32 => xz(elf, Check::Crc32, 1 << 20, false),
+        Packing::XzCrc64 => xz(elf, Check::Crc64, XZ_DEFAULT_DICT, false),
+        Packing::Zstd => zstd(elf, 3),
+        Packing::Gzip => gzip(elf),
+    }
+}
+
+/// The command line of the distribution tool that writes `how` (None for a plain `.ko`).
+pub fn tool_for(how: Packing) -> Option<(&'static str, &'static [&'static str])> {
+    match how {
+        Packing::Plain => None,
+        Packing::XzCrc32 => Some(("xz", &["--check=crc32", "--lzma2=dict=1MiB", "-c"])),
+        Packing::XzCrc64 => Some(("xz", &["-c"])),
+        Packing::Zstd => Some(("zstd", &["-T0", "-q", "-c"])),
+        Packing::Gzip => Some(("gzip", &["-n", "-c"])),
+    }
+}
+
+/// Runs `tool args…` with `input` on stdin and returns stdout (the `external-tools` tests).
 pub fn filter(tool: &str, args: &[&str], input: &[u8]) -> Vec<u8> {
     let mut child = Command::new(tool)
         .args(args)
@@ -60,7 +121,7 @@ pub fn filter(tool: &str, args: &[&str], input: &[u8]) -> Vec<u8> {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| {
-            panic!("the tests need `{tool}` on PATH (Debian: xz-utils, zstd, gzip): {e}")
+            panic!("the external-tools tests need `{tool}` on PATH (Debian: xz-utils, zstd, gzip): {e}")
         });
     let mut stdin = child.stdin.take().expect("stdin is piped");
     let data = input.to_vec();
@@ -77,16 +138,6 @@ pub fn filter(tool: &str, args: &[&str], input: &[u8]) -> Vec<u8> {
         String::from_utf8_lossy(&out.stderr)
     );
     out.stdout
-}
-
-pub fn pack(elf: &[u8], how: Packing) -> Vec<u8> {
-    match how {
-        Packing::Plain => elf.to_vec(),
-        Packing::XzCrc32 => filter("xz", &["--check=crc32", "--lzma2=dict=1MiB", "-c"], elf),
-        Packing::XzCrc64 => filter("xz", &["--lzma2=dict=2MiB", "-c"], elf),
-        Packing::Zstd => filter("zstd", &["-T0", "-q", "-c"], elf),
-        Packing::Gzip => filter("gzip", &["-n", "-c"], elf),
-    }
 }
 
 /// The compressed-payload formats of a `vmlinuz`.
@@ -121,18 +172,19 @@ pub fn vmlinuz(with_rule: bool, format: ImageFormat) -> Vec<u8> {
     };
     let at = payload.len() * 2 / 3;
     payload[at..at + text.len()].copy_from_slice(text);
-    let compressed = match format {
-        ImageFormat::Xz => filter(
-            "xz",
-            &["--check=crc32", "--x86", "--lzma2=dict=32MiB", "-c"],
-            &payload,
-        ),
-        ImageFormat::Zstd => filter("zstd", &["-q", "-c"], &payload),
-        ImageFormat::Gzip => filter("gzip", &["-n", "-c"], &payload),
-    };
+    let compressed = image_payload(&payload, format);
     let mut image = b"MZ\x00\x00 boot stub \x1f\x8b\x08 not a real gzip stream ".to_vec();
     image.resize(16 << 10, 0);
     image.extend_from_slice(&compressed);
     image.extend_from_slice(&[0u8; 4096]);
     image
+}
+
+/// How the kernel build compresses a `vmlinuz` payload.
+pub fn image_payload(payload: &[u8], format: ImageFormat) -> Vec<u8> {
+    match format {
+        ImageFormat::Xz => xz(payload, Check::Crc32, 32 << 20, true),
+        ImageFormat::Zstd => zstd(payload, 3),
+        ImageFormat::Gzip => gzip(payload),
+    }
 }

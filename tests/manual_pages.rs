@@ -1,0 +1,231 @@
+//! The hand-written manual pages in `packaging/man/` stay true: each names every option of the
+//! helper's option table, every policy key, every check id, every command and its long options,
+//! and states the crate's version. (That `man` renders them without warnings is checked in
+//! `external_tools`.)
+
+use std::path::Path;
+
+use clap::CommandFactory;
+use nfs_gds::checks::registry;
+use nfs_gds::mount::{args::USAGE, options};
+use nfs_gds::policy::file::parse;
+
+/// The roff source of a page.
+fn source(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("packaging/man")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The arguments of a macro line, split as roff does: on spaces, except inside double quotes,
+/// where `""` is a quote character.
+fn macro_args(rest: &str) -> Vec<String> {
+    let mut args = Vec::new();
+    let mut chars = rest.chars().peekable();
+    loop {
+        while chars.next_if_eq(&' ').is_some() {}
+        let Some(&first) = chars.peek() else {
+            return args;
+        };
+        let mut arg = String::new();
+        if first == '"' {
+            chars.next();
+            while let Some(c) = chars.next() {
+                if c == '"' {
+                    if chars.next_if_eq(&'"').is_some() {
+                        arg.push('"');
+                        continue;
+                    }
+                    break;
+                }
+                arg.push(c);
+            }
+        } else {
+            while let Some(c) = chars.next_if(|&c| c != ' ') {
+                arg.push(c);
+            }
+        }
+        args.push(arg);
+    }
+}
+
+/// The words of a page roughly as `man` shows them: comments dropped, font-alternating macros
+/// joined as they render, and the escapes the pages use replaced by their characters.
+fn text(roff: &str) -> String {
+    let mut out = String::new();
+    for line in roff.lines() {
+        if line.starts_with(".\\\"") {
+            continue;
+        }
+        let rendered = match line.strip_prefix('.') {
+            Some(m) => {
+                let (name, rest) = m.split_once(' ').unwrap_or((m, ""));
+                let args = macro_args(rest);
+                match name {
+                    "BR" | "RB" | "BI" | "IB" | "IR" | "RI" => args.concat(),
+                    _ => args.join(" "),
+                }
+            }
+            None => line.to_string(),
+        };
+        out.push_str(&rendered);
+        out.push('\n');
+    }
+    for (escape, plain) in [
+        ("\\fB", ""),
+        ("\\fI", ""),
+        ("\\fR", ""),
+        ("\\fP", ""),
+        ("\\&", ""),
+        ("\\-", "-"),
+        ("\\(aq", "'"),
+        ("\\e", "\\"),
+        ("\\ ", " "),
+    ] {
+        out = out.replace(escape, plain);
+    }
+    out
+}
+
+/// Whether `word` occurs in `text` as a word of its own: not inside a longer name. A word
+/// ending in `=`, `-`, `.` or `_` (a key or a prefix) may be followed by anything.
+fn names(text: &str, word: &str) -> bool {
+    let part = |c: char| c.is_ascii_alphanumeric() || "_-.=".contains(c);
+    let open_ended = word.ends_with(['=', '-', '.', '_']);
+    text.match_indices(word).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + word.len()..].chars().next();
+        !before.is_some_and(part)
+            && (open_ended || !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_'))
+    })
+}
+
+fn missing<'a>(page: &str, words: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    let text = text(&source(page));
+    words.into_iter().filter(|w| !names(&text, w)).collect()
+}
+
+#[test]
+fn the_helper_page_names_every_option_of_the_option_table_and_every_flag() {
+    let spellings = options::spellings();
+    assert!(spellings.len() > 40, "{spellings:?}");
+    let gone = missing("mount.nfs-gds.8", spellings.iter().map(String::as_str));
+    assert!(gone.is_empty(), "mount.nfs-gds.8 does not name {gone:?}");
+    // The flags of the helper's usage text: "  -s  sloppy…", "  -r, -w  …".
+    let flags: Vec<&str> = USAGE
+        .lines()
+        .filter_map(|l| l.strip_prefix("  -").map(|_| l.trim_start()))
+        .flat_map(|l| l.split("  ").next().unwrap().split(", "))
+        .map(|f| f.split(' ').next().unwrap())
+        .collect();
+    assert!(flags.len() >= 10, "{flags:?}");
+    let gone = missing("mount.nfs-gds.8", flags);
+    assert!(
+        gone.is_empty(),
+        "mount.nfs-gds.8 does not name the flags {gone:?}"
+    );
+}
+
+/// The keys a table of the policy file accepts, from the schema's own error for an unknown key
+/// ("unknown field `x`, expected one of `a`, `b`").
+fn schema_keys(prefix: &str) -> Vec<String> {
+    let e = parse(&format!("{prefix}no-such-key = 1\n")).unwrap_err();
+    let expected = e
+        .message
+        .split_once("expected")
+        .unwrap_or_else(|| panic!("no key list in {e:?}"))
+        .1;
+    expected
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn the_policy_page_names_every_key_and_every_check_id() {
+    let top = schema_keys("");
+    let options = schema_keys("[options]\n");
+    let mount = schema_keys("[[mount]]\ntarget = \"/mnt/x\"\n");
+    assert!(top.len() >= 8, "{top:?}");
+    assert!(options.len() >= 2, "{options:?}");
+    assert!(mount.len() >= 5, "{mount:?}");
+    let tables = ["[options]", "[checks]", "[[mount]]", "[mount.checks]"];
+    let keys = top.iter().chain(&options).chain(&mount).map(String::as_str);
+    let gone = missing("nfs-gds.toml.5", keys.chain(tables));
+    assert!(gone.is_empty(), "nfs-gds.toml.5 does not name {gone:?}");
+    let ids = registry::names();
+    let gone = missing("nfs-gds.toml.5", ids);
+    assert!(
+        gone.is_empty(),
+        "nfs-gds.toml.5 does not name the checks {gone:?}"
+    );
+}
+
+#[test]
+fn the_policy_page_example_is_a_valid_policy() {
+    let page = source("nfs-gds.toml.5");
+    let example = text(
+        page.split_once("\n.EX\n")
+            .and_then(|(_, rest)| rest.split_once("\n.EE\n"))
+            .expect("an .EX example")
+            .0,
+    );
+    let example = example.as_str();
+    let policy = parse(example).unwrap_or_else(|e| panic!("{e:?} in\n{example}"));
+    assert_eq!(policy.mounts.len(), 2);
+}
+
+#[test]
+fn the_command_page_names_every_command_its_options_and_every_check_id() {
+    let mut cli = nfs_gds::cli::Cli::command();
+    cli.build();
+    let mut words: Vec<String> = Vec::new();
+    for sub in cli.get_subcommands().filter(|s| !s.is_hide_set()) {
+        words.push(sub.get_name().to_string());
+        for arg in sub.get_arguments().filter(|a| !a.is_hide_set()) {
+            words.extend(arg.get_long().map(|l| format!("--{l}")));
+            words.extend(arg.get_short().map(|s| format!("-{s}")));
+        }
+    }
+    assert!(words.len() > 30, "{words:?}");
+    let gone = missing("nfs-gds.8", words.iter().map(String::as_str));
+    assert!(gone.is_empty(), "nfs-gds.8 does not name {gone:?}");
+    let gone = missing("nfs-gds.8", registry::names());
+    assert!(
+        gone.is_empty(),
+        "nfs-gds.8 does not name the checks {gone:?}"
+    );
+}
+
+#[test]
+fn every_page_states_the_crate_version_and_names_the_others() {
+    let pages = ["mount.nfs-gds.8", "nfs-gds.8", "nfs-gds.toml.5"];
+    let shipped: Vec<String> =
+        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/man"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+    for name in &shipped {
+        assert!(pages.contains(&name.as_str()), "unexpected page {name}");
+    }
+    for name in pages {
+        let roff = source(name);
+        let th = roff.lines().find(|l| l.starts_with(".TH ")).expect(".TH");
+        let version = format!("\"nfs\\-gds {}\"", env!("CARGO_PKG_VERSION"));
+        assert!(th.contains(&version), "{name}: {th} lacks {version}");
+        let text = text(&roff);
+        for other in ["mount.nfs-gds(8)", "nfs-gds(8)", "nfs-gds.toml(5)"] {
+            let own = format!(
+                "{}({})",
+                name.rsplit_once('.').unwrap().0,
+                name.rsplit_once('.').unwrap().1
+            );
+            if other != own {
+                assert!(text.contains(other), "{name} does not refer to {other}");
+            }
+        }
+    }
+}

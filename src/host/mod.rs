@@ -9,6 +9,7 @@ pub mod facts;
 pub mod gpl_rule;
 pub mod kallsyms;
 pub mod kernel;
+pub mod kernel_log;
 pub mod modules;
 pub mod mounts;
 pub mod nvidia_fs;

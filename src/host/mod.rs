@@ -9,10 +9,12 @@ pub mod facts;
 pub mod gpl_rule;
 pub mod kallsyms;
 pub mod kernel;
+pub mod kernel_config;
 pub mod kernel_log;
 pub mod modules;
 pub mod mounts;
 pub mod nvidia_fs;
+pub mod sig_enforcement;
 pub mod sysmodule;
 
 use std::io;

@@ -5,12 +5,15 @@
 //! missing file is an answer (`None`), never an error. Only real I/O failures (permission, a
 //! directory where a file was expected, invalid UTF-8) become [`HostError`]s, and they carry the path.
 
+pub mod conf_dirs;
 pub mod facts;
 pub mod gpl_rule;
 pub mod kallsyms;
 pub mod kernel;
 pub mod kernel_config;
 pub mod kernel_log;
+pub mod modprobe_config;
+pub mod modprobe_effect;
 pub mod modules;
 pub mod mounts;
 pub mod nvidia_fs;

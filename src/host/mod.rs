@@ -19,6 +19,7 @@ pub mod mounts;
 pub mod nvidia_fs;
 pub mod sig_enforcement;
 pub mod sysmodule;
+pub mod version_order;
 
 use std::io;
 use std::path::{Path, PathBuf};

@@ -6,6 +6,7 @@
 //! directory where a file was expected, invalid UTF-8) become [`HostError`]s, and they carry the path.
 
 pub mod conf_dirs;
+pub mod dkms;
 pub mod facts;
 pub mod gpl_rule;
 pub mod kallsyms;

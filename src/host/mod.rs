@@ -9,6 +9,7 @@ pub mod conf_dirs;
 pub mod dkms;
 pub mod facts;
 pub mod gpl_rule;
+pub mod installed_kernels;
 pub mod kallsyms;
 pub mod kernel;
 pub mod kernel_config;

@@ -5,10 +5,12 @@
 //! missing file is an answer (`None`), never an error. Only real I/O failures (permission, a
 //! directory where a file was expected, invalid UTF-8) become [`HostError`]s, and they carry the path.
 
+pub mod bls;
 pub mod conf_dirs;
 pub mod dkms;
 pub mod facts;
 pub mod gpl_rule;
+pub mod grub;
 pub mod installed_kernels;
 pub mod kallsyms;
 pub mod kernel;
@@ -18,6 +20,7 @@ pub mod modprobe_config;
 pub mod modprobe_effect;
 pub mod modules;
 pub mod mounts;
+pub mod next_boot;
 pub mod nvidia_fs;
 pub mod sig_enforcement;
 pub mod sysmodule;

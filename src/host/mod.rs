@@ -7,6 +7,7 @@
 
 pub mod bls;
 pub mod conf_dirs;
+pub mod depmod_config;
 pub mod dkms;
 pub mod facts;
 pub mod gpl_rule;

@@ -9,6 +9,7 @@ mod cache;
 mod check;
 mod cli;
 mod doctor;
+mod host_kernels;
 mod inspect_module;
 mod module_reader;
 mod mount_fixture;

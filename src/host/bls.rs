@@ -126,7 +126,7 @@ pub fn parse_loader_conf_default(text: &str) -> Option<String> {
             let (k, v) = l.split_once([' ', '\t'])?;
             (k == "default").then(|| v.trim().to_string())
         })
-        .last()
+        .next_back()
         .filter(|v| !v.is_empty())
 }
 

@@ -64,15 +64,16 @@ pub fn order_conf_files(listings: &[(&str, Vec<String>)]) -> Vec<ConfFile> {
     files
 }
 
-/// Lists `dirs` below the root (absent directories are skipped; entries that are directories
-/// are left out, as kmod does) and orders their `.conf` files.
+/// Lists `dirs` below the root (absent directories are skipped) and orders their `.conf`
+/// files. Only regular files (or links to them) are kept: kmod skips directories, and a FIFO or
+/// device node would make a reader wait forever, so those are skipped too.
 pub fn list_conf_files(root: &Root, dirs: &[&str]) -> Result<Vec<ConfFile>, HostError> {
     let mut listings = Vec::new();
     for dir in dirs {
         let names = root.list_dir(dir)?.unwrap_or_default();
         let names = names
             .into_iter()
-            .filter(|n| !root.join(format!("{dir}/{n}")).is_dir())
+            .filter(|n| root.join(format!("{dir}/{n}")).is_file())
             .collect();
         listings.push((*dir, names));
     }
@@ -112,5 +113,17 @@ mod tests {
             ]
         );
         assert_eq!(files[2].hides, vec!["/usr/lib/modprobe.d/mlnx.conf"]);
+    }
+
+    #[test]
+    fn directories_and_fifos_are_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().join("etc/modprobe.d");
+        std::fs::create_dir_all(d.join("sub.conf")).unwrap();
+        std::fs::write(d.join("real.conf"), "blacklist x\n").unwrap();
+        nix::unistd::mkfifo(&d.join("pipe.conf"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let files = list_conf_files(&Root::new(dir.path()), &MODPROBE_DIRS).unwrap();
+        let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, vec!["real.conf"]);
     }
 }

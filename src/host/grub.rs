@@ -33,7 +33,7 @@ pub fn parse_grub_default(text: &str) -> Option<String> {
             let v = v.split(" #").next().unwrap_or(v).trim();
             v.trim_matches('"').trim_matches('\'').to_string()
         })
-        .last()
+        .next_back()
 }
 
 /// One bootable entry of the menu.

@@ -102,10 +102,16 @@ pub fn decide_next_boot(files: &BootFiles, installed: &[InstalledKernel]) -> Nex
             grub_menu(files, path, cfg)
         }
     } else {
-        newest(
+        let mut nb = newest(
             installed,
             "no bootloader configuration was found (no grub.cfg, no loader entries)",
-        )
+        );
+        if let Some(d) = &files.grub_default {
+            nb.notes.push(format!(
+                "/etc/default/grub has GRUB_DEFAULT={d}, but without a grub.cfg there is no menu to resolve it against"
+            ));
+        }
+        nb
     };
     if let Some(r) = &nb.release {
         if !releases.contains(&r.as_str()) {
@@ -349,6 +355,9 @@ fn read_entries(root: &Root, dir: &str) -> Result<Vec<BlsEntry>, HostError> {
             continue;
         }
         let path = format!("{dir}/{name}");
+        if !root.join(&path).is_file() {
+            continue;
+        }
         if let Some(text) = root.read_text_lossy(&path)? {
             out.push(bls::parse_bls_entry(&text, &name, &path));
         }
@@ -435,6 +444,15 @@ mod tests {
         assert_eq!(nb.release.as_deref(), Some("6.1.0-50-amd64"));
         assert_eq!(nb.bootloader, Bootloader::Unknown);
         assert!(nb.decided_by.contains("newest"), "{}", nb.decided_by);
+        assert!(nb.notes.is_empty());
+        let files = BootFiles {
+            grub_default: Some("saved".into()),
+            ..Default::default()
+        };
+        let nb = decide_next_boot(&files, &kernels(&["6.1.0-50-amd64"]));
+        assert_eq!(nb.release.as_deref(), Some("6.1.0-50-amd64"));
+        assert!(nb.notes[0].contains("GRUB_DEFAULT=saved"), "{:?}", nb.notes);
+        assert_eq!(decide_next_boot(&BootFiles::default(), &[]).release, None);
     }
 
     #[test]

@@ -465,3 +465,82 @@ fn doctor_shows_the_kernels_own_refusal_of_rpcrdma() {
         ]
     );
 }
+
+/// What `modprobe -n -v` prints for a request, rebuilt from the explanation: `insmod FILE OPTS`
+/// per loaded module, `install CMD` per replaced one, nothing for a blacklisted alias.
+fn dry_run(e: &nfs_gds::host::modprobe_effect::RequestExplanation) -> String {
+    e.steps
+        .iter()
+        .filter_map(|s| match &s.outcome {
+            ModuleOutcome::Loads { file } => {
+                let mut line = format!("insmod {}", file.as_deref().unwrap_or("(built in)"));
+                for (o, _) in &s.options {
+                    line.push(' ');
+                    line.push_str(o);
+                }
+                Some(line)
+            }
+            ModuleOutcome::Replaced { command, .. } => Some(format!("install {command}")),
+            ModuleOutcome::Blacklisted { .. } => None,
+            ModuleOutcome::Missing => Some(format!("missing {}", s.module)),
+        })
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+/// The same configurations given to kmod 30's `modprobe -d ROOT -S REL -C CONF -n -v` on a tree
+/// built by `depmod` with the same three modules and aliases; its output, with the tree's path
+/// stripped, is the expected column.
+#[test]
+fn explanations_agree_with_modprobe_dry_runs() {
+    let f = Fixture::new(RUNNING);
+    f.write(
+        format!("{}/modules.dep", f.tree()),
+        "updates/dkms/rpcrdma.ko:\nkernel/net/sunrpc/sunrpc.ko:\nkernel/drivers/infiniband/core/ib_core.ko:\n",
+    );
+    f.write(
+        format!("{}/modules.alias", f.tree()),
+        "alias xprtrdma rpcrdma\nalias rpcrdma6 rpcrdma\nalias svcrdma rpcrdma\n",
+    );
+    let r = root(&f);
+    let tree = ModuleTree::read(&r, RUNNING).unwrap();
+    let index = TreeIndex {
+        root: &r,
+        tree: &tree,
+    };
+    const RPCRDMA: &str = "insmod updates/dkms/rpcrdma.ko";
+    const TRUE: &str = "install /bin/true";
+    let cases: [(&str, [&str; 3]); 9] = [
+        ("", [RPCRDMA, RPCRDMA, RPCRDMA]),
+        ("blacklist rpcrdma\n", [RPCRDMA, "", ""]),
+        ("install rpcrdma /bin/true\n", [TRUE, TRUE, TRUE]),
+        ("install rpcrdma /bin/true\ninstall rpcrdma /bin/false\n", [TRUE, TRUE, TRUE]),
+        ("alias xprt* off\nblacklist off\n", [RPCRDMA, "", RPCRDMA]),
+        ("alias rpcrdma sunrpc\n", ["insmod kernel/net/sunrpc/sunrpc.ko", RPCRDMA, RPCRDMA]),
+        (
+            "options rpcrdma max_requests=64\nsoftdep rpcrdma pre: ib_core\n",
+            [
+                "insmod kernel/drivers/infiniband/core/ib_core.ko | insmod updates/dkms/rpcrdma.ko max_requests=64",
+                "insmod kernel/drivers/infiniband/core/ib_core.ko | insmod updates/dkms/rpcrdma.ko max_requests=64",
+                "insmod kernel/drivers/infiniband/core/ib_core.ko | insmod updates/dkms/rpcrdma.ko max_requests=64",
+            ],
+        ),
+        ("install xprtrdma /bin/true\n", [RPCRDMA, TRUE, RPCRDMA]),
+        ("blacklist rpcrdma\ninstall rpcrdma /bin/true\n", [TRUE, "", ""]),
+    ];
+    for (conf, expected) in cases {
+        f.write("etc/modprobe.d/t.conf", conf);
+        let config = read_modprobe_config(&r, None, None).unwrap();
+        for (request, want) in [
+            MODPROBE_RPCRDMA,
+            KERNEL_REQUEST_LEGACY,
+            KERNEL_REQUEST_RDMA6,
+        ]
+        .iter()
+        .zip(expected)
+        {
+            let e = explain_request(&config, &index, request);
+            assert_eq!(dry_run(&e), want, "modprobe {request} with {conf:?}");
+        }
+    }
+}

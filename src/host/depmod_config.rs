@@ -162,6 +162,9 @@ pub struct Preference {
     /// The line that decided, when one did.
     pub origin: Option<Origin>,
     pub reason: String,
+    /// Other candidates of the same rank: depmod then keeps whichever its directory walk meets
+    /// first, which the listing order of the file system decides, so `path` is not certain.
+    pub tied_with: Vec<String>,
 }
 
 impl DepmodConfig {
@@ -223,6 +226,7 @@ impl DepmodConfig {
                     path: c.to_string(),
                     origin: Some(o.origin.clone()),
                     reason: format!("override {} {} {}", o.module, o.kernel, o.subdir),
+                    tied_with: Vec::new(),
                 });
             }
         }
@@ -233,7 +237,12 @@ impl DepmodConfig {
                 best = Some((rank, c, origin));
             }
         }
-        let (_, path, origin) = best?;
+        let (best_rank, path, origin) = best?;
+        let tied_with: Vec<String> = candidates
+            .iter()
+            .filter(|c| **c != path && self.rank(c).0 == best_rank)
+            .map(|c| c.to_string())
+            .collect();
         let reason = match (&origin, self.search.is_empty()) {
             (_, true) => "no search line: updates/ first, as depmod does by default".to_string(),
             (Some(_), false) => "the earliest matching search directory".to_string(),
@@ -243,6 +252,7 @@ impl DepmodConfig {
             path: path.to_string(),
             origin,
             reason,
+            tied_with,
         })
     }
 }
@@ -271,8 +281,53 @@ mod tests {
         let p = c.preferred("6.1.0-50-amd64", &CANDIDATES).unwrap();
         assert_eq!(p.path, "updates/dkms/rpcrdma.ko.zst");
         assert!(p.reason.contains("default"));
+        assert!(p.tied_with.is_empty());
         let p = c.preferred("6.1.0-50-amd64", &CANDIDATES[..2]).unwrap();
-        assert_eq!(p.path, CANDIDATES[0], "a tie keeps the first");
+        assert_eq!(
+            p.tied_with,
+            vec![CANDIDATES[1]],
+            "kernel/ and extra/ rank alike"
+        );
+    }
+
+    /// Each configuration given to kmod 30's `depmod -b ROOT -C CONF` on a tree holding the
+    /// three candidates; the kept path of its `modules.dep` is the expected value. Where
+    /// candidates tie, depmod kept whichever its directory walk met first, so the answer must
+    /// then name the tie and include depmod's pick.
+    #[test]
+    fn preferences_agree_with_depmod() {
+        let cases = [
+            ("", CANDIDATES[2], 0),
+            ("search built-in extra\n", CANDIDATES[0], 1),
+            ("search updates built-in\n", CANDIDATES[2], 0),
+            ("search extra updates built-in\n", CANDIDATES[1], 0),
+            (
+                "override rpcrdma * extra/mlnx-nfsrdma\nsearch updates built-in\n",
+                CANDIDATES[1],
+                0,
+            ),
+            (
+                "override rpcrdma 6.1.0-50-amd64 extra/mlnx-nfsrdma\n",
+                CANDIDATES[1],
+                0,
+            ),
+            (
+                "override rpcrdma 5.14 extra/mlnx-nfsrdma\n",
+                CANDIDATES[2],
+                0,
+            ),
+            ("search updates\n", CANDIDATES[2], 0),
+            ("search built-in\n", CANDIDATES[1], 2),
+        ];
+        for (text, depmod_kept, ties) in cases {
+            let c = config(&[("/etc/depmod.d/t.conf", text)]);
+            let p = c.preferred("6.1.0-50-amd64", &CANDIDATES).unwrap();
+            assert_eq!(p.tied_with.len(), ties, "{text:?}: {p:?}");
+            assert!(
+                p.path == depmod_kept || p.tied_with.iter().any(|t| t == depmod_kept),
+                "{text:?}: {p:?}"
+            );
+        }
     }
 
     #[test]
@@ -288,6 +343,7 @@ mod tests {
         let c = config(&[("/lib/depmod.d/x.conf", "search built-in extra\n")]);
         let p = c.preferred("6.8.0-45-generic", &CANDIDATES).unwrap();
         assert_eq!(p.path, CANDIDATES[0]);
+        assert_eq!(p.tied_with, vec![CANDIDATES[2]], "updates/ is unlisted too");
         assert_eq!(p.origin.unwrap().line, 1);
     }
 

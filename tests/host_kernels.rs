@@ -383,10 +383,7 @@ fn modprobe_d_blacklist_and_install_lines_for_each_request() {
     );
     let r = root(&f);
     let tree = ModuleTree::read(&r, RUNNING).unwrap();
-    let index = TreeIndex {
-        root: &r,
-        tree: &tree,
-    };
+    let index = TreeIndex::new(&r, &tree);
     let config = read_modprobe_config(&r, Some(&tree.dir_rel), Some("ro quiet")).unwrap();
     assert_eq!(
         config.files[0].hides,
@@ -504,10 +501,7 @@ fn explanations_agree_with_modprobe_dry_runs() {
     );
     let r = root(&f);
     let tree = ModuleTree::read(&r, RUNNING).unwrap();
-    let index = TreeIndex {
-        root: &r,
-        tree: &tree,
-    };
+    let index = TreeIndex::new(&r, &tree);
     const RPCRDMA: &str = "insmod updates/dkms/rpcrdma.ko";
     const TRUE: &str = "install /bin/true";
     let cases: [(&str, [&str; 3]); 9] = [

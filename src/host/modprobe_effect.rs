@@ -22,6 +22,9 @@
 //! asked through [`ModuleIndex`], which [`TreeIndex`] implements over a
 //! [`ModuleTree`](super::modules::ModuleTree).
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use serde::Serialize;
 
 use super::modprobe_config::{ConfigLine, Directive, ModprobeConfig, Origin};
@@ -61,17 +64,40 @@ pub trait ModuleIndex {
     fn dependencies(&self, module: &str) -> Vec<String>;
 }
 
-/// [`ModuleIndex`] over one kernel's module tree.
+/// [`ModuleIndex`] over one kernel's module tree. Answers are remembered: one request asks
+/// about the same few names several times, and each [`ModuleTree::resolve`] scans the index.
 #[derive(Debug)]
 pub struct TreeIndex<'a> {
-    pub root: &'a Root,
-    pub tree: &'a ModuleTree,
+    root: &'a Root,
+    tree: &'a ModuleTree,
+    resolved: RefCell<HashMap<String, Resolution>>,
+}
+
+impl<'a> TreeIndex<'a> {
+    pub fn new(root: &'a Root, tree: &'a ModuleTree) -> Self {
+        TreeIndex {
+            root,
+            tree,
+            resolved: RefCell::new(HashMap::new()),
+        }
+    }
+
+    fn resolve(&self, name: &str) -> Resolution {
+        if let Some(r) = self.resolved.borrow().get(name) {
+            return r.clone();
+        }
+        let r = self.tree.resolve(self.root, name);
+        self.resolved
+            .borrow_mut()
+            .insert(name.to_string(), r.clone());
+        r
+    }
 }
 
 impl ModuleIndex for TreeIndex<'_> {
     fn find(&self, name: &str) -> IndexHit {
         let wanted = normalize_name(name);
-        let (module, file) = match self.tree.resolve(self.root, name) {
+        let (module, file) = match self.resolve(&wanted) {
             Resolution::File {
                 module, rel_path, ..
             } => (module, Some(rel_path)),
@@ -88,7 +114,7 @@ impl ModuleIndex for TreeIndex<'_> {
     }
 
     fn dependencies(&self, module: &str) -> Vec<String> {
-        match self.tree.resolve(self.root, module) {
+        match self.resolve(&normalize_name(module)) {
             Resolution::File { deps, .. } => deps.iter().map(|d| module_name_of_path(d)).collect(),
             _ => Vec::new(),
         }

@@ -538,3 +538,81 @@ fn explanations_agree_with_modprobe_dry_runs() {
         }
     }
 }
+
+/// Every pure parser of these readers, fed pseudo-random text built from the characters and
+/// words that steer them (quotes, brackets, backslashes, `>`, `=`, multibyte characters,
+/// directive names): none may panic, whatever the text.
+#[test]
+fn parsers_survive_arbitrary_text() {
+    use nfs_gds::host::{
+        bls, depmod_config, grub, kernel_config, kernel_log, modprobe_config, sig_enforcement,
+        version_order,
+    };
+    const PIECES: [&str; 32] = [
+        "'",
+        "\"",
+        "\\",
+        "\n",
+        " ",
+        "\t",
+        "[",
+        "]",
+        "{",
+        "}",
+        ">",
+        "=",
+        "#",
+        "é",
+        "€",
+        "-",
+        "menuentry ",
+        "submenu ",
+        "linux ",
+        "set default=",
+        "alias ",
+        "blacklist ",
+        "install ",
+        "softdep ",
+        "pre: ",
+        "options ",
+        "search ",
+        "override ",
+        ": disagrees about version of symbol ",
+        "Key was rejected by service",
+        "CONFIG_X=",
+        "0",
+    ];
+    let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for _ in 0..3000 {
+        let len = (next() % 60) as usize;
+        let text: String = (0..len).map(|_| PIECES[(next() % 32) as usize]).collect();
+        let _ = kernel_log::parse_load_failures(&text, &kernel_log::GDS_MODULES);
+        let _ = kernel_config::parse_kernel_config(&text);
+        let _ = modprobe_config::parse_modprobe_conf(&text, "/f");
+        let _ = modprobe_config::parse_cmdline_config(&text);
+        let mut d = depmod_config::DepmodConfig::default();
+        depmod_config::parse_depmod_conf(&mut d, &text, "/f");
+        let _ = d.preferred(&text, &[&text, "updates/x.ko"]);
+        let _ = depmod_config::kernel_matches(&text, "6.1.0");
+        let cfg = grub::parse_grub_cfg(&text);
+        let _ = grub::select_entry(&cfg.menu, &text);
+        let _ = grub::parse_grubenv(&text);
+        let _ = grub::parse_grub_default(&text);
+        let e = bls::parse_bls_entry(&text, &text, "/f");
+        let _ = e.release_among(&["6.1.0"]);
+        let _ = bls::expand_grubenv_vars(&text, &grub::parse_grubenv(&text));
+        let _ = bls::parse_loader_conf_default(&text);
+        let _ = bls::parse_efi_string(text.as_bytes());
+        let _ = sig_enforcement::parse_lockdown(&text);
+        let _ = sig_enforcement::cmdline_sig_enforce(&text);
+        let _ = sig_enforcement::parse_efi_bool(text.as_bytes());
+        let _ = dkms::parse_dkms_status(&text);
+        let _ = version_order::compare(&text, "6.1.0-50");
+    }
+}

@@ -183,8 +183,10 @@ fn first_word(s: &str) -> Option<String> {
 fn module_before(line: &str, at: usize) -> Option<String> {
     let head = &line[..at];
     let start = head
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
-        .map_or(0, |i| i + 1);
+        .char_indices()
+        .rev()
+        .find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+        .map_or(0, |(i, c)| i + c.len_utf8());
     let name = &head[start..];
     (!name.is_empty()).then(|| normalize_name(name))
 }
@@ -305,6 +307,16 @@ insmod: ERROR: could not insert module /tmp/nvidia-fs.ko: Key was rejected by se
         assert!(!is_gds_load_failure(
             "[ 2.0] mlx5_ib: Unknown symbol ib_foo (err -2)"
         ));
+    }
+
+    #[test]
+    fn odd_text_never_panics() {
+        let f = parse_load_failures(
+            "é: disagrees about version of symbol x\n€rpcrdma: Unknown symbol\n'unterminated Key was rejected by service\n: disagrees about version of symbol ",
+            &GDS_MODULES,
+        );
+        assert!(f.iter().all(|f| f.module.as_deref() != Some("é")));
+        assert!(f.iter().any(|f| f.kind == LoadFailureKind::KeyRejected));
     }
 
     #[test]

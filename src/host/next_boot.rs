@@ -129,7 +129,11 @@ fn newest(installed: &[InstalledKernel], why: &str) -> NextBoot {
         bootloader: Bootloader::Unknown,
         entry: None,
         cmdline: None,
-        decided_by: format!("{why}: assuming the newest installed kernel"),
+        decided_by: if installed.is_empty() {
+            format!("{why}, and no kernel with a module tree is installed")
+        } else {
+            format!("{why}: assuming the newest installed kernel")
+        },
         notes: Vec::new(),
     }
 }
@@ -452,7 +456,9 @@ mod tests {
         let nb = decide_next_boot(&files, &kernels(&["6.1.0-50-amd64"]));
         assert_eq!(nb.release.as_deref(), Some("6.1.0-50-amd64"));
         assert!(nb.notes[0].contains("GRUB_DEFAULT=saved"), "{:?}", nb.notes);
-        assert_eq!(decide_next_boot(&BootFiles::default(), &[]).release, None);
+        let none = decide_next_boot(&BootFiles::default(), &[]);
+        assert_eq!(none.release, None);
+        assert!(none.decided_by.contains("no kernel"), "{}", none.decided_by);
     }
 
     #[test]

@@ -219,7 +219,7 @@ mod tests {
 [   13.200000] Lockdown: modprobe: unsigned module loading is restricted; see man kernel_lockdown.7
 Dec 01 07:00:00 node1 systemd-modules-load[512]: Failed to insert module 'nvidia_fs': Key was rejected by service
 modprobe: ERROR: could not insert 'rpcrdma': Key was rejected by service
-insmod: ERROR: could not insert module /tmp/nvidia-fs.ko: Key was rejected by service
+insmod: ERROR: could not insert module /root/nvidia-fs.ko: Key was rejected by service
 6,1234,5678901,-;rpcrdma: Unknown symbol rpcrdma_foo (err -2)
 ";
 

@@ -9,15 +9,16 @@ mod cache;
 mod check;
 mod cli;
 mod doctor;
-mod hostile_bundle;
 #[cfg(feature = "external-tools")]
 mod external_tools;
+mod host_kernels;
+mod hostile_bundle;
 mod inspect_module;
 mod manual_pages;
 mod module_reader;
 mod mount_fixture;
 mod mount_helper;
+mod packaging;
 mod policy;
 mod readme;
-mod packaging;
 mod verify_cmd;

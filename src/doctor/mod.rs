@@ -59,11 +59,13 @@ pub struct Diagnosis {
     pub plan: Vec<Step>,
 }
 
-/// The kernel log lines that explain a failed registration.
+/// The kernel log lines that explain a failed registration, or a refused load of rpcrdma or
+/// nvidia_fs ([`crate::host::kernel_log`]).
 pub fn relevant_log_lines(log: &str) -> Vec<String> {
     log.lines()
         .filter(|l| {
-            l.contains("symbol_get of non-GPLONLY")
+            crate::host::kernel_log::is_gds_load_failure(l)
+                || l.contains("symbol_get of non-GPLONLY")
                 || l.contains("nvfs registration failed")
                 || l.contains("deregister funtion not found")
                 || l.contains("nvidia_fs: Unknown symbol")

@@ -110,45 +110,7 @@ impl Ofed {
     }
 }
 
-/// One line of `dkms status`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct DkmsEntry {
-    pub module: String,
-    pub version: String,
-    pub kernel: Option<String>,
-    pub arch: Option<String>,
-    pub state: String,
-}
-
-/// Parses `dkms status` in the 3.x (`m/v, k, a: installed`) and 2.x (`m, v, k, a: installed`)
-/// forms; lines of neither form are skipped.
-pub fn parse_dkms_status(stdout: &str) -> Vec<DkmsEntry> {
-    stdout
-        .lines()
-        .filter_map(|line| {
-            let (head, state) = line.rsplit_once(": ")?;
-            let mut fields: Vec<String> = head.split(',').map(|f| f.trim().to_string()).collect();
-            if fields.is_empty() || fields[0].contains(' ') {
-                return None;
-            }
-            let (module, version) = match fields[0].split_once('/') {
-                Some((m, v)) => (m.to_string(), v.to_string()),
-                None if fields.len() >= 2 => {
-                    let v = fields.remove(1);
-                    (fields[0].clone(), v)
-                }
-                None => return None,
-            };
-            Some(DkmsEntry {
-                module,
-                version,
-                kernel: fields.get(1).cloned(),
-                arch: fields.get(2).cloned(),
-                state: state.trim().to_string(),
-            })
-        })
-        .collect()
-}
+pub use crate::host::dkms::{parse_dkms_status, DkmsEntry};
 
 /// Who provides the rpcrdma that modprobe loads.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

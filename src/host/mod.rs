@@ -7,17 +7,30 @@
 //! [`HostError`]s, and they carry the path. Every read goes through [`Root::read_file`], which
 //! resolves the path inside the root and reads it with the rules of [`reader`].
 
+pub mod bls;
+pub mod conf_dirs;
+pub mod depmod_config;
+pub mod dkms;
 pub mod facts;
 pub mod gpl_rule;
+pub mod grub;
+pub mod installed_kernels;
 pub mod kallsyms;
 pub mod kernel;
+pub mod kernel_config;
+pub mod kernel_log;
+pub mod modprobe_config;
+pub mod modprobe_effect;
 pub mod modules;
 pub mod mounts;
+pub mod next_boot;
 pub mod nvfs_probe;
 pub mod nvidia_fs;
 pub mod programs;
 pub mod reader;
+pub mod sig_enforcement;
 pub mod sysmodule;
+pub mod version_order;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io;

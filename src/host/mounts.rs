@@ -381,9 +381,13 @@ impl MountTable {
 /// Reads and parses mountinfo below the root. A missing file is an error: without it nothing
 /// can be verified.
 pub fn read_mountinfo(root: &Root) -> Result<Vec<MountInfoEntry>, MountsError> {
-    let path = root.join(MOUNTINFO);
+    read_mountinfo_at(root, MOUNTINFO)
+}
+
+fn read_mountinfo_at(root: &Root, rel: &str) -> Result<Vec<MountInfoEntry>, MountsError> {
+    let path = root.join(rel);
     let bytes = root
-        .read_bytes(MOUNTINFO)?
+        .read_bytes(rel)?
         .ok_or_else(|| MountsError::Missing { path: path.clone() })?;
     parse_mountinfo(&bytes).map_err(|e| MountsError::Parse {
         path,
@@ -395,8 +399,12 @@ pub fn read_mountinfo(root: &Root) -> Result<Vec<MountInfoEntry>, MountsError> {
 /// Reads and parses mountstats below the root; an absent file gives no records (containers
 /// sometimes hide it), which leaves transports to the `proto=` options.
 pub fn read_mountstats(root: &Root) -> Result<Vec<MountStatsRecord>, MountsError> {
+    read_mountstats_at(root, MOUNTSTATS)
+}
+
+fn read_mountstats_at(root: &Root, rel: &str) -> Result<Vec<MountStatsRecord>, MountsError> {
     Ok(root
-        .read_bytes(MOUNTSTATS)?
+        .read_bytes(rel)?
         .map(|b| parse_mountstats(&b))
         .unwrap_or_default())
 }
@@ -406,6 +414,25 @@ pub fn read_mount_table(root: &Root) -> Result<MountTable, MountsError> {
     let infos = read_mountinfo(root)?;
     let stats = read_mountstats(root)?;
     Ok(MountTable::join(infos, stats))
+}
+
+/// PID 1's mount table, the host's as seen from a container that has the host's `/proc`.
+pub const INIT_MOUNTINFO: &str = "proc/1/mountinfo";
+pub const INIT_MOUNTSTATS: &str = "proc/1/mountstats";
+
+/// The mount table of PID 1's mount namespace when `proc/1/mountinfo` exists below the root,
+/// else this process's; with the path of the mountinfo read. In a container `/proc/self` is the
+/// container's own namespace, where kubelet's and the host's NFS mounts are not; PID 1 of the
+/// host's `/proc` is in the host's. On a host the two are the same table. A `proc/1/mountinfo`
+/// that exists but cannot be read is an error, not a quiet fall-back to a table without the
+/// host's mounts.
+pub fn read_init_mount_table(root: &Root) -> Result<(MountTable, PathBuf), MountsError> {
+    if root.exists(INIT_MOUNTINFO) {
+        let infos = read_mountinfo_at(root, INIT_MOUNTINFO)?;
+        let stats = read_mountstats_at(root, INIT_MOUNTSTATS)?;
+        return Ok((MountTable::join(infos, stats), root.join(INIT_MOUNTINFO)));
+    }
+    Ok((read_mount_table(root)?, root.join(MOUNTINFO)))
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ pub mod namespace;
 pub mod nfs_version;
 pub mod options;
 pub mod privilege;
+pub mod record;
 pub mod request;
 pub mod source;
 pub mod syscall;

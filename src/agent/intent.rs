@@ -110,8 +110,7 @@ pub fn intent_of(m: &Mount, records: &Records, rules: &[MountRule]) -> Option<In
         return Some(Intent::Policy(i));
     }
     let asked = m.info.super_option("proto").is_some_and(is_rdma_netid)
-        || m
-            .stats
+        || m.stats
             .as_ref()
             .and_then(|s| s.opt("proto"))
             .is_some_and(is_rdma_netid);
@@ -159,7 +158,11 @@ mod tests {
         let m = |id| t.by_id(id).unwrap();
         let none = Records::default();
         // Only the options: the proto=rdma mount.
-        let got: Vec<_> = t.mounts.iter().map(|m| intent_of(m, &Records::default(), &[])).collect();
+        let got: Vec<_> = t
+            .mounts
+            .iter()
+            .map(|m| intent_of(m, &Records::default(), &[]))
+            .collect();
         assert_eq!(got, [None, Some(Intent::Options), None, None, None]);
         // A rule for the export covers the kubelet mount below it, not a look-alike name.
         let rules = [rule(None, Some("filer:/datasets"))];
@@ -168,7 +171,10 @@ mod tests {
         assert_eq!(intent_of(m(31), &none, &rules), Some(Intent::Policy(0)));
         // A record of the helper beats both, and only for its own mount.
         let rec = Records::new(&[MountRecord::of(m(30), 20049)]);
-        assert_eq!(intent_of(m(30), &rec, &rules), Some(Intent::Recorded { port: 20049 }));
+        assert_eq!(
+            intent_of(m(30), &rec, &rules),
+            Some(Intent::Recorded { port: 20049 })
+        );
         assert_eq!(intent_of(m(33), &rec, &rules), None);
         // A target rule; and a non-NFS mount is never meant for RDMA.
         let rules = [rule(Some("/mnt/home"), None), rule(Some("/data"), None)];

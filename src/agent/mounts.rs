@@ -254,7 +254,11 @@ device 10.0.0.9:/home mounted on /mnt/home with fstype nfs4 statvers=1.1
                 (CheckId::MountOptions, Status::Fail),
             ]
         );
-        assert!(pod.checks[0].summary.contains("/mnt/tcp"), "{:?}", pod.checks[0]);
+        assert!(
+            pod.checks[0].summary.contains("/mnt/tcp"),
+            "{:?}",
+            pod.checks[0]
+        );
         let gds = &v[2];
         assert_eq!(gds.verdict, Verdict::Ready, "{:?}", gds.checks);
         assert_eq!(gds.meant_by, "options");

@@ -124,11 +124,20 @@ mod tests {
         assert_eq!(o.features, None);
         assert_eq!(
             o.textfile,
-            Some(d.path().join("var/lib/prometheus/node-exporter/nfs-gds.prom"))
+            Some(
+                d.path()
+                    .join("var/lib/prometheus/node-exporter/nfs-gds.prom")
+            )
         );
         assert_eq!(o.status, d.path().join("run/nfs-gds/status.json"));
         assert_eq!(o.ready, d.path().join("run/nfs-gds/ready"));
-        let o = Outputs::resolve(&root, Some(Path::new("/x")), None, Some(Path::new("s.json")), None);
+        let o = Outputs::resolve(
+            &root,
+            Some(Path::new("/x")),
+            None,
+            Some(Path::new("s.json")),
+            None,
+        );
         assert_eq!(o.features, Some(PathBuf::from("/x/nfs-gds")));
         assert_eq!(o.status, PathBuf::from("s.json"));
     }

@@ -20,7 +20,9 @@ pub const EXPIRY_INTERVALS: u32 = 3;
 pub enum ScheduleError {
     #[error("an expiry of {EXPIRY_INTERVALS} x {secs} s after now is not a representable time")]
     Overflow { secs: u64 },
-    #[error("the label expiry time cannot be written as RFC 3339 (it must fall before the year 10000)")]
+    #[error(
+        "the label expiry time cannot be written as RFC 3339 (it must fall before the year 10000)"
+    )]
     Unformattable,
 }
 
@@ -29,7 +31,9 @@ pub fn expiry(now: SystemTime, interval: Duration) -> Result<SystemTime, Schedul
     let overflow = || ScheduleError::Overflow {
         secs: interval.as_secs(),
     };
-    let span = interval.checked_mul(EXPIRY_INTERVALS).ok_or_else(overflow)?;
+    let span = interval
+        .checked_mul(EXPIRY_INTERVALS)
+        .ok_or_else(overflow)?;
     now.checked_add(span).ok_or_else(overflow)
 }
 
@@ -37,7 +41,8 @@ pub fn expiry(now: SystemTime, interval: Duration) -> Result<SystemTime, Schedul
 pub fn rfc3339(t: SystemTime) -> Result<String, ScheduleError> {
     let mut s = String::new();
     // humantime refuses (with a formatting error) years past 9999 rather than printing them.
-    write!(s, "{}", humantime::format_rfc3339_seconds(t)).map_err(|_| ScheduleError::Unformattable)?;
+    write!(s, "{}", humantime::format_rfc3339_seconds(t))
+        .map_err(|_| ScheduleError::Unformattable)?;
     Ok(s)
 }
 

@@ -235,7 +235,9 @@ impl Helper<'_> {
             }
             self.warn_if_needed(req, &post, "mounted");
             if let Err(e) = super::record::write_record(self.root, new, req.options.port, &after) {
-                self.say(&format!("{e}; nfs-gds agent will not know this mount was meant for RDMA"));
+                self.say(&format!(
+                    "{e}; nfs-gds agent will not know this mount was meant for RDMA"
+                ));
             }
             if req.verbose > 0 && post.warnings.is_empty() {
                 self.say(&format!(

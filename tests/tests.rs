@@ -13,4 +13,5 @@ mod inspect_module;
 mod module_reader;
 mod mount_fixture;
 mod mount_helper;
+mod systemd_unit;
 mod verify_cmd;

@@ -8,6 +8,7 @@ mod bad_inputs;
 mod cache;
 mod check;
 mod cli;
+mod deploy;
 mod doctor;
 mod inspect_module;
 mod module_reader;

@@ -103,7 +103,7 @@ fn one_pass(args: &AgentArgs, ctx: &Ctx) -> Result<Pass, CmdError> {
         args.ready_file.as_deref(),
     );
     let nvfs = facts.nvidia_fs.version.clone().unwrap_or_default();
-    let kernel = facts.kernel.release.clone().unwrap_or_default();
+    let kernel = facts.kernel.release.unwrap_or_default();
     if let Some(path) = &out.features {
         let extra = [
             ("nvidia-fs.version", nvfs.clone()),

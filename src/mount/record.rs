@@ -5,9 +5,12 @@
 //! another mount's TCP client, the kernel prints `proto=tcp` for it, and nothing in the mount
 //! table says it was asked for RDMA. The record does. A record names the mount by its device
 //! number, mount point and source together (a mount id alone is reused by the kernel), so a
-//! record of a mount that is gone matches nothing; the helper prunes those when it writes the
-//! next one. Only root writes here, and a forged record could only make the agent check one more
-//! mount, never fewer, so records are read without a trust check.
+//! record of a mount that is gone matches nothing. When the helper records a mount it removes the
+//! records of earlier mounts on the same mount point that its table no longer has; it leaves other
+//! mount points' records alone, since it may run in another mount namespace (`-N`) than the
+//! mounts they describe; `/run` starts empty at boot. Only root writes here, and a forged record
+//! could only make the agent check one more mount, never fewer, so records are read without a
+//! trust check.
 
 use std::path::{Path, PathBuf};
 
@@ -113,8 +116,8 @@ pub fn read_records(root: &Root) -> Result<(Vec<MountRecord>, Vec<BadRecord>), H
     Ok((good, bad))
 }
 
-/// Records `m` as made and verified by the helper, and removes the records of mounts that are
-/// no longer in `table`.
+/// Records `m` as made and verified by the helper, and removes the records of earlier mounts on
+/// the same mount point that are no longer in `table`.
 pub fn write_record(
     root: &Root,
     m: &Mount,
@@ -124,7 +127,7 @@ pub fn write_record(
     let record = MountRecord::of(m, port);
     if let Ok((records, _)) = read_records(root) {
         for old in records {
-            if !table.mounts.iter().any(|t| old.is_of(t)) {
+            if old.target == record.target && !table.mounts.iter().any(|t| old.is_of(t)) {
                 let _ = std::fs::remove_file(root.join(DIR).join(old.file_name()));
             }
         }
@@ -182,7 +185,7 @@ mod tests {
     }
 
     #[test]
-    fn records_round_trip_and_stale_ones_are_pruned() {
+    fn records_round_trip_and_a_gone_mount_on_the_same_point_is_pruned() {
         let dir = tempfile::tempdir().unwrap();
         let root = Root::new(dir.path());
         let t = table(TWO);
@@ -193,11 +196,9 @@ mod tests {
         assert!(bad.is_empty(), "{bad:?}");
         assert_eq!(good.len(), 2);
         assert_eq!(good[1].port, 20050);
-        // /mnt/gds is gone: writing the next record removes its record.
-        let later = table(
-            "41 1 0:51 / /mnt/other rw - nfs4 10.0.2.15:/other rw,proto=rdma\n\
-42 1 0:52 / /mnt/new rw - nfs4 10.0.2.15:/new rw,proto=rdma\n",
-        );
+        // A new mount on /mnt/gds replaces the record of the one that is gone; the record of
+        // /mnt/other stays although this table lacks it (another namespace may have it).
+        let later = table("42 1 0:52 / /mnt/gds rw - nfs4 10.0.2.15:/export rw,proto=rdma\n");
         write_record(&root, later.by_id(42).unwrap(), 20049, &later).unwrap();
         let (good, _) = read_records(&root).unwrap();
         let mut ids: Vec<u32> = good.iter().map(|r| r.mount_id).collect();

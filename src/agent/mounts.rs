@@ -153,11 +153,13 @@ pub fn verify_meant_for_rdma(
         .map(|m| (m.info.parent_id, m.info.mount_point.as_path()))
         .collect();
     let mut suspects = Suspects::new(table);
-    let mut out = Vec::new();
-    for m in &table.mounts {
-        let Some(intent) = intent_of(m, records, rules) else {
-            continue;
-        };
+    let meant: Vec<(&Mount, Intent)> = table
+        .mounts
+        .iter()
+        .filter_map(|m| intent_of(m, records, rules).map(|i| (m, i)))
+        .collect();
+    let mut out = Vec::with_capacity(meant.len());
+    for (m, intent) in meant {
         if covered.contains(&(m.info.mount_id, m.info.mount_point.as_path())) {
             continue;
         }

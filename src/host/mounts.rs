@@ -215,6 +215,10 @@ impl MountStatsParser {
         // Only a record's first line starts unindented; the counters under it are most lines.
         if line.starts_with(b"device ") || line.starts_with(b"no device ") {
             if let Some(rec) = parse_device_line(line) {
+                if let Some(done) = self.records.last_mut() {
+                    // Most mounts have one transport: do not keep room for four.
+                    done.xprts.shrink_to_fit();
+                }
                 self.records.push(rec);
                 return;
             }

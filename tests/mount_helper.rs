@@ -618,3 +618,56 @@ fn every_argv_of_the_vm_capture_is_understood() {
     }
     assert!(f.record("mount.nfs").is_empty());
 }
+
+#[test]
+fn a_kept_mount_is_recorded_and_the_agent_holds_it_to_rdma_after_its_options_say_tcp() {
+    // The trap's outcome: mount.nfs succeeds, the kernel reports proto=tcp; warn keeps it.
+    let f = Fixture::ready();
+    f.scenario_table("mount.nfs", &mounted_tcp());
+    f.helper()
+        .args([SPEC, DIR, "-o", "rw,gds_policy=warn"])
+        .assert()
+        .code(0);
+    let records: Vec<_> = std::fs::read_dir(f.path().join("run/nfs-gds/mounts"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(records.len(), 1, "{records:?}");
+    let record = std::fs::read_to_string(&records[0]).unwrap();
+    assert!(record.contains("\"target\": \"/mnt/gds\""), "{record}");
+    assert!(record.contains("\"port\": 20049"), "{record}");
+
+    let out = tempfile::tempdir().unwrap();
+    let agent = |f: &Fixture| {
+        f.nfs_gds()
+            .args(["agent", "--once", "--status-file"])
+            .arg(out.path().join("status.json"))
+            .output()
+            .unwrap()
+    };
+    let o = agent(&f);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let status: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.path().join("status.json")).unwrap()).unwrap();
+    assert_eq!(status["mounts"][0]["meant_by"], "recorded");
+    assert_eq!(status["mounts"][0]["protocol"], "tcp");
+    assert_eq!(status["mounts"][0]["verdict"], "not-ready");
+    // Without the record nothing says the mount was meant for RDMA.
+    std::fs::remove_file(&records[0]).unwrap();
+    let o = agent(&f);
+    assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
+fn a_refused_mount_is_not_recorded() {
+    let f = Fixture::ready();
+    f.scenario_table("mount.nfs", &mounted_tcp());
+    f.scenario_table("umount", &(BEFORE.to_string(), BEFORE_STATS.to_string()));
+    f.helper().args([SPEC, DIR, "-o", "rw"]).assert().code(32);
+    assert!(!f.path().join("run/nfs-gds/mounts").exists());
+}

@@ -8,6 +8,7 @@ mod bad_inputs;
 mod cache;
 mod check;
 mod cli;
+mod deploy;
 mod doctor;
 #[cfg(feature = "external-tools")]
 mod external_tools;
@@ -21,4 +22,5 @@ mod mount_helper;
 mod packaging;
 mod policy;
 mod readme;
+mod systemd_unit;
 mod verify_cmd;

@@ -139,7 +139,7 @@ _nfs__gds() {
             return 0
             ;;
         nfs__subcmd__gds__subcmd__agent)
-            opts="-v -h --once --interval --nfd-dir --textfile-dir --status-file --root --config --verbose --color --help"
+            opts="-v -h --once --interval --probe --nfd-dir --textfile-dir --status-file --ready-file --root --config --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -158,6 +158,10 @@ _nfs__gds() {
                     return 0
                     ;;
                 --status-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ready-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -86,16 +86,18 @@ always\t'Always colour, even into a pipe or file, and whatever `NO_COLOR` says'
 never\t'Never colour'"
 complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand collect" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
 complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand collect" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand agent" -l interval -d 'Seconds between checks' -r
-complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand agent" -l nfd-dir -d 'NFD features.d directory [default: /etc/kubernetes/node-feature-discovery/features.d, used only if it exists]' -r -F
-complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand agent" -l textfile-dir -d 'node_exporter textfile directory [default: /var/lib/prometheus/node-exporter, used only if it exists]' -r -F
-complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand agent" -l status-file -d 'Where to write the status JSON' -r -F
+complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand agent" -l interval -d 'Seconds between checks (with --once: between runs of the timer); labels expire after three' -r
+complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand agent" -l nfd-dir -d 'NFD features.d directory [default: <root>/etc/kubernetes/node-feature-discovery/features.d, used only if it exists]' -r -F
+complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand agent" -l textfile-dir -d 'node_exporter textfile directory [default: <root>/var/lib/prometheus/node-exporter, used only if it exists]' -r -F
+complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand agent" -l status-file -d 'Where to write the status JSON [default: <root>/run/nfs-gds/status.json]' -r -F
+complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand agent" -l ready-file -d 'The file that exists while the node is ready, for init containers [default: <root>/run/nfs-gds/ready]' -r -F
 complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand agent" -l root -d 'Read the host below DIR instead of / (for fixture trees and collected bundles)' -r -F
 complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand agent" -l config -d 'Policy file [default: /etc/nfs-gds/nfs-gds.toml]' -r -F
 complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand agent" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set and non-empty), always, never' -r -f -a "auto\t'Colour when writing to a terminal, unless `NO_COLOR` is set to a non-empty value'
 always\t'Always colour, even into a pipe or file, and whatever `NO_COLOR` says'
 never\t'Never colour'"
-complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand agent" -l once -d 'Check once, write the outputs, and exit (0 ready, 1 not ready, 2 error)'
+complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand agent" -l once -d 'Check once, write the outputs, and exit (0 ready, 1 not ready, 2 error); run from a timer, pass its period as --interval so the labels outlive the gap between runs'
+complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand agent" -l probe -d 'Also run the live registration probe (opens /dev/nvidia-fs0; needs the device)'
 complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand agent" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
 complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand agent" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand mount" -l root -d 'Read the host below DIR instead of / (for fixture trees and collected bundles)' -r -F

@@ -1,5 +1,6 @@
-//! `nfs-gds agent`: re-checks the node periodically and publishes the result for NFD (labels),
-//! Prometheus (textfile collector) and anything that reads a status JSON.
+//! `nfs-gds agent`: re-checks the node and its RDMA mounts periodically and publishes the result
+//! for NFD (labels), Prometheus (textfile collector), an init container (readiness file) and
+//! anything that reads a status JSON.
 
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
@@ -7,84 +8,122 @@ use std::time::{Duration, SystemTime};
 use clap::Args;
 
 use super::{exit, CmdError, Ctx};
-use crate::agent::{self, atomic::write_atomic};
-use crate::checks::{fix, registry, render, Report};
+use crate::agent::intent::Records;
+use crate::agent::outputs::{self, Outputs};
+use crate::agent::schedule::MAX_INTERVAL_SECS;
+use crate::agent::{labels, metrics, mounts, verdict_word, Pass};
+use crate::checks::{fix, registry};
+use crate::host::mounts::read_init_mount_table;
 use crate::host::HostFacts;
+use crate::mount::record::read_records;
 use crate::verdict;
-
-const NFD_DIR: &str = "/etc/kubernetes/node-feature-discovery/features.d";
-const TEXTFILE_DIR: &str = "/var/lib/prometheus/node-exporter";
 
 #[derive(Debug, Args)]
 pub struct AgentArgs {
-    /// Check once, write the outputs, and exit (0 ready, 1 not ready, 2 error)
+    /// Check once, write the outputs, and exit (0 ready, 1 not ready, 2 error); run from a timer,
+    /// pass its period as --interval so the labels outlive the gap between runs
     #[arg(long)]
     pub once: bool,
-    /// Seconds between checks
-    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Seconds between checks (with --once: between runs of the timer); labels expire after three
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=MAX_INTERVAL_SECS))]
     pub interval: u64,
-    /// NFD features.d directory [default: /etc/kubernetes/node-feature-discovery/features.d, used only if it exists]
+    /// Also run the live registration probe (opens /dev/nvidia-fs0; needs the device)
+    #[arg(long)]
+    pub probe: bool,
+    /// NFD features.d directory [default: <root>/etc/kubernetes/node-feature-discovery/features.d, used only if it exists]
     #[arg(long, value_name = "DIR")]
     pub nfd_dir: Option<PathBuf>,
-    /// node_exporter textfile directory [default: /var/lib/prometheus/node-exporter, used only if it exists]
+    /// node_exporter textfile directory [default: <root>/var/lib/prometheus/node-exporter, used only if it exists]
     #[arg(long, value_name = "DIR")]
     pub textfile_dir: Option<PathBuf>,
-    /// Where to write the status JSON
-    #[arg(long, value_name = "FILE", default_value = "/run/nfs-gds/status.json")]
-    pub status_file: PathBuf,
+    /// Where to write the status JSON [default: <root>/run/nfs-gds/status.json]
+    #[arg(long, value_name = "FILE")]
+    pub status_file: Option<PathBuf>,
+    /// The file that exists while the node is ready, for init containers [default: <root>/run/nfs-gds/ready]
+    #[arg(long, value_name = "FILE")]
+    pub ready_file: Option<PathBuf>,
 }
 
-fn target(given: &Option<PathBuf>, default: &str) -> Option<PathBuf> {
-    match given {
-        Some(d) => Some(d.clone()),
-        None => {
-            let d = PathBuf::from(default);
-            d.is_dir().then_some(d)
-        }
+/// Reads and judges everything once.
+fn check_node(args: &AgentArgs, ctx: &Ctx, at: SystemTime) -> Result<(Pass, HostFacts), CmdError> {
+    let policy = ctx.policy()?;
+    let node_policy = policy.for_node();
+    let probe = args.probe || node_policy.probe;
+    let mut facts = HostFacts::read(&ctx.host.root)?;
+    if probe {
+        facts.run_probe(None);
     }
-}
-
-fn one_pass(args: &AgentArgs, ctx: &Ctx) -> Result<Report, CmdError> {
-    let facts = HostFacts::read(&ctx.host.root)?;
-    let report = verdict::judge(
-        registry::node_checks(&facts, false)
-            .into_iter()
-            .map(|r| r.with_pointer(fix::TO_DOCTOR))
-            .collect(),
-        &ctx.policy()?.for_node(),
-    )
-    .into_report(
+    let checks = registry::node_checks(&facts, probe)
+        .into_iter()
+        .map(|r| r.with_pointer(fix::TO_DOCTOR))
+        .collect();
+    let (table, table_path) = read_init_mount_table(&ctx.host.root)?;
+    let (records, bad) = read_records(&ctx.host.root)?;
+    for b in &bad {
+        tracing::warn!("ignoring mount record {}: {}", b.path.display(), b.reason);
+    }
+    let mounts = mounts::verify_meant_for_rdma(&table, &Records::new(&records), &policy);
+    let node = verdict::judge(checks, &node_policy).into_report(
         "agent",
         &ctx.host.root.dir().display().to_string(),
         facts.kernel.release.clone(),
         None,
     );
-    let now = SystemTime::now();
+    let pass = Pass {
+        node,
+        mounts,
+        mount_table: table_path.display().to_string(),
+        at,
+        interval: Duration::from_secs(args.interval),
+    };
+    Ok((pass, facts))
+}
+
+fn summary_line(pass: &Pass) -> String {
+    format!(
+        "nfs-gds agent: {} (gds-nfs={}; {} RDMA mount{}, {} not ready)",
+        verdict_word(pass.verdict()).to_uppercase(),
+        pass.tier().as_str(),
+        pass.mounts.len(),
+        if pass.mounts.len() == 1 { "" } else { "s" },
+        pass.mounts_not_ready()
+    )
+}
+
+fn one_pass(args: &AgentArgs, ctx: &Ctx) -> Result<Pass, CmdError> {
+    let (pass, facts) = check_node(args, ctx, SystemTime::now())?;
+    let out = Outputs::resolve(
+        &ctx.host.root,
+        args.nfd_dir.as_deref(),
+        args.textfile_dir.as_deref(),
+        args.status_file.as_deref(),
+        args.ready_file.as_deref(),
+    );
     let nvfs = facts.nvidia_fs.version.clone().unwrap_or_default();
     let kernel = facts.kernel.release.unwrap_or_default();
-    if let Some(dir) = target(&args.nfd_dir, NFD_DIR) {
-        let labels = [
+    if let Some(path) = &out.features {
+        let extra = [
             ("nvidia-fs.version", nvfs.clone()),
             ("kernel", kernel.clone()),
         ];
-        let text = agent::features_file(&report, &labels, now, Duration::from_secs(args.interval));
-        write_atomic(&dir.join("nfs-gds"), text.as_bytes(), 0o644)?;
+        outputs::write(path, labels::features_file(&pass, &extra)?.as_bytes())?;
     }
-    if let Some(dir) = target(&args.textfile_dir, TEXTFILE_DIR) {
+    if let Some(path) = &out.textfile {
         let info = [("kernel_release", kernel), ("nvidia_fs_version", nvfs)];
-        let text = agent::prometheus_file(&report, &info, now);
-        write_atomic(&dir.join("nfs-gds.prom"), text.as_bytes(), 0o644)?;
+        let text = metrics::prometheus_file(&pass, &info)
+            .map_err(|_| "formatting the Prometheus textfile failed")?;
+        outputs::write(path, text.as_bytes())?;
     }
-    write_atomic(&args.status_file, render::json(&report).as_bytes(), 0o644)?;
-    Ok(report)
+    outputs::write(&out.status, pass.status_json().as_bytes())?;
+    outputs::set_ready(&out.ready, pass.is_ready(), &summary_line(&pass))?;
+    Ok(pass)
 }
 
 pub fn run(args: &AgentArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     if args.once {
-        let r = one_pass(args, ctx)?;
-        print!("{}", render::verdict_line(&r, ctx.style));
-        println!();
-        return Ok(if r.verdict.is_ready() {
+        let pass = one_pass(args, ctx)?;
+        println!("{}", summary_line(&pass));
+        return Ok(if pass.is_ready() {
             exit::READY
         } else {
             exit::NOT_READY
@@ -94,10 +133,11 @@ pub fn run(args: &AgentArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let mut last = None;
     loop {
         match one_pass(args, ctx) {
-            Ok(r) => {
-                if last != Some(r.verdict) {
-                    eprintln!("{}", render::verdict_line(&r, Default::default()));
-                    last = Some(r.verdict);
+            Ok(pass) => {
+                let line = summary_line(&pass);
+                if last.as_ref() != Some(&line) {
+                    eprintln!("{line}");
+                    last = Some(line);
                 }
             }
             // A failed pass is logged and retried; the previous outputs stay until they expire.

@@ -178,15 +178,16 @@ pub struct MountStatsRecord {
     pub fstype: String,
     /// `statvers=` of NFS records (`1.0`, `1.1`, …).
     pub statvers: Option<String>,
-    /// The `opts:` line split on commas (NFS only).
-    pub opts: Vec<String>,
+    /// The `opts:` line's comma-separated options, as printed (NFS only). Kept as one string:
+    /// a node with thousands of NFS mounts would otherwise hold ~20 small strings per mount.
+    pub opts: String,
     /// Every `xprt:` line, in order (several with `nconnect=`).
     pub xprts: Vec<Xprt>,
 }
 
 impl MountStatsRecord {
     pub fn opt(&self, key: &str) -> Option<&str> {
-        option_value(self.opts.iter().map(String::as_str), key)
+        option_value(self.opts.split(',').filter(|o| !o.is_empty()), key)
     }
 }
 
@@ -194,26 +195,48 @@ impl MountStatsRecord {
 /// belong to the record before them. Field counts after `xprt: <proto>` vary between kernels
 /// and vendor stacks and are not interpreted.
 pub fn parse_mountstats(text: &[u8]) -> Vec<MountStatsRecord> {
-    let mut records: Vec<MountStatsRecord> = Vec::new();
+    let mut p = MountStatsParser::default();
     for line in text.split(|b| *b == b'\n') {
-        if let Some(rec) = parse_device_line(line) {
-            records.push(rec);
-            continue;
+        p.feed(line);
+    }
+    p.records
+}
+
+/// mountstats one line at a time, so a reader can stream the file: with thousands of NFS mounts
+/// it runs to tens of megabytes (some 80 lines of per-operation counters per mount), of which
+/// only the `device`, `opts:` and `xprt:` lines are kept.
+#[derive(Debug, Default)]
+struct MountStatsParser {
+    records: Vec<MountStatsRecord>,
+}
+
+impl MountStatsParser {
+    fn feed(&mut self, line: &[u8]) {
+        // Only a record's first line starts unindented; the counters under it are most lines.
+        if line.starts_with(b"device ") || line.starts_with(b"no device ") {
+            if let Some(rec) = parse_device_line(line) {
+                if let Some(done) = self.records.last_mut() {
+                    // Most mounts have one transport: do not keep room for four.
+                    done.xprts.shrink_to_fit();
+                }
+                self.records.push(rec);
+                return;
+            }
         }
-        let Some(current) = records.last_mut() else {
-            continue;
+        let Some(current) = self.records.last_mut() else {
+            return;
         };
-        let line = String::from_utf8_lossy(line);
-        let trimmed = line.trim();
-        if let Some(rest) = trimmed.strip_prefix("opts:") {
-            current.opts = rest
-                .trim()
-                .split(',')
-                .filter(|o| !o.is_empty())
-                .map(str::to_string)
-                .collect();
-        } else if let Some(rest) = trimmed.strip_prefix("xprt:") {
-            if let Some(proto) = rest.split_whitespace().next() {
+        let start = line
+            .iter()
+            .position(|b| !b.is_ascii_whitespace())
+            .unwrap_or(line.len());
+        let rest = &line[start..];
+        if let Some(opts) = rest.strip_prefix(b"opts:") {
+            current.opts = String::from_utf8_lossy(opts).trim().to_string();
+        } else if rest.starts_with(b"xprt:") {
+            let line = String::from_utf8_lossy(rest);
+            let trimmed = line.trim_end();
+            if let Some(proto) = trimmed["xprt:".len()..].split_whitespace().next() {
                 current.xprts.push(Xprt {
                     proto: proto.to_string(),
                     line: trimmed.to_string(),
@@ -221,7 +244,6 @@ pub fn parse_mountstats(text: &[u8]) -> Vec<MountStatsRecord> {
             }
         }
     }
-    records
 }
 
 /// `device DEV mounted on MNT with fstype TYPE [statvers=V]` or `no device mounted on …`.
@@ -248,7 +270,7 @@ fn parse_device_line(line: &[u8]) -> Option<MountStatsRecord> {
                 mount_point: path_of(mnt),
                 fstype: text_of(fstype),
                 statvers,
-                opts: Vec::new(),
+                opts: String::new(),
                 xprts: Vec::new(),
             })
         }
@@ -322,19 +344,39 @@ impl MountTable {
     /// Pairs mountinfo lines with mountstats records: the k-th mountinfo line with a given
     /// (mount point, source) gets the k-th mountstats record with the same pair.
     pub fn join(infos: Vec<MountInfoEntry>, stats: Vec<MountStatsRecord>) -> Self {
-        let mut by_key: HashMap<(PathBuf, Option<String>), Vec<MountStatsRecord>> = HashMap::new();
-        for s in stats.into_iter().rev() {
-            by_key
-                .entry((s.mount_point.clone(), s.device.clone()))
-                .or_default()
-                .push(s);
-        }
+        const NONE: usize = usize::MAX;
+        // For each key, the first record not yet taken; `next` chains a key's records in order.
+        // Indices rather than moved records keep this to a few bytes per mount.
+        let picks: Vec<usize> = {
+            let mut head: HashMap<(&Path, Option<&str>), usize> =
+                HashMap::with_capacity(stats.len());
+            let mut next = vec![NONE; stats.len()];
+            for (i, s) in stats.iter().enumerate().rev() {
+                let key = (s.mount_point.as_path(), s.device.as_deref());
+                next[i] = head.insert(key, i).unwrap_or(NONE);
+            }
+            infos
+                .iter()
+                .map(|info| {
+                    let key = (info.mount_point.as_path(), Some(info.source.as_str()));
+                    match head.get_mut(&key) {
+                        Some(h) if *h != NONE => {
+                            let taken = *h;
+                            *h = next[taken];
+                            taken
+                        }
+                        _ => NONE,
+                    }
+                })
+                .collect()
+        };
+        let mut stats: Vec<Option<MountStatsRecord>> = stats.into_iter().map(Some).collect();
         let mounts = infos
             .into_iter()
-            .map(|info| {
-                let key = (info.mount_point.clone(), Some(info.source.clone()));
-                let stats = by_key.get_mut(&key).and_then(Vec::pop);
-                Mount { info, stats }
+            .zip(picks)
+            .map(|(info, pick)| Mount {
+                info,
+                stats: stats.get_mut(pick).and_then(Option::take),
             })
             .collect();
         MountTable { mounts }
@@ -381,9 +423,13 @@ impl MountTable {
 /// Reads and parses mountinfo below the root. A missing file is an error: without it nothing
 /// can be verified.
 pub fn read_mountinfo(root: &Root) -> Result<Vec<MountInfoEntry>, MountsError> {
-    let path = root.join(MOUNTINFO);
+    read_mountinfo_at(root, MOUNTINFO)
+}
+
+fn read_mountinfo_at(root: &Root, rel: &str) -> Result<Vec<MountInfoEntry>, MountsError> {
+    let path = root.join(rel);
     let bytes = root
-        .read_bytes(MOUNTINFO)?
+        .read_bytes(rel)?
         .ok_or_else(|| MountsError::Missing { path: path.clone() })?;
     parse_mountinfo(&bytes).map_err(|e| MountsError::Parse {
         path,
@@ -395,9 +441,15 @@ pub fn read_mountinfo(root: &Root) -> Result<Vec<MountInfoEntry>, MountsError> {
 /// Reads and parses mountstats below the root; an absent file gives no records (containers
 /// sometimes hide it), which leaves transports to the `proto=` options.
 pub fn read_mountstats(root: &Root) -> Result<Vec<MountStatsRecord>, MountsError> {
+    read_mountstats_at(root, MOUNTSTATS)
+}
+
+fn read_mountstats_at(root: &Root, rel: &str) -> Result<Vec<MountStatsRecord>, MountsError> {
+    // Through the root's one reader: confined to the root, capped, never a FIFO, and recorded
+    // for `collect` like every other read.
     Ok(root
-        .read_bytes(MOUNTSTATS)?
-        .map(|b| parse_mountstats(&b))
+        .read_bytes(rel)?
+        .map(|bytes| parse_mountstats(&bytes))
         .unwrap_or_default())
 }
 
@@ -406,6 +458,25 @@ pub fn read_mount_table(root: &Root) -> Result<MountTable, MountsError> {
     let infos = read_mountinfo(root)?;
     let stats = read_mountstats(root)?;
     Ok(MountTable::join(infos, stats))
+}
+
+/// PID 1's mount table, the host's as seen from a container that has the host's `/proc`.
+pub const INIT_MOUNTINFO: &str = "proc/1/mountinfo";
+pub const INIT_MOUNTSTATS: &str = "proc/1/mountstats";
+
+/// The mount table of PID 1's mount namespace when `proc/1/mountinfo` exists below the root,
+/// else this process's; with the path of the mountinfo read. In a container `/proc/self` is the
+/// container's own namespace, where kubelet's and the host's NFS mounts are not; PID 1 of the
+/// host's `/proc` is in the host's. On a host the two are the same table. A `proc/1/mountinfo`
+/// that exists but cannot be read is an error, not a quiet fall-back to a table without the
+/// host's mounts.
+pub fn read_init_mount_table(root: &Root) -> Result<(MountTable, PathBuf), MountsError> {
+    if root.exists(INIT_MOUNTINFO) {
+        let infos = read_mountinfo_at(root, INIT_MOUNTINFO)?;
+        let stats = read_mountstats_at(root, INIT_MOUNTSTATS)?;
+        return Ok((MountTable::join(infos, stats), root.join(INIT_MOUNTINFO)));
+    }
+    Ok((read_mount_table(root)?, root.join(MOUNTINFO)))
 }
 
 #[cfg(test)]
@@ -451,6 +522,21 @@ mod tests {
             assert!(r.xprts[0].is_rdma());
             assert!(r.xprts[0].line.starts_with("xprt:\trdma 0 0 1"));
         }
+    }
+
+    #[test]
+    fn the_streamed_read_is_the_parse_of_the_whole_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path());
+        std::fs::create_dir_all(dir.path().join("proc/self")).unwrap();
+        // No trailing newline on the last line, and a CRLF-free capture.
+        let text = CAPTURE.trim_end();
+        std::fs::write(dir.path().join(MOUNTSTATS), text).unwrap();
+        assert_eq!(
+            read_mountstats(&root).unwrap(),
+            parse_mountstats(text.as_bytes())
+        );
+        assert_eq!(read_mountstats(&root).unwrap().len(), 10);
     }
 
     #[test]

@@ -240,6 +240,11 @@ impl Helper<'_> {
                 return Ok(FAIL);
             }
             self.warn_if_needed(req, &post, "mounted");
+            if let Err(e) = super::record::write_record(self.root, new, req.options.port, &after) {
+                self.say(&format!(
+                    "{e}; nfs-gds agent will not know this mount was meant for RDMA"
+                ));
+            }
             if req.verbose > 0 && post.warnings.is_empty() {
                 self.say(&format!(
                     "mounted {} (mount id {id}): {}",

@@ -20,6 +20,7 @@ pub mod mounter;
 pub mod namespace;
 pub mod options;
 pub mod privilege;
+pub mod record;
 pub mod request;
 pub mod syscall;
 pub mod unmount;

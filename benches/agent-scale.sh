@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Scale benchmark of one agent pass (`nfs-gds agent --once`) on a node with N NFS mounts in
+# mountinfo and mountstats (run from the repository root: it reuses the VM capture) (kubelet PV mounts, all of one server over RDMA: the worst case for the
+# transport trap, which looks at every mount of a mount's server), for N = 100, 1,000, 10,000.
+# Reports hyperfine's mean wall time and mean CPU time (user + system: on a shared, loaded
+# machine the wall time mostly measures waiting for a core) and the peak RSS (GNU time) side by
+# side for each N.
+# Needs a release build (cargo build --release), hyperfine and GNU time.
+# Usage: benches/agent-scale.sh [RUNS]   (default 20)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-20}
+bin=${NFS_GDS_BIN:-target/release/nfs-gds}
+[ -x "$bin" ] || { echo "agent-scale: build first: cargo build --release" >&2; exit 2; }
+for tool in hyperfine /usr/bin/time; do
+    command -v "$tool" >/dev/null || { echo "agent-scale: $tool is not installed" >&2; exit 2; }
+done
+
+work=$(mktemp -d)
+trap '[ -n "${NFS_GDS_KEEP:-}" ] || rm -rf "$work"' EXIT
+
+make_node() { # DIR N
+    local root=$1 n=$2
+    mkdir -p "$root"/proc/sys/kernel "$root"/proc/1 "$root"/out
+    echo 6.1.0-50-amd64 > "$root"/proc/sys/kernel/osrelease
+    # Each mountstats record is the VM capture's RDMA record (opts, xprt, ~80 lines of per-op
+    # counters: ~3 KB), renamed; mountinfo lines are shaped like the kernel's.
+    awk '/mounted on \/mnt\/rdma /{p=1; next} /^device/{p=0} p' tests/fixtures/mountstats.txt > "$work/record"
+    awk -v n="$n" -v info="$root/proc/1/mountinfo" -v stats="$root/proc/1/mountstats" -v tpl="$work/record" 'BEGIN {
+        while ((getline l < tpl) > 0) body = body l "\n"
+        print "1 0 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw" > info
+        print "device /dev/vda mounted on / with fstype ext4" > stats
+        for (i = 0; i < n; i++) {
+            mp = sprintf("/var/lib/kubelet/pods/%08x-0000-4000-8000-%012x/volumes/kubernetes.io~csi/pvc-%d/mount", i, i, i)
+            src = sprintf("10.0.2.15:/datasets/pvc-%d", i)
+            printf "%d 1 0:%d / %s rw,relatime shared:%d - nfs4 %s rw,vers=4.2,rsize=1048576,wsize=1048576,namlen=255,hard,proto=rdma,port=20049,timeo=600,retrans=2,sec=sys,clientaddr=10.0.2.16,local_lock=none,addr=10.0.2.15\n", 100 + i, 1000 + i, mp, 100 + i, src > info
+            printf "device %s mounted on %s with fstype nfs4 statvers=1.1\n%s", src, mp, body > stats
+        }
+    }'
+}
+
+printf '| mounts | mountinfo + mountstats | wall (mean) | CPU user+sys (mean) | peak RSS |\n|---|---|---|---|---|\n'
+for n in 100 1000 10000; do
+    root=$work/n$n
+    make_node "$root" "$n"
+    args=(--root "$root" agent --once --nfd-dir "$root/out/f" --textfile-dir "$root/out/t" --status-file "$root/out/status.json")
+    # Exit 1 is expected (no GDS driver in the tree); the mounts are what is measured.
+    hyperfine -N -i --warmup 2 --runs "$runs" --export-json "$work/h$n.json" "$bin ${args[*]}" >/dev/null
+    read -r mean cpu < <(python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results'][0]; print('%.1f_ms %.1f_ms' % (r['mean']*1000, (r['user']+r['system'])*1000))" "$work/h$n.json")
+    /usr/bin/time -f '%M' -o "$work/rss" "$bin" "${args[@]}" >/dev/null 2>&1 || true
+    rss=$(tail -1 "$work/rss")
+    bytes=$(( $(stat -c %s "$root/proc/1/mountinfo") + $(stat -c %s "$root/proc/1/mountstats") ))
+    judged=$(grep -c '"mountpoint"' "$root/out/status.json")
+    [ "$judged" = "$n" ] || { echo "agent-scale: judged $judged mounts of $n" >&2; exit 1; }
+    printf '| %s | %s KiB | %s | %s | %s MB |\n' "$n" "$((bytes / 1024))" "${mean/_/ }" "${cpu/_/ }" "$(awk -v k="$rss" 'BEGIN{printf "%.1f", k/1024}')"
+done

@@ -1,0 +1,83 @@
+//! Which pod and volume a kubelet mount belongs to, read from its mount point.
+//!
+//! kubelet mounts an in-tree `nfs:` volume on `<kubelet dir>/pods/<pod UID>/volumes/kubernetes.io~nfs/<volume>`
+//! and a CSI volume (csi-driver-nfs) on `…/volumes/kubernetes.io~csi/<volume>/mount`. The kubelet
+//! directory differs between distributions (`/var/lib/kubelet`, k0s, microk8s under `/var/snap`),
+//! so only the part from `pods/` on is matched.
+
+use std::path::Path;
+
+/// A volume of a pod, as kubelet laid out its mount point.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KubeletVolume {
+    pub pod_uid: String,
+    /// The volume's name in the pod spec (in-tree) or the PersistentVolume's name (CSI).
+    pub volume: String,
+    /// `nfs` or `csi`.
+    pub plugin: &'static str,
+}
+
+/// The pod volume `mount_point` is, if it is one.
+pub fn volume_of(mount_point: &Path) -> Option<KubeletVolume> {
+    let parts: Vec<&str> = mount_point
+        .to_str()?
+        .split('/')
+        .filter(|p| !p.is_empty())
+        .collect();
+    let at = parts
+        .windows(3)
+        .rposition(|w| w[0] == "pods" && w[2] == "volumes")?;
+    let pod_uid = parts[at + 1];
+    let rest = &parts[at + 3..];
+    let (plugin, volume) = match rest {
+        ["kubernetes.io~nfs", volume] => ("nfs", *volume),
+        ["kubernetes.io~csi", volume, "mount"] => ("csi", *volume),
+        _ => return None,
+    };
+    Some(KubeletVolume {
+        pod_uid: pod_uid.to_string(),
+        volume: volume.to_string(),
+        plugin,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const UID: &str = "8d5c7f4e-2b1a-4c3d-9e8f-0a1b2c3d4e5f";
+
+    #[test]
+    fn in_tree_and_csi_volumes_name_pod_and_volume() {
+        let v = volume_of(Path::new(&format!(
+            "/var/lib/kubelet/pods/{UID}/volumes/kubernetes.io~nfs/datasets"
+        )))
+        .unwrap();
+        assert_eq!(
+            v,
+            KubeletVolume {
+                pod_uid: UID.into(),
+                volume: "datasets".into(),
+                plugin: "nfs"
+            }
+        );
+        let v = volume_of(Path::new(&format!(
+            "/var/snap/microk8s/common/var/lib/kubelet/pods/{UID}/volumes/kubernetes.io~csi/pvc-1234/mount"
+        )))
+        .unwrap();
+        assert_eq!((v.plugin, v.volume.as_str()), ("csi", "pvc-1234"));
+    }
+
+    #[test]
+    fn other_paths_are_not_pod_volumes() {
+        for p in [
+            "/mnt/data",
+            "/var/lib/kubelet/pods",
+            &format!("/var/lib/kubelet/pods/{UID}/volumes/kubernetes.io~csi/pvc-1234"),
+            &format!("/var/lib/kubelet/pods/{UID}/volumes/kubernetes.io~empty-dir/x"),
+            "/var/lib/kubelet/plugins/kubernetes.io/csi/nfs.csi.k8s.io/abc/globalmount",
+        ] {
+            assert_eq!(volume_of(Path::new(p)), None, "{p}");
+        }
+    }
+}

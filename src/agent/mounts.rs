@@ -1,0 +1,338 @@
+//! The agent's look at the mounts: every NFS mount meant for RDMA ([`super::intent`]) gets the
+//! helper's own post-mount checks and transport trap ([`crate::checks::registry::verify_mount`]), each pass.
+//!
+//! A node can carry thousands of PV mounts, often all of one server, and the trap looks at every
+//! other mount of a mount's server: run over the whole table for each mount that is quadratic.
+//! So each mount is judged against the table narrowed to what can change its verdict — itself and
+//! the NFSv4 mounts *not* over RDMA that may be of its server (the trap fails or warns only on
+//! those) — found once per server. The verdicts are the same; what a narrowed pass leaves out is
+//! the trap's count of the server's other RDMA mounts, which is evidence, not judgement.
+
+use std::collections::{HashMap, HashSet};
+use std::net::IpAddr;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::intent::{intent_of, Intent, Records};
+use super::kubelet::{volume_of, KubeletVolume};
+use crate::checks::{registry, CheckResult, Verdict};
+use crate::host::mounts::{Mount, MountTable};
+use crate::nfs::{NfsSource, Sameness, ServerHost};
+use crate::policy::Policy;
+use crate::verdict::{self, Judgement};
+
+/// The verdict on one mount meant for RDMA, with the labels that join it to node_exporter's
+/// mountstats series (`export`, `mountaddr`, `protocol`).
+#[derive(Debug, Clone, Serialize)]
+pub struct MountVerdict {
+    /// The mount's source (node_exporter's `export`).
+    pub export: String,
+    pub mountpoint: String,
+    /// The server address the kernel uses (`addr=`; node_exporter's `mountaddr`).
+    pub mountaddr: Option<String>,
+    /// The transport of the first `xprt:` line, else the `proto=` option (node_exporter's
+    /// `protocol`); `unknown` when neither shows.
+    pub protocol: String,
+    /// Why it is meant for RDMA: `recorded`, `policy` or `options`.
+    pub meant_by: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pod_uid: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub volume: Option<String>,
+    pub verdict: Verdict,
+    /// The checks, for a mount that is not plainly ready; a ready mount's (all pass) are not
+    /// kept, so a node with thousands of good mounts stays small (`nfs-gds verify` shows them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<CheckResult>,
+}
+
+impl MountVerdict {
+    pub fn is_ready(&self) -> bool {
+        self.verdict.is_ready()
+    }
+}
+
+/// The checks one mount gets: every mount check of the registry (the helper's post-mount
+/// checks with the trap as context), judged under the policy for that mount.
+fn checks_for(m: &Mount, narrowed: &MountTable, port: u16, policy: &Policy) -> Judgement {
+    let mp = m.info.mount_point.display().to_string();
+    let mut judged = verdict::judge(
+        registry::verify_mount(m, narrowed, port),
+        &policy.for_mount(&m.info.mount_point, &m.info.source, None, None),
+    );
+    judged.results = judged
+        .results
+        .into_iter()
+        .map(|mut r| {
+            if !r.summary.contains(&mp) {
+                r.summary = format!("{mp}: {}", r.summary);
+            }
+            r
+        })
+        .collect();
+    judged
+}
+
+/// A non-RDMA NFSv4 mount, with its server parsed once.
+struct Suspect<'a> {
+    mount: &'a Mount,
+    server: ServerHost,
+    addr: Option<IpAddr>,
+}
+
+/// The NFSv4 mounts not over RDMA, and which of them may share a client with each server.
+struct Suspects<'a> {
+    all: Vec<Suspect<'a>>,
+    by_server: HashMap<String, Vec<usize>>,
+}
+
+impl<'a> Suspects<'a> {
+    fn new(table: &'a MountTable) -> Self {
+        let all = table
+            .mounts
+            .iter()
+            .filter(|m| m.is_nfs4() && m.runs_over_rdma() == Some(false))
+            .filter_map(|m| {
+                let src = NfsSource::parse(&m.info.source).ok()?;
+                Some(Suspect {
+                    mount: m,
+                    server: src.server,
+                    addr: m.info.super_option("addr").and_then(|a| a.parse().ok()),
+                })
+            })
+            .collect();
+        Suspects {
+            all,
+            by_server: HashMap::new(),
+        }
+    }
+
+    /// `m` and the suspects that the trap cannot tell apart from `m`'s server.
+    fn narrowed_for(&mut self, m: &Mount) -> MountTable {
+        let mut mounts = vec![m.clone()];
+        if let Ok(src) = NfsSource::parse(&m.info.source) {
+            let all = &self.all;
+            let idx = self
+                .by_server
+                .entry(src.server.to_string())
+                .or_insert_with(|| {
+                    all.iter()
+                        .enumerate()
+                        .filter(|(_, s)| {
+                            src.server.sameness(&s.server, s.addr) != Sameness::Different
+                        })
+                        .map(|(i, _)| i)
+                        .collect()
+                });
+            mounts.extend(
+                idx.iter()
+                    .map(|&i| self.all[i].mount)
+                    .filter(|s| s.info.mount_id != m.info.mount_id)
+                    .cloned(),
+            );
+        }
+        MountTable { mounts }
+    }
+}
+
+fn protocol_of(m: &Mount) -> String {
+    m.stats
+        .as_ref()
+        .and_then(|s| s.xprts.first())
+        .map(|x| x.proto.clone())
+        .or_else(|| m.option("proto").map(str::to_string))
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+/// Verifies every mount of `table` meant for RDMA that is on top of its mount point (a mount
+/// stacked over is not what applications see). `port` is the policy's expected port, used
+/// unless the helper recorded another.
+pub fn verify_meant_for_rdma(
+    table: &MountTable,
+    records: &Records,
+    policy: &Policy,
+) -> Vec<MountVerdict> {
+    let (rules, port) = (&policy.mounts, policy.options.port);
+    let covered: HashSet<(u32, &Path)> = table
+        .mounts
+        .iter()
+        .map(|m| (m.info.parent_id, m.info.mount_point.as_path()))
+        .collect();
+    let mut suspects = Suspects::new(table);
+    let meant: Vec<(&Mount, Intent)> = table
+        .mounts
+        .iter()
+        .filter_map(|m| intent_of(m, records, rules).map(|i| (m, i)))
+        .collect();
+    let mut out = Vec::with_capacity(meant.len());
+    for (m, intent) in meant {
+        if covered.contains(&(m.info.mount_id, m.info.mount_point.as_path())) {
+            continue;
+        }
+        let expected = match intent {
+            Intent::Recorded { port: recorded } => recorded,
+            Intent::Policy(_) | Intent::Options => port,
+        };
+        let narrowed = suspects.narrowed_for(m);
+        let judged = checks_for(m, &narrowed, expected, policy);
+        let verdict = judged.verdict();
+        let checks = judged.results;
+        let pod: Option<KubeletVolume> = volume_of(&m.info.mount_point);
+        out.push(MountVerdict {
+            export: m.info.source.clone(),
+            mountpoint: m.info.mount_point.display().to_string(),
+            mountaddr: m.info.super_option("addr").map(str::to_string),
+            protocol: protocol_of(m),
+            meant_by: intent.as_str(),
+            pod_uid: pod.as_ref().map(|p| p.pod_uid.clone()),
+            volume: pod.map(|p| p.volume),
+            verdict,
+            checks: if verdict == Verdict::Ready {
+                Vec::new()
+            } else {
+                checks
+            },
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::Status;
+    use crate::host::mounts::{parse_mountinfo, parse_mountstats};
+    use crate::policy::MountRule;
+
+    fn table(mountinfo: &str, mountstats: &str) -> MountTable {
+        MountTable::join(
+            parse_mountinfo(mountinfo.as_bytes()).unwrap(),
+            parse_mountstats(mountstats.as_bytes()),
+        )
+    }
+
+    const POD: &str = "/var/lib/kubelet/pods/u-1/volumes/kubernetes.io~nfs/data";
+
+    fn info() -> String {
+        format!(
+            "\
+1 0 254:0 / / rw - ext4 /dev/vda rw
+40 1 0:50 / /mnt/tcp rw - nfs4 10.0.2.15:/export rw,vers=4.2,proto=tcp,addr=10.0.2.15
+41 1 0:50 / {POD} rw - nfs4 10.0.2.15:/export rw,vers=4.2,proto=tcp,addr=10.0.2.15
+42 1 0:51 / /mnt/gds rw - nfs4 10.0.2.20:/fast rw,vers=4.2,proto=rdma,port=20049,addr=10.0.2.20
+43 1 0:52 / /mnt/home rw - nfs4 10.0.0.9:/home rw,vers=4.2,proto=tcp,addr=10.0.0.9
+"
+        )
+    }
+
+    fn stats() -> String {
+        format!(
+            "\
+device /dev/vda mounted on / with fstype ext4
+device 10.0.2.15:/export mounted on /mnt/tcp with fstype nfs4 statvers=1.1
+\topts:\trw,vers=4.2,proto=tcp
+\txprt:\ttcp 0 0 2 0 0 39 39 0 39 0 2 0 0
+device 10.0.2.15:/export mounted on {POD} with fstype nfs4 statvers=1.1
+\topts:\trw,vers=4.2,proto=tcp
+\txprt:\ttcp 0 0 2 0 0 39 39 0 39 0 2 0 0
+device 10.0.2.20:/fast mounted on /mnt/gds with fstype nfs4 statvers=1.1
+\topts:\trw,vers=4.2,proto=rdma,port=20049
+\txprt:\trdma 0 0 1 0 0 121 121 0 1096 0 131 1 11
+device 10.0.0.9:/home mounted on /mnt/home with fstype nfs4 statvers=1.1
+\topts:\trw,vers=4.2,proto=tcp
+\txprt:\ttcp 0 0 2 0 0 39 39 0 39 0 2 0 0
+"
+        )
+    }
+
+    #[test]
+    fn a_pod_mount_the_trap_turned_to_tcp_is_caught_by_the_policy() {
+        let t = table(&info(), &stats());
+        let policy = Policy {
+            mounts: vec![MountRule {
+                source: Some("10.0.2.15:/export".into()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let v = verify_meant_for_rdma(&t, &Records::default(), &policy);
+        let points: Vec<_> = v.iter().map(|v| v.mountpoint.as_str()).collect();
+        // /mnt/tcp is covered by the rule too; /mnt/home is nobody's RDMA mount.
+        assert_eq!(points, ["/mnt/tcp", POD, "/mnt/gds"]);
+        let pod = &v[1];
+        assert_eq!(pod.verdict, Verdict::NotReady);
+        assert_eq!(pod.meant_by, "policy");
+        assert_eq!(pod.protocol, "tcp");
+        assert_eq!(pod.mountaddr.as_deref(), Some("10.0.2.15"));
+        assert_eq!(pod.pod_uid.as_deref(), Some("u-1"));
+        assert_eq!(pod.volume.as_deref(), Some("data"));
+        let by_id: Vec<_> = pod.checks.iter().map(|c| (c.id, c.status)).collect();
+        assert_eq!(
+            by_id,
+            [
+                (crate::checks::catalogue::transport_trap::ID, Status::Fail),
+                (crate::checks::catalogue::mount_transport::ID, Status::Fail),
+                (crate::checks::catalogue::mount_options::ID, Status::Fail),
+            ]
+        );
+        assert!(
+            pod.checks[0].summary.contains("/mnt/tcp"),
+            "{:?}",
+            pod.checks[0]
+        );
+        let gds = &v[2];
+        assert_eq!(gds.verdict, Verdict::Ready, "{:?}", gds.checks);
+        assert_eq!(gds.meant_by, "options");
+        assert_eq!(gds.protocol, "rdma");
+    }
+
+    #[test]
+    fn narrowing_gives_the_same_verdicts_as_the_whole_table() {
+        let t = table(&info(), &stats());
+        let policy = Policy {
+            mounts: vec![MountRule {
+                source: Some("10.0.2.15:/".into()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let v = verify_meant_for_rdma(&t, &Records::default(), &policy);
+        for mv in &v {
+            let m = t
+                .mounts
+                .iter()
+                .find(|m| m.info.mount_point.display().to_string() == mv.mountpoint)
+                .unwrap();
+            let whole: Vec<_> = registry::verify_mount(m, &t, 20049)
+                .into_iter()
+                .map(|c| c.status)
+                .collect();
+            let narrowed: Vec<_> = mv.checks.iter().map(|c| c.status).collect();
+            if mv.verdict == Verdict::Ready {
+                assert!(
+                    whole.iter().all(|s| *s == Status::Pass),
+                    "{}",
+                    mv.mountpoint
+                );
+            } else {
+                assert_eq!(whole, narrowed, "{}", mv.mountpoint);
+            }
+        }
+    }
+
+    #[test]
+    fn a_stacked_over_mount_and_non_nfs_mounts_are_left_out() {
+        let text = "\
+1 0 254:0 / / rw - ext4 /dev/vda rw
+42 1 0:51 / /mnt/gds rw - nfs4 10.0.2.20:/fast rw,vers=4.2,proto=rdma,port=20049,addr=10.0.2.20
+44 42 0:53 / /mnt/gds rw - nfs4 10.0.2.20:/other rw,vers=4.2,proto=rdma,port=20049,addr=10.0.2.20
+";
+        let v = verify_meant_for_rdma(&table(text, ""), &Records::default(), &Policy::default());
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0].export, "10.0.2.20:/other");
+        // No mountstats: the transport is unknown, the protocol comes from the options.
+        assert_eq!(v[0].protocol, "rdma");
+        assert_eq!(v[0].verdict, Verdict::ReadyWithWarnings);
+    }
+}

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::clock::Clock;
+use super::identity::MountIdentity;
 use super::modprobe::{LoadError, ModuleLoader};
 use super::mounter::{MountCall, MountError, MountStatus, Mounter, UnmountError};
 use super::privilege::Privileges;
@@ -59,7 +60,7 @@ impl Privileges for FakePrivileges {
 }
 
 type OnMount = Box<dyn FnMut(&MountCall) -> Result<MountStatus, MountError>>;
-type OnUnmount = Box<dyn FnMut(&Path) -> Result<(), UnmountError>>;
+type OnUnmount = Box<dyn FnMut(&MountIdentity) -> Result<(), UnmountError>>;
 
 /// Records every call as a line; what a call does is up to the test.
 pub struct RecordingMounter {
@@ -79,7 +80,7 @@ impl std::fmt::Debug for RecordingMounter {
 impl RecordingMounter {
     pub fn new(
         on_mount: impl FnMut(&MountCall) -> Result<MountStatus, MountError> + 'static,
-        on_unmount: impl FnMut(&Path) -> Result<(), UnmountError> + 'static,
+        on_unmount: impl FnMut(&MountIdentity) -> Result<(), UnmountError> + 'static,
     ) -> Self {
         RecordingMounter {
             calls: Vec::new(),
@@ -104,9 +105,14 @@ impl Mounter for RecordingMounter {
         (self.on_mount)(call)
     }
 
-    fn unmount(&mut self, target: &Path) -> Result<(), UnmountError> {
-        self.calls.push(format!("unmount {}", target.display()));
-        (self.on_unmount)(target)
+    fn unmount(&mut self, mount: &MountIdentity) -> Result<(), UnmountError> {
+        self.calls.push(format!(
+            "unmount {} (id {}, device {})",
+            mount.mount_point.display(),
+            mount.mount_id,
+            mount.device
+        ));
+        (self.on_unmount)(mount)
     }
 
     fn unmount_command(&self, target: &Path) -> String {

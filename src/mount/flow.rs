@@ -17,11 +17,11 @@
 
 use std::cell::RefCell;
 use std::io::Write;
-use std::path::Path;
 
 use super::clock::Clock;
 use super::decision::{check_lines, checks_word, judge, Judgement, DOCTOR_HINT};
 use super::exit_code::{FAIL, SUCCESS, SYSERR};
+use super::identity::{new_mount_on, new_mounts, MountIdentity};
 use super::modprobe::ModuleLoader;
 use super::mounter::{MountError, Mounter};
 use super::request::MountRequest;
@@ -225,11 +225,12 @@ impl Helper<'_> {
         let status = self.mounter.mount(&call)?;
         let after = read_mount_table(self.root)?;
 
-        if let Some(new) = after.new_since(&before, &req.target) {
+        if let Some(new) = new_mount_on(&before, &after, &req.target) {
             let id = new.info.mount_id;
             let post = judge(postmount(new, &after, req.options.port), policy);
             if post.refused() {
-                let undo = self.undo(id, &req.target);
+                let identity = self.mounter.identify(MountIdentity::of(&new.info));
+                let undo = self.undo(&identity);
                 self.refuse_after_mount(req, id, &post, &undo);
                 return Ok(FAIL);
             }
@@ -270,12 +271,32 @@ impl Helper<'_> {
                 self.verify_existing(req, policy, &after, id, "it was there before nfs-gds ran")
             }
             None => {
-                self.say(&format!(
-                    "the mount of {} reported success, but no mount appeared on {}; not calling that a mount (if `findmnt --source {}` shows it under another path, unmount it there)",
-                    req.spec,
-                    req.target.display(),
-                    req.spec
-                ));
+                let elsewhere: Vec<String> = new_mounts(&before, &after)
+                    .into_iter()
+                    .filter(|m| m.is_nfs() && m.info.source == req.spec)
+                    .map(|m| {
+                        format!(
+                            "{} (mount id {})",
+                            m.info.mount_point.display(),
+                            m.info.mount_id
+                        )
+                    })
+                    .collect();
+                if elsewhere.is_empty() {
+                    self.say(&format!(
+                        "the mount of {} reported success, but no mount appeared on {}; not calling that a mount (if `findmnt --source {}` shows it under another path, unmount it there)",
+                        req.spec,
+                        req.target.display(),
+                        req.spec
+                    ));
+                } else {
+                    self.say(&format!(
+                        "the mount of {} reported success, but it appeared on {} instead of {}: the path changed while mounting (a directory on it replaced or a symlink planted), or the same source was mounted there at the same time; nfs-gds did not verify it and does not unmount it: check it and unmount it by hand",
+                        req.spec,
+                        elsewhere.join(", "),
+                        req.target.display()
+                    ));
+                }
                 Ok(FAIL)
             }
         }
@@ -350,12 +371,20 @@ impl Helper<'_> {
         self.print_judgement_lines(j);
     }
 
-    /// Unmounts mount `id` from `target` if, and only if, it is still the mount on top.
-    fn undo(&mut self, id: u32, target: &Path) -> Undo {
+    /// Unmounts `mount` if, and only if, it is still the mount on top of its mount point.
+    /// The unmounter checks the identity again on the mount it holds, so a mount replaced
+    /// between this look and the unmount is not taken down.
+    fn undo(&mut self, mount: &MountIdentity) -> Undo {
         match read_mount_table(self.root) {
             Err(e) => return Undo::NotAttempted(format!("the mount table cannot be read ({e})")),
-            Ok(now) => match now.topmost_at(target) {
-                Some(m) if m.info.mount_id == id => {}
+            Ok(now) => match now.topmost_at(&mount.mount_point) {
+                Some(m) if mount.matches(&m.info) => {}
+                Some(m) if m.info.mount_id == mount.mount_id => {
+                    return Undo::NotAttempted(format!(
+                        "the mount on top of it (id {}) is another mount that reuses the id",
+                        m.info.mount_id
+                    ))
+                }
                 Some(m) => {
                     return Undo::NotAttempted(format!(
                         "another mount (id {}) is now on top of it",
@@ -365,11 +394,11 @@ impl Helper<'_> {
                 None => return Undo::NotAttempted("it is no longer mounted".into()),
             },
         }
-        if let Err(e) = self.mounter.unmount(target) {
+        if let Err(e) = self.mounter.unmount(mount) {
             return Undo::Failed(e.to_string());
         }
         match read_mount_table(self.root) {
-            Ok(now) if now.by_id(id).is_some() => {
+            Ok(now) if mount.find(&now).is_some() => {
                 Undo::Failed("it is still in the mount table after unmounting".into())
             }
             Ok(_) => Undo::Unmounted,

@@ -15,6 +15,7 @@ pub mod exit_code;
 #[cfg(test)]
 pub mod fake;
 pub mod flow;
+pub mod identity;
 pub mod modprobe;
 pub mod mount_nfs;
 pub mod mounter;

@@ -140,7 +140,10 @@ mod tests {
             Path::new("/"),
         )
         .unwrap_err();
-        assert_eq!(e, RequestError::Option(OptionError::Background));
+        assert_eq!(
+            e,
+            RequestError::Option(OptionError::Background("bg".into()))
+        );
     }
 
     #[test]

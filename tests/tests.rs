@@ -13,4 +13,5 @@ mod inspect_module;
 mod module_reader;
 mod mount_fixture;
 mod mount_helper;
+mod setuid;
 mod verify_cmd;

@@ -37,6 +37,7 @@ impl Clock for FakeClock {
 #[derive(Debug, Clone)]
 pub struct FakePrivileges {
     pub uids: (u32, u32),
+    pub gids: (u32, u32),
     pub admin: Result<bool, String>,
 }
 
@@ -44,6 +45,7 @@ impl FakePrivileges {
     pub fn root() -> Self {
         FakePrivileges {
             uids: (0, 0),
+            gids: (0, 0),
             admin: Ok(true),
         }
     }
@@ -52,6 +54,10 @@ impl FakePrivileges {
 impl Privileges for FakePrivileges {
     fn uids(&self) -> (u32, u32) {
         self.uids
+    }
+
+    fn gids(&self) -> (u32, u32) {
+        self.gids
     }
 
     fn has_sys_admin(&self) -> Result<bool, String> {

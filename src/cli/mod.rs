@@ -196,7 +196,7 @@ pub fn run(argv: Vec<OsString>) -> u8 {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("nfs-gds: {e}");
+            eprintln!("nfs-gds: {}", crate::escape::escape_control(&e.to_string()));
             exit::ERROR
         }
     }

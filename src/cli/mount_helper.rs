@@ -57,7 +57,10 @@ pub fn run(args: &MountArgs, ctx: &Ctx, verbose: u8) -> u8 {
 }
 
 fn fail(message: impl std::fmt::Display, code: u8) -> u8 {
-    eprintln!("nfs-gds: {message}");
+    eprintln!(
+        "nfs-gds: {}",
+        crate::escape::escape_control(&message.to_string())
+    );
     code
 }
 
@@ -77,7 +80,10 @@ fn run_helper(raw: &[OsString], root: &Root, config: Option<&Path>, verbose: u8)
             return SUCCESS;
         }
         Err(e) => {
-            eprintln!("nfs-gds: {e}\n{USAGE}");
+            eprintln!(
+                "nfs-gds: {}\n{USAGE}",
+                crate::escape::escape_control(&e.to_string())
+            );
             return crate::mount::exit_code::USAGE;
         }
     };

@@ -29,6 +29,7 @@ use super::wait;
 use crate::checks::mount::{postmount, transport_trap};
 use crate::checks::probe::{self, DeviceProber, Prober};
 use crate::checks::{node, render, CheckResult, Report};
+use crate::escape::escape_control;
 use crate::host::facts::RPCRDMA;
 use crate::host::kernel::KernelInfo;
 use crate::host::mounts::{read_mount_table, Mount, MountTable, MountsError};
@@ -87,8 +88,10 @@ enum Undo {
     NotAttempted(String),
 }
 
+/// One diagnostic line. What it quotes (a SPEC, a path, a line of a file) may hold a newline or
+/// a terminal escape; those are escaped so that nothing can forge a line of its own.
 fn write_line(w: &mut dyn Write, line: &str) {
-    let _ = writeln!(w, "{PREFIX}{line}");
+    let _ = writeln!(w, "{PREFIX}{}", escape_control(line));
 }
 
 /// The node checks and the transport trap, after loading rpcrdma when that is configured.

@@ -396,6 +396,25 @@ fn a_new_mount_that_reuses_a_freed_id_is_still_new() {
 }
 
 #[test]
+fn a_newline_in_the_spec_cannot_forge_a_log_line() {
+    let t = Tree::new();
+    let args = HelperArgs {
+        spec: "10.0.2.15:/export\nnfs-gds: mounted 10.0.2.15:/export on /mnt/data".into(),
+        dir: "/mnt/data".into(),
+        options: vec!["rw".into()],
+        ..Default::default()
+    };
+    let req = MountRequest::new(&args, OptionDefaults::default(), Path::new("/")).unwrap();
+    let o = run(&t, &req, "", mounter(t.path(), mounted("tcp"), 0, false));
+    assert_eq!(o.code, 32);
+    for line in o.err.lines() {
+        assert!(!line.starts_with("nfs-gds: mounted"), "forged: {line}");
+        assert!(line.starts_with("nfs-gds: "), "{line}");
+    }
+    assert!(o.err.contains("/export\\nnfs-gds: mounted"), "{}", o.err);
+}
+
+#[test]
 fn a_mount_that_appears_on_another_path_is_named() {
     let t = Tree::new();
     let after = (

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Times `nfs-gds check` on two hostile kernel images that made the old scan quadratic: 16 MiB
-# of false gzip magic numbers, and 2 MiB of small valid xz streams, each installed as the
+# of false gzip magic numbers, and 2 MiB of small valid xz streams (each decompressing to just
+# under 1 MiB, the least a kernel payload is taken to be), each installed as the
 # node's /boot/vmlinuz-<release> (no boot header, so only magic-number candidates remain), and
 # one well-formed x86 bzImage whose header names its xz payload. `check` runs cold
 # (NFS_GDS_NO_CACHE=1). With OLD=/path/to/an/older/nfs-gds both binaries are timed side by side
@@ -9,7 +10,7 @@
 # The node has an rpcrdma module whose hooks are exported plain, so `rpcrdma-hook-export` has
 # to ask the kernel image whether it enforces GPL-only exports.
 #
-# Usage: OLD=... benches/image-scan.sh [RUNS]   (needs hyperfine, xz-utils, python3, kmod)
+# Usage: [CASES="small-xz ..."] OLD=... benches/image-scan.sh [RUNS]   (needs hyperfine, xz-utils, python3, kmod)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
@@ -49,7 +50,8 @@ python3 - "$work" <<'PY'
 import lzma, os, sys
 w = sys.argv[1]
 open(os.path.join(w, "false-gzip"), "wb").write(b"\x1f\x8b\x08\x00" * (4 << 20))
-one = lzma.compress(b"tiny", format=lzma.FORMAT_XZ)  # preset 6, as xz(1) writes
+# Each stream decompresses to just under the 1 MiB a real payload must reach.
+one = lzma.compress(bytes((1 << 20) - 1), format=lzma.FORMAT_XZ)
 n = (2 << 20) // len(one) + 1
 open(os.path.join(w, "small-xz"), "wb").write((one * n)[: 2 << 20])
 # A bzImage: boot sector + 1 setup sector, then a stub, then an xz payload of 40 MiB.
@@ -65,7 +67,7 @@ img += b"\x1f\x8b\x08\x00" * 1024 + payload
 open(os.path.join(w, "bzimage"), "wb").write(bytes(img))
 PY
 
-for case in false-gzip small-xz bzimage; do
+for case in ${CASES:-false-gzip small-xz bzimage}; do
     make_root "$case" "$work/$case"
     cmds=("$new --root $work/root-$case check")
     names=(-n "new $case")

@@ -222,6 +222,14 @@ impl Helper<'_> {
             return Ok(FAIL);
         }
         self.warn_if_needed(req, &pre, "mounting");
+        if self.root.is_host() {
+            if let Some((_, why)) = super::target_path::swappable_entry(&req.target) {
+                self.say(&format!(
+                    "WARNING: {why}: whoever can change it can swap {} for another directory while mount.nfs resolves it; nfs-gds checks where the mount appears, but keep mount points below directories only root can change",
+                    req.target.display()
+                ));
+            }
+        }
 
         let call = req.call();
         let before = read_mount_table(self.root)?;

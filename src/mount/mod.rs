@@ -26,6 +26,7 @@ pub mod privilege;
 pub mod request;
 pub mod source;
 pub mod syscall;
+pub mod target_path;
 pub mod tools;
 pub mod unmount;
 pub mod wait;

@@ -5,11 +5,13 @@
 //!    wait while enforced failures remain that may clear by themselves.
 //! 2. An enforced failure refuses before mounting (32). `-f` stops here either way, printing the
 //!    checks and the plan.
-//! 3. Mount through the [`Mounter`], noting the mount ids on the target before and after:
-//!    `mount.nfs` exits 0 when the target already carries the same mount, so only a new id is
-//!    a new mount.
+//! 3. Mount through the [`Mounter`], noting the mounts on the target before and after, each by
+//!    its identity (mount id, device, parent, mount point: the kernel reuses freed ids at once):
+//!    `mount.nfs` exits 0 when the target already carries the same mount, so only a new
+//!    identity is a new mount.
 //! 4. Verify the new mount's `xprt:` lines and options. An enforced failure unmounts exactly that
-//!    mount — only if it is still the one on top of the target — and refuses (32).
+//!    mount, by its identity — only if it is still the one on top of the target — and refuses
+//!    (32).
 //!
 //! A remount runs no pre-checks (the transport of an existing mount cannot change): it is
 //! passed to `mount.nfs`, then the existing mount is verified; a failure refuses (32) but the

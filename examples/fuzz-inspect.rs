@@ -18,7 +18,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use module_gen::{build, HookExport, Layout, ModuleSpec};
-use nfs_gds::kmod::image_scan::scan_bytes;
+use nfs_gds::kmod::image_scan::{scan_bytes, Budget};
 use nfs_gds::kmod::{inspect_bytes, RPCRDMA_HOOKS};
 use pack::Packing;
 
@@ -84,7 +84,7 @@ fn main() -> ExitCode {
         }
         let result = catch_unwind(AssertUnwindSafe(|| {
             // The kernel-image scanner tries a decoder at every magic number: same input.
-            let _ = scan_bytes(&input, b"failing symbol_get");
+            let _ = scan_bytes(&input, b"failing symbol_get", Budget::DEFAULT);
             inspect_bytes(Path::new("mutant.ko"), &input, &RPCRDMA_HOOKS).is_ok()
         }));
         match result {

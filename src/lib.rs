@@ -10,6 +10,7 @@ pub mod agent;
 pub mod checks;
 pub mod cli;
 pub mod doctor;
+pub mod escape;
 pub mod host;
 pub mod kmod;
 pub mod mount;

@@ -22,5 +22,6 @@ mod mount_helper;
 mod packaging;
 mod policy;
 mod readme;
+mod setuid;
 mod systemd_unit;
 mod verify_cmd;

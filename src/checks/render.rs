@@ -7,6 +7,7 @@
 use std::fmt::Write as _;
 
 use super::{CheckResult, Level, Report, Status, Verdict};
+use crate::escape::escape_control;
 
 /// Options for the text rendering.
 #[derive(Debug, Clone, Copy, Default)]
@@ -56,7 +57,7 @@ pub fn verdict_line(report: &Report, style: TextStyle) -> String {
     };
     let mut line = format!("nfs-gds {}", report.command);
     if let Some(s) = &report.subject {
-        let _ = write!(line, " {s}");
+        let _ = write!(line, " {}", escape_control(s));
     }
     let _ = write!(line, ": {}", paint(style, code, word));
     let mut counts = Vec::new();
@@ -97,17 +98,28 @@ pub fn check_lines(result: &CheckResult, style: TextStyle, id_width: usize) -> S
         "  {}  {:<width$}  {}{not_enforced}\n",
         status_tag(style, result.status),
         result.id.as_str(),
-        result.summary,
+        escape_control(&result.summary),
         width = id_width
     );
     let detailed = style.verbose || !matches!(result.status, Status::Pass | Status::Skip);
     if detailed {
         let indent = " ".repeat(2 + TAG_WIDTH + 2 + id_width + 2);
         for e in &result.evidence {
-            let _ = writeln!(out, "{indent}{}: {}", e.what, e.seen);
+            // Evidence quotes files and paths: a newline or escape in them is shown, not obeyed.
+            let _ = writeln!(
+                out,
+                "{indent}{}: {}",
+                escape_control(&e.what),
+                escape_control(&e.seen)
+            );
         }
         if let Some(r) = &result.remedy {
-            let _ = writeln!(out, "{indent}{} {r}", paint(style, "1", "fix:"));
+            let _ = writeln!(
+                out,
+                "{indent}{} {}",
+                paint(style, "1", "fix:"),
+                escape_control(r)
+            );
         }
     }
     out

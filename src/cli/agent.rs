@@ -141,7 +141,10 @@ pub fn run(args: &AgentArgs, ctx: &Ctx) -> Result<u8, CmdError> {
                 }
             }
             // A failed pass is logged and retried; the previous outputs stay until they expire.
-            Err(e) => eprintln!("nfs-gds agent: {e}"),
+            Err(e) => eprintln!(
+                "nfs-gds agent: {}",
+                crate::escape::escape_control(&e.to_string())
+            ),
         }
         std::thread::sleep(Duration::from_secs(args.interval));
     }

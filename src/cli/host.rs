@@ -50,7 +50,7 @@ impl Host {
         if self.machine {
             Trust::root_only()
         } else {
-            Trust::for_tree(self.root.dir())
+            Trust::for_tree(&self.root)
         }
     }
 

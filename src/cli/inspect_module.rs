@@ -207,14 +207,37 @@ fn text(
     for c in checks {
         out.push_str(&render::check_lines(c, style, width));
     }
-    let _ = writeln!(out, "verdict:      {}", match v {
-        HooksVerdict::Usable => "usable for GDS: nvidia-fs can take both hooks",
-        HooksVerdict::Missing => "NOT usable: built without GDS support (hooks missing)",
-        HooksVerdict::NotExported => "NOT usable: hooks defined but not exported",
-        HooksVerdict::PlainRefused => "NOT usable: hooks exported plain and this kernel only lets __symbol_get take GPL exports",
-        HooksVerdict::Uncertain => "UNCERTAIN: hooks exported plain and whether this kernel refuses that is unknown",
-    });
+    let _ = writeln!(out, "verdict:      {}", verdict_line(f, v));
     out
+}
+
+/// The verdict in words. An uncertain verdict says what made it uncertain: a hook exported from
+/// a section nfs-gds does not recognise is not "exported plain".
+fn verdict_line(f: &ModuleFile, v: HooksVerdict) -> String {
+    match v {
+        HooksVerdict::Usable => "usable for GDS: nvidia-fs can take both hooks".into(),
+        HooksVerdict::Missing => "NOT usable: built without GDS support (hooks missing)".into(),
+        HooksVerdict::NotExported => "NOT usable: hooks defined but not exported".into(),
+        HooksVerdict::PlainRefused => "NOT usable: hooks exported plain and this kernel only lets __symbol_get take GPL exports".into(),
+        HooksVerdict::Uncertain => {
+            let unrecognised: Vec<String> = f
+                .symbols
+                .iter()
+                .filter_map(|s| match &s.export {
+                    Export::Unrecognised { section } => Some(format!("{} in {section}", s.symbol)),
+                    _ => None,
+                })
+                .collect();
+            if unrecognised.is_empty() {
+                "UNCERTAIN: hooks exported plain and whether this kernel refuses that is unknown".into()
+            } else {
+                format!(
+                    "UNCERTAIN: exported from a section nfs-gds does not recognise ({}), so whether nvidia-fs can take the hooks is unknown",
+                    unrecognised.join(", ")
+                )
+            }
+        }
+    }
 }
 
 pub fn run(args: &InspectArgs, ctx: &Ctx) -> Result<u8, CmdError> {
@@ -256,4 +279,54 @@ pub fn run(args: &InspectArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     } else {
         exit::NOT_READY
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kmod::elf::SymbolFacts;
+
+    fn file(exports: [Export; 2]) -> ModuleFile {
+        let [a, b] = exports;
+        ModuleFile {
+            path: "/x/rpcrdma.ko".into(),
+            compression: crate::kmod::decompress::Compression::None,
+            file_size: 1,
+            elf_size: 1,
+            modinfo: Default::default(),
+            build_id: None,
+            has_symtab: true,
+            export_layout: crate::kmod::elf::ExportLayout::SplitTables,
+            symbols: vec![
+                SymbolFacts {
+                    symbol: "rpcrdma_register_nvfs_dma_ops".into(),
+                    defined: true,
+                    export: a,
+                },
+                SymbolFacts {
+                    symbol: "rpcrdma_unregister_nvfs_dma_ops".into(),
+                    defined: true,
+                    export: b,
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn an_unrecognised_section_is_not_called_plain() {
+        let f = file([
+            Export::Unrecognised {
+                section: "__ksymtab_odd".into(),
+            },
+            Export::Gpl,
+        ]);
+        let line = verdict_line(&f, HooksVerdict::Uncertain);
+        assert!(!line.contains("plain"), "{line}");
+        assert!(
+            line.contains("(rpcrdma_register_nvfs_dma_ops in __ksymtab_odd)"),
+            "{line}"
+        );
+        let f = file([Export::Plain, Export::Plain]);
+        assert!(verdict_line(&f, HooksVerdict::Uncertain).contains("exported plain"));
+    }
 }

@@ -174,6 +174,12 @@ pub fn run(argv: Vec<OsString>) -> u8 {
     if argv.first().is_some_and(is_helper_name) {
         return mount_helper::run_persona(&argv);
     }
+    // Before parsing: not even --help or --version runs setuid.
+    let privileges = crate::mount::privilege::HostPrivileges::default();
+    if let Err(e) = crate::mount::privilege::refuse_setuid(&privileges) {
+        eprintln!("nfs-gds: {e}");
+        return exit::ERROR;
+    }
     let cli = match Cli::try_parse_from(&argv) {
         Ok(cli) => cli,
         Err(e) => {
@@ -208,7 +214,7 @@ pub fn run(argv: Vec<OsString>) -> u8 {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("nfs-gds: {e}");
+            eprintln!("nfs-gds: {}", crate::escape::escape_control(&e.to_string()));
             exit::ERROR
         }
     }

@@ -54,7 +54,10 @@ pub fn run(args: &MountArgs, ctx: &Ctx, verbose: u8) -> u8 {
 }
 
 fn fail(message: impl std::fmt::Display, code: u8) -> u8 {
-    eprintln!("nfs-gds: {message}");
+    eprintln!(
+        "nfs-gds: {}",
+        crate::escape::escape_control(&message.to_string())
+    );
     code
 }
 
@@ -75,7 +78,10 @@ fn run_helper(raw: &[OsString], host: &Host, config: Option<&Path>, verbose: u8)
             return SUCCESS;
         }
         Err(e) => {
-            eprintln!("nfs-gds: {e}\n{USAGE}");
+            eprintln!(
+                "nfs-gds: {}\n{USAGE}",
+                crate::escape::escape_control(&e.to_string())
+            );
             return crate::mount::exit_code::USAGE;
         }
     };

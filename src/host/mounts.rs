@@ -403,21 +403,6 @@ impl MountTable {
             .find(|m| !at.iter().any(|o| o.info.parent_id == m.info.mount_id))
             .copied()
     }
-
-    /// The mount on `path` whose id is not in `before`, topmost first.
-    pub fn new_since(&self, before: &MountTable, path: &Path) -> Option<&Mount> {
-        let old = before.ids();
-        let fresh: Vec<&Mount> = self
-            .mounts
-            .iter()
-            .filter(|m| m.info.mount_point == path && !old.contains(&m.info.mount_id))
-            .collect();
-        fresh
-            .iter()
-            .rev()
-            .find(|m| !fresh.iter().any(|o| o.info.parent_id == m.info.mount_id))
-            .copied()
-    }
 }
 
 /// Reads and parses mountinfo below the root. A missing file is an error: without it nothing
@@ -620,7 +605,7 @@ device 10.0.2.15:/export mounted on /mnt/a\\040b with fstype nfs4 statvers=1.1\n
     }
 
     #[test]
-    fn stacked_mounts_and_new_ids() {
+    fn stacked_mounts() {
         let before = table(MOUNTINFO_TEXT, "");
         let after_text =
             format!("{MOUNTINFO_TEXT}70 61 0:51 / /mnt/rdma rw - nfs4 srv:/other rw,proto=rdma\n");
@@ -641,15 +626,6 @@ device 10.0.2.15:/export mounted on /mnt/a\\040b with fstype nfs4 statvers=1.1\n
                 .mount_id,
             70
         );
-        assert_eq!(
-            after
-                .new_since(&before, Path::new("/mnt/rdma"))
-                .unwrap()
-                .info
-                .mount_id,
-            70
-        );
-        assert!(after.new_since(&before, Path::new("/proc")).is_none());
         assert!(before.topmost_at(Path::new("/nowhere")).is_none());
     }
 

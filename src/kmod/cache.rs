@@ -235,6 +235,8 @@ impl FactsCache {
                         .create(parent)
                         .map_err(io_err(parent))?;
                 }
+                // Judge the parent before making anything in it.
+                self.parent_trusted()?;
                 fs::DirBuilder::new()
                     .mode(0o700)
                     .create(&self.dir)
@@ -244,6 +246,17 @@ impl FactsCache {
             Err(e) => return Err(io_err(&self.dir)(e)),
         };
         self.trusted(&self.dir, &m, "directory")?;
+        self.parent_trusted()?;
+        Ok(true)
+    }
+
+    /// The cache directory's parent cannot swap it out: owned by root or the owner, and not
+    /// writable by others unless sticky (as `/tmp`, where only an entry's owner may rename it).
+    fn parent_trusted(&self) -> Result<(), Refusal> {
+        let io_err = |path: &Path| {
+            let path = path.to_owned();
+            move |source| Refusal::Io { path, source }
+        };
         if let Some(parent) = self.dir.parent() {
             let pm = fs::metadata(parent).map_err(io_err(parent))?;
             let sticky = pm.mode() & 0o1000 != 0;
@@ -261,7 +274,7 @@ impl FactsCache {
                 });
             }
         }
-        Ok(true)
+        Ok(())
     }
 
     fn entry_path(&self, kind: &str, key: &FileIdentity) -> PathBuf {
@@ -472,6 +485,28 @@ mod tests {
         assert_eq!((rewritten.ino, rewritten.size), (new_key.ino, new_key.size));
         assert_ne!(rewritten.digest, new_key.digest);
         assert_eq!(cache.module(&rewritten, &["a"]), None);
+    }
+
+    #[test]
+    fn nothing_is_created_inside_a_world_writable_parent() {
+        let (tmp, module, cache) = setup();
+        let parent = tmp.path().join("cache");
+        fs::create_dir(&parent).unwrap();
+        fs::set_permissions(&parent, fs::Permissions::from_mode(0o777)).unwrap();
+        let key = FileIdentity::read(&module).unwrap().0;
+        cache.store_module(&key, &["a"], &facts(&module));
+        assert!(
+            !cache.dir().exists(),
+            "the cache directory was created in an open parent"
+        );
+        assert!(matches!(
+            cache.ready_dir(true),
+            Err(Refusal::Writable { path, .. }) if path == parent
+        ));
+        // Sticky, as /tmp: others cannot rename what is ours, so it is used.
+        fs::set_permissions(&parent, fs::Permissions::from_mode(0o1777)).unwrap();
+        cache.store_module(&key, &["a"], &facts(&module));
+        assert!(cache.module(&key, &["a"]).is_some());
     }
 
     #[test]

@@ -2,15 +2,40 @@
 //! payload in memory.
 //!
 //! A `vmlinuz` is a boot stub followed by the compressed kernel (gzip, xz or zstd on the
-//! distributions we know; Debian 12 uses xz, Debian 13 zstd), or a plain ELF `vmlinux`. The
-//! payload's offset differs per architecture and format, so every position where a supported
-//! magic number appears is tried in file order until one decompresses.
+//! distributions we know; Debian 12 uses xz, Debian 13 zstd), or a plain ELF `vmlinux`. Where
+//! the image says where its payload is, only that payload is read: the x86 boot protocol
+//! header (`HdrS`, version 2.08 or later: `payload_offset`/`payload_length` after the setup
+//! sectors) and the EFI zboot header of arm64/riscv (`zimg`: offset and size). Otherwise at
+//! most [`MAX_CANDIDATES`] positions where a supported magic number appears are tried, in file
+//! order. Every scan runs within a [`Budget`] of time and decompressed bytes; a scan that runs
+//! out says it could not decide instead of stalling a mount at boot. The two headers are a
+//! handful of little-endian fields, read here by hand: the crates that model them (rust-vmm's
+//! `linux-loader`) are kernel loaders that would bring a VMM's dependencies for four integers.
 
 use std::io::Read;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use super::decompress::Compression;
 use crate::host::{FileKind, Root};
+
+/// Magic-number positions tried when the image has no header naming its payload.
+pub const MAX_CANDIDATES: usize = 4;
+
+/// How much one scan may spend: wall time and decompressed bytes, over all candidates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    pub time: Duration,
+    pub bytes: u64,
+}
+
+impl Budget {
+    /// Decompressing a real payload (30-70 MiB) takes about a second on a slow core.
+    pub const DEFAULT: Budget = Budget {
+        time: Duration::from_secs(10),
+        bytes: IMAGE_PAYLOAD_CAP,
+    };
+}
 
 /// Largest payload read: kernel images decompress to well under 100 MiB.
 pub const IMAGE_PAYLOAD_CAP: u64 = 512 << 20;
@@ -33,7 +58,7 @@ pub enum ScanOutcome {
 /// Scans the file at `path` (named on the command line) for `needle`.
 pub fn scan_file(path: &Path, needle: &[u8]) -> ScanOutcome {
     match crate::host::reader::read_named(path, FileKind::KernelImage) {
-        Ok(Some(file)) => scan_bytes(&file.bytes, needle),
+        Ok(Some(file)) => scan_bytes(&file.bytes, needle, Budget::DEFAULT),
         Ok(None) => ScanOutcome::Error(format!("cannot read {}: no such file", path.display())),
         Err(e) => ScanOutcome::Error(e.to_string()),
     }
@@ -57,51 +82,199 @@ pub fn scan_file_with_cache(
         Err(e) => return ScanOutcome::Error(e.to_string()),
     };
     let Some(cache) = cache else {
-        return scan_bytes(&file.bytes, needle);
+        return scan_bytes(&file.bytes, needle, Budget::DEFAULT);
     };
     let file = super::cache::ReadFile::from(file);
     let key = file.identity();
     if let Some(outcome) = cache.image_scan(&key, needle) {
         return outcome;
     }
-    let outcome = scan_bytes(&file.bytes, needle);
+    let outcome = scan_bytes(&file.bytes, needle, Budget::DEFAULT);
     cache.store_image_scan(&key, needle, &outcome);
     outcome
 }
 
-/// Scans image bytes for `needle` in the first payload that decompresses.
-pub fn scan_bytes(image: &[u8], needle: &[u8]) -> ScanOutcome {
+/// Where the image header says the compressed kernel is, when it says so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeclaredPayload {
+    pub offset: usize,
+    pub length: usize,
+    /// `bzImage` or `zboot`.
+    pub header: &'static str,
+}
+
+fn le_u32(image: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(image.get(at..at + 4)?.try_into().ok()?))
+}
+
+fn le_u16(image: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_le_bytes(image.get(at..at + 2)?.try_into().ok()?))
+}
+
+/// The payload an x86 boot protocol or EFI zboot header declares. `Err` when a header is there
+/// but its payload does not fit in the file.
+pub fn declared_payload(image: &[u8]) -> Result<Option<DeclaredPayload>, String> {
+    // x86: boot protocol header at 0x1f1 (Documentation/arch/x86/boot.rst).
+    if image.get(0x202..0x206) == Some(b"HdrS") && le_u16(image, 0x206).unwrap_or(0) >= 0x0208 {
+        let setup_sects = match image[0x1f1] {
+            0 => 4,
+            n => usize::from(n),
+        };
+        let (Some(offset), Some(length)) = (le_u32(image, 0x248), le_u32(image, 0x24c)) else {
+            return Ok(None);
+        };
+        let start = (setup_sects + 1) * 512 + offset as usize;
+        return fits(image, start, length as usize, "bzImage").map(Some);
+    }
+    // EFI zboot (drivers/firmware/efi/libstub/zboot-header.S): "MZ", 0, "zimg", offset, size.
+    if image.starts_with(b"MZ") && image.get(4..8) == Some(b"zimg") {
+        let (Some(offset), Some(length)) = (le_u32(image, 8), le_u32(image, 12)) else {
+            return Ok(None);
+        };
+        return fits(image, offset as usize, length as usize, "zboot").map(Some);
+    }
+    Ok(None)
+}
+
+fn fits(
+    image: &[u8],
+    offset: usize,
+    length: usize,
+    header: &'static str,
+) -> Result<DeclaredPayload, String> {
+    match offset.checked_add(length) {
+        Some(end) if end <= image.len() && length > 0 => Ok(DeclaredPayload {
+            offset,
+            length,
+            header,
+        }),
+        _ => Err(format!(
+            "the {header} header declares a payload of {length} bytes at offset {offset}, beyond the file's {} bytes",
+            image.len()
+        )),
+    }
+}
+
+/// The compression a payload starts with, by magic number.
+fn format_of(payload: &[u8]) -> Option<Compression> {
+    MAGICS
+        .iter()
+        .find(|(magic, _)| payload.starts_with(magic))
+        .map(|(_, f)| *f)
+}
+
+/// What a budget-bounded decode of one candidate gave.
+enum Tried {
+    Decided(ScanOutcome),
+    /// Not a kernel payload (failed early, or too small to be one).
+    NotAPayload,
+    OutOfBudget(String),
+}
+
+fn try_candidate(
+    format: Compression,
+    input: &[u8],
+    offset: usize,
+    needle: &[u8],
+    deadline: Instant,
+    bytes_left: &mut u64,
+) -> Tried {
+    let Some(reader) = single_stream_decoder(format, input) else {
+        return Tried::NotAPayload;
+    };
+    let limit = (*bytes_left).min(IMAGE_PAYLOAD_CAP);
+    let result = stream_contains(reader, needle, limit, Some(deadline));
+    let produced = match &result {
+        Ok((_, p)) | Err((_, p)) => *p,
+    };
+    *bytes_left = bytes_left.saturating_sub(produced);
+    match result {
+        Ok((true, _)) => Tried::Decided(ScanOutcome::Found {
+            format: format.as_str(),
+        }),
+        Ok((false, produced)) if produced >= MIN_REAL_PAYLOAD => {
+            Tried::Decided(ScanOutcome::NotFound {
+                format: format.as_str(),
+            })
+        }
+        Ok(_) => Tried::NotAPayload,
+        Err((e, _)) if e == OUT_OF_TIME || e == OUT_OF_BYTES => Tried::OutOfBudget(e),
+        Err((e, produced)) if produced >= MIN_REAL_PAYLOAD => {
+            Tried::Decided(ScanOutcome::Error(format!(
+                "the {} payload at offset {offset} broke off after {produced} bytes: {e}",
+                format.as_str()
+            )))
+        }
+        Err(_) => Tried::NotAPayload,
+    }
+}
+
+fn undecided(why: &str, budget: Budget) -> ScanOutcome {
+    ScanOutcome::Error(format!(
+        "could not decide: {why} (budget {} s, {} MiB decompressed)",
+        budget.time.as_secs(),
+        budget.bytes >> 20
+    ))
+}
+
+/// Scans image bytes for `needle` in its payload, within `budget`.
+pub fn scan_bytes(image: &[u8], needle: &[u8], budget: Budget) -> ScanOutcome {
+    let deadline = Instant::now() + budget.time;
+    let mut bytes_left = budget.bytes;
     if image.starts_with(b"\x7fELF") {
-        return match stream_contains(image, needle, IMAGE_PAYLOAD_CAP) {
+        return match stream_contains(image, needle, budget.bytes, Some(deadline)) {
             Ok((true, _)) => ScanOutcome::Found { format: "elf" },
             Ok((false, _)) => ScanOutcome::NotFound { format: "elf" },
+            Err((e, _)) if e == OUT_OF_TIME || e == OUT_OF_BYTES => undecided(&e, budget),
             Err((e, _)) => ScanOutcome::Error(e),
         };
     }
-    for (offset, format) in candidates(image) {
-        let Some(reader) = single_stream_decoder(format, &image[offset..]) else {
-            continue;
-        };
-        match stream_contains(reader, needle, IMAGE_PAYLOAD_CAP) {
-            Ok((true, _)) => {
-                return ScanOutcome::Found {
-                    format: format.as_str(),
-                }
-            }
-            Ok((false, produced)) if produced >= MIN_REAL_PAYLOAD => {
-                return ScanOutcome::NotFound {
-                    format: format.as_str(),
-                }
-            }
-            Ok(_) => continue,
-            Err((e, produced)) if produced >= MIN_REAL_PAYLOAD => {
+    match declared_payload(image) {
+        Err(e) => return ScanOutcome::Error(e),
+        Ok(Some(p)) => {
+            let payload = &image[p.offset..p.offset + p.length];
+            let Some(format) = format_of(payload) else {
                 return ScanOutcome::Error(format!(
-                    "the {} payload at offset {offset} broke off after {produced} bytes: {e}",
-                    format.as_str()
-                ))
-            }
-            Err(_) => continue,
+                    "the {} payload at offset {} is compressed in a format nfs-gds does not read (only gzip, xz and zstd)",
+                    p.header, p.offset
+                ));
+            };
+            return match try_candidate(format, payload, p.offset, needle, deadline, &mut bytes_left)
+            {
+                Tried::Decided(o) => o,
+                Tried::OutOfBudget(e) => undecided(&e, budget),
+                Tried::NotAPayload => ScanOutcome::Error(format!(
+                    "the {} {} payload at offset {} does not decompress to a kernel",
+                    p.header,
+                    format.as_str(),
+                    p.offset
+                )),
+            };
         }
+        Ok(None) => {}
+    }
+    let all = candidates(image, MAX_CANDIDATES + 1);
+    for &(offset, format) in all.iter().take(MAX_CANDIDATES) {
+        match try_candidate(
+            format,
+            &image[offset..],
+            offset,
+            needle,
+            deadline,
+            &mut bytes_left,
+        ) {
+            Tried::Decided(o) => return o,
+            Tried::OutOfBudget(e) => return undecided(&e, budget),
+            Tried::NotAPayload => {}
+        }
+    }
+    if all.len() > MAX_CANDIDATES {
+        return undecided(
+            &format!(
+                "no header names the payload and none of the first {MAX_CANDIDATES} possible starts decompressed to a kernel"
+            ),
+            budget,
+        );
     }
     ScanOutcome::NoPayload
 }
@@ -124,30 +297,37 @@ fn single_stream_decoder(format: Compression, input: &[u8]) -> Option<Box<dyn Re
     })
 }
 
-/// Offsets where a supported compressed stream may start, in file order.
-fn candidates(image: &[u8]) -> Vec<(usize, Compression)> {
-    const MAGICS: [(&[u8], Compression); 3] = [
-        (b"\xfd7zXZ\x00", Compression::Xz),
-        (b"\x28\xb5\x2f\xfd", Compression::Zstd),
-        (b"\x1f\x8b\x08", Compression::Gzip),
-    ];
+const MAGICS: [(&[u8], Compression); 3] = [
+    (b"\xfd7zXZ\x00", Compression::Xz),
+    (b"\x28\xb5\x2f\xfd", Compression::Zstd),
+    (b"\x1f\x8b\x08", Compression::Gzip),
+];
+
+/// The first `limit` offsets where a supported compressed stream may start, in file order.
+fn candidates(image: &[u8], limit: usize) -> Vec<(usize, Compression)> {
     let mut found = Vec::new();
-    for (i, w) in image.windows(6).enumerate() {
-        for (magic, format) in MAGICS {
-            if w.starts_with(magic) {
-                found.push((i, format));
-            }
+    for i in 0..image.len() {
+        if found.len() >= limit {
+            break;
+        }
+        if let Some(format) = format_of(&image[i..]) {
+            found.push((i, format));
         }
     }
     found
 }
 
-/// Reads `reader` to the end (or `cap`), reporting whether `needle` occurs and how many bytes
-/// were produced. Keeps only one buffer plus the needle's length of overlap in memory.
+const OUT_OF_TIME: &str = "the scan ran out of time";
+const OUT_OF_BYTES: &str = "the scan decompressed its byte budget";
+
+/// Reads `reader` to the end (or `cap`, or `deadline`), reporting whether `needle` occurs and
+/// how many bytes were produced. Keeps only one buffer plus the needle's length of overlap in
+/// memory.
 fn stream_contains(
     mut reader: impl Read,
     needle: &[u8],
     cap: u64,
+    deadline: Option<Instant>,
 ) -> Result<(bool, u64), (String, u64)> {
     let keep = needle.len().saturating_sub(1);
     let mut buf = vec![0u8; 256 << 10];
@@ -166,7 +346,10 @@ fn stream_contains(
             return Ok((true, produced));
         }
         if produced > cap {
-            return Err((format!("payload larger than {} MiB", cap >> 20), produced));
+            return Err((OUT_OF_BYTES.to_string(), produced));
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err((OUT_OF_TIME.to_string(), produced));
         }
         carry = keep.min(filled);
         buf.copy_within(filled - carry..filled, 0);
@@ -210,7 +393,7 @@ mod tests {
         let needle = b"failing symbol_get of non-GPLONLY symbol";
         let img = bzimage(&payload_with(needle));
         assert_eq!(
-            scan_bytes(&img, needle),
+            scan_bytes(&img, needle, Budget::DEFAULT),
             ScanOutcome::Found { format: "gzip" }
         );
     }
@@ -219,7 +402,11 @@ mod tests {
     fn whole_payload_without_text_is_not_found() {
         let img = bzimage(&payload_with(b"something else entirely"));
         assert_eq!(
-            scan_bytes(&img, b"failing symbol_get of non-GPLONLY symbol"),
+            scan_bytes(
+                &img,
+                b"failing symbol_get of non-GPLONLY symbol",
+                Budget::DEFAULT
+            ),
             ScanOutcome::NotFound { format: "gzip" }
         );
     }
@@ -227,7 +414,7 @@ mod tests {
     #[test]
     fn no_payload_in_random_bytes() {
         assert_eq!(
-            scan_bytes(b"just a text file", b"x"),
+            scan_bytes(b"just a text file", b"x", Budget::DEFAULT),
             ScanOutcome::NoPayload
         );
     }
@@ -249,8 +436,139 @@ mod tests {
         }
         let data = b"xxxxabcdefyyyy";
         assert_eq!(
-            stream_contains(Trickle(data), needle, 1 << 20),
+            stream_contains(Trickle(data), needle, 1 << 20, None),
             Ok((true, 10))
         );
+    }
+
+    const NEEDLE: &[u8] = b"failing symbol_get of non-GPLONLY symbol";
+
+    fn gzip(data: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    fn xz(data: &[u8]) -> Vec<u8> {
+        let mut e = liblzma::write::XzEncoder::new(Vec::new(), 0);
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    /// 16 MiB of `\x1f\x8b\x08` false gzip starts.
+    fn false_gzip_magics() -> Vec<u8> {
+        b"\x1f\x8b\x08\x00".repeat(4 << 20)
+    }
+
+    /// A bzImage: boot sector and one setup sector full of false magics, then the protected-mode
+    /// part, whose payload starts `pad` bytes in.
+    fn bzimage_with_header(payload: &[u8], pad: usize) -> Vec<u8> {
+        let mut img = b"\x1f\x8b\x08\x00".repeat(256); // 2 sectors
+        img[0..2].copy_from_slice(b"MZ");
+        img[0x1f1] = 1;
+        img[0x202..0x206].copy_from_slice(b"HdrS");
+        img[0x206..0x208].copy_from_slice(&0x020fu16.to_le_bytes());
+        img[0x248..0x24c].copy_from_slice(&(pad as u32).to_le_bytes());
+        img[0x24c..0x250].copy_from_slice(&(payload.len() as u32).to_le_bytes());
+        img.extend(b"\xfd7zXZ\x00 decompressor stub ".iter().cycle().take(pad));
+        img.extend_from_slice(payload);
+        img.extend(b"\x28\xb5\x2f\xfd trailer");
+        img
+    }
+
+    #[test]
+    fn the_bzimage_header_names_the_only_payload_read() {
+        let payload = gzip(&payload_with(NEEDLE));
+        let img = bzimage_with_header(&payload, 5000);
+        let p = declared_payload(&img).unwrap().unwrap();
+        assert_eq!(
+            (p.offset, p.length, p.header),
+            (1024 + 5000, payload.len(), "bzImage")
+        );
+        assert_eq!(
+            scan_bytes(&img, NEEDLE, Budget::DEFAULT),
+            ScanOutcome::Found { format: "gzip" }
+        );
+        let img = bzimage_with_header(&xz(&payload_with(b"nothing here")), 77);
+        assert_eq!(
+            scan_bytes(&img, NEEDLE, Budget::DEFAULT),
+            ScanOutcome::NotFound { format: "xz" }
+        );
+    }
+
+    #[test]
+    fn a_header_pointing_past_the_file_or_at_an_unknown_format_is_named() {
+        let mut img = bzimage_with_header(&gzip(b"x"), 10);
+        img[0x24c..0x250].copy_from_slice(&u32::MAX.to_le_bytes());
+        let ScanOutcome::Error(e) = scan_bytes(&img, NEEDLE, Budget::DEFAULT) else {
+            panic!("a payload beyond the file is an error");
+        };
+        assert!(e.contains("beyond the file"), "{e}");
+        let img = bzimage_with_header(b"\x02\x21\x4c\x18 lz4 legacy", 10);
+        let ScanOutcome::Error(e) = scan_bytes(&img, NEEDLE, Budget::DEFAULT) else {
+            panic!("lz4 is not read");
+        };
+        assert!(e.contains("does not read (only gzip, xz and zstd)"), "{e}");
+    }
+
+    #[test]
+    fn the_efi_zboot_header_names_the_payload() {
+        let payload = gzip(&payload_with(NEEDLE));
+        let mut img = b"MZ\0\0zimg".to_vec();
+        img.extend_from_slice(&64u32.to_le_bytes());
+        img.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        img.resize(64, 0);
+        img.extend_from_slice(&payload);
+        assert_eq!(declared_payload(&img).unwrap().unwrap().header, "zboot");
+        assert_eq!(
+            scan_bytes(&img, NEEDLE, Budget::DEFAULT),
+            ScanOutcome::Found { format: "gzip" }
+        );
+    }
+
+    #[test]
+    fn sixteen_mib_of_false_gzip_magics_is_undecided_not_a_stall() {
+        let ScanOutcome::Error(e) = scan_bytes(&false_gzip_magics(), NEEDLE, Budget::DEFAULT)
+        else {
+            panic!("must not claim an answer");
+        };
+        assert!(
+            e.starts_with("could not decide: no header names the payload and none of the first 4"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn many_small_xz_streams_are_undecided() {
+        let one = xz(b"tiny");
+        let img: Vec<u8> = one.iter().copied().cycle().take(2 << 20).collect();
+        let ScanOutcome::Error(e) = scan_bytes(&img, NEEDLE, Budget::DEFAULT) else {
+            panic!("must not claim an answer");
+        };
+        assert!(e.starts_with("could not decide"), "{e}");
+    }
+
+    #[test]
+    fn a_spent_budget_is_undecided() {
+        let img = bzimage_with_header(&gzip(&payload_with(b"nothing")), 10);
+        let none = Budget {
+            time: Duration::ZERO,
+            bytes: IMAGE_PAYLOAD_CAP,
+        };
+        let ScanOutcome::Error(e) = scan_bytes(&img, NEEDLE, none) else {
+            panic!("no time, no answer");
+        };
+        assert!(
+            e.starts_with("could not decide: the scan ran out of time"),
+            "{e}"
+        );
+        let small = Budget {
+            time: Duration::from_secs(60),
+            bytes: 1 << 20,
+        };
+        let ScanOutcome::Error(e) = scan_bytes(&img, NEEDLE, small) else {
+            panic!("no bytes, no answer");
+        };
+        assert!(e.contains("decompressed its byte budget"), "{e}");
     }
 }

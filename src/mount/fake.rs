@@ -5,6 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::clock::Clock;
+use super::identity::MountIdentity;
 use super::modprobe::{LoadError, ModuleLoader};
 use super::mounter::{MountCall, MountError, MountStatus, Mounter, UnmountError};
 use super::privilege::Privileges;
@@ -36,6 +37,7 @@ impl Clock for FakeClock {
 #[derive(Debug, Clone)]
 pub struct FakePrivileges {
     pub uids: (u32, u32),
+    pub gids: (u32, u32),
     pub admin: Result<bool, String>,
 }
 
@@ -43,6 +45,7 @@ impl FakePrivileges {
     pub fn root() -> Self {
         FakePrivileges {
             uids: (0, 0),
+            gids: (0, 0),
             admin: Ok(true),
         }
     }
@@ -53,13 +56,17 @@ impl Privileges for FakePrivileges {
         self.uids
     }
 
+    fn gids(&self) -> (u32, u32) {
+        self.gids
+    }
+
     fn has_sys_admin(&self) -> Result<bool, String> {
         self.admin.clone()
     }
 }
 
 type OnMount = Box<dyn FnMut(&MountCall) -> Result<MountStatus, MountError>>;
-type OnUnmount = Box<dyn FnMut(&Path) -> Result<(), UnmountError>>;
+type OnUnmount = Box<dyn FnMut(&MountIdentity) -> Result<(), UnmountError>>;
 
 /// Records every call as a line; what a call does is up to the test.
 pub struct RecordingMounter {
@@ -79,7 +86,7 @@ impl std::fmt::Debug for RecordingMounter {
 impl RecordingMounter {
     pub fn new(
         on_mount: impl FnMut(&MountCall) -> Result<MountStatus, MountError> + 'static,
-        on_unmount: impl FnMut(&Path) -> Result<(), UnmountError> + 'static,
+        on_unmount: impl FnMut(&MountIdentity) -> Result<(), UnmountError> + 'static,
     ) -> Self {
         RecordingMounter {
             calls: Vec::new(),
@@ -104,9 +111,14 @@ impl Mounter for RecordingMounter {
         (self.on_mount)(call)
     }
 
-    fn unmount(&mut self, target: &Path) -> Result<(), UnmountError> {
-        self.calls.push(format!("unmount {}", target.display()));
-        (self.on_unmount)(target)
+    fn unmount(&mut self, mount: &MountIdentity) -> Result<(), UnmountError> {
+        self.calls.push(format!(
+            "unmount {} (id {}, device {})",
+            mount.mount_point.display(),
+            mount.mount_id,
+            mount.device
+        ));
+        (self.on_unmount)(mount)
     }
 
     fn unmount_command(&self, target: &Path) -> String {

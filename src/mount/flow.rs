@@ -5,11 +5,13 @@
 //!    wait while enforced failures remain that may clear by themselves.
 //! 2. An enforced failure refuses before mounting (32). `-f` stops here either way, printing the
 //!    checks and the plan.
-//! 3. Mount through the [`Mounter`], noting the mount ids on the target before and after:
-//!    `mount.nfs` exits 0 when the target already carries the same mount, so only a new id is
-//!    a new mount.
+//! 3. Mount through the [`Mounter`], noting the mounts on the target before and after, each by
+//!    its identity (mount id, device, parent, mount point: the kernel reuses freed ids at once):
+//!    `mount.nfs` exits 0 when the target already carries the same mount, so only a new
+//!    identity is a new mount.
 //! 4. Verify the new mount's `xprt:` lines and options. An enforced failure unmounts exactly that
-//!    mount — only if it is still the one on top of the target — and refuses (32).
+//!    mount, by its identity — only if it is still the one on top of the target — and refuses
+//!    (32).
 //!
 //! A remount runs no pre-checks (the transport of an existing mount cannot change): it is
 //! passed to `mount.nfs`, then the existing mount is verified; a failure refuses (32) but the
@@ -17,16 +19,17 @@
 
 use std::cell::RefCell;
 use std::io::Write;
-use std::path::Path;
 
 use super::clock::Clock;
 use super::exit_code::{FAIL, SUCCESS, SYSERR};
+use super::identity::{new_mount_on, new_mounts, MountIdentity};
 use super::modprobe::ModuleLoader;
 use super::mounter::{MountError, Mounter};
 use super::request::MountRequest;
 use super::wait;
 use crate::checks::registry::{self, MountSubject};
 use crate::checks::{fix, render, CheckResult, Report};
+use crate::escape::escape_control;
 use crate::host::facts::RPCRDMA;
 use crate::host::mounts::{read_mount_table, Mount, MountTable, MountsError};
 use crate::host::{HostError, HostFacts, Root};
@@ -85,8 +88,10 @@ enum Undo {
     NotAttempted(String),
 }
 
+/// One diagnostic line. What it quotes (a SPEC, a path, a line of a file) may hold a newline or
+/// a terminal escape; those are escaped so that nothing can forge a line of its own.
 fn write_line(w: &mut dyn Write, line: &str) {
-    let _ = writeln!(w, "{PREFIX}{line}");
+    let _ = writeln!(w, "{PREFIX}{}", escape_control(line));
 }
 
 /// The node checks and the transport trap, after loading rpcrdma when that is configured.
@@ -225,17 +230,26 @@ impl Helper<'_> {
             return Ok(FAIL);
         }
         self.warn_if_needed(req, &pre, "mounting");
+        if self.root.is_host() {
+            if let Some((_, why)) = super::target_path::swappable_entry(&req.target) {
+                self.say(&format!(
+                    "WARNING: {why}: whoever can change it can swap {} for another directory while mount.nfs resolves it; nfs-gds checks where the mount appears, but keep mount points below directories only root can change",
+                    req.target.display()
+                ));
+            }
+        }
 
         let call = req.call();
         let before = read_mount_table(self.root)?;
         let status = self.mounter.mount(&call)?;
         let after = read_mount_table(self.root)?;
 
-        if let Some(new) = after.new_since(&before, &req.target) {
+        if let Some(new) = new_mount_on(&before, &after, &req.target) {
             let id = new.info.mount_id;
             let post = judge(registry::after_mount(new, &after, req.options.port), policy);
             if post.refused() {
-                let undo = self.undo(id, &req.target);
+                let identity = self.mounter.identify(MountIdentity::of(&new.info));
+                let undo = self.undo(&identity);
                 self.refuse_after_mount(req, id, &post, &undo);
                 return Ok(FAIL);
             }
@@ -281,12 +295,32 @@ impl Helper<'_> {
                 self.verify_existing(req, policy, &after, id, "it was there before nfs-gds ran")
             }
             None => {
-                self.say(&format!(
-                    "the mount of {} reported success, but no mount appeared on {}; not calling that a mount (if `findmnt --source {}` shows it under another path, unmount it there)",
-                    req.spec,
-                    req.target.display(),
-                    req.spec
-                ));
+                let elsewhere: Vec<String> = new_mounts(&before, &after)
+                    .into_iter()
+                    .filter(|m| m.is_nfs() && m.info.source == req.spec)
+                    .map(|m| {
+                        format!(
+                            "{} (mount id {})",
+                            m.info.mount_point.display(),
+                            m.info.mount_id
+                        )
+                    })
+                    .collect();
+                if elsewhere.is_empty() {
+                    self.say(&format!(
+                        "the mount of {} reported success, but no mount appeared on {}; not calling that a mount (if `findmnt --source {}` shows it under another path, unmount it there)",
+                        req.spec,
+                        req.target.display(),
+                        req.spec
+                    ));
+                } else {
+                    self.say(&format!(
+                        "the mount of {} reported success, but it appeared on {} instead of {}: the path changed while mounting (a directory on it replaced or a symlink planted), or the same source was mounted there at the same time; nfs-gds did not verify it and does not unmount it: check it and unmount it by hand",
+                        req.spec,
+                        elsewhere.join(", "),
+                        req.target.display()
+                    ));
+                }
                 Ok(FAIL)
             }
         }
@@ -361,12 +395,20 @@ impl Helper<'_> {
         self.print_judgement_lines(j);
     }
 
-    /// Unmounts mount `id` from `target` if, and only if, it is still the mount on top.
-    fn undo(&mut self, id: u32, target: &Path) -> Undo {
+    /// Unmounts `mount` if, and only if, it is still the mount on top of its mount point.
+    /// The unmounter checks the identity again on the mount it holds, so a mount replaced
+    /// between this look and the unmount is not taken down.
+    fn undo(&mut self, mount: &MountIdentity) -> Undo {
         match read_mount_table(self.root) {
             Err(e) => return Undo::NotAttempted(format!("the mount table cannot be read ({e})")),
-            Ok(now) => match now.topmost_at(target) {
-                Some(m) if m.info.mount_id == id => {}
+            Ok(now) => match now.topmost_at(&mount.mount_point) {
+                Some(m) if mount.matches(&m.info) => {}
+                Some(m) if m.info.mount_id == mount.mount_id => {
+                    return Undo::NotAttempted(format!(
+                        "the mount on top of it (id {}) is another mount that reuses the id",
+                        m.info.mount_id
+                    ))
+                }
                 Some(m) => {
                     return Undo::NotAttempted(format!(
                         "another mount (id {}) is now on top of it",
@@ -376,11 +418,11 @@ impl Helper<'_> {
                 None => return Undo::NotAttempted("it is no longer mounted".into()),
             },
         }
-        if let Err(e) = self.mounter.unmount(target) {
+        if let Err(e) = self.mounter.unmount(mount) {
             return Undo::Failed(e.to_string());
         }
         match read_mount_table(self.root) {
-            Ok(now) if now.by_id(id).is_some() => {
+            Ok(now) if mount.find(&now).is_some() => {
                 Undo::Failed("it is still in the mount table after unmounting".into())
             }
             Ok(_) => Undo::Unmounted,

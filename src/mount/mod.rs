@@ -14,6 +14,7 @@ pub mod exit_code;
 #[cfg(test)]
 pub mod fake;
 pub mod flow;
+pub mod identity;
 pub mod modprobe;
 pub mod mount_nfs;
 pub mod mounter;
@@ -23,5 +24,6 @@ pub mod privilege;
 pub mod record;
 pub mod request;
 pub mod syscall;
+pub mod target_path;
 pub mod unmount;
 pub mod wait;

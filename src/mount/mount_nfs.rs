@@ -10,6 +10,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use super::identity::MountIdentity;
 use super::mounter::{MountCall, MountError, MountStatus, Mounter, UnmountError};
 use super::unmount::Unmounter;
 
@@ -57,8 +58,12 @@ impl Mounter for MountNfs {
             })
     }
 
-    fn unmount(&mut self, target: &Path) -> Result<(), UnmountError> {
-        self.unmounter.unmount(target)
+    fn identify(&self, mount: MountIdentity) -> MountIdentity {
+        self.unmounter.identify(mount)
+    }
+
+    fn unmount(&mut self, mount: &MountIdentity) -> Result<(), UnmountError> {
+        self.unmounter.unmount(mount)
     }
 
     fn unmount_command(&self, target: &Path) -> String {

@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::identity::MountIdentity;
 use crate::nfs::NfsSource;
 use crate::nfs::NfsVersion;
 
@@ -95,8 +96,13 @@ impl MountError {
 
 #[derive(Debug, thiserror::Error)]
 pub enum UnmountError {
-    #[error("umount2({}, UMOUNT_NOFOLLOW): {source}", target.display())]
-    Syscall { target: PathBuf, source: nix::Error },
+    #[error("umount2 of {}: {source}", target.display())]
+    Syscall {
+        target: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("not unmounting {}: {why}", target.display())]
+    NotThatMount { target: PathBuf, why: String },
     #[error("cannot run {}: {source}", program.display())]
     Spawn {
         program: PathBuf,
@@ -117,8 +123,12 @@ pub trait Mounter {
     fn plan(&self, call: &MountCall) -> String;
     /// Mounts; `Err` when the attempt could not be made (or mount(2) failed).
     fn mount(&mut self, call: &MountCall) -> Result<MountStatus, MountError>;
-    /// Unmounts whatever is on top of `target` — the caller checks that it is its own mount.
-    fn unmount(&mut self, target: &Path) -> Result<(), UnmountError>;
+    /// Adds what the live kernel knows about a mount found in mountinfo (its unique id).
+    fn identify(&self, mount: MountIdentity) -> MountIdentity {
+        mount
+    }
+    /// Unmounts exactly `mount`, and nothing else that may be on its mount point.
+    fn unmount(&mut self, mount: &MountIdentity) -> Result<(), UnmountError>;
     /// The command an admin should run when [`Mounter::unmount`] failed.
     fn unmount_command(&self, target: &Path) -> String;
 }

@@ -18,8 +18,9 @@ pub enum Kind {
     GdsPolicy,
     /// `gds_wait=SECONDS` (alias `gds.wait=`): how long to wait for the pre-checks to pass.
     GdsWait,
-    /// Any other `gds_…` / `gds.…`: a misspelt option of ours, refused rather than sent to the
-    /// kernel (where it would fail, or be ignored with `sloppy` and silently lose the policy).
+    /// Any other `gds_…` / `gds.…` / `gds-…`, in any case, and `gdspolicy`/`gdswait` written
+    /// without a separator: a misspelt option of ours, refused rather than sent to the kernel
+    /// (where it would fail, or be ignored with `sloppy` and silently lose the policy).
     GdsUnknown,
     /// Meaningful to mount(8), libmount or systemd only; never passed on.
     Userspace,
@@ -53,6 +54,26 @@ enum Pattern {
     /// `key=` one of these values.
     KeyValue(&'static str, &'static [&'static str]),
     Prefix(&'static str),
+    /// A spelling of one of the helper's own options that is not exactly ours.
+    OursMisspelt,
+}
+
+/// The helper's own option names, after `gds` and a separator.
+const OUR_NAMES: &[&str] = &["policy", "wait"];
+
+/// `gds` followed by `_`, `.`, `-`, or directly by one of our names, in any case.
+fn looks_like_ours(opt: &str) -> bool {
+    let key = opt
+        .split_once('=')
+        .map_or(opt, |(k, _)| k)
+        .to_ascii_lowercase();
+    let Some(rest) = key.strip_prefix("gds") else {
+        return false;
+    };
+    match rest.chars().next() {
+        Some('_' | '.' | '-') => true,
+        _ => OUR_NAMES.iter().any(|n| rest.starts_with(n)),
+    }
 }
 
 impl Pattern {
@@ -67,6 +88,7 @@ impl Pattern {
             Pattern::FlagOrKey(k) => key == k,
             Pattern::KeyValue(k, values) => key == k && value.is_some_and(|v| values.contains(&v)),
             Pattern::Prefix(p) => opt.starts_with(p),
+            Pattern::OursMisspelt => looks_like_ours(opt),
         }
     }
 }
@@ -80,8 +102,7 @@ const TABLE: &[(Pattern, Kind)] = &[
     (Key("gds.policy"), GdsPolicy),
     (Key("gds_wait"), GdsWait),
     (Key("gds.wait"), GdsWait),
-    (Prefix("gds_"), GdsUnknown),
-    (Prefix("gds."), GdsUnknown),
+    (OursMisspelt, GdsUnknown),
     // libmount / systemd / fstab semantics (util-linux optmap.c userspace_opts_map).
     (Flag("_netdev"), Userspace),
     (Flag("_rnetdev"), Userspace),
@@ -116,11 +137,12 @@ const TABLE: &[(Pattern, Kind)] = &[
     // Transport.
     (Flag("rdma"), Rdma),
     (KeyValue("proto", &["rdma", "rdma6"]), Rdma),
-    (Flag("tcp"), OtherTransport),
-    (Flag("udp"), OtherTransport),
+    // `tcp=1` and `bg=1` are still tcp and bg to mount.nfs, which looks at the keyword only.
+    (FlagOrKey("tcp"), OtherTransport),
+    (FlagOrKey("udp"), OtherTransport),
     (Key("proto"), OtherTransport),
     (KeyValue("mountproto", &["rdma", "rdma6"]), MountProtoRdma),
-    (Flag("bg"), Background),
+    (FlagOrKey("bg"), Background),
     // Version.
     (Key("vers"), Version),
     (Key("nfsvers"), Version),
@@ -143,6 +165,8 @@ pub fn spellings() -> Vec<String> {
             Flag(f) | FlagOrKey(f) | Prefix(f) => vec![f.to_string()],
             Key(k) => vec![format!("{k}=")],
             KeyValue(k, values) => values.iter().map(|v| format!("{k}={v}")).collect(),
+            // Not an option of its own: every spelling near `gds_policy=` / `gds_wait=`.
+            OursMisspelt => Vec::new(),
         })
         .collect()
 }
@@ -189,8 +213,8 @@ pub enum OptionError {
     OtherTransport(String),
     #[error("option {0}: the MOUNT side protocol cannot run over RDMA and the kernel refuses it; drop it (NFSv3 over RDMA uses TCP for MOUNT by itself)")]
     MountProtoRdma(String),
-    #[error("option bg: mount.nfs would fork and report success before the mount exists, so nfs-gds could not verify its transport; use nofail with x-systemd.automount (or x-systemd.mount-timeout=) instead")]
-    Background,
+    #[error("option {0}: mount.nfs would fork and report success before the mount exists, so nfs-gds could not verify its transport; use nofail with x-systemd.automount (or x-systemd.mount-timeout=) instead")]
+    Background(String),
     #[error(
         "option {0}: unknown nfs-gds option (known: gds_policy=enforce|warn|off, gds_wait=SECONDS)"
     )]
@@ -304,7 +328,7 @@ pub fn rebuild(
             Userspace => dropped.push(opt),
             OtherTransport => return Err(OptionError::OtherTransport(opt)),
             MountProtoRdma => return Err(OptionError::MountProtoRdma(opt)),
-            Background => return Err(OptionError::Background),
+            Background => return Err(OptionError::Background(opt)),
             Rdma => {
                 if value_of(&opt) == "rdma6" {
                     rdma6 = Some(opt.clone());
@@ -604,9 +628,47 @@ mod tests {
     }
 
     #[test]
+    fn near_miss_spellings_of_our_options_are_refused() {
+        for o in [
+            "gds-policy=off",
+            "GDS_POLICY=off",
+            "gdspolicy=off",
+            "Gds.Policy=off",
+            "GDS-WAIT=5",
+            "gdswait=5",
+            "gds_Policy=off",
+            "gds-anything",
+            "GDS.x",
+        ] {
+            let e = rebuilt(&format!("rw,{o}")).unwrap_err();
+            assert_eq!(e, OptionError::UnknownGds(o.into()), "{o}");
+            assert!(
+                rebuilt(&format!("sloppy,{o}")).is_err(),
+                "{o} must not vanish under sloppy"
+            );
+        }
+        // Ours, as documented, still work.
+        assert_eq!(rebuilt("gds.policy=off").unwrap().policy, Some(Level::Off));
+        assert_eq!(rebuilt("gds_wait=5").unwrap().wait, Some(5));
+    }
+
+    #[test]
+    fn valued_forms_of_refused_flags_are_refused() {
+        for o in ["bg=1", "bg=", "bg=yes"] {
+            let e = rebuilt(&format!("rw,{o}")).unwrap_err();
+            assert_eq!(e, OptionError::Background(o.into()), "{o}");
+            assert!(e.to_string().starts_with(&format!("option {o}:")), "{e}");
+        }
+        for o in ["tcp=1", "udp=0", "tcp="] {
+            let e = rebuilt(&format!("rw,{o}")).unwrap_err();
+            assert_eq!(e, OptionError::OtherTransport(o.into()), "{o}");
+        }
+    }
+
+    #[test]
     fn bg_is_refused_with_the_alternative() {
         let e = rebuilt("rw,bg").unwrap_err();
-        assert_eq!(e, OptionError::Background);
+        assert_eq!(e, OptionError::Background("bg".into()));
         assert!(e.to_string().contains("x-systemd.automount"));
         assert_eq!(string("fg"), "fg,vers=4.2,proto=rdma,port=20049");
     }

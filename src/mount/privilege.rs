@@ -16,6 +16,8 @@ pub const CAP_SYS_ADMIN_BIT: u32 = 21;
 pub trait Privileges {
     /// (real uid, effective uid).
     fn uids(&self) -> (u32, u32);
+    /// (real gid, effective gid).
+    fn gids(&self) -> (u32, u32);
     /// Whether the effective set holds CAP_SYS_ADMIN; `Err` says why it cannot be told.
     fn has_sys_admin(&self) -> Result<bool, String>;
 }
@@ -32,6 +34,13 @@ impl Privileges for HostPrivileges {
         (
             nix::unistd::getuid().as_raw(),
             nix::unistd::geteuid().as_raw(),
+        )
+    }
+
+    fn gids(&self) -> (u32, u32) {
+        (
+            nix::unistd::getgid().as_raw(),
+            nix::unistd::getegid().as_raw(),
         )
     }
 
@@ -69,6 +78,8 @@ pub fn parse_cap_eff(status: &str) -> Option<u64> {
 pub enum PrivilegeError {
     #[error("refusing to run with real uid {real} and effective uid {effective}: nfs-gds must not be installed setuid (mount(8) runs helpers as root)")]
     Setuid { real: u32, effective: u32 },
+    #[error("refusing to run with real gid {real} and effective gid {effective}: nfs-gds must not be installed setuid or setgid")]
+    Setgid { real: u32, effective: u32 },
     #[error("mounting needs CAP_SYS_ADMIN: run it as root (uid {uid} lacks it); `-f` shows what would happen without mounting")]
     NotAdmin { uid: u32 },
     #[error("{0}")]
@@ -84,12 +95,23 @@ impl PrivilegeError {
     }
 }
 
-/// Refuses setuid always, and a missing CAP_SYS_ADMIN when `need_admin`.
-pub fn require(p: &dyn Privileges, need_admin: bool) -> Result<(), PrivilegeError> {
+/// Refuses a setuid or setgid start: every command, in every persona, calls this first.
+pub fn refuse_setuid(p: &dyn Privileges) -> Result<(), PrivilegeError> {
     let (real, effective) = p.uids();
     if real != effective {
         return Err(PrivilegeError::Setuid { real, effective });
     }
+    let (real, effective) = p.gids();
+    if real != effective {
+        return Err(PrivilegeError::Setgid { real, effective });
+    }
+    Ok(())
+}
+
+/// Refuses setuid always, and a missing CAP_SYS_ADMIN when `need_admin`.
+pub fn require(p: &dyn Privileges, need_admin: bool) -> Result<(), PrivilegeError> {
+    refuse_setuid(p)?;
+    let (real, _) = p.uids();
     if need_admin && !p.has_sys_admin().map_err(PrivilegeError::Unknown)? {
         return Err(PrivilegeError::NotAdmin { uid: real });
     }
@@ -110,6 +132,7 @@ mod tests {
     fn setuid_is_refused_even_for_a_fake_mount() {
         let p = FakePrivileges {
             uids: (1000, 0),
+            gids: (0, 0),
             admin: Ok(true),
         };
         let e = require(&p, false).unwrap_err();
@@ -125,9 +148,26 @@ mod tests {
     }
 
     #[test]
+    fn setgid_is_refused_too() {
+        let p = FakePrivileges {
+            gids: (1000, 0),
+            ..FakePrivileges::root()
+        };
+        assert_eq!(
+            refuse_setuid(&p),
+            Err(PrivilegeError::Setgid {
+                real: 1000,
+                effective: 0
+            })
+        );
+        assert_eq!(refuse_setuid(&FakePrivileges::root()), Ok(()));
+    }
+
+    #[test]
     fn a_user_without_the_capability_may_only_fake() {
         let p = FakePrivileges {
             uids: (1000, 1000),
+            gids: (1000, 1000),
             admin: Ok(false),
         };
         let e = require(&p, true).unwrap_err();
@@ -140,6 +180,7 @@ mod tests {
     fn unreadable_capabilities_are_a_system_error() {
         let p = FakePrivileges {
             uids: (0, 0),
+            gids: (0, 0),
             admin: Err("no".into()),
         };
         assert_eq!(require(&p, true).unwrap_err().exit_code(), 2);

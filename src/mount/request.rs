@@ -141,7 +141,10 @@ mod tests {
             Path::new("/"),
         )
         .unwrap_err();
-        assert_eq!(e, RequestError::Option(OptionError::Background));
+        assert_eq!(
+            e,
+            RequestError::Option(OptionError::Background("bg".into()))
+        );
     }
 
     #[test]

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use sys_mount::{Mount, MountFlags};
 
+use super::identity::MountIdentity;
 use super::mounter::{MountCall, MountError, MountStatus, Mounter, UnmountError};
 use super::options::split;
 use super::unmount::Unmounter;
@@ -199,8 +200,12 @@ impl Mounter for SyscallMount {
             })
     }
 
-    fn unmount(&mut self, target: &Path) -> Result<(), UnmountError> {
-        self.unmounter.unmount(target)
+    fn identify(&self, mount: MountIdentity) -> MountIdentity {
+        self.unmounter.identify(mount)
+    }
+
+    fn unmount(&mut self, mount: &MountIdentity) -> Result<(), UnmountError> {
+        self.unmounter.unmount(mount)
     }
 
     fn unmount_command(&self, target: &Path) -> String {

@@ -32,6 +32,43 @@ pub enum Sameness {
     Undecidable,
 }
 
+/// An IPv4 address in any form `inet_aton(3)` accepts, as `mount.nfs` (through `getaddrinfo`)
+/// does before it would ever ask DNS: one to four parts, each decimal, octal (leading `0`) or
+/// hex (`0x`), the last part filling the remaining bytes (`167772687`, `0xa00020f`, `10.2.15`
+/// and `012.0.2.017` are all addresses). Without this, such a server would count as a name and
+/// escape every comparison by address.
+pub fn parse_inet_aton(text: &str) -> Option<Ipv4Addr> {
+    let parts: Vec<u32> = text
+        .split('.')
+        .map(|p| {
+            let (digits, radix) = if let Some(h) = p.strip_prefix("0x").or(p.strip_prefix("0X")) {
+                (h, 16)
+            } else if p.len() > 1 && p.starts_with('0') {
+                (&p[1..], 8)
+            } else {
+                (p, 10)
+            };
+            if digits.is_empty() && radix != 8 || !digits.chars().all(|c| c.is_digit(radix)) {
+                return None;
+            }
+            u32::from_str_radix(digits, radix).ok()
+        })
+        .collect::<Option<_>>()?;
+    let (init, last) = parts.split_last().map(|(l, i)| (i, *l))?;
+    if init.len() > 3 || init.iter().any(|p| *p > 0xff) {
+        return None;
+    }
+    let last_bits = 32 - 8 * init.len() as u32;
+    if last_bits < 32 && last >> last_bits != 0 {
+        return None;
+    }
+    let high = init
+        .iter()
+        .enumerate()
+        .fold(0u32, |acc, (i, p)| acc | (p << (24 - 8 * i as u32)));
+    Some(Ipv4Addr::from(high | last))
+}
+
 impl ServerHost {
     /// Parses a server as written in a source, brackets included for IPv6.
     pub fn parse(text: &str) -> Option<ServerHost> {
@@ -52,7 +89,7 @@ impl ServerHost {
         {
             return None;
         }
-        if let Ok(v4) = text.parse::<Ipv4Addr>() {
+        if let Some(v4) = parse_inet_aton(text) {
             return Some(ServerHost::V4(v4));
         }
         let name = text.trim_end_matches('.').to_ascii_lowercase();
@@ -250,6 +287,44 @@ mod tests {
             NfsSource::parse("nfs://srv/x"),
             Err(SourceError::Url(..))
         ));
+    }
+
+    #[test]
+    fn every_inet_aton_form_is_an_address() {
+        let v4 = |s: &str| ServerHost::V4(s.parse().unwrap());
+        for (text, addr) in [
+            ("167772687", "10.0.2.15"),
+            ("0xa00020f", "10.0.2.15"),
+            ("0XA00020F", "10.0.2.15"),
+            ("012.0.2.017", "10.0.2.15"),
+            ("10.2.15", "10.2.0.15"),
+            ("10.131087", "10.2.0.15"),
+            ("10.0.2.15", "10.0.2.15"),
+            ("0", "0.0.0.0"),
+            ("4294967295", "255.255.255.255"),
+        ] {
+            assert_eq!(ServerHost::parse(text), Some(v4(addr)), "{text}");
+        }
+        for name in [
+            "4294967296",
+            "256.0.0.1",
+            "1.2.3.4.5",
+            "08.1.1.1",
+            "1e3",
+            "10..2",
+            "0x",
+        ] {
+            assert!(
+                matches!(ServerHost::parse(name), Some(ServerHost::Name(_))),
+                "{name}"
+            );
+        }
+        // The trap's comparison sees through the spelling.
+        let one_number = NfsSource::parse("167772687:/export").unwrap().server;
+        assert_eq!(
+            one_number.sameness(&ServerHost::parse("10.0.2.15").unwrap(), None),
+            Sameness::Same
+        );
     }
 
     #[test]

@@ -134,31 +134,18 @@ pub fn load_for(
     Ok((path, policy))
 }
 
-/// Reads the policy file: one named explicitly as the user gave it; the default one inside the
-/// root [`path_for`] joined it to, so the policy of a bundle cannot link out of the bundle.
-fn read_policy(
-    path: &Path,
-    explicit: bool,
-) -> Result<Option<crate::host::FileRead>, crate::host::HostError> {
-    use crate::host::{reader, FileKind};
-    let root = path
-        .to_str()
-        .and_then(|p| p.strip_suffix(DEFAULT_PATH))
-        .filter(|_| !explicit);
-    match root {
-        Some("") => Root::host().read_file(DEFAULT_PATH, FileKind::Policy),
-        Some(dir) => Root::new(dir).read_file(DEFAULT_PATH, FileKind::Policy),
-        None => reader::read_named(path, FileKind::Policy),
-    }
-}
-
 /// Loads the policy. A missing file is the built-in default unless it was named explicitly.
 pub fn load(path: &Path, explicit: bool, trust: &Trust) -> Result<Policy, PolicyError> {
-    // The bytes come with the metadata of the descriptor they were read from; a FIFO, a device
-    // or an endless file is refused before anything is read.
-    let read = match read_policy(path, explicit) {
-        Ok(Some(read)) => read,
-        Ok(None) => {
+    // The bytes parsed are those read from the descriptor whose owner, mode and directories
+    // were checked: nothing is read before the check, nothing can be swapped in after it.
+    let read = if explicit {
+        trust::read
+    } else {
+        trust::read_confined
+    };
+    let text = match read(path, trust) {
+        Ok(bytes) => bytes,
+        Err(e) if e.is_not_found() && path.symlink_metadata().is_err() => {
             return if explicit {
                 Err(PolicyError::Missing {
                     path: path.to_owned(),
@@ -167,13 +154,8 @@ pub fn load(path: &Path, explicit: bool, trust: &Trust) -> Result<Policy, Policy
                 Ok(Policy::default())
             };
         }
-        Err(crate::host::HostError::Read { path, source }) => {
-            return Err(PolicyError::Read { path, source })
-        }
-        Err(e) => return Err(PolicyError::File(e)),
+        Err(e) => return Err(e.into()),
     };
-    let text = read.bytes;
-    trust::check(path, trust)?;
     parse_bytes(path, text)
 }
 
@@ -264,9 +246,15 @@ mod tests {
         let p = path_for(&root, None);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::os::unix::fs::symlink(&outside, &p).unwrap();
-        assert_eq!(load(&p, false, &trusted_here()).unwrap(), Policy::default());
+        let tree = Trust::for_tree(&root);
+        let e = load(&p, false, &tree).unwrap_err();
+        assert!(
+            matches!(e, PolicyError::Untrusted(TrustError::OutsideRoot { .. })),
+            "{e}"
+        );
+        assert!(e.to_string().contains("outside the root"), "{e}");
         // Named on the command line, the same link is the user's to follow.
-        assert_eq!(load(&p, true, &trusted_here()).unwrap().default, Level::Off);
+        assert_eq!(load(&p, true, &tree).unwrap().default, Level::Off);
     }
 
     #[test]
@@ -286,5 +274,65 @@ mod tests {
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o666)).unwrap();
         let e = load(&p, true, &trusted_here()).unwrap_err();
         assert!(matches!(e, PolicyError::Untrusted(_)), "{e}");
+    }
+
+    fn set_mode(p: &Path, mode: u32) {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    /// A symlink flipped between a trusted file and one in a world-writable directory: the
+    /// bytes returned are always those of a file that passed the check.
+    #[test]
+    fn a_swapped_symlink_never_gives_unchecked_policy() {
+        let dir = tempfile::tempdir().unwrap();
+        set_mode(dir.path(), 0o755);
+        let good = dir.path().join("good.toml");
+        std::fs::write(&good, "default = \"enforce\"\n").unwrap();
+        set_mode(&good, 0o644);
+        let open = dir.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        set_mode(&open, 0o777);
+        let bad = open.join("bad.toml");
+        std::fs::write(&bad, "default = \"off\"\n").unwrap();
+        set_mode(&bad, 0o644);
+        let link = dir.path().join("nfs-gds.toml");
+        std::os::unix::fs::symlink(&good, &link).unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flipper = {
+            let (stop, dir, good, bad, link) =
+                (stop.clone(), dir.path().to_owned(), good, bad, link.clone());
+            std::thread::spawn(move || {
+                let tmp = dir.join("tmp.lnk");
+                let mut n = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let to = if n.is_multiple_of(2) { &bad } else { &good };
+                    let _ = std::fs::remove_file(&tmp);
+                    std::os::unix::fs::symlink(to, &tmp).unwrap();
+                    std::fs::rename(&tmp, &link).unwrap();
+                    n += 1;
+                }
+                n
+            })
+        };
+        let (mut accepted, mut refused) = (0, 0);
+        for _ in 0..3000 {
+            match load(&link, true, &trusted_here()) {
+                Ok(policy) => {
+                    assert_eq!(
+                        policy.default,
+                        Level::Enforce,
+                        "unchecked bytes were parsed"
+                    );
+                    accepted += 1;
+                }
+                Err(_) => refused += 1,
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let flips = flipper.join().unwrap();
+        assert!(
+            flips > 10 && accepted > 0 && refused > 0,
+            "{flips} {accepted} {refused}"
+        );
     }
 }

@@ -1,37 +1,70 @@
-//! Whether a policy file may be believed: only its owner may write it, and the owner is root.
+//! Whether a policy file may be believed, and its bytes read from the one descriptor checked.
 //!
-//! The policy can turn enforcement off, so a file (or its directory) that anyone but root can
-//! change is refused, as sshd refuses a writable `authorized_keys`. Symlinks are followed and the
-//! real file and its real directory are checked. Tests, and fixture trees under `--root`, name
-//! the owners they trust instead of root ([`Trust::for_tree`]).
+//! The policy can turn enforcement off, so a file that anyone but a trusted owner (root) can
+//! change is refused, as sshd's StrictModes refuses a writable `authorized_keys`. The rule:
+//!
+//! - the path is resolved once (symlinks followed) and then walked from `/` — or, below a
+//!   fixture root, from that root — one `openat(O_NOFOLLOW)` per component, each descriptor
+//!   `fstat`ed before the next step, so what is checked is what is opened;
+//! - every directory on the way is owned by a trusted owner and writable by nobody else — except
+//!   a root-owned directory with the sticky bit (`/tmp`): there only an entry's owner may rename
+//!   or delete it, so a root-owned entry below it cannot be swapped;
+//! - the file is a regular file (not a FIFO, device or directory), owned by a trusted owner,
+//!   not writable by group or others, and at most [`MAX_POLICY_BYTES`] long;
+//! - the bytes parsed are the bytes read from that descriptor.
+//!
+//! Tests, and fixture trees under `--root`, name the owners they trust instead of root alone
+//! ([`Trust::for_tree`]).
 
-use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::io::Read;
+use std::os::fd::OwnedFd;
+use std::path::{Component, Path, PathBuf};
 
-/// The owners whose files are believed.
+use rustix::fs::{fstat, openat, FileType, Mode, OFlags, CWD};
+
+use crate::host::Root;
+
+/// A policy file is a few hundred bytes; anything past this is not one.
+pub const MAX_POLICY_BYTES: u64 = 1 << 20;
+
+/// The owners whose files are believed, and where the directory walk starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Trust {
     owners: Vec<u32>,
+    /// The walk starts here instead of `/` for paths below it (a fixture root).
+    top: Option<PathBuf>,
 }
 
 impl Trust {
     /// Only root (uid 0).
     pub fn root_only() -> Self {
-        Trust { owners: vec![0] }
-    }
-
-    pub fn owners(owners: Vec<u32>) -> Self {
-        Trust { owners }
-    }
-
-    /// Below a tree other than `/`: root, and the owner of the tree's top directory — a tree
-    /// someone built for themselves is theirs to configure (it controls nothing else).
-    pub fn for_tree(dir: &std::path::Path) -> Self {
-        let mut owners = vec![0];
-        if let Ok(m) = std::fs::metadata(dir) {
-            owners.push(m.uid());
+        Trust {
+            owners: vec![0],
+            top: None,
         }
-        Trust { owners }
+    }
+
+    /// These owners and root (who owns `/` and can change anything anyway).
+    pub fn owners(owners: Vec<u32>) -> Self {
+        let mut owners = owners;
+        owners.push(0);
+        owners.sort_unstable();
+        owners.dedup();
+        Trust { owners, top: None }
+    }
+
+    /// On a real host, root only. Below a fixture root, also the owner of the root directory
+    /// (a tree someone built for themselves is theirs to configure; it controls nothing else),
+    /// and the directory walk stops at the root.
+    pub fn for_tree(root: &Root) -> Self {
+        let mut owners = Vec::new();
+        if let Ok(m) = std::fs::metadata(root.dir()) {
+            owners.push(std::os::unix::fs::MetadataExt::uid(&m));
+        }
+        Trust {
+            top: std::fs::canonicalize(root.dir()).ok(),
+            ..Trust::owners(owners)
+        }
     }
 
     fn describe(&self) -> String {
@@ -69,22 +102,51 @@ pub enum TrustError {
         mode: u32,
         who: &'static str,
     },
+    #[error("{} is {kind}, not a regular file: refusing to read it as the policy", path.display())]
+    NotRegular { path: PathBuf, kind: &'static str },
+    #[error("{} is larger than {max} bytes: not a policy file", path.display())]
+    TooLarge { path: PathBuf, max: u64 },
+    #[error("{} resolves to {}, outside the root {}: refusing to read it as the tree's policy", path.display(), real.display(), top.display())]
+    OutsideRoot {
+        path: PathBuf,
+        real: PathBuf,
+        top: PathBuf,
+    },
 }
 
-fn check_one(path: &Path, trust: &Trust) -> Result<(), TrustError> {
-    let m = std::fs::metadata(path).map_err(|source| TrustError::Stat {
-        path: path.to_owned(),
-        source,
-    })?;
-    if !trust.owners.contains(&m.uid()) {
+impl TrustError {
+    /// Whether the file (or a directory on its path) does not exist.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, TrustError::Stat { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
+    }
+}
+
+fn kind_of(mode: u32) -> &'static str {
+    match FileType::from_raw_mode(mode) {
+        FileType::RegularFile => "a regular file",
+        FileType::Directory => "a directory",
+        FileType::Symlink => "a symlink",
+        FileType::Fifo => "a FIFO",
+        FileType::Socket => "a socket",
+        FileType::CharacterDevice => "a character device",
+        FileType::BlockDevice => "a block device",
+        FileType::Unknown => "of an unknown type",
+    }
+}
+
+/// Owner and mode of one step of the walk. `dir` allows the root-owned sticky exception.
+fn judge(path: &Path, uid: u32, mode: u32, dir: bool, trust: &Trust) -> Result<(), TrustError> {
+    if !trust.owners.contains(&uid) {
         return Err(TrustError::Owner {
             path: path.to_owned(),
-            uid: m.uid(),
+            uid,
             expected: trust.describe(),
         });
     }
-    let mode = m.mode() & 0o7777;
+    let mode = mode & 0o7777;
+    let sticky_root = dir && uid == 0 && mode & 0o1000 != 0;
     let who = match (mode & 0o020 != 0, mode & 0o002 != 0) {
+        _ if sticky_root => return Ok(()),
         (true, true) => "its group and everyone",
         (true, false) => "its group",
         (false, true) => "everyone",
@@ -97,17 +159,123 @@ fn check_one(path: &Path, trust: &Trust) -> Result<(), TrustError> {
     })
 }
 
-/// Checks the file and the directory that holds it.
-pub fn check(path: &Path, trust: &Trust) -> Result<(), TrustError> {
+fn stat_err(path: &Path) -> impl Fn(rustix::io::Errno) -> TrustError + '_ {
+    move |e| TrustError::Stat {
+        path: path.to_owned(),
+        source: e.into(),
+    }
+}
+
+/// Opens `path` component by component from `start` (already open), checking every directory.
+fn walk(start: (OwnedFd, PathBuf), rest: &Path, trust: &Trust) -> Result<OwnedFd, TrustError> {
+    let (mut dir, mut at) = start;
+    let st = fstat(&dir).map_err(stat_err(&at))?;
+    judge(&at, st.st_uid, st.st_mode, true, trust)?;
+    let names: Vec<_> = rest
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_owned()),
+            _ => None,
+        })
+        .collect();
+    let Some((file, dirs)) = names.split_last() else {
+        return Err(TrustError::NotRegular {
+            path: at,
+            kind: "a directory",
+        });
+    };
+    for name in dirs {
+        at.push(name);
+        let next = openat(
+            &dir,
+            name.as_os_str(),
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(stat_err(&at))?;
+        let st = fstat(&next).map_err(stat_err(&at))?;
+        judge(&at, st.st_uid, st.st_mode, true, trust)?;
+        dir = next;
+    }
+    at.push(file);
+    let fd = openat(
+        &dir,
+        file.as_os_str(),
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(stat_err(&at))?;
+    let st = fstat(&fd).map_err(stat_err(&at))?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+        return Err(TrustError::NotRegular {
+            path: at,
+            kind: kind_of(st.st_mode),
+        });
+    }
+    judge(&at, st.st_uid, st.st_mode, false, trust)?;
+    Ok(fd)
+}
+
+/// Checks the policy file at `path` and every directory above it, and returns its bytes, read
+/// from the descriptor that was checked.
+pub fn read(path: &Path, trust: &Trust) -> Result<Vec<u8>, TrustError> {
+    read_checked(path, trust, false)
+}
+
+/// Like [`read`], for the default policy path of a tree: a path that resolves outside the
+/// tree's top is refused rather than read.
+pub fn read_confined(path: &Path, trust: &Trust) -> Result<Vec<u8>, TrustError> {
+    read_checked(path, trust, true)
+}
+
+fn read_checked(path: &Path, trust: &Trust, confined: bool) -> Result<Vec<u8>, TrustError> {
     let real = std::fs::canonicalize(path).map_err(|source| TrustError::Stat {
         path: path.to_owned(),
         source,
     })?;
-    check_one(&real, trust)?;
-    if let Some(dir) = real.parent() {
-        check_one(dir, trust)?;
+    if let (true, Some(top)) = (confined, trust.top.as_deref()) {
+        if !real.starts_with(top) {
+            return Err(TrustError::OutsideRoot {
+                path: path.to_owned(),
+                real,
+                top: top.to_owned(),
+            });
+        }
     }
-    Ok(())
+    let top = trust
+        .top
+        .as_deref()
+        .filter(|t| real.starts_with(t))
+        .unwrap_or(Path::new("/"));
+    let start = openat(
+        CWD,
+        top,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(stat_err(top))?;
+    let rest = real.strip_prefix(top).unwrap_or(&real);
+    let fd = walk((start, top.to_owned()), rest, trust)?;
+    let mut bytes = Vec::new();
+    std::fs::File::from(fd)
+        .take(MAX_POLICY_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|source| TrustError::Stat {
+            path: real.clone(),
+            source,
+        })?;
+    if bytes.len() as u64 > MAX_POLICY_BYTES {
+        return Err(TrustError::TooLarge {
+            path: real,
+            max: MAX_POLICY_BYTES,
+        });
+    }
+    Ok(bytes)
+}
+
+/// Checks the file, every directory above it, and that it is a regular file.
+pub fn check(path: &Path, trust: &Trust) -> Result<(), TrustError> {
+    read(path, trust).map(|_| ())
 }
 
 #[cfg(test)]
@@ -166,7 +334,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("nfs-gds.toml");
         std::fs::write(&f, "").unwrap();
-        let stranger = Trust::owners(vec![nix::unistd::getuid().as_raw().wrapping_add(4242)]);
+        let stranger = Trust {
+            owners: vec![nix::unistd::getuid().as_raw().wrapping_add(4242)],
+            top: None,
+        };
         let e = check(&f, &stranger).unwrap_err();
         assert!(matches!(e, TrustError::Owner { .. }), "{e}");
         assert!(e.to_string().contains("chown root:"), "{e}");
@@ -191,9 +362,89 @@ mod tests {
     }
 
     #[test]
+    fn every_directory_up_to_the_top_is_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        chmod(dir.path(), 0o755);
+        let etc = dir.path().join("etc");
+        let conf = etc.join("nfs-gds");
+        std::fs::create_dir_all(&conf).unwrap();
+        let f = conf.join("nfs-gds.toml");
+        std::fs::write(&f, "default = \"off\"\n").unwrap();
+        chmod(&f, 0o644);
+        chmod(&conf, 0o755);
+        chmod(&etc, 0o777);
+        let e = check(&f, &me()).unwrap_err();
+        assert!(
+            matches!(&e, TrustError::Writable { path, .. } if path.ends_with("etc")),
+            "{e}"
+        );
+        // A root-owned sticky directory lets nobody else rename root's entries.
+        chmod(&etc, 0o1777);
+        let sticky = check(&f, &me());
+        if nix::unistd::getuid().is_root() {
+            sticky.unwrap();
+        } else {
+            assert!(matches!(sticky, Err(TrustError::Writable { .. })));
+        }
+        chmod(&etc, 0o755);
+        assert_eq!(read(&f, &me()).unwrap(), b"default = \"off\"\n");
+    }
+
+    #[test]
+    fn below_a_fixture_root_the_walk_stops_at_the_root() {
+        let outer = tempfile::tempdir().unwrap();
+        chmod(outer.path(), 0o777);
+        let root = outer.path().join("root");
+        std::fs::create_dir_all(root.join("etc")).unwrap();
+        let f = root.join("etc/p.toml");
+        std::fs::write(&f, "").unwrap();
+        chmod(&f, 0o644);
+        chmod(&root, 0o755);
+        chmod(&root.join("etc"), 0o755);
+        let t = Trust::for_tree(&Root::new(&root));
+        check(&f, &t).unwrap();
+        assert!(check(&f, &me()).is_err(), "from / the open parent counts");
+    }
+
+    #[test]
+    fn fifos_and_devices_are_refused_without_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        chmod(dir.path(), 0o755);
+        let fifo = dir.path().join("fifo.toml");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
+        let e = check(&fifo, &me()).unwrap_err();
+        assert!(
+            e.to_string().contains("is a FIFO, not a regular file"),
+            "{e}"
+        );
+        let zero = dir.path().join("zero.toml");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        let e = check(&zero, &me()).unwrap_err();
+        assert!(
+            matches!(&e, TrustError::NotRegular { kind, .. } if *kind == "a character device"),
+            "{e}"
+        );
+        let big = dir.path().join("big.toml");
+        std::fs::write(&big, vec![b'#'; MAX_POLICY_BYTES as usize + 1]).unwrap();
+        chmod(&big, 0o644);
+        assert!(matches!(
+            read(&big, &me()),
+            Err(TrustError::TooLarge { .. })
+        ));
+    }
+
+    #[test]
+    fn the_owner_message_names_each_owner_once() {
+        let t = Trust::owners(vec![0, 0]);
+        assert_eq!(t.describe(), "root");
+        assert_eq!(Trust::owners(vec![1000]).describe(), "root or uid 1000");
+    }
+
+    #[test]
     fn fixture_roots_trust_their_owner() {
         let dir = tempfile::tempdir().unwrap();
-        let t = Trust::for_tree(dir.path());
+        let t = Trust::for_tree(&Root::new(dir.path()));
         assert!(t.owners.contains(&nix::unistd::getuid().as_raw()));
+        assert_eq!(t.top, Some(std::fs::canonicalize(dir.path()).unwrap()));
     }
 }

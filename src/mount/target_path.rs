@@ -1,0 +1,82 @@
+//! Whether anyone but root can change the path to the mount point while `mount.nfs` resolves it.
+//!
+//! The helper hands `mount.nfs` the canonical DIR, which resolves it again. Whoever can rename
+//! an entry on that path (the owner of a directory on it, or anyone when a directory is writable
+//! by group or others without being root's sticky `/tmp`) can swap DIR for another directory in
+//! between, and the mount lands there. nfs-gds finds the new mount by its identity and names it
+//! when it appeared elsewhere; this says beforehand that the path is open to such a swap.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// The first entry on `target`'s path (from `/` down to `target` itself) that someone other
+/// than root could rename or replace, with why; `None` when only root can.
+pub fn swappable_entry(target: &Path) -> Option<(PathBuf, String)> {
+    let mut at = PathBuf::from("/");
+    let mut parent_sticky_root = false;
+    for c in target.components().skip(1) {
+        let parent = at.clone();
+        at.push(c);
+        let Ok(m) = std::fs::symlink_metadata(&at) else {
+            return None;
+        };
+        let pm = std::fs::symlink_metadata(&parent).ok()?;
+        let open_parent = pm.mode() & 0o022 != 0;
+        if open_parent && !parent_sticky_root {
+            return Some((
+                parent.clone(),
+                format!(
+                    "{} is writable by others (mode {:04o})",
+                    parent.display(),
+                    pm.mode() & 0o7777
+                ),
+            ));
+        }
+        if m.uid() != 0 {
+            return Some((
+                at.clone(),
+                format!("{} is owned by uid {}, not root", at.display(), m.uid()),
+            ));
+        }
+        parent_sticky_root = m.mode() & 0o1000 != 0;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn chmod(p: &Path, mode: u32) {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    #[test]
+    fn an_open_directory_on_the_path_is_named() {
+        if !nix::unistd::geteuid().is_root() {
+            // The tree would be owned by a user, which is itself the finding.
+            let dir = tempfile::tempdir().unwrap();
+            assert!(swappable_entry(dir.path()).is_some());
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        chmod(&base, 0o755);
+        let open = base.join("open");
+        let target = open.join("mnt");
+        std::fs::create_dir_all(&target).unwrap();
+        chmod(&open, 0o755);
+        assert_eq!(swappable_entry(&target), None, "all root's, closed");
+        chmod(&open, 0o777);
+        let (path, why) = swappable_entry(&target).unwrap();
+        assert_eq!(path, open);
+        assert!(why.contains("writable by others (mode 0777)"), "{why}");
+        chmod(&open, 0o1777);
+        assert_eq!(swappable_entry(&target), None, "root's sticky directory");
+        std::os::unix::fs::chown(&target, Some(65534), None).unwrap();
+        let (path, why) = swappable_entry(&target).unwrap();
+        assert_eq!(path, target);
+        assert!(why.contains("owned by uid 65534"), "{why}");
+    }
+}

@@ -5,11 +5,13 @@
 //! it is given; which file modprobe would pick is [`crate::host::modules`]'s business.
 //! [`inspect_file_with_cache`] answers from the root-only [`cache`] when the file is unchanged.
 
+pub mod abi;
 pub mod cache;
 pub mod decompress;
 pub mod elf;
 pub mod image_scan;
 pub mod modinfo;
+pub mod modversions;
 
 use std::path::{Path, PathBuf};
 

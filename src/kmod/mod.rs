@@ -10,9 +10,12 @@ pub mod cache;
 pub mod decompress;
 pub mod elf;
 pub mod image_scan;
+pub mod load_facts;
 pub mod modinfo;
 pub mod modversions;
+pub mod signature;
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -58,6 +61,10 @@ pub enum KmodError {
     },
     #[error("{} is a directory, not a module file", path.display())]
     IsDirectory { path: PathBuf },
+    #[error("{} is not a regular file", path.display())]
+    NotRegular { path: PathBuf },
+    #[error("{} is larger than {} MiB, the cap for a kernel module", path.display(), MODULE_SIZE_CAP >> 20)]
+    TooLarge { path: PathBuf },
     #[error("{} is empty", path.display())]
     Empty { path: PathBuf },
     #[error("{} is neither an ELF module nor gzip/xz/zstd-compressed (first bytes: {magic})", path.display())]
@@ -83,8 +90,12 @@ fn after_decompressing(c: Compression) -> String {
     }
 }
 
-/// Inspects module file bytes; `path` is only used to name the file in facts and errors.
-pub fn inspect_bytes(path: &Path, bytes: &[u8], wanted: &[&str]) -> Result<ModuleFile, KmodError> {
+/// The ELF image of module file bytes, decompressed when they are compressed; `path` only names
+/// the file in errors.
+pub fn elf_image<'a>(
+    path: &Path,
+    bytes: &'a [u8],
+) -> Result<(Compression, Cow<'a, [u8]>), KmodError> {
     if bytes.is_empty() {
         return Err(KmodError::Empty {
             path: path.to_owned(),
@@ -99,18 +110,59 @@ pub fn inspect_bytes(path: &Path, bytes: &[u8], wanted: &[&str]) -> Result<Modul
             .collect::<Vec<_>>()
             .join(" "),
     })?;
-    let owned;
-    let image: &[u8] = if compression == Compression::None {
-        bytes
-    } else {
-        owned = decompress::decompress(compression, bytes, MODULE_SIZE_CAP).map_err(|source| {
-            KmodError::Decompress {
-                path: path.to_owned(),
-                source,
-            }
-        })?;
-        &owned
+    if compression == Compression::None {
+        return Ok((compression, Cow::Borrowed(bytes)));
+    }
+    let owned = decompress::decompress(compression, bytes, MODULE_SIZE_CAP).map_err(|source| {
+        KmodError::Decompress {
+            path: path.to_owned(),
+            source,
+        }
+    })?;
+    Ok((compression, Cow::Owned(owned)))
+}
+
+/// Reads a module file whole: a regular file of at most [`MODULE_SIZE_CAP`] bytes. Opened
+/// non-blocking, so a FIFO in its place is refused instead of waited on.
+pub fn read_module_bytes(path: &Path) -> Result<Vec<u8>, KmodError> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    if path.is_dir() {
+        return Err(KmodError::IsDirectory {
+            path: path.to_owned(),
+        });
+    }
+    let read_err = |source| KmodError::Read {
+        path: path.to_owned(),
+        source,
     };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)
+        .map_err(read_err)?;
+    let meta = file.metadata().map_err(read_err)?;
+    if !meta.is_file() {
+        return Err(KmodError::NotRegular {
+            path: path.to_owned(),
+        });
+    }
+    let mut bytes = Vec::with_capacity(meta.len().min(MODULE_SIZE_CAP) as usize);
+    file.take(MODULE_SIZE_CAP + 1)
+        .read_to_end(&mut bytes)
+        .map_err(read_err)?;
+    if bytes.len() as u64 > MODULE_SIZE_CAP {
+        return Err(KmodError::TooLarge {
+            path: path.to_owned(),
+        });
+    }
+    Ok(bytes)
+}
+
+/// Inspects module file bytes; `path` is only used to name the file in facts and errors.
+pub fn inspect_bytes(path: &Path, bytes: &[u8], wanted: &[&str]) -> Result<ModuleFile, KmodError> {
+    let (compression, image) = elf_image(path, bytes)?;
+    let image: &[u8] = &image;
     let facts = elf::inspect_elf(image, wanted).map_err(|source| KmodError::Elf {
         path: path.to_owned(),
         compression,
@@ -131,15 +183,7 @@ pub fn inspect_bytes(path: &Path, bytes: &[u8], wanted: &[&str]) -> Result<Modul
 
 /// Reads and inspects a module file.
 pub fn inspect_file(path: &Path, wanted: &[&str]) -> Result<ModuleFile, KmodError> {
-    if path.is_dir() {
-        return Err(KmodError::IsDirectory {
-            path: path.to_owned(),
-        });
-    }
-    let bytes = std::fs::read(path).map_err(|source| KmodError::Read {
-        path: path.to_owned(),
-        source,
-    })?;
+    let bytes = read_module_bytes(path)?;
     inspect_bytes(path, &bytes, wanted)
 }
 

@@ -69,7 +69,7 @@ fn resolve(ctx: &Ctx, wanted: &str) -> Result<(PathBuf, Option<ModuleOrigin>), C
             ctx.root.join("proc/sys/kernel/osrelease").display()
         )
     })?;
-    match ModuleTree::read(&ctx.root, &release)?.resolve(&ctx.root, wanted) {
+    match ModuleTree::read(&ctx.root, &release)?.resolve(&ctx.root, wanted)? {
         Resolution::File { path, origin, .. } => Ok((path, Some(origin))),
         Resolution::BuiltIn { module } => Err(format!(
             "{module} is built into kernel {release}; there is no file to inspect (`nfs-gds check` reads its hooks from /proc/kallsyms)"

@@ -12,6 +12,7 @@ pub mod kernel;
 pub mod modules;
 pub mod mounts;
 pub mod nvidia_fs;
+pub mod symbol_providers;
 pub mod sysmodule;
 
 use std::io;
@@ -24,6 +25,8 @@ pub enum HostError {
     Read { path: PathBuf, source: io::Error },
     #[error("{} is not valid UTF-8 text", path.display())]
     NotText { path: PathBuf },
+    #[error("{} is corrupt: {reason}", path.display())]
+    Corrupt { path: PathBuf, reason: String },
     #[error("cannot list {}: {source}", path.display())]
     List { path: PathBuf, source: io::Error },
 }

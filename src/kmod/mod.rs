@@ -10,6 +10,7 @@ pub mod cache;
 pub mod decompress;
 pub mod elf;
 pub mod image_scan;
+pub mod index;
 pub mod load_facts;
 pub mod modinfo;
 pub mod modversions;

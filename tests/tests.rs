@@ -10,6 +10,8 @@ mod check;
 mod cli;
 mod doctor;
 mod inspect_module;
+mod module_index;
+mod module_load;
 mod module_reader;
 mod mount_fixture;
 mod mount_helper;

@@ -135,7 +135,7 @@ fn a_signature_trailer_names_signer_key_and_digest_even_inside_a_compressed_modu
     );
 
     // A trailer whose PKCS#7 is damaged is reported, not taken for unsigned.
-    let mut bad = der.clone();
+    let mut bad = der;
     bad[0] = 0x31;
     let spec = ModuleSpec::rpcrdma(RELEASE).signed_with(signature_trailer(&bad));
     assert!(matches!(

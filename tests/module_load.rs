@@ -297,3 +297,17 @@ fn a_provider_file_that_cannot_be_read_is_named_not_guessed() {
     let text = format!("{:?}", r.uncompared);
     assert!(text.contains("ib_core.ko"), "{text}");
 }
+
+#[test]
+fn a_fifo_in_place_of_a_module_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("rpcrdma.ko");
+    nix::unistd::mkfifo(
+        &fifo,
+        nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR,
+    )
+    .unwrap();
+    let err = nfs_gds::kmod::load_facts::read_load_facts(&fifo).unwrap_err();
+    assert!(err.to_string().contains("not a regular file"), "{err}");
+    assert!(err.to_string().contains("rpcrdma.ko"), "{err}");
+}

@@ -8,7 +8,10 @@
 //! does.
 
 use std::cell::OnceCell;
+use std::fs::File;
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -193,21 +196,55 @@ pub enum Resolution {
 
 /// One of depmod's indexes as the tree has it: the binary file modprobe reads when present, the
 /// text file otherwise (fixture trees, trees copied without their `.bin` files).
+/// A binary index is kept open and read with `pread` as lookups walk it.
 #[derive(Debug, Clone)]
 enum IndexData {
-    Binary { path: PathBuf, bytes: Vec<u8> },
+    Binary { path: PathBuf, file: Arc<File> },
     Text(String),
     Absent,
 }
 
+/// Opens a binary index: `Ok(None)` when absent. Opened non-blocking and refused unless a
+/// regular file, so a FIFO in its place is an error, not a hang.
+fn open_binary(path: &Path) -> Result<Option<File>, HostError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+            return Ok(None)
+        }
+        Err(source) => {
+            return Err(HostError::Read {
+                path: path.to_owned(),
+                source,
+            })
+        }
+    };
+    match file.metadata() {
+        Ok(m) if m.is_file() => Ok(Some(file)),
+        Ok(_) => Err(HostError::Corrupt {
+            path: path.to_owned(),
+            reason: "not a regular file".into(),
+        }),
+        Err(source) => Err(HostError::Read {
+            path: path.to_owned(),
+            source,
+        }),
+    }
+}
+
 impl IndexData {
-    /// Reads `<dir>/<name>.bin`, else `<dir>/<name>`.
+    /// Opens `<dir>/<name>.bin`, else reads `<dir>/<name>`.
     fn read(root: &Root, dir_rel: &str, name: &str) -> Result<Self, HostError> {
-        let bin = format!("{dir_rel}/{name}.bin");
-        if let Some(bytes) = root.read_bytes(&bin)? {
+        let bin = root.join(format!("{dir_rel}/{name}.bin"));
+        if let Some(file) = open_binary(&bin)? {
             return Ok(IndexData::Binary {
-                path: root.join(&bin),
-                bytes,
+                path: bin,
+                file: Arc::new(file),
             });
         }
         Ok(match root.read_text(format!("{dir_rel}/{name}"))? {
@@ -216,9 +253,9 @@ impl IndexData {
         })
     }
 
-    fn index(&self) -> Result<Option<(Index<'_>, &Path)>, HostError> {
+    fn index(&self) -> Result<Option<(Index<'_, File>, &Path)>, HostError> {
         match self {
-            IndexData::Binary { path, bytes } => Index::parse(bytes)
+            IndexData::Binary { path, file } => Index::open(file.as_ref())
                 .map(|i| Some((i, path.as_path())))
                 .map_err(|e| corrupt(path, e)),
             _ => Ok(None),

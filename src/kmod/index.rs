@@ -43,6 +43,8 @@ pub enum IndexError {
     Version(u32),
     #[error("kmod index is truncated or corrupt: {what} at offset {offset}")]
     Corrupt { what: &'static str, offset: usize },
+    #[error("kmod index cannot be read: {0}")]
+    Io(String),
     #[error("kmod index is corrupt: a lookup went deeper than {MAX_DEPTH} levels or visited more than {MAX_NODES} nodes (a cycle?)")]
     TooDeep,
 }
@@ -54,120 +56,165 @@ pub struct IndexValue {
     pub value: String,
 }
 
-/// A binary index over bytes read from its file.
+/// Where an index's bytes come from: a slice in memory, or an open file read piece by piece (a
+/// lookup then reads a few hundred bytes with `pread`, not the whole 1.2 MB file).
+pub trait IndexSource {
+    /// Fills `buf` from offset `at`; returns fewer bytes only at the end of the index.
+    fn read_at(&self, at: usize, buf: &mut [u8]) -> Result<usize, IndexError>;
+}
+
+impl IndexSource for [u8] {
+    fn read_at(&self, at: usize, buf: &mut [u8]) -> Result<usize, IndexError> {
+        let rest = self.get(at..).unwrap_or_default();
+        let n = rest.len().min(buf.len());
+        buf[..n].copy_from_slice(&rest[..n]);
+        Ok(n)
+    }
+}
+
+impl IndexSource for std::fs::File {
+    fn read_at(&self, at: usize, buf: &mut [u8]) -> Result<usize, IndexError> {
+        use std::os::unix::fs::FileExt;
+        let mut done = 0;
+        while done < buf.len() {
+            match FileExt::read_at(self, &mut buf[done..], (at + done) as u64) {
+                Ok(0) => break,
+                Ok(n) => done += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(IndexError::Io(e.to_string())),
+            }
+        }
+        Ok(done)
+    }
+}
+
+/// Longest prefix or value read (real ones are under 300 bytes).
+const MAX_STRING: usize = 1 << 16;
+
+/// A binary index over its source.
 #[derive(Debug, Clone, Copy)]
-pub struct Index<'a> {
-    bytes: &'a [u8],
+pub struct Index<'a, S: IndexSource + ?Sized> {
+    src: &'a S,
     root: u32,
 }
 
-struct Node<'a> {
-    prefix: &'a [u8],
+struct Node {
+    prefix: Vec<u8>,
     first: u8,
-    last: u8,
-    children: &'a [u8],
+    children: Vec<u32>,
     values_at: Option<usize>,
 }
 
-impl<'a> Node<'a> {
+impl Node {
     fn child(&self, ch: u8) -> Option<u32> {
-        if self.children.is_empty() || ch < self.first || ch > self.last {
-            return None;
-        }
-        let i = usize::from(ch - self.first) * 4;
-        let b: [u8; 4] = self.children.get(i..i + 4)?.try_into().ok()?;
-        let off = u32::from_be_bytes(b);
+        let i = usize::from(ch.checked_sub(self.first)?);
+        let off = *self.children.get(i)?;
         (off & NODE_MASK != 0).then_some(off)
     }
 }
 
-impl<'a> Index<'a> {
-    pub fn parse(bytes: &'a [u8]) -> Result<Self, IndexError> {
-        let word = |at: usize| {
-            read_u32(bytes, at).ok_or(IndexError::Corrupt {
-                what: "header",
-                offset: at,
-            })
-        };
-        let magic = word(0)?;
+fn corrupt(what: &'static str, offset: usize) -> IndexError {
+    IndexError::Corrupt { what, offset }
+}
+
+impl<'a, S: IndexSource + ?Sized> Index<'a, S> {
+    /// Checks the header of `src` and finds its root.
+    pub fn open(src: &'a S) -> Result<Self, IndexError> {
+        let mut header = [0u8; 12];
+        if src.read_at(0, &mut header)? < 12 {
+            return Err(corrupt("header", 0));
+        }
+        let word = |i: usize| u32::from_be_bytes(header[i..i + 4].try_into().expect("4 bytes"));
+        let magic = word(0);
         if magic != INDEX_MAGIC {
             return Err(IndexError::BadMagic(magic));
         }
-        let version = word(4)?;
+        let version = word(4);
         if version >> 16 != INDEX_VERSION_MAJOR {
             return Err(IndexError::Version(version));
         }
-        Ok(Index {
-            bytes,
-            root: word(8)?,
-        })
+        Ok(Index { src, root: word(8) })
     }
 
-    fn node(&self, offset: u32) -> Result<Node<'a>, IndexError> {
+    fn exact(&self, at: usize, len: usize, what: &'static str) -> Result<Vec<u8>, IndexError> {
+        let mut buf = vec![0u8; len];
+        if self.src.read_at(at, &mut buf)? < len {
+            return Err(corrupt(what, at));
+        }
+        Ok(buf)
+    }
+
+    fn u32_at(&self, at: usize, what: &'static str) -> Result<u32, IndexError> {
+        let b = self.exact(at, 4, what)?;
+        Ok(u32::from_be_bytes(b[..4].try_into().expect("4 bytes")))
+    }
+
+    /// The NUL-terminated string at `at` (without the NUL).
+    fn cstr(&self, at: usize, what: &'static str) -> Result<Vec<u8>, IndexError> {
+        let mut out = Vec::new();
+        let mut chunk = [0u8; 128];
+        loop {
+            let n = self.src.read_at(at + out.len(), &mut chunk)?;
+            if let Some(end) = chunk[..n].iter().position(|&b| b == 0) {
+                out.extend_from_slice(&chunk[..end]);
+                return Ok(out);
+            }
+            if n == 0 || out.len() + n > MAX_STRING {
+                return Err(corrupt(what, at));
+            }
+            out.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    fn node(&self, offset: u32) -> Result<Node, IndexError> {
         let mut at = (offset & NODE_MASK) as usize;
-        let corrupt = |what, offset| IndexError::Corrupt { what, offset };
-        if at >= self.bytes.len() {
-            return Err(corrupt("node offset", at));
-        }
-        let mut prefix: &[u8] = &[];
+        let mut prefix = Vec::new();
         if offset & NODE_PREFIX != 0 {
-            let rest = &self.bytes[at..];
-            let len = rest
-                .iter()
-                .position(|&b| b == 0)
-                .ok_or(corrupt("unterminated prefix", at))?;
-            prefix = &rest[..len];
-            at += len + 1;
+            prefix = self.cstr(at, "prefix")?;
+            at += prefix.len() + 1;
         }
-        let (mut first, mut last, mut children): (u8, u8, &[u8]) = (0, 0, &[]);
+        let (mut first, mut children) = (0, Vec::new());
         if offset & NODE_CHILDS != 0 {
-            let (f, l) = match self.bytes.get(at..at + 2) {
-                Some(&[f, l]) => (f, l),
-                _ => return Err(corrupt("child range", at)),
-            };
+            let range = self.exact(at, 2, "child range")?;
+            let (f, l) = (range[0], range[1]);
             if f > l {
                 return Err(corrupt("child range", at));
             }
             at += 2;
-            let len = (usize::from(l - f) + 1) * 4;
-            children = self
-                .bytes
-                .get(at..at + len)
-                .ok_or(corrupt("child offsets", at))?;
-            (first, last) = (f, l);
-            at += len;
+            let count = usize::from(l - f) + 1;
+            let raw = self.exact(at, count * 4, "child offsets")?;
+            children = raw
+                .chunks_exact(4)
+                .map(|c| u32::from_be_bytes(c.try_into().expect("4 bytes")))
+                .collect();
+            first = f;
+            at += count * 4;
         }
         let values_at = (offset & NODE_VALUES != 0).then_some(at);
         Ok(Node {
             prefix,
             first,
-            last,
             children,
             values_at,
         })
     }
 
-    fn values(&self, node: &Node<'a>) -> Result<Vec<IndexValue>, IndexError> {
+    fn values(&self, node: &Node) -> Result<Vec<IndexValue>, IndexError> {
         let Some(mut at) = node.values_at else {
             return Ok(Vec::new());
         };
-        let corrupt = |what, offset| IndexError::Corrupt { what, offset };
-        let count = read_u32(self.bytes, at).ok_or(corrupt("value count", at))? as usize;
+        let count = self.u32_at(at, "value count")? as usize;
         at += 4;
         let mut out = Vec::with_capacity(count.min(64));
         for _ in 0..count {
-            let priority = read_u32(self.bytes, at).ok_or(corrupt("value priority", at))?;
+            let priority = self.u32_at(at, "value priority")?;
             at += 4;
-            let rest = self.bytes.get(at..).ok_or(corrupt("value", at))?;
-            let len = rest
-                .iter()
-                .position(|&b| b == 0)
-                .ok_or(corrupt("unterminated value", at))?;
+            let value = self.cstr(at, "value")?;
+            at += value.len() + 1;
             out.push(IndexValue {
                 priority,
-                value: String::from_utf8_lossy(&rest[..len]).into_owned(),
+                value: String::from_utf8_lossy(&value).into_owned(),
             });
-            at += len + 1;
         }
         // libkmod keeps values ordered by priority, first inserted first among equals.
         out.sort_by_key(|v| v.priority);
@@ -184,7 +231,7 @@ impl<'a> Index<'a> {
                 return Ok(Vec::new());
             }
             let node = self.node(offset)?;
-            if key.get(i..i + node.prefix.len()) != Some(node.prefix) {
+            if key.get(i..i + node.prefix.len()) != Some(node.prefix.as_slice()) {
                 return Ok(Vec::new());
             }
             i += node.prefix.len();
@@ -261,7 +308,7 @@ impl<'a> Index<'a> {
     #[allow(clippy::too_many_arguments)]
     fn collect_wild(
         &self,
-        node: &Node<'a>,
+        node: &Node,
         j: usize,
         buf: &mut Vec<u8>,
         subkey: &[u8],
@@ -275,8 +322,9 @@ impl<'a> Index<'a> {
         }
         let pushed = node.prefix.len() - j;
         buf.extend_from_slice(&node.prefix[j..]);
-        if !node.children.is_empty() {
-            for ch in node.first..=node.last {
+        for (i, _) in node.children.iter().enumerate() {
+            let ch = node.first + i as u8;
+            {
                 if let Some(child) = node.child(ch) {
                     let child = self.node(child)?;
                     buf.push(ch);
@@ -296,10 +344,6 @@ impl<'a> Index<'a> {
 fn sorted(mut values: Vec<IndexValue>) -> Vec<IndexValue> {
     values.sort_by_key(|v| v.priority);
     values
-}
-
-fn read_u32(bytes: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_be_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
 }
 
 /// POSIX `fnmatch(pattern, string, 0)`: `*`, `?`, bracket expressions with ranges and `!`/`^`
@@ -414,15 +458,21 @@ mod tests {
 
     #[test]
     fn garbage_is_an_error() {
-        assert!(matches!(Index::parse(b""), Err(IndexError::Corrupt { .. })));
         assert!(matches!(
-            Index::parse(b"\0\0\0\0\0\0\0\0\0\0\0\0"),
+            Index::open(&b""[..]),
+            Err(IndexError::Corrupt { .. })
+        ));
+        assert!(matches!(
+            Index::open(&b"\0\0\0\0\0\0\0\0\0\0\0\0"[..]),
             Err(IndexError::BadMagic(0))
         ));
         let mut v = INDEX_MAGIC.to_be_bytes().to_vec();
         v.extend_from_slice(&0x0001_0000u32.to_be_bytes());
         v.extend_from_slice(&0u32.to_be_bytes());
-        assert!(matches!(Index::parse(&v), Err(IndexError::Version(_))));
+        assert!(matches!(
+            Index::open(v.as_slice()),
+            Err(IndexError::Version(_))
+        ));
     }
 
     #[test]
@@ -433,7 +483,7 @@ mod tests {
         v.extend_from_slice(&(NODE_CHILDS | 12).to_be_bytes());
         v.extend_from_slice(b"aa");
         v.extend_from_slice(&(NODE_CHILDS | 12).to_be_bytes());
-        let idx = Index::parse(&v).unwrap();
+        let idx = Index::open(v.as_slice()).unwrap();
         let long = "a".repeat(MAX_DEPTH + 10);
         assert_eq!(idx.lookup(&long), Err(IndexError::TooDeep));
         assert_eq!(idx.lookup_wild(&long), Err(IndexError::TooDeep));
@@ -443,7 +493,7 @@ mod tests {
         w.extend_from_slice(&(NODE_CHILDS | 12).to_be_bytes());
         w.extend_from_slice(b"**");
         w.extend_from_slice(&(NODE_CHILDS | 12).to_be_bytes());
-        let idx = Index::parse(&w).unwrap();
+        let idx = Index::open(w.as_slice()).unwrap();
         assert_eq!(idx.lookup_wild("x"), Err(IndexError::TooDeep));
         assert_eq!(idx.lookup("b").unwrap(), None);
     }

@@ -98,7 +98,7 @@ fn report(root: &Root, running_only: bool) -> Result<Value, HostError> {
         out.push(json!({
             "kernel": k,
             "next_boot": is_next,
-            "rpcrdma": tree.resolve(root, MODPROBE_RPCRDMA),
+            "rpcrdma": tree.resolve(root, MODPROBE_RPCRDMA).map_err(|e| e.to_string()),
             "requests": requests,
             "dkms": dkms_state,
             "signatures": signatures,

@@ -120,6 +120,7 @@ fn every_installed_kernel_is_found_with_its_tree_and_its_own_gpl_rule() {
             match installed_kernels::module_tree(&r, k)
                 .unwrap()
                 .resolve(&r, "xprtrdma")
+                .unwrap()
             {
                 Resolution::File { origin, exists, .. } => {
                     assert!(exists, "{}", k.release);

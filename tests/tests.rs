@@ -16,6 +16,8 @@ mod host_kernels;
 mod hostile_bundle;
 mod inspect_module;
 mod manual_pages;
+mod module_index;
+mod module_load;
 mod module_reader;
 mod mount_fixture;
 mod mount_helper;

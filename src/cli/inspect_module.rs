@@ -70,7 +70,7 @@ fn resolve(ctx: &Ctx, wanted: &str) -> Result<(PathBuf, Option<ModuleOrigin>), C
             ctx.host.root.join("proc/sys/kernel/osrelease").display()
         )
     })?;
-    match ModuleTree::read(&ctx.host.root, &release)?.resolve(&ctx.host.root, wanted) {
+    match ModuleTree::read(&ctx.host.root, &release)?.resolve(&ctx.host.root, wanted)? {
         Resolution::File { path, origin, .. } => Ok((path, Some(origin))),
         Resolution::BuiltIn { module } => Err(format!(
             "{module} is built into kernel {release}; there is no file to inspect (`nfs-gds check` reads its hooks from /proc/kallsyms)"

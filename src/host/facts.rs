@@ -140,7 +140,7 @@ fn read_rpcrdma(
     loaded: Option<&[LoadedModule]>,
 ) -> Result<RpcrdmaFacts, HostError> {
     let resolution = match &kernel.release {
-        Some(release) => Some(ModuleTree::read(root, release)?.resolve(root, RPCRDMA)),
+        Some(release) => Some(ModuleTree::read(root, release)?.resolve(root, RPCRDMA)?),
         None => None,
     };
     let file = match &resolution {

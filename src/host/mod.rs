@@ -29,6 +29,7 @@ pub mod nvidia_fs;
 pub mod programs;
 pub mod reader;
 pub mod sig_enforcement;
+pub mod symbol_providers;
 pub mod sysmodule;
 pub mod version_order;
 
@@ -47,6 +48,8 @@ pub enum HostError {
     Read { path: PathBuf, source: io::Error },
     #[error("{} is not valid UTF-8 text", path.display())]
     NotText { path: PathBuf },
+    #[error("{} is corrupt: {reason}", path.display())]
+    Corrupt { path: PathBuf, reason: String },
     #[error("cannot list {}: {source}", path.display())]
     List { path: PathBuf, source: io::Error },
     #[error("{} is {what}, not a regular file: not reading it", path.display())]
@@ -165,6 +168,23 @@ impl Root {
             });
         }
         Ok(read)
+    }
+
+    /// Opens a regular file below the root, resolved inside it, for a reader that reads it piece
+    /// by piece; recorded like a read. `Ok(None)` when it does not exist.
+    pub fn open_file(
+        &self,
+        rel: impl AsRef<Path>,
+        kind: FileKind,
+    ) -> Result<Option<std::fs::File>, HostError> {
+        let rel = rel.as_ref();
+        let file = reader::open_below(&self.dir, rel, &self.join(rel), kind)?;
+        if file.is_some() {
+            self.note(|r| {
+                r.files.insert(Self::rel(rel));
+            });
+        }
+        Ok(file)
     }
 
     /// Reads a text file; `Ok(None)` when it does not exist. Its size cap follows from its name

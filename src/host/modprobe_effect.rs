@@ -86,7 +86,12 @@ impl<'a> TreeIndex<'a> {
         if let Some(r) = self.resolved.borrow().get(name) {
             return r.clone();
         }
-        let r = self.tree.resolve(self.root, name);
+        let r = self.tree.resolve(self.root, name).unwrap_or_else(|e| {
+            tracing::warn!("{e}: taking {name} as not found");
+            Resolution::NotFound {
+                module: name.to_string(),
+            }
+        });
         self.resolved
             .borrow_mut()
             .insert(name.to_string(), r.clone());

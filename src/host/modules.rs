@@ -7,11 +7,16 @@
 //! `modules.builtin`. Module names compare with `-` and `_` as the same character, as the kernel
 //! does.
 
-use std::path::PathBuf;
+use std::cell::OnceCell;
+use std::fs::File;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Serialize;
 
 use super::{HostError, Root};
+use crate::kmod::index::{fnmatch, Index, IndexError};
 
 /// One line of `/proc/modules`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -191,20 +196,85 @@ pub enum Resolution {
     },
 }
 
-/// The module tree of one kernel release: `lib/modules/<release>/`.
+/// One of depmod's indexes as the tree has it: the binary file modprobe reads when present, the
+/// text file otherwise (fixture trees, trees copied without their `.bin` files).
+/// A binary index is kept open and read with `pread` as lookups walk it.
+#[derive(Debug, Clone)]
+enum IndexData {
+    Binary { path: PathBuf, file: Arc<File> },
+    Text(String),
+    Absent,
+}
+
+/// Opens a binary index: `Ok(None)` when absent. Opened non-blocking and refused unless a
+/// regular file, so a FIFO in its place is an error, not a hang.
+
+impl IndexData {
+    /// Opens `<dir>/<name>.bin`, else reads `<dir>/<name>`.
+    fn read(root: &Root, dir_rel: &str, name: &str) -> Result<Self, HostError> {
+        let bin_rel = format!("{dir_rel}/{name}.bin");
+        let bin = root.join(&bin_rel);
+        if let Some(file) = root.open_file(&bin_rel, super::FileKind::ModuleIndex)? {
+            return Ok(IndexData::Binary {
+                path: bin,
+                file: Arc::new(file),
+            });
+        }
+        // Read lossily, like /proc/modules: a non-UTF-8 byte spoils one line, not the tree.
+        Ok(match root.read_text_lossy(format!("{dir_rel}/{name}"))? {
+            Some(t) => IndexData::Text(t),
+            None => IndexData::Absent,
+        })
+    }
+
+    fn index(&self) -> Result<Option<(Index<'_, File>, &Path)>, HostError> {
+        match self {
+            IndexData::Binary { path, file } => Index::open(file.as_ref())
+                .map(|i| Some((i, path.as_path())))
+                .map_err(|e| corrupt(path, e)),
+            _ => Ok(None),
+        }
+    }
+}
+
+fn corrupt(path: &Path, e: IndexError) -> HostError {
+    HostError::Corrupt {
+        path: path.to_owned(),
+        reason: e.to_string(),
+    }
+}
+
+/// An index read on first use, so a lookup that `modules.dep` answers never reads the 26,000
+/// aliases.
+#[derive(Debug, Clone, Default)]
+struct LazyIndex(OnceCell<IndexData>);
+
+impl LazyIndex {
+    fn get(&self, root: &Root, dir_rel: &str, name: &str) -> Result<&IndexData, HostError> {
+        if let Some(d) = self.0.get() {
+            return Ok(d);
+        }
+        let data = IndexData::read(root, dir_rel, name)?;
+        Ok(self.0.get_or_init(|| data))
+    }
+}
+
+/// The module tree of one kernel release: `lib/modules/<release>/`, with depmod's indexes read
+/// as lookups need them, binary (`modules.dep.bin`, …) where present, as modprobe does.
 #[derive(Debug, Clone)]
 pub struct ModuleTree {
     /// The tree directory below the root, as a host path (`/lib/modules/<release>`).
     pub dir_rel: String,
-    pub dep: Option<Vec<DepEntry>>,
-    pub alias: Vec<(String, String)>,
-    pub builtin: Vec<String>,
+    root: Root,
+    dep: LazyIndex,
+    alias: LazyIndex,
+    symbols: LazyIndex,
+    builtin: LazyIndex,
 }
 
 impl ModuleTree {
-    /// Reads `modules.dep`, `modules.alias` and `modules.builtin` for `release`, trying
-    /// `/lib/modules` then `/usr/lib/modules`. Like `/proc/modules`, they are read lossily: a
-    /// non-UTF-8 byte spoils one line, not the tree.
+    /// The tree of `release`: `/lib/modules/<release>`, else `/usr/lib/modules/<release>` when
+    /// only that one has a `modules.dep` (text or binary). Reads nothing yet.
     pub fn read(root: &Root, release: &str) -> Result<Self, HostError> {
         let candidates = [
             format!("lib/modules/{release}"),
@@ -212,64 +282,176 @@ impl ModuleTree {
         ];
         let dir_rel = candidates
             .iter()
-            .find(|d| root.exists(format!("{d}/modules.dep")))
+            .find(|d| {
+                root.exists(format!("{d}/modules.dep"))
+                    || root.exists(format!("{d}/modules.dep.bin"))
+            })
             .unwrap_or(&candidates[0])
             .clone();
-        let dep = root
-            .read_text_lossy(format!("{dir_rel}/modules.dep"))?
-            .map(|t| parse_modules_dep(&t));
-        let alias = root
-            .read_text_lossy(format!("{dir_rel}/modules.alias"))?
-            .map(|t| parse_modules_alias(&t))
-            .unwrap_or_default();
-        let builtin = root
-            .read_text_lossy(format!("{dir_rel}/modules.builtin"))?
-            .map(|t| {
-                t.lines()
-                    .map(str::trim)
-                    .filter(|l| !l.is_empty())
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default();
         Ok(ModuleTree {
             dir_rel: format!("/{dir_rel}"),
-            dep,
-            alias,
-            builtin,
+            root: root.clone(),
+            dep: LazyIndex::default(),
+            alias: LazyIndex::default(),
+            symbols: LazyIndex::default(),
+            builtin: LazyIndex::default(),
         })
     }
 
-    /// The module a name or alias stands for. Exact aliases only (the patterns in
-    /// `modules.alias` for devices use globs, which module names never need).
-    pub fn canonical_name(&self, name_or_alias: &str) -> String {
-        let wanted = normalize_name(name_or_alias);
-        let is_module = |n: &str| {
-            self.dep
-                .iter()
-                .flatten()
-                .any(|e| module_name_of_path(&e.file) == n)
-                || self.builtin.iter().any(|b| module_name_of_path(b) == n)
-        };
-        if is_module(&wanted) {
-            return wanted;
+    /// A tree over the given text indexes (for tests of the resolution rules).
+    pub fn from_text(
+        root: &Root,
+        dir_rel: &str,
+        dep: Option<&str>,
+        alias: &str,
+        builtin: &str,
+    ) -> Self {
+        let text = |t: &str| LazyIndex(OnceCell::from(IndexData::Text(t.to_string())));
+        ModuleTree {
+            dir_rel: dir_rel.to_string(),
+            root: root.clone(),
+            dep: match dep {
+                Some(d) => text(d),
+                None => LazyIndex(OnceCell::from(IndexData::Absent)),
+            },
+            alias: text(alias),
+            symbols: LazyIndex(OnceCell::from(IndexData::Absent)),
+            builtin: text(builtin),
         }
-        self.alias
-            .iter()
-            .find(|(pat, _)| normalize_name(pat) == wanted)
-            .map(|(_, m)| normalize_name(m))
-            .unwrap_or(wanted)
+    }
+
+    fn data(&self, which: &'static str) -> Result<&IndexData, HostError> {
+        let lazy = match which {
+            "modules.dep" => &self.dep,
+            "modules.alias" => &self.alias,
+            "modules.symbols" => &self.symbols,
+            _ => &self.builtin,
+        };
+        lazy.get(&self.root, &self.dir_rel, which)
+    }
+
+    /// Whether the tree has a `modules.dep` (binary or text) at all.
+    pub fn has_dep_index(&self) -> Result<bool, HostError> {
+        Ok(!matches!(self.data("modules.dep")?, IndexData::Absent))
+    }
+
+    /// The `modules.dep` entry of a module name (normalized).
+    pub fn dep_entry(&self, module: &str) -> Result<Option<DepEntry>, HostError> {
+        let module = normalize_name(module);
+        let data = self.data("modules.dep")?;
+        if let Some((index, path)) = data.index()? {
+            let line = index.lookup(&module).map_err(|e| corrupt(path, e))?;
+            return Ok(line.and_then(|l| parse_modules_dep(&l).into_iter().next()));
+        }
+        let IndexData::Text(text) = data else {
+            return Ok(None);
+        };
+        Ok(text
+            .lines()
+            .filter(|line| {
+                line.split_once(':')
+                    .is_some_and(|(file, _)| module_name_of_path(file.trim()) == module)
+            })
+            .find_map(|line| parse_modules_dep(line).into_iter().next()))
+    }
+
+    /// The modules an alias stands for, in modprobe's order (`modules.alias` patterns matched as
+    /// `fnmatch` does).
+    pub fn alias_targets(&self, alias: &str) -> Result<Vec<String>, HostError> {
+        let wanted = normalize_name(alias);
+        let data = self.data("modules.alias")?;
+        if let Some((index, path)) = data.index()? {
+            let values = index.lookup_wild(&wanted).map_err(|e| corrupt(path, e))?;
+            return Ok(values
+                .into_iter()
+                .map(|v| normalize_name(&v.value))
+                .collect());
+        }
+        let IndexData::Text(text) = data else {
+            return Ok(Vec::new());
+        };
+        Ok(text
+            .lines()
+            .filter_map(|line| {
+                let mut w = line.split_whitespace();
+                if w.next()? != "alias" {
+                    return None;
+                }
+                let (pattern, module) = (w.next()?, w.next()?);
+                fnmatch(normalize_name(pattern).as_bytes(), wanted.as_bytes())
+                    .then(|| normalize_name(module))
+            })
+            .collect())
+    }
+
+    /// The module that exports `symbol`, as `modules.symbols` says (`alias symbol:<sym> <mod>`);
+    /// `None` when no module does (the kernel image itself, or nobody).
+    pub fn symbol_provider(&self, symbol: &str) -> Result<Option<String>, HostError> {
+        let key = format!("symbol:{symbol}");
+        let data = self.data("modules.symbols")?;
+        if let Some((index, path)) = data.index()? {
+            return index.lookup(&key).map_err(|e| corrupt(path, e));
+        }
+        let IndexData::Text(text) = data else {
+            return Ok(None);
+        };
+        Ok(text.lines().find_map(|line| {
+            let mut w = line.split_whitespace();
+            (w.next()? == "alias" && w.next()? == key).then(|| w.next().map(str::to_string))?
+        }))
+    }
+
+    /// Whether `module` is built into the kernel (`modules.builtin`).
+    pub fn is_builtin(&self, module: &str) -> Result<bool, HostError> {
+        let module = normalize_name(module);
+        let data = self.data("modules.builtin")?;
+        if let Some((index, path)) = data.index()? {
+            return Ok(!index
+                .lookup_all(&module)
+                .map_err(|e| corrupt(path, e))?
+                .is_empty());
+        }
+        let IndexData::Text(text) = data else {
+            return Ok(false);
+        };
+        Ok(text
+            .lines()
+            .map(str::trim)
+            .any(|l| !l.is_empty() && module_name_of_path(l) == module))
+    }
+
+    /// The module a name or alias stands for, looked up as libkmod does: a module name in
+    /// `modules.dep`, else the first module of a matching `modules.alias` pattern, else a
+    /// built-in module, else the name itself.
+    pub fn canonical_name(&self, name_or_alias: &str) -> Result<String, HostError> {
+        let wanted = normalize_name(name_or_alias);
+        if self.dep_entry(&wanted)?.is_some() {
+            return Ok(wanted);
+        }
+        if let Some(m) = self.alias_targets(&wanted)?.into_iter().next() {
+            return Ok(m);
+        }
+        Ok(wanted)
+    }
+
+    /// The host path of a `modules.dep` file entry.
+    pub fn path_of(&self, file: &str) -> PathBuf {
+        if file.starts_with('/') {
+            self.root.join(file)
+        } else {
+            self.root.join(format!("{}/{}", self.dir_rel, file))
+        }
     }
 
     /// What `modprobe name_or_alias` would load.
-    pub fn resolve(&self, root: &Root, name_or_alias: &str) -> Resolution {
-        let module = self.canonical_name(name_or_alias);
-        let Some(dep) = &self.dep else {
-            return Resolution::NoModuleTree {
+    pub fn resolve(&self, root: &Root, name_or_alias: &str) -> Result<Resolution, HostError> {
+        if !self.has_dep_index()? {
+            return Ok(Resolution::NoModuleTree {
                 dir: root.join(&self.dir_rel),
-            };
-        };
-        if let Some(e) = dep.iter().find(|e| module_name_of_path(&e.file) == module) {
+            });
+        }
+        let module = self.canonical_name(name_or_alias)?;
+        if let Some(e) = self.dep_entry(&module)? {
             let rel = if e.file.starts_with('/') {
                 e.file.clone()
             } else {
@@ -280,23 +462,19 @@ impl ModuleTree {
                 .file
                 .strip_prefix(&format!("{}/", self.dir_rel))
                 .unwrap_or(&e.file);
-            return Resolution::File {
+            return Ok(Resolution::File {
                 module,
                 rel_path: e.file.clone(),
                 exists: root.is_file(&rel),
                 path,
                 origin: ModuleOrigin::of(rel_in_tree),
                 deps: e.deps.clone(),
-            };
+            });
         }
-        if self
-            .builtin
-            .iter()
-            .any(|b| module_name_of_path(b) == module)
-        {
-            return Resolution::BuiltIn { module };
+        if self.is_builtin(&module)? {
+            return Ok(Resolution::BuiltIn { module });
         }
-        Resolution::NotFound { module }
+        Ok(Resolution::NotFound { module })
     }
 }
 
@@ -360,18 +538,22 @@ mod tests {
 
     #[test]
     fn aliases_resolve_to_the_module() {
-        let tree = ModuleTree {
-            dir_rel: "/lib/modules/6.1.0".into(),
-            dep: Some(parse_modules_dep(
-                "kernel/net/sunrpc/xprtrdma/rpcrdma.ko: kernel/x.ko\n",
-            )),
-            alias: parse_modules_alias("alias rpcrdma6 rpcrdma\nalias xprtrdma rpcrdma\n"),
-            builtin: vec!["kernel/fs/ext4/ext4.ko".into()],
-        };
-        assert_eq!(tree.canonical_name("xprtrdma"), "rpcrdma");
-        assert_eq!(tree.canonical_name("rpcrdma6"), "rpcrdma");
         let root = Root::new("/nonexistent");
-        match tree.resolve(&root, "xprtrdma") {
+        let tree = ModuleTree::from_text(
+            &root,
+            "/lib/modules/6.1.0",
+            Some("kernel/net/sunrpc/xprtrdma/rpcrdma.ko: kernel/x.ko\n"),
+            "alias rpcrdma6 rpcrdma\nalias xprtrdma rpcrdma\nalias pci:v000015B3d*sv*sd*bc*sc*i* mlx5_core\n",
+            "kernel/fs/ext4/ext4.ko\n",
+        );
+        assert_eq!(tree.canonical_name("xprtrdma").unwrap(), "rpcrdma");
+        assert_eq!(tree.canonical_name("rpcrdma6").unwrap(), "rpcrdma");
+        assert_eq!(
+            tree.alias_targets("pci:v000015B3d0000101Bsv000015B3sd00000008bc02sc00i00")
+                .unwrap(),
+            vec!["mlx5_core"]
+        );
+        match tree.resolve(&root, "xprtrdma").unwrap() {
             Resolution::File {
                 module,
                 origin,
@@ -385,13 +567,13 @@ mod tests {
             other => panic!("unexpected {other:?}"),
         }
         assert_eq!(
-            tree.resolve(&root, "ext4"),
+            tree.resolve(&root, "ext4").unwrap(),
             Resolution::BuiltIn {
                 module: "ext4".into()
             }
         );
         assert_eq!(
-            tree.resolve(&root, "nvidia-fs"),
+            tree.resolve(&root, "nvidia-fs").unwrap(),
             Resolution::NotFound {
                 module: "nvidia_fs".into()
             }

@@ -150,6 +150,22 @@ pub(crate) fn read_below(
     read_checked(fd, shown, kind).map(Some)
 }
 
+/// Opens the regular file `rel` names below `root_dir`, resolved inside it, for reads the caller
+/// makes itself (depmod's binary indexes, read node by node); `Ok(None)` when it does not exist.
+pub(crate) fn open_below(
+    root_dir: &Path,
+    rel: &Path,
+    shown: &Path,
+    kind: FileKind,
+) -> Result<Option<File>, HostError> {
+    let fd = match resolve_below(root_dir, rel, LastLink::Follow) {
+        Ok(fd) => fd,
+        Err(e) if is_absent(&e) => return Ok(None),
+        Err(source) => return Err(read_error(shown, source)),
+    };
+    open_checked(fd, shown, kind).map(|(file, _)| Some(file))
+}
+
 /// Reads a file named on the command line (`inspect-module PATH`, `--config FILE`): the path is
 /// taken as given (relative to the working directory) and symlinks are followed, but it is held
 /// to the same rules as any host file: a regular file, no larger than the cap of `kind`.

@@ -118,7 +118,12 @@ pub enum ElfError {
 }
 
 /// Byte range `[offset, offset + size)` of `bytes`, or an error naming `what`.
-fn slice_of<'a>(bytes: &'a [u8], what: &str, offset: u64, size: u64) -> Result<&'a [u8], ElfError> {
+pub(super) fn slice_of<'a>(
+    bytes: &'a [u8],
+    what: &str,
+    offset: u64,
+    size: u64,
+) -> Result<&'a [u8], ElfError> {
     let out_of_bounds = || ElfError::OutOfBounds {
         what: what.to_string(),
         offset,
@@ -153,16 +158,18 @@ pub fn export_of_section(section: &str) -> Export {
 /// `KSYM_FLAG_GPL_ONLY` of the `__kflagstab` series.
 const KSYM_FLAG_GPL_ONLY: u8 = 1 << 0;
 
-/// A parsed module image: its sections and symbols, ready for lookups.
-struct Image<'a> {
-    bytes: &'a [u8],
-    sections: Vec<SectionHeader>,
+/// A parsed module image: its sections and symbols, ready for lookups (shared with the other
+/// readers of this module: modversions, signatures).
+pub(super) struct Image<'a> {
+    pub(super) bytes: &'a [u8],
+    pub(super) ctx: Ctx,
+    pub(super) sections: Vec<SectionHeader>,
     shstrtab: &'a [u8],
     symtab: Option<(Symtab<'a>, &'a [u8])>,
 }
 
 impl<'a> Image<'a> {
-    fn parse(bytes: &'a [u8]) -> Result<Self, ElfError> {
+    pub(super) fn parse(bytes: &'a [u8]) -> Result<Self, ElfError> {
         let parse_err = |e: goblin::error::Error| ElfError::Parse(e.to_string());
         let header: Header = Elf::parse_header(bytes).map_err(parse_err)?;
         if &header.e_ident[..header::SELFMAG] != header::ELFMAG {
@@ -251,24 +258,29 @@ impl<'a> Image<'a> {
         };
         Ok(Image {
             bytes,
+            ctx,
             sections,
             shstrtab,
             symtab,
         })
     }
 
-    fn section_name(&self, sh: &SectionHeader) -> &'a [u8] {
+    pub(super) fn section_name(&self, sh: &SectionHeader) -> &'a [u8] {
         name_at(self.shstrtab, sh.sh_name).unwrap_or(b"")
     }
 
-    fn find_section(&self, name: &str) -> Option<(usize, &SectionHeader)> {
+    pub(super) fn find_section(&self, name: &str) -> Option<(usize, &SectionHeader)> {
         self.sections
             .iter()
             .enumerate()
             .find(|(_, sh)| self.section_name(sh) == name.as_bytes())
     }
 
-    fn section_data(&self, sh: &SectionHeader, what: &str) -> Result<&'a [u8], ElfError> {
+    pub(super) fn section_data(
+        &self,
+        sh: &SectionHeader,
+        what: &str,
+    ) -> Result<&'a [u8], ElfError> {
         if sh.sh_type == section_header::SHT_NOBITS {
             return Ok(&[]);
         }
@@ -276,7 +288,7 @@ impl<'a> Image<'a> {
     }
 
     /// Defined symbols (not `SHN_UNDEF`), with their names.
-    fn defined_symbols(&self) -> impl Iterator<Item = (&'a [u8], Sym)> + '_ {
+    pub(super) fn defined_symbols(&self) -> impl Iterator<Item = (&'a [u8], Sym)> + '_ {
         self.symtab.iter().flat_map(|(syms, strtab)| {
             syms.iter().filter_map(move |sym| {
                 if sym.st_shndx == section_header::SHN_UNDEF as usize {

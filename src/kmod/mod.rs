@@ -7,12 +7,18 @@
 //! the root-only [`cache`] when the file is unchanged. Files are read with the host reader's
 //! rules ([`crate::host::reader`]): regular files only, at most [`FileKind::ModuleFile`]'s cap.
 
+pub mod abi;
 pub mod cache;
 pub mod decompress;
 pub mod elf;
 pub mod image_scan;
+pub mod index;
+pub mod load_facts;
 pub mod modinfo;
+pub mod modversions;
+pub mod signature;
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -87,8 +93,12 @@ fn after_decompressing(c: Compression) -> String {
     }
 }
 
-/// Inspects module file bytes; `path` is only used to name the file in facts and errors.
-pub fn inspect_bytes(path: &Path, bytes: &[u8], wanted: &[&str]) -> Result<ModuleFile, KmodError> {
+/// The ELF image of module file bytes, decompressed when they are compressed; `path` only names
+/// the file in errors.
+pub fn elf_image<'a>(
+    path: &Path,
+    bytes: &'a [u8],
+) -> Result<(Compression, Cow<'a, [u8]>), KmodError> {
     if bytes.is_empty() {
         return Err(KmodError::Empty {
             path: path.to_owned(),
@@ -103,18 +113,31 @@ pub fn inspect_bytes(path: &Path, bytes: &[u8], wanted: &[&str]) -> Result<Modul
             .collect::<Vec<_>>()
             .join(" "),
     })?;
-    let owned;
-    let image: &[u8] = if compression == Compression::None {
-        bytes
-    } else {
-        owned = decompress::decompress(compression, bytes, MODULE_SIZE_CAP).map_err(|source| {
-            KmodError::Decompress {
-                path: path.to_owned(),
-                source,
-            }
-        })?;
-        &owned
-    };
+    if compression == Compression::None {
+        return Ok((compression, Cow::Borrowed(bytes)));
+    }
+    let owned = decompress::decompress(compression, bytes, MODULE_SIZE_CAP).map_err(|source| {
+        KmodError::Decompress {
+            path: path.to_owned(),
+            source,
+        }
+    })?;
+    Ok((compression, Cow::Owned(owned)))
+}
+
+/// Reads a module file whole: a regular file of at most [`MODULE_SIZE_CAP`] bytes. Opened
+/// non-blocking, so a FIFO in its place is refused instead of waited on.
+pub fn read_module_bytes(path: &Path) -> Result<Vec<u8>, KmodError> {
+    Ok(reader::read_named(path, FileKind::ModuleFile)
+        .map_err(opening)?
+        .ok_or_else(|| absent(path))?
+        .bytes)
+}
+
+/// Inspects module file bytes; `path` is only used to name the file in facts and errors.
+pub fn inspect_bytes(path: &Path, bytes: &[u8], wanted: &[&str]) -> Result<ModuleFile, KmodError> {
+    let (compression, image) = elf_image(path, bytes)?;
+    let image: &[u8] = &image;
     let facts = elf::inspect_elf(image, wanted).map_err(|source| KmodError::Elf {
         path: path.to_owned(),
         compression,

@@ -5,6 +5,7 @@
 #![allow(dead_code)] // each test module uses a different part
 
 pub mod fixture;
+pub mod kmod_index;
 pub mod module_gen;
 pub mod pack;
 
@@ -13,7 +14,10 @@ use std::process::Output;
 use serde_json::Value;
 
 pub use fixture::{Fixture, KallsymsHooks, Loaded, DKMS, INBOX, RPM};
-pub use module_gen::{build, build_id_of, HookExport, Layout, ModuleSpec, HOOKS};
+pub use module_gen::{
+    build, build_id_of, pkcs7_signed_data, signature_trailer, symbol_crc, CrcLayout, HookExport,
+    ImportTables, Layout, ModuleSpec, HOOKS,
+};
 pub use pack::{pack, Packing};
 
 /// The `nfs-gds` binary, with no `NFS_GDS_*` variables inherited from the caller's environment

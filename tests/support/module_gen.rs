@@ -9,6 +9,14 @@
 //! (`__kstrtab_<sym>`, `__kstrtabns_<sym>`), `.gnu.linkonce.this_module` and a symbol table.
 //! [`ModuleSpec::padded_to`] adds code-like filler and local function symbols until the image
 //! reaches a given size, for benchmarks that need a realistically sized (≈800 KB) module.
+//!
+//! Symbol versions, as CONFIG_MODVERSIONS builds write them: `__versions` (64-byte
+//! `modversion_info` entries) and/or `__version_ext_crcs` + `__version_ext_names` for the
+//! imports, with the imported symbols undefined in the symbol table; export CRCs either as
+//! absolute `__crc_<sym>` symbols with relocated `__kcrctab[_gpl]` slots (kernels before 5.19)
+//! or as `__crc_<sym>` labels on the CRC words in `__kcrctab[_gpl]` (5.19 and later). A
+//! signature trailer ([`signature_trailer`], [`pkcs7_signed_data`]) can be appended after the
+//! ELF image, as `sign-file` does.
 
 use object::write::{Object, Relocation, StandardSegment, Symbol, SymbolSection};
 use object::{
@@ -29,6 +37,40 @@ pub enum HookExport {
     Plain,
     /// Defined but not exported.
     NotExported,
+}
+
+/// How export CRCs are stored (see the modversions reader's documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CrcLayout {
+    /// Absolute `__crc_<sym>` symbols; `__kcrctab[_gpl]` slots are relocations against them.
+    AbsoluteSymbols,
+    /// `__crc_<sym>` labels on the CRC words in `__kcrctab[_gpl]`.
+    TableLabels,
+}
+
+/// Which import version tables the module carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImportTables {
+    /// `__versions` only (every kernel before 6.14; CONFIG_BASIC_MODVERSIONS alone). Names of 56
+    /// bytes or more are left out (modpost refuses them there).
+    Basic,
+    /// `__version_ext_crcs` + `__version_ext_names` only.
+    Extended,
+    /// Both, `__versions` keeping only names shorter than 56 bytes (as modpost writes them).
+    Both,
+}
+
+/// The CRC generated modules give `symbol` under `seed` (stand-in for genksyms' CRC of its
+/// prototype: a different seed is a changed ABI).
+pub fn symbol_crc(seed: &str, symbol: &str) -> u32 {
+    let h = seed
+        .bytes()
+        .chain([0])
+        .chain(symbol.bytes())
+        .fold(0x811c_9dc5u32, |h, b| {
+            (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+        });
+    h | 1
 }
 
 /// Where GPL-ness is kept (see the module reader's documentation).
@@ -59,6 +101,16 @@ pub struct ModuleSpec {
     /// In the flags-table layout, label each flag byte `__flags_<sym>` (modpost does); without
     /// labels a reader must find the flag by the entry's index.
     pub flag_labels: bool,
+    /// Imported symbols with the CRC the module was built against; empty: no version table
+    /// (built without CONFIG_MODVERSIONS).
+    pub imports: Vec<(String, u32)>,
+    pub import_tables: ImportTables,
+    /// How export CRCs are stored; `None`: exports carry no CRCs.
+    pub export_crcs: Option<CrcLayout>,
+    /// Seed of the export CRCs ([`symbol_crc`]).
+    pub crc_seed: String,
+    /// Bytes appended after the ELF image (a signature trailer).
+    pub trailer: Option<Vec<u8>>,
 }
 
 impl ModuleSpec {
@@ -77,7 +129,65 @@ impl ModuleSpec {
             other_exports: vec![("rpcrdma_reply_handler".into(), true)],
             pad_to: None,
             flag_labels: true,
+            imports: RPCRDMA_IMPORTS
+                .iter()
+                .map(|s| (s.to_string(), symbol_crc("6.1-inbox", s)))
+                .collect(),
+            import_tables: ImportTables::Basic,
+            export_crcs: Some(CrcLayout::TableLabels),
+            crc_seed: "6.1-inbox".into(),
+            trailer: None,
         }
+    }
+
+    /// A module `name` that only exports `exports` (`(symbol, gpl)`), e.g. an `ib_core`.
+    pub fn provider(name: &str, release: &str, exports: &[(&str, bool)]) -> Self {
+        ModuleSpec {
+            name: name.into(),
+            version: None,
+            srcversion: None,
+            depends: Vec::new(),
+            hooks: None,
+            build_id: Some(build_id_of(name)),
+            other_exports: exports.iter().map(|(s, g)| (s.to_string(), *g)).collect(),
+            imports: vec![(
+                "module_layout".into(),
+                symbol_crc("6.1-inbox", "module_layout"),
+            )],
+            ..ModuleSpec::rpcrdma(release)
+        }
+    }
+
+    /// Imports with their CRCs (replacing the default list).
+    pub fn imports(mut self, imports: &[(&str, u32)]) -> Self {
+        self.imports = imports.iter().map(|(s, c)| (s.to_string(), *c)).collect();
+        self
+    }
+
+    pub fn import_tables(mut self, t: ImportTables) -> Self {
+        self.import_tables = t;
+        self
+    }
+
+    pub fn export_crcs(mut self, layout: Option<CrcLayout>) -> Self {
+        self.export_crcs = layout;
+        self
+    }
+
+    pub fn crc_seed(mut self, seed: &str) -> Self {
+        self.crc_seed = seed.into();
+        self
+    }
+
+    /// Appends `trailer` (e.g. [`signature_trailer`]) after the image.
+    pub fn signed_with(mut self, trailer: Vec<u8>) -> Self {
+        self.trailer = Some(trailer);
+        self
+    }
+
+    /// The export CRC this module gives `symbol`.
+    pub fn export_crc(&self, symbol: &str) -> u32 {
+        symbol_crc(&self.crc_seed, symbol)
     }
 
     pub fn hooks(mut self, hooks: Option<HookExport>) -> Self {
@@ -151,6 +261,98 @@ pub fn build_id_note(id: &[u8]) -> Vec<u8> {
         v.push(0);
     }
     v
+}
+
+/// Symbols the generated rpcrdma imports, as the Debian 12 build does (a sample of its 190).
+pub const RPCRDMA_IMPORTS: [&str; 10] = [
+    "module_layout",
+    "ib_dma_virt_map_sg",
+    "ib_alloc_pd_user",
+    "rdma_create_id",
+    "rdma_resolve_addr",
+    "ib_drain_qp",
+    "xprt_alloc",
+    "svc_xprt_init",
+    "__fentry__",
+    "_printk",
+];
+
+/// The `~Module signature appended~` trailer `sign-file` writes for PKCS#7 `data`.
+pub fn signature_trailer(data: &[u8]) -> Vec<u8> {
+    let mut v = data.to_vec();
+    // algo, hash, id_type = PKEY_ID_PKCS7, signer_len, key_id_len, 3 bytes pad, be32 sig_len
+    v.extend_from_slice(&[0, 0, 2, 0, 0, 0, 0, 0]);
+    v.extend_from_slice(&(data.len() as u32).to_be_bytes());
+    v.extend_from_slice(b"~Module signature appended~\n");
+    v
+}
+
+/// A DER CMS `ContentInfo` holding a detached `SignedData` without certificates, as `sign-file`
+/// makes one: one SignerInfo naming its key by issuer `CN=<issuer_cn>` and `serial`, digest
+/// `digest_oid` (e.g. SHA-256 `2.16.840.1.101.3.4.2.1`), RSA, and `signature` as its value (not a
+/// real signature: nothing verifies it).
+pub fn pkcs7_signed_data(
+    issuer_cn: &str,
+    serial: &[u8],
+    digest_oid: &str,
+    signature: &[u8],
+) -> Vec<u8> {
+    use cms::cert::x509::attr::AttributeTypeAndValue;
+    use cms::cert::x509::der::asn1::{OctetString, SetOfVec, Utf8StringRef};
+    use cms::cert::x509::der::{oid::ObjectIdentifier, Any, Encode};
+    use cms::cert::x509::name::{Name, RdnSequence, RelativeDistinguishedName};
+    use cms::cert::x509::serial_number::SerialNumber;
+    use cms::cert::x509::spki::AlgorithmIdentifierOwned;
+    use cms::cert::IssuerAndSerialNumber;
+    use cms::content_info::{CmsVersion, ContentInfo};
+    use cms::signed_data::{
+        EncapsulatedContentInfo, SignedData, SignerIdentifier, SignerInfo, SignerInfos,
+    };
+
+    let oid = ObjectIdentifier::new_unwrap;
+    let cn = AttributeTypeAndValue {
+        oid: oid("2.5.4.3"),
+        value: Any::from(Utf8StringRef::new(issuer_cn).expect("UTF-8 name")),
+    };
+    let issuer: Name = RdnSequence(vec![RelativeDistinguishedName(
+        SetOfVec::try_from(vec![cn]).expect("one attribute"),
+    )]);
+    let digest = AlgorithmIdentifierOwned {
+        oid: oid(digest_oid),
+        parameters: None,
+    };
+    let signer = SignerInfo {
+        version: CmsVersion::V1,
+        sid: SignerIdentifier::IssuerAndSerialNumber(IssuerAndSerialNumber {
+            issuer,
+            serial_number: SerialNumber::new(serial).expect("serial"),
+        }),
+        digest_alg: digest.clone(),
+        signed_attrs: None,
+        signature_algorithm: AlgorithmIdentifierOwned {
+            oid: oid("1.2.840.113549.1.1.1"),
+            parameters: None,
+        },
+        signature: OctetString::new(signature).expect("signature"),
+        unsigned_attrs: None,
+    };
+    let signed = SignedData {
+        version: CmsVersion::V1,
+        digest_algorithms: SetOfVec::try_from(vec![digest]).expect("one digest"),
+        encap_content_info: EncapsulatedContentInfo {
+            econtent_type: oid("1.2.840.113549.1.7.1"),
+            econtent: None,
+        },
+        certificates: None,
+        crls: None,
+        signer_infos: SignerInfos(SetOfVec::try_from(vec![signer]).expect("one signer")),
+    };
+    ContentInfo {
+        content_type: oid("1.2.840.113549.1.7.2"),
+        content: Any::encode_from(&signed).expect("SignedData encodes"),
+    }
+    .to_der()
+    .expect("ContentInfo encodes")
 }
 
 fn lcg(x: u64) -> u64 {
@@ -312,6 +514,10 @@ pub fn build(spec: &ModuleSpec) -> Vec<u8> {
         add_export_tables(&mut obj, &seg, spec, &exports);
     }
 
+    if !spec.imports.is_empty() {
+        add_import_versions(&mut obj, &seg, spec);
+    }
+
     let modinfo = obj.add_section(seg.clone(), b".modinfo".to_vec(), SectionKind::ReadOnlyData);
     let mut info = Vec::new();
     let mut field = |k: &str, v: &str| {
@@ -328,8 +534,10 @@ pub fn build(spec: &ModuleSpec) -> Vec<u8> {
     if let Some(s) = &spec.srcversion {
         field("srcversion", s);
     }
-    field("alias", "rpcrdma6");
-    field("alias", "xprtrdma");
+    if spec.name == "rpcrdma" {
+        field("alias", "rpcrdma6");
+        field("alias", "xprtrdma");
+    }
     field("depends", &spec.depends.join(","));
     field("retpoline", "Y");
     field("name", &spec.name);
@@ -355,8 +563,75 @@ pub fn build(spec: &ModuleSpec) -> Vec<u8> {
         flags: SymbolFlags::None,
     });
 
-    obj.write()
-        .expect("the ELF writer accepts the generated module")
+    let mut image = obj
+        .write()
+        .expect("the ELF writer accepts the generated module");
+    if let Some(t) = &spec.trailer {
+        image.extend_from_slice(t);
+    }
+    image
+}
+
+/// `__versions` and/or the extended tables, and the imports as undefined symbols.
+fn add_import_versions(obj: &mut Object<'_>, seg: &[u8], spec: &ModuleSpec) {
+    for (name, _) in &spec.imports {
+        obj.add_symbol(Symbol {
+            name: name.as_bytes().to_vec(),
+            value: 0,
+            size: 0,
+            kind: SymbolKind::Unknown,
+            scope: SymbolScope::Unknown,
+            weak: false,
+            section: SymbolSection::Undefined,
+            flags: SymbolFlags::None,
+        });
+    }
+    if matches!(spec.import_tables, ImportTables::Basic | ImportTables::Both) {
+        let versions = obj.add_section(
+            seg.to_vec(),
+            b"__versions".to_vec(),
+            SectionKind::ReadOnlyData,
+        );
+        let mut data = Vec::new();
+        for (name, crc) in &spec.imports {
+            // modpost leaves names that do not fit `char name[56]` to the extended table.
+            if name.len() >= 56 {
+                continue;
+            }
+            let mut entry = u64::from(*crc).to_le_bytes().to_vec();
+            entry.extend_from_slice(name.as_bytes());
+            entry.resize(64, 0);
+            data.extend_from_slice(&entry);
+        }
+        obj.append_section_data(versions, &data, 32);
+    }
+    if matches!(
+        spec.import_tables,
+        ImportTables::Extended | ImportTables::Both
+    ) {
+        let crcs = obj.add_section(
+            seg.to_vec(),
+            b"__version_ext_crcs".to_vec(),
+            SectionKind::ReadOnlyData,
+        );
+        let data: Vec<u8> = spec
+            .imports
+            .iter()
+            .flat_map(|(_, c)| c.to_le_bytes())
+            .collect();
+        obj.append_section_data(crcs, &data, 4);
+        let names = obj.add_section(
+            seg.to_vec(),
+            b"__version_ext_names".to_vec(),
+            SectionKind::ReadOnlyData,
+        );
+        let mut data = Vec::new();
+        for (name, _) in &spec.imports {
+            data.extend_from_slice(name.as_bytes());
+            data.push(0);
+        }
+        obj.append_section_data(names, &data, 1);
+    }
 }
 
 fn local_label(obj: &mut Object<'_>, name: String, section: object::write::SectionId, value: u64) {
@@ -444,6 +719,9 @@ fn add_export_tables(obj: &mut Object<'_>, seg: &[u8], spec: &ModuleSpec, export
                 .expect("relocation");
         }
     }
+    if let Some(crc_layout) = spec.export_crcs {
+        add_crc_tables(obj, seg, spec, exports, crc_layout);
+    }
     if layout == Layout::FlagsTable {
         let flags = obj.add_section(
             seg.to_vec(),
@@ -455,6 +733,86 @@ fn add_export_tables(obj: &mut Object<'_>, seg: &[u8], spec: &ModuleSpec, export
         if spec.flag_labels {
             for (i, e) in exports.iter().enumerate() {
                 local_label(obj, format!("__flags_{}", e.name), flags, i as u64);
+            }
+        }
+    }
+}
+
+/// `__kcrctab[_gpl]`, in the same slot order as `__ksymtab[_gpl]`, with the CRCs stored as
+/// `layout` says.
+fn add_crc_tables(
+    obj: &mut Object<'_>,
+    seg: &[u8],
+    spec: &ModuleSpec,
+    exports: &[Export],
+    layout: CrcLayout,
+) {
+    let tables: Vec<(&[u8], Vec<&Export>)> = match spec.layout {
+        Layout::SplitTables => vec![
+            (
+                b"__kcrctab".as_slice(),
+                exports.iter().filter(|e| !e.gpl).collect(),
+            ),
+            (
+                b"__kcrctab_gpl".as_slice(),
+                exports.iter().filter(|e| e.gpl).collect(),
+            ),
+        ],
+        Layout::FlagsTable => vec![(b"__kcrctab".as_slice(), exports.iter().collect())],
+    };
+    for (name, members) in tables {
+        if members.is_empty() {
+            continue;
+        }
+        let table = obj.add_section(seg.to_vec(), name.to_vec(), SectionKind::ReadOnlyData);
+        match layout {
+            CrcLayout::TableLabels => {
+                let data: Vec<u8> = members
+                    .iter()
+                    .flat_map(|e| spec.export_crc(&e.name).to_le_bytes())
+                    .collect();
+                let base = obj.append_section_data(table, &data, 4);
+                for (slot, e) in members.iter().enumerate() {
+                    local_label(
+                        obj,
+                        format!("__crc_{}", e.name),
+                        table,
+                        base + 4 * slot as u64,
+                    );
+                }
+            }
+            CrcLayout::AbsoluteSymbols => {
+                let base = obj.append_section_data(table, &vec![0u8; 4 * members.len()], 4);
+                for (slot, e) in members.iter().enumerate() {
+                    let crc = obj.add_symbol(Symbol {
+                        name: format!("__crc_{}", e.name).into_bytes(),
+                        value: u64::from(spec.export_crc(&e.name)),
+                        size: 0,
+                        kind: SymbolKind::Data,
+                        scope: SymbolScope::Dynamic,
+                        weak: false,
+                        section: SymbolSection::Absolute,
+                        // What genksyms' `__crc_<sym> = 0x…;` linker-script line makes.
+                        flags: SymbolFlags::Elf {
+                            st_info: elf::SymbolInfo::new(elf::STB_GLOBAL, elf::STT_NOTYPE),
+                            st_other: elf::SymbolOther::default(),
+                        },
+                    });
+                    obj.add_relocation(
+                        table,
+                        Relocation {
+                            offset: base + 4 * slot as u64,
+                            symbol: crc,
+                            addend: 0,
+                            flags: RelocationFlags::Generic {
+                                kind: RelocationKind::Absolute,
+                                encoding: RelocationEncoding::Generic,
+                                size: 32,
+                            },
+                        },
+                    )
+                    .expect("relocation");
+                }
             }
         }
     }

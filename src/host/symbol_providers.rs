@@ -1,0 +1,106 @@
+//! Finds the provider of an imported symbol as modprobe and the loader would — `modules.symbols`
+//! names the module, `modules.dep` its file, the file its export CRC — for
+//! [`crate::kmod::abi::compare_import_crcs`].
+//!
+//! A provider that is already loaded is what the loader links against, not its file: when the
+//! caller knows the loaded build's export CRCs (the loaded build-id matches a file it has read),
+//! it registers them with [`TreeProviders::with_loaded`] and they win over the file. Each
+//! provider file is read once, however many symbols it provides.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use super::modules::ModuleTree;
+use crate::kmod::abi::{CrcOrigin, Provider};
+use crate::kmod::load_facts::read_load_facts;
+use crate::kmod::modversions::ExportCrcs;
+
+/// What one provider module answers: its file and export CRCs, or why it has none.
+#[derive(Debug, Clone)]
+enum ProviderFacts {
+    Read {
+        path: Option<PathBuf>,
+        crcs: ExportCrcs,
+        origin: CrcOrigin,
+    },
+    Unreadable(String),
+}
+
+/// Providers of symbols in one module tree.
+#[derive(Debug)]
+pub struct TreeProviders<'t> {
+    tree: &'t ModuleTree,
+    modules: HashMap<String, ProviderFacts>,
+}
+
+impl<'t> TreeProviders<'t> {
+    pub fn new(tree: &'t ModuleTree) -> Self {
+        TreeProviders {
+            tree,
+            modules: HashMap::new(),
+        }
+    }
+
+    /// Answers for `module` from the export CRCs of its loaded build.
+    pub fn with_loaded(mut self, module: &str, crcs: ExportCrcs) -> Self {
+        self.modules.insert(
+            super::modules::normalize_name(module),
+            ProviderFacts::Read {
+                path: None,
+                crcs,
+                origin: CrcOrigin::LoadedBuild,
+            },
+        );
+        self
+    }
+
+    fn facts_of(&mut self, module: &str) -> &ProviderFacts {
+        if !self.modules.contains_key(module) {
+            let facts = match self.tree.dep_entry(module) {
+                Err(e) => ProviderFacts::Unreadable(e.to_string()),
+                Ok(None) => ProviderFacts::Unreadable(format!(
+                    "modules.symbols names {module}, but modules.dep has no entry for it"
+                )),
+                Ok(Some(entry)) => {
+                    let path = self.tree.path_of(&entry.file);
+                    match read_load_facts(&path) {
+                        Ok(f) => ProviderFacts::Read {
+                            path: Some(path),
+                            crcs: f.exports,
+                            origin: CrcOrigin::File,
+                        },
+                        Err(e) => ProviderFacts::Unreadable(e.to_string()),
+                    }
+                }
+            };
+            self.modules.insert(module.to_string(), facts);
+        }
+        &self.modules[module]
+    }
+
+    /// The provider of `symbol`.
+    pub fn provider_of(&mut self, symbol: &str) -> Provider {
+        let module = match self.tree.symbol_provider(symbol) {
+            Ok(Some(m)) => super::modules::normalize_name(&m),
+            Ok(None) => return Provider::KernelImage,
+            Err(e) => {
+                return Provider::Unreadable {
+                    module: "modules.symbols".into(),
+                    reason: e.to_string(),
+                }
+            }
+        };
+        match self.facts_of(&module) {
+            ProviderFacts::Read { path, crcs, origin } => Provider::Module {
+                crc: crcs.crc_of(symbol),
+                path: path.clone(),
+                origin: *origin,
+                module,
+            },
+            ProviderFacts::Unreadable(reason) => Provider::Unreadable {
+                reason: reason.clone(),
+                module,
+            },
+        }
+    }
+}

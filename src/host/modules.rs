@@ -206,9 +206,6 @@ enum IndexData {
     Absent,
 }
 
-/// Opens a binary index: `Ok(None)` when absent. Opened non-blocking and refused unless a
-/// regular file, so a FIFO in its place is an error, not a hang.
-
 impl IndexData {
     /// Opens `<dir>/<name>.bin`, else reads `<dir>/<name>`.
     fn read(root: &Root, dir_rel: &str, name: &str) -> Result<Self, HostError> {

@@ -139,15 +139,6 @@ pub fn check_lines(j: &Judgement) -> Vec<String> {
         .collect()
 }
 
-/// `1 check` / `2 checks`.
-pub fn checks_word(n: usize) -> String {
-    if n == 1 {
-        "1 check".to_string()
-    } else {
-        format!("{n} checks")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,7 +219,5 @@ mod tests {
         assert_eq!(lines[1], "FAIL transport-trap [enforce]: tcp mount exists");
         assert_eq!(lines[2], "WARN rpcrdma-fresh [enforce]: cannot tell");
         assert!(lines.iter().all(|l| !l.contains('\n')));
-        assert_eq!(checks_word(1), "1 check");
-        assert_eq!(checks_word(2), "2 checks");
     }
 }

@@ -14,6 +14,9 @@ fn deploy(rel: &str) -> PathBuf {
         .join(rel)
 }
 
+/// Needs the tools, so it is in the `external-tools` group that `.ci/run` runs after
+/// installing them.
+#[cfg(feature = "external-tools")]
 #[test]
 fn the_manifests_validate_offline() {
     let o = Command::new(deploy("check-manifests"))

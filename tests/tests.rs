@@ -25,5 +25,6 @@ mod packaging;
 mod policy;
 mod readme;
 mod setuid;
+#[cfg(feature = "external-tools")]
 mod systemd_unit;
 mod verify_cmd;

@@ -77,7 +77,8 @@ fn count(results: &[CheckResult], f: impl Fn(Status) -> bool) -> usize {
     results.iter().filter(|r| f(r.status)).count()
 }
 
-fn plural(n: usize, word: &str) -> String {
+/// `1 check`, `2 checks`: a count with its noun.
+pub fn plural(n: usize, word: &str) -> String {
     if n == 1 {
         format!("{n} {word}")
     } else {

@@ -7,8 +7,6 @@
 //!
 //! mount(8) and systemd strip `PATH`, so programs are found through [`crate::host::programs`].
 
-use std::sync::Mutex;
-
 use crate::host::{programs, Root};
 
 /// Where a bundle keeps captured command outputs, relative to its root.
@@ -112,12 +110,14 @@ impl Runner for RecordedRunner {
 }
 
 /// A test double that records every command and answers from a script of canned outputs.
+#[cfg(test)]
 #[derive(Debug, Default)]
 pub struct RecordingRunner {
     pub answers: Vec<(String, Output)>,
-    pub calls: Mutex<Vec<String>>,
+    pub calls: std::sync::Mutex<Vec<String>>,
 }
 
+#[cfg(test)]
 impl RecordingRunner {
     pub fn answer(mut self, command_line: &str, stdout: &str) -> Self {
         self.answers.push((
@@ -141,6 +141,7 @@ impl RecordingRunner {
     }
 }
 
+#[cfg(test)]
 impl Runner for RecordingRunner {
     fn run(&self, program: &str, args: &[&str]) -> Output {
         let line = std::iter::once(program)

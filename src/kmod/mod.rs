@@ -50,12 +50,6 @@ pub struct ModuleFile {
     pub symbols: Vec<SymbolFacts>,
 }
 
-impl ModuleFile {
-    pub fn symbol(&self, name: &str) -> Option<&SymbolFacts> {
-        self.symbols.iter().find(|s| s.symbol == name)
-    }
-}
-
 /// Why a module file could not be inspected. Always names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum KmodError {

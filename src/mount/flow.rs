@@ -28,13 +28,14 @@ use super::mounter::{MountError, Mounter};
 use super::request::MountRequest;
 use super::wait;
 use crate::checks::registry::{self, MountSubject};
+use crate::checks::render::plural;
 use crate::checks::{fix, render, CheckResult, Report};
 use crate::escape::escape_control;
 use crate::host::facts::RPCRDMA;
 use crate::host::mounts::{read_mount_table, Mount, MountTable, MountsError};
 use crate::host::{HostError, HostFacts, Root};
 use crate::policy::{Level, MountPolicy};
-use crate::verdict::{check_lines, checks_word, judge, Judgement, DOCTOR_HINT};
+use crate::verdict::{check_lines, judge, Judgement, DOCTOR_HINT};
 
 const PREFIX: &str = "nfs-gds: ";
 
@@ -223,7 +224,7 @@ impl Helper<'_> {
             self.say(&format!(
                 "REFUSED to mount {}: {} failed under policy enforce; nothing was mounted",
                 Self::subject(req),
-                checks_word(pre.refusals.len())
+                plural(pre.refusals.len(), "check")
             ));
             self.print_judgement_lines(&pre);
             self.say(DOCTOR_HINT);
@@ -347,7 +348,7 @@ impl Helper<'_> {
             self.say(&format!(
                 "REFUSED {}: the mount on it (id {id}) failed {} under policy enforce; {why_kept}, so nfs-gds leaves it mounted: unmount it (`{}`) and mount again",
                 req.target.display(),
-                checks_word(post.refusals.len()),
+                plural(post.refusals.len(), "check"),
                 self.mounter.unmount_command(&req.target)
             ));
             self.print_judgement_lines(&post);
@@ -389,7 +390,7 @@ impl Helper<'_> {
             self.say(&format!(
                 "WARNING: {doing} {} although {} failed (policy warn): GPU I/O may silently go through bounce buffers",
                 Self::subject(req),
-                checks_word(failed)
+                plural(failed, "check")
             ));
         }
         self.print_judgement_lines(j);
@@ -439,7 +440,7 @@ impl Helper<'_> {
         self.say(&format!(
             "REFUSED {}: the new mount (id {id}) failed {} under policy enforce; {outcome}",
             Self::subject(req),
-            checks_word(post.refusals.len())
+            plural(post.refusals.len(), "check")
         ));
         self.print_judgement_lines(post);
         let command = self.mounter.unmount_command(&req.target);
@@ -516,7 +517,7 @@ impl Helper<'_> {
             self.say(&format!(
                 "would REFUSE to mount {}: {} failed under policy enforce",
                 Self::subject(req),
-                checks_word(pre.refusals.len())
+                plural(pre.refusals.len(), "check")
             ));
             self.print_judgement_lines(pre);
             self.say(DOCTOR_HINT);

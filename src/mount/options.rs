@@ -240,8 +240,6 @@ pub struct Rebuilt {
     pub version: NfsVersion,
     /// The port the mount must end up on.
     pub port: u16,
-    /// Whether the user wrote `port=`.
-    pub user_port: bool,
     /// `rdma` or `rdma6`.
     pub netid: &'static str,
     pub remount: bool,
@@ -390,7 +388,6 @@ pub fn rebuild(
         wait: wait.map(|(w, _)| w),
         version,
         port,
-        user_port,
         netid,
         remount,
     })
@@ -542,7 +539,7 @@ mod tests {
         assert_eq!(r.policy, Some(Level::Warn));
         assert_eq!(r.version, NfsVersion::V4(Some(2)));
         assert_eq!(r.port, 20049);
-        assert!(!r.user_port && !r.remount);
+        assert!(!r.remount);
     }
 
     #[test]
@@ -580,7 +577,6 @@ mod tests {
         let r = rebuilt("port=20050,rw").unwrap();
         assert_eq!(r.option_string(), "port=20050,rw,vers=4.2,proto=rdma");
         assert_eq!(r.port, 20050);
-        assert!(r.user_port);
         assert_eq!(rebuilt("port=0").unwrap().port, crate::nfs::NFS_RDMA_PORT);
         assert!(rebuilt("port=99999").is_err());
         assert!(rebuilt("port=20049,port=20050").is_err());

@@ -4,7 +4,6 @@ use std::path::{Component, Path, PathBuf};
 
 use super::args::HelperArgs;
 use super::mounter::MountCall;
-use super::namespace::ns_path;
 use super::options::{self, OptionError, Rebuilt};
 use crate::nfs::OptionDefaults;
 use crate::nfs::{NfsSource, SourceError};
@@ -21,8 +20,6 @@ pub struct MountRequest {
     pub fake: bool,
     pub no_mtab: bool,
     pub verbose: u8,
-    /// `-N`, as a path.
-    pub namespace: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -72,7 +69,6 @@ impl MountRequest {
             fake: args.fake,
             no_mtab: args.no_mtab,
             verbose: args.verbose,
-            namespace: args.namespace.as_deref().map(ns_path),
         })
     }
 
@@ -119,7 +115,6 @@ mod tests {
         )
         .unwrap();
         assert_eq!(r.target, Path::new("/srv/mnt/data"));
-        assert_eq!(r.namespace.as_deref(), Some(Path::new("/proc/4242/ns/mnt")));
         let call = r.call();
         assert_eq!(call.options, "rw,vers=4.2,proto=rdma,port=20049");
         assert!(call.verbose);

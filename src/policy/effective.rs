@@ -24,8 +24,6 @@ pub struct MountPolicy {
     pub backend: Backend,
     /// Index of the `[[mount]]` table that matched, for messages.
     pub rule: Option<usize>,
-    /// Whether `gds_policy=` decided every level.
-    pub from_mount_option: bool,
 }
 
 impl MountPolicy {
@@ -97,7 +95,6 @@ impl Policy {
             probe: self.probe,
             backend: self.backend,
             rule: rule_index,
-            from_mount_option: option_level.is_some(),
         }
     }
 }
@@ -171,7 +168,6 @@ default = "off"
             assert_eq!(m.level(c.id), c.default_level, "{}", c.id);
         }
         assert_eq!(m.wait, Duration::ZERO);
-        assert!(m.from_mount_option);
     }
 
     #[test]

@@ -13,11 +13,12 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use nfs_gds::host::module_files::read_load_facts;
 use nfs_gds::host::modules::{ModuleTree, Resolution};
 use nfs_gds::host::symbol_providers::TreeProviders;
 use nfs_gds::host::Root;
 use nfs_gds::kmod::abi::{compare_import_crcs, AbiVerdict, KernelModversions};
-use nfs_gds::kmod::load_facts::{read_load_facts, SignatureFacts};
+use nfs_gds::kmod::load_facts::SignatureFacts;
 use nfs_gds::kmod::modversions::ImportVersions;
 
 fn main() -> ExitCode {

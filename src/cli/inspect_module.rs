@@ -18,7 +18,7 @@ use crate::checks::{fix, CheckResult, Status, SCHEMA_VERSION};
 use crate::host::gpl_rule::{self, GplRule};
 use crate::host::kernel::KernelInfo;
 use crate::host::modules::{ModuleOrigin, ModuleTree, Resolution};
-use crate::kmod::{self, Export, ExportLayout, ModuleFile, RPCRDMA_HOOKS};
+use crate::kmod::{Export, ExportLayout, ModuleFile, RPCRDMA_HOOKS};
 
 #[derive(Debug, Args)]
 pub struct InspectArgs {
@@ -244,8 +244,13 @@ pub fn run(args: &InspectArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let (path, origin) = resolve(ctx, &args.module)?;
     // A file found by name is below the root and read inside it; a path is the user's own.
     let file = match origin {
-        Some(_) => kmod::inspect_file_with_cache(&ctx.host.root, &path, &RPCRDMA_HOOKS, None)?,
-        None => kmod::inspect_file(&path, &RPCRDMA_HOOKS)?,
+        Some(_) => crate::host::module_files::inspect_file_with_cache(
+            &ctx.host.root,
+            &path,
+            &RPCRDMA_HOOKS,
+            None,
+        )?,
+        None => crate::host::module_files::inspect_file(&path, &RPCRDMA_HOOKS)?,
     };
     let plain = file
         .symbols

@@ -26,10 +26,10 @@ pub struct CheckArgs {
 
 #[derive(Debug, Args)]
 pub struct ShowArgs {
-    /// The mount point, as in fstab (matches `target` of a [[mount]] table)
+    /// The mount point, as in fstab (matches `target` of a `[[mount]]` table)
     #[arg(long, value_name = "DIR")]
     pub target: Option<PathBuf>,
-    /// The source, as in fstab, e.g. server:/export (matches `source` of a [[mount]] table)
+    /// The source, as in fstab, e.g. server:/export (matches `source` of a `[[mount]]` table)
     #[arg(long, value_name = "SPEC")]
     pub source: Option<String>,
 }

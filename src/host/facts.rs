@@ -1,6 +1,7 @@
 //! Everything the node-level checks need, read from the host once.
 //!
-//! Reading is separate from judging: [`HostFacts::read`] gathers, [`crate::checks::node`] judges.
+//! Reading is separate from judging: [`HostFacts::read`] gathers, the checks of the registry (a
+//! layer above) judge.
 //! Per-source failures (an unreadable `/proc/kallsyms`, a corrupt module file) are kept as
 //! messages beside the facts, so one bad source makes one check "unknown" instead of stopping all.
 
@@ -147,10 +148,15 @@ fn read_rpcrdma(
         Some(Resolution::File {
             path, exists: true, ..
         }) => {
-            let cache = kmod::cache::FactsCache::for_root(root);
+            let cache = crate::host::facts_cache::FactsCache::for_root(root);
             Some(
-                kmod::inspect_file_with_cache(root, path, &RPCRDMA_HOOKS, cache.as_ref())
-                    .map_err(|e| e.to_string()),
+                super::module_files::inspect_file_with_cache(
+                    root,
+                    path,
+                    &RPCRDMA_HOOKS,
+                    cache.as_ref(),
+                )
+                .map_err(|e| e.to_string()),
             )
         }
         _ => None,

@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use super::kernel::{KernelInfo, KernelVersion, VersionSource};
 use super::Root;
-use crate::kmod::image_scan::{self, ScanOutcome};
+use crate::kmod::image_scan::ScanOutcome;
 
 /// The text the rule's warning prints; present in every kernel image that has the rule.
 pub const RULE_TEXT: &[u8] = b"failing symbol_get of non-GPLONLY symbol";
@@ -165,7 +165,7 @@ pub fn kernel_image(root: &Root, release: &str) -> Option<String> {
 }
 
 /// Gathers the evidence from the host and judges it. The image scan is answered from the
-/// module facts cache ([`crate::kmod::cache`]) while the image file is unchanged.
+/// module facts cache ([`crate::host::facts_cache`]) while the image file is unchanged.
 pub fn read(root: &Root, kernel: &KernelInfo) -> GplRule {
     let image = kernel
         .release
@@ -173,9 +173,13 @@ pub fn read(root: &Root, kernel: &KernelInfo) -> GplRule {
         .and_then(|r| kernel_image(root, r));
     match image {
         Some(p) => {
-            let cache = crate::kmod::cache::FactsCache::for_root(root);
-            let outcome =
-                image_scan::scan_file_with_cache(root, &root.join(&p), RULE_TEXT, cache.as_ref());
+            let cache = crate::host::facts_cache::FactsCache::for_root(root);
+            let outcome = super::module_files::scan_file_with_cache(
+                root,
+                &root.join(&p),
+                RULE_TEXT,
+                cache.as_ref(),
+            );
             judge(kernel, Some((&p, &outcome)))
         }
         None => judge(kernel, None),

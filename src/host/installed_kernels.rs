@@ -17,7 +17,6 @@ use super::kernel::KernelInfo;
 use super::modules::ModuleTree;
 use super::version_order;
 use super::{HostError, Root};
-use crate::kmod::image_scan;
 
 const IMAGE_PREFIXES: [&str; 3] = ["vmlinuz-", "vmlinux-", "Image-"];
 const MODULE_ROOTS: [&str; 2] = ["/lib/modules", "/usr/lib/modules"];
@@ -144,8 +143,8 @@ pub fn kernel_info(kernel: &InstalledKernel, running: &KernelInfo) -> KernelInfo
 /// module facts cache while the image is unchanged). Decompresses the image: call it only when
 /// a plain export makes the answer matter.
 pub fn gpl_rule(root: &Root, kernel: &InstalledKernel, info: &KernelInfo) -> GplRule {
-    let cache = crate::kmod::cache::FactsCache::for_root(root);
-    let outcome = image_scan::scan_file_with_cache(
+    let cache = crate::host::facts_cache::FactsCache::for_root(root);
+    let outcome = super::module_files::scan_file_with_cache(
         root,
         &root.join(&kernel.image),
         gpl_rule::RULE_TEXT,

@@ -1,5 +1,5 @@
 //! The live registration probe: does rpcrdma really register its hooks with nvidia-fs? The one
-//! host read with a side effect; [`nvfs-registration`](crate::checks::catalogue::nvfs_registration)
+//! host read with a side effect; the `nvfs-registration` check
 //! judges its outcome.
 //!
 //! nvidia-fs looks the hooks up only when `/dev/nvidia-fsN` is opened, and lists a driver in

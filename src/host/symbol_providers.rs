@@ -10,9 +10,9 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+use super::module_files::read_load_facts;
 use super::modules::ModuleTree;
 use crate::kmod::abi::{CrcOrigin, Provider};
-use crate::kmod::load_facts::read_load_facts;
 use crate::kmod::modversions::ExportCrcs;
 
 /// What one provider module answers: its file and export CRCs, or why it has none.

@@ -49,8 +49,8 @@ use goblin::elf::sym::{Sym, Symtab};
 use goblin::elf::Elf;
 use serde::{Deserialize, Serialize};
 
+use super::build_id::parse_gnu_build_id_note;
 use super::modinfo::{parse_modinfo, Modinfo};
-use crate::host::sysmodule::parse_gnu_build_id_note;
 
 /// How a symbol is exported by a module.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

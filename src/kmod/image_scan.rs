@@ -13,11 +13,9 @@
 //! `linux-loader`) are kernel loaders that would bring a VMM's dependencies for four integers.
 
 use std::io::Read;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::decompress::Compression;
-use crate::host::{FileKind, Root};
 
 /// Magic-number positions tried when the image has no header naming its payload.
 pub const MAX_CANDIDATES: usize = 4;
@@ -53,45 +51,6 @@ pub enum ScanOutcome {
     NoPayload,
     /// The file could not be read, or the payload broke off midway.
     Error(String),
-}
-
-/// Scans the file at `path` (named on the command line) for `needle`.
-pub fn scan_file(path: &Path, needle: &[u8]) -> ScanOutcome {
-    match crate::host::reader::read_named(path, FileKind::KernelImage) {
-        Ok(Some(file)) => scan_bytes(&file.bytes, needle, Budget::DEFAULT),
-        Ok(None) => ScanOutcome::Error(format!("cannot read {}: no such file", path.display())),
-        Err(e) => ScanOutcome::Error(e.to_string()),
-    }
-}
-
-/// Scans the image at `path` (a host path below `root`, read inside it) for `needle`, answered
-/// from `cache` when it holds the answer for this very version of the image (same identity and
-/// content hash): the scan decompresses tens of MB.
-pub fn scan_file_with_cache(
-    root: &Root,
-    path: &Path,
-    needle: &[u8],
-    cache: Option<&super::cache::FactsCache>,
-) -> ScanOutcome {
-    let rel = root.rel_of(path).unwrap_or_else(|| path.to_owned());
-    let file = match root.read_file(&rel, FileKind::KernelImage) {
-        Ok(Some(file)) => file,
-        Ok(None) => {
-            return ScanOutcome::Error(format!("cannot read {}: no such file", path.display()))
-        }
-        Err(e) => return ScanOutcome::Error(e.to_string()),
-    };
-    let Some(cache) = cache else {
-        return scan_bytes(&file.bytes, needle, Budget::DEFAULT);
-    };
-    let file = super::cache::ReadFile::from(file);
-    let key = file.identity();
-    if let Some(outcome) = cache.image_scan(&key, needle) {
-        return outcome;
-    }
-    let outcome = scan_bytes(&file.bytes, needle, Budget::DEFAULT);
-    cache.store_image_scan(&key, needle, &outcome);
-    outcome
 }
 
 /// Where the image header says the compressed kernel is, when it says so.

@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::elf::Image;
 use super::modversions::{self, ExportCrcs, ImportVersions};
 use super::signature::{self, ModuleSignature};
-use super::{elf_image, read_module_bytes, Compression, KmodError};
+use super::{elf_image, Compression, KmodError};
 
 /// The module's signature trailer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -67,10 +67,4 @@ pub fn load_facts_of_bytes(path: &Path, bytes: &[u8]) -> Result<LoadFacts, KmodE
         exports,
         signature: SignatureFacts::of_image(&image),
     })
-}
-
-/// Reads the load facts of a module file.
-pub fn read_load_facts(path: &Path) -> Result<LoadFacts, KmodError> {
-    let bytes = read_module_bytes(path)?;
-    load_facts_of_bytes(path, &bytes)
 }

@@ -1,14 +1,13 @@
 //! Kernel module files: what a `.ko` (plain or compressed) really contains.
 //!
-//! [`inspect_file`] answers, for one file: its compression, `.modinfo` identity, GNU build-id,
-//! and for each nvfs hook whether it is defined and how it is exported. It reads only the file
-//! it is given; which file modprobe would pick is [`crate::host::modules`]'s business.
-//! [`inspect_file_with_cache`] reads a file below the root (resolved inside it) and answers from
-//! the root-only [`cache`] when the file is unchanged. Files are read with the host reader's
-//! rules ([`crate::host::reader`]): regular files only, at most [`FileKind::ModuleFile`]'s cap.
+//! [`inspect_bytes`] answers, for one file's bytes: its compression, `.modinfo` identity, GNU
+//! build-id, and for each nvfs hook whether it is defined and how it is exported. Everything
+//! here is a pure function of bytes; reading the files (below the root, with the facts cache)
+//! is the business of `host::module_files`, and which file modprobe would pick that of
+//! `host::modules`, the layer above.
 
 pub mod abi;
-pub mod cache;
+pub mod build_id;
 pub mod decompress;
 pub mod elf;
 pub mod image_scan;
@@ -23,8 +22,6 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::host::reader::{self, FileKind, FileRead};
-use crate::host::{HostError, Root};
 pub use decompress::{Compression, MODULE_SIZE_CAP};
 pub use elf::{Export, ExportLayout, SymbolFacts};
 pub use modinfo::Modinfo;
@@ -60,8 +57,10 @@ pub enum KmodError {
     },
     #[error("{} is a directory, not a module file", path.display())]
     IsDirectory { path: PathBuf },
-    #[error(transparent)]
-    Host(#[from] HostError),
+    /// The file could not be read as a module file (not a regular file, too large, …); the
+    /// message names it.
+    #[error("{0}")]
+    Unreadable(String),
     #[error("{} is empty", path.display())]
     Empty { path: PathBuf },
     #[error("{} is neither an ELF module nor gzip/xz/zstd-compressed (first bytes: {magic})", path.display())]
@@ -119,15 +118,6 @@ pub fn elf_image<'a>(
     Ok((compression, Cow::Owned(owned)))
 }
 
-/// Reads a module file whole: a regular file of at most [`MODULE_SIZE_CAP`] bytes. Opened
-/// non-blocking, so a FIFO in its place is refused instead of waited on.
-pub fn read_module_bytes(path: &Path) -> Result<Vec<u8>, KmodError> {
-    Ok(reader::read_named(path, FileKind::ModuleFile)
-        .map_err(opening)?
-        .ok_or_else(|| absent(path))?
-        .bytes)
-}
-
 /// Inspects module file bytes; `path` is only used to name the file in facts and errors.
 pub fn inspect_bytes(path: &Path, bytes: &[u8], wanted: &[&str]) -> Result<ModuleFile, KmodError> {
     let (compression, image) = elf_image(path, bytes)?;
@@ -148,77 +138,4 @@ pub fn inspect_bytes(path: &Path, bytes: &[u8], wanted: &[&str]) -> Result<Modul
         export_layout: facts.export_layout,
         symbols: facts.symbols,
     })
-}
-
-/// Reads and inspects a module file named on the command line (relative to the working
-/// directory, symlinks followed).
-pub fn inspect_file(path: &Path, wanted: &[&str]) -> Result<ModuleFile, KmodError> {
-    let file = reader::read_named(path, FileKind::ModuleFile)
-        .map_err(opening)?
-        .ok_or_else(|| absent(path))?;
-    inspect_bytes(path, &file.bytes, wanted)
-}
-
-fn absent(path: &Path) -> KmodError {
-    KmodError::Read {
-        path: path.to_owned(),
-        source: std::io::Error::from_raw_os_error(rustix::io::Errno::NOENT.raw_os_error()),
-    }
-}
-
-/// A directory given where a module file was expected gets its own words.
-fn opening(e: HostError) -> KmodError {
-    match e {
-        HostError::NotRegular {
-            path,
-            what: "a directory",
-        } => KmodError::IsDirectory { path },
-        e => KmodError::Host(e),
-    }
-}
-
-/// Reads the module file at `path` (a host path below `root`, as module resolution gives it),
-/// resolved inside the root, and inspects it: answered from `cache` when it holds the facts of
-/// this very version of the file (same identity and content hash); fresh answers are stored.
-/// Uncompressed modules bypass the cache: hashing them costs about what parsing them does.
-pub fn inspect_file_with_cache(
-    root: &Root,
-    path: &Path,
-    wanted: &[&str],
-    cache: Option<&cache::FactsCache>,
-) -> Result<ModuleFile, KmodError> {
-    let rel = root.rel_of(path).unwrap_or_else(|| path.to_owned());
-    let file = root
-        .read_file(&rel, FileKind::ModuleFile)
-        .map_err(opening)?
-        .ok_or_else(|| absent(path))?;
-    inspect_read(file, wanted, cache)
-}
-
-/// Inspects a module file already read, consulting `cache` as [`inspect_file_with_cache`] does.
-pub fn inspect_read(
-    file: FileRead,
-    wanted: &[&str],
-    cache: Option<&cache::FactsCache>,
-) -> Result<ModuleFile, KmodError> {
-    let path = file.path.clone();
-    let Some(cache) = cache else {
-        return inspect_bytes(&path, &file.bytes, wanted);
-    };
-    if matches!(
-        decompress::sniff(&file.bytes),
-        None | Some(Compression::None)
-    ) {
-        return inspect_bytes(&path, &file.bytes, wanted);
-    }
-    let file = cache::ReadFile::from(file);
-    let key = file.identity();
-    if let Some(mut facts) = cache.module(&key, wanted) {
-        // The entry may have been written for the same file under another name.
-        facts.path = path;
-        return Ok(facts);
-    }
-    let facts = inspect_bytes(&path, &file.bytes, wanted)?;
-    cache.store_module(&key, wanted, &facts);
-    Ok(facts)
 }

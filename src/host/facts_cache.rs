@@ -27,9 +27,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::image_scan::ScanOutcome;
-use super::ModuleFile;
 use crate::host::Root;
+use crate::kmod::image_scan::ScanOutcome;
+use crate::kmod::ModuleFile;
 
 /// Overrides the cache directory (an absolute host path; `--root` does not apply to it).
 pub const ENV_DIR: &str = "NFS_GDS_CACHE_DIR";

@@ -1,0 +1,104 @@
+//! The layers of the crate, lowest first, and the rule that keeps them: a module imports only
+//! from layers below it (and from itself), so there is no import cycle and data flows one way —
+//! argv → request → policy → facts → checks → verdict → mount → verify → exit code.
+//!
+//! Read from the source text: every `crate::NAME` outside comments in `src/NAME/` or
+//! `src/NAME.rs` must name a lower layer.
+
+use std::path::Path;
+
+/// Lowest first. Modules on one line are of one layer and do not import each other.
+const LAYERS: &[&[&str]] = &[
+    &["nfs", "escape"],
+    &["kmod"],
+    &["host"],
+    &["checks"],
+    &["policy"],
+    &["verdict"],
+    &["mount", "doctor"],
+    &["agent"],
+    &["cli"],
+];
+
+fn layer_of(module: &str) -> usize {
+    LAYERS
+        .iter()
+        .position(|l| l.contains(&module))
+        .unwrap_or_else(|| panic!("src/{module} is in no layer: add it to LAYERS"))
+}
+
+fn sources(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            sources(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// `crate::NAME` references in code (not in `//` comments).
+fn references(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for line in text.lines() {
+        let code = line.split("//").next().unwrap_or("");
+        let mut rest = code;
+        while let Some(i) = rest.find("crate::") {
+            let after = &rest[i + "crate::".len()..];
+            let name: String = after
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                .collect();
+            if !name.is_empty() {
+                found.push(name);
+            }
+            rest = after;
+        }
+    }
+    found
+}
+
+#[test]
+fn no_module_imports_a_higher_or_equal_layer() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut wrong = Vec::new();
+    for module in LAYERS.iter().flat_map(|l| l.iter()) {
+        let mut files = Vec::new();
+        let dir = src.join(module);
+        if dir.is_dir() {
+            sources(&dir, &mut files);
+        } else {
+            files.push(src.join(format!("{module}.rs")));
+        }
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            for r in references(&text) {
+                if r == *module {
+                    continue;
+                }
+                if layer_of(&r) >= layer_of(module) {
+                    wrong.push(format!("{} uses crate::{r}", f.display()));
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "imports against the layers:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn every_top_level_module_has_a_layer() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    for e in std::fs::read_dir(&src).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_stem().unwrap().to_str().unwrap().to_string();
+        if matches!(name.as_str(), "lib" | "main") {
+            continue;
+        }
+        layer_of(&name);
+    }
+}

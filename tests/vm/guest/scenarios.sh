@@ -1,6 +1,7 @@
 #!/bin/bash
 # The nfs-gds end-to-end scenarios, run inside the test VM against a real kernel NFS server over
-# soft-RoCE (rdma_rxe) on 10.0.2.15, export /export, RDMA port 20049.
+# soft-RoCE (rdma_rxe) on 10.0.2.15, export /export, RDMA port 20049. The same plan runs on
+# Debian 12 (6.1, .ko modules) and Debian 13 (6.12, .ko.xz modules) guests.
 #
 #   scenarios.sh --list   print the scenario names in run order (the host uses this to know what
 #                         must come back; a scenario without a result counts as failed)
@@ -15,6 +16,7 @@
 # 32 mount failure or refusal; check ids and JSON fields as in the README).
 set -u
 
+# shellcheck disable=SC2034  # run by run_plan in lib.sh
 PLAN=(
     "scenario infra-stock                  scn_infra_stock"
     "scenario s1-stock-enforce-refuses     scn_s1"
@@ -32,28 +34,18 @@ PLAN=(
     "scenario s5b-plain-export-refused     scn_s5b"
 )
 
-selected() { [[ $1 =~ ${NFS_GDS_VM_ONLY:-.} ]]; }
-
-if [ "${1:-}" = --list ]; then
-    for entry in "${PLAN[@]}"; do
-        read -r kind name _ <<<"$entry"
-        [ "$kind" = scenario ] && selected "$name" && echo "$name"
-    done
-    exit 0
-fi
-
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
+[ "${1:-}" = --list ] && { list_plan; exit 0; }
 
 MNT=/mnt/gds
 SPEC=$SERVER:$EXPORT
-STOCK_RPCRDMA=/lib/modules/$KVER/kernel/net/sunrpc/xprtrdma/rpcrdma.ko
 
 # ---------------------------------------------------------------- preconditions
 
 require_stock_kernel() {
-    [ "$(modinfo -n rpcrdma 2>/dev/null)" = "$STOCK_RPCRDMA" ] || abort "precondition: modprobe does not resolve rpcrdma to the inbox module ($(modinfo -n rpcrdma 2>&1))"
+    same_file "$(modinfo -n rpcrdma 2>/dev/null)" "$STOCK_RPCRDMA" || abort "precondition: modprobe does not resolve rpcrdma to the inbox module $STOCK_RPCRDMA ($(modinfo -n rpcrdma 2>&1))"
     [ -d /sys/module/rpcrdma ] || abort "precondition: rpcrdma is not loaded"
     ! kallsyms_has $HOOK_REG >/dev/null || abort "precondition: the loaded rpcrdma already has the nvfs hooks"
     [ ! -d /sys/module/nvidia_fs ] || abort "precondition: nvidia_fs is loaded"
@@ -64,7 +56,7 @@ require_hooked_kernel() {
     local want=__ksymtab_gpl file
     [ "$1" = plain ] && want=__ksymtab
     file=$(modinfo -n rpcrdma 2>/dev/null)
-    [ "$file" = "/lib/modules/$KVER/updates/rpcrdma.ko" ] || abort "precondition: modprobe resolves rpcrdma to '$file', not updates/rpcrdma.ko"
+    same_file "$file" "$UPDATES_RPCRDMA" || abort "precondition: modprobe resolves rpcrdma to '$file', not $UPDATES_RPCRDMA"
     [ "$(ksymtab_of "$file" $HOOK_REG)" = "$want" ] || abort "precondition: $file does not export $HOOK_REG in $want"
     kallsyms_has $HOOK_REG >/dev/null || abort "precondition: the loaded rpcrdma has no $HOOK_REG in /proc/kallsyms"
     [ "$(loaded_build_id rpcrdma)" = "$(file_build_id "$file")" ] || abort "precondition: the loaded rpcrdma is not the build in $file"
@@ -315,7 +307,7 @@ scn_s6() {
     loaded=$(loaded_build_id rpcrdma)
     ondisk=$(file_build_id "$file")
     note "kernel: modprobe resolves rpcrdma to $file; loaded build-id $loaded, file build-id $ondisk"
-    [ "$file" = "/lib/modules/$KVER/updates/rpcrdma.ko" ] || abort "precondition: depmod did not make updates/rpcrdma.ko win"
+    same_file "$file" "$UPDATES_RPCRDMA" || abort "precondition: depmod did not make $UPDATES_RPCRDMA win"
     [ "$loaded" != "$ondisk" ] || abort "precondition: loaded and on-disk build-ids are equal"
 
     run check 60 nfs-gds check --json
@@ -394,7 +386,7 @@ scn_s7b() {
     expect_status inspect-name rpcrdma-hook-export pass
 
     note "inspect-module of the plain-export build (a file, not installed): hooks present, export refused by this kernel"
-    run inspect-plain 60 nfs-gds inspect-module "$PAYLOAD/modules/rpcrdma-plain.ko" --json
+    run inspect-plain 60 nfs-gds inspect-module "$PAYLOAD/modules/rpcrdma-plain$MODSUFFIX" --json
     expect_rc_not inspect-plain 2
     expect_json inspect-plain
     expect_status inspect-plain rpcrdma-hooks pass
@@ -442,40 +434,4 @@ scn_s5b() {
 
 # ---------------------------------------------------------------- runner
 
-broken=
-for entry in "${PLAN[@]}"; do
-    read -r kind name fn <<<"$entry"
-    if [ "$kind" = step ]; then
-        say "step $name"
-        mkdir -p "$RESULTS/steps"
-        if [ -n "$broken" ]; then
-            echo "not run: $broken" >"$RESULTS/steps/$name.log"
-        elif ! "$fn" >"$RESULTS/steps/$name.log" 2>&1; then
-            broken="step $name failed: $(tail -n 1 "$RESULTS/steps/$name.log")"
-            say "$broken"
-        fi
-        continue
-    fi
-    selected "$name" || continue
-    SCN_DIR=$RESULTS/scenarios/$name
-    mkdir -p "$SCN_DIR"
-    : >"$SCN_DIR/failures"
-    t0=$SECONDS
-    if [ -n "$broken" ]; then
-        fail "not run: $broken"
-    else
-        (set +e; "$fn") >"$SCN_DIR/log" 2>&1
-        rc=$?
-        [ $rc = 0 ] || [ -s "$SCN_DIR/failures" ] || fail "scenario body ended with status $rc"
-    fi
-    if [ -s "$SCN_DIR/failures" ]; then
-        result="FAIL: $(head -n 1 "$SCN_DIR/failures")"
-        n=$(wc -l <"$SCN_DIR/failures")
-        [ "$n" -gt 1 ] && result="$result (+$((n - 1)) more)"
-    else
-        result=PASS
-    fi
-    printf '%s\n' "$result" >"$SCN_DIR/result"
-    say "$name: $result ($((SECONDS - t0)) s)"
-    reset_guest_state >>"$SCN_DIR/log" 2>&1
-done
+run_plan reset_guest_state

@@ -78,17 +78,24 @@ unload_rpcrdma() {
     return 1
 }
 
-# Put a test build where modprobe finds it first: /lib/modules/$KVER/updates/NAME$MODSUFFIX, then
-# depmod. VARIANT: rpcrdma-gpl | rpcrdma-plain | nvidia_fs | none-rpcrdma (remove the override).
-install_module_build() {
-    local variant=$1 dir=/lib/modules/$KVER/updates
+# Put test builds where modprobe finds them first: /lib/modules/$KVER/updates/NAME$MODSUFFIX.
+# VARIANT: rpcrdma-gpl | rpcrdma-plain | rpcrdma-badcrc | nvidia_fs | none-rpcrdma (remove the rpcrdma override).
+# install_module_build also runs depmod (slow under TCG: install several, then depmod once).
+install_module_files() {
+    local variant dir=/lib/modules/$KVER/updates
     mkdir -p "$dir"
-    case $variant in
-        rpcrdma-gpl | rpcrdma-plain) install -m 0644 "$PAYLOAD/modules/$variant$MODSUFFIX" "$dir/rpcrdma$MODSUFFIX" ;;
-        nvidia_fs) install -m 0644 "$PAYLOAD/modules/nvidia_fs$MODSUFFIX" "$dir/nvidia_fs$MODSUFFIX" ;;
-        none-rpcrdma) rm -f "$dir"/rpcrdma.ko* ;;
-        *) echo "unknown module build $variant"; return 1 ;;
-    esac
+    for variant in "$@"; do
+        case $variant in
+            rpcrdma-gpl | rpcrdma-plain | rpcrdma-badcrc) install -m 0644 "$PAYLOAD/modules/$variant$MODSUFFIX" "$dir/rpcrdma$MODSUFFIX" ;;
+            nvidia_fs) install -m 0644 "$PAYLOAD/modules/nvidia_fs$MODSUFFIX" "$dir/nvidia_fs$MODSUFFIX" ;;
+            none-rpcrdma) rm -f "$dir"/rpcrdma.ko* ;;
+            *) echo "unknown module build $variant"; return 1 ;;
+        esac
+    done
+}
+
+install_module_build() {
+    install_module_files "$@" || return 1
     depmod -a "$KVER" || { echo "depmod failed"; return 1; }
 }
 
@@ -99,8 +106,7 @@ switch_rpcrdma() {
     umount_all_nfs || { echo "NFS mounts remain"; return 1; }
     stop_nfsd || return 1
     unload_rpcrdma || return 1
-    install_module_build "$variant" || return 1
-    install_module_build nvidia_fs || return 1
+    install_module_build "$variant" nvidia_fs || return 1
     modprobe rpcrdma || { echo "modprobe rpcrdma failed"; return 1; }
     modprobe nvidia_fs || { echo "modprobe nvidia_fs failed"; return 1; }
     local i

@@ -25,6 +25,7 @@ PLAN=(
     "scenario s4-transport-trap            scn_s4"
     "scenario s7a-cli-matches-kernel-stock scn_s7a"
     "scenario s6-stale-module-detected     scn_s6"
+    "scenario infra-abi-mismatch           scn_infra_abi"
     "step     switch-to-gpl-hooks          step_switch_gpl"
     "scenario infra-gpl-hooked-rpcrdma     scn_infra_gpl"
     "scenario s5a-happy-path-enforce       scn_s5a"
@@ -32,6 +33,8 @@ PLAN=(
     "step     switch-to-plain-hooks        step_switch_plain"
     "scenario infra-plain-hooked-rpcrdma   scn_infra_plain"
     "scenario s5b-plain-export-refused     scn_s5b"
+    "step     switch-to-driver-container   step_switch_container"
+    "scenario infra-driver-container       scn_infra_container"
 )
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -319,6 +322,34 @@ scn_s6() {
     compare_check_with_kernel check
 }
 
+scn_infra_abi() {
+    note "an rpcrdma whose import CRCs do not match the running ib_core is refused by the kernel"
+    note "(kernel facts only; what nfs-gds says beforehand is recorded, not judged: that check is not written yet)"
+    require_stock_kernel
+    local sym
+    sym=$(cat "$PAYLOAD/modules/badcrc-symbol")
+    note "the build's __versions entry for $sym was altered"
+    umount_all_nfs || abort "NFS mounts remain"
+    stop_nfsd || abort "cannot stop nfsd"
+    unload_rpcrdma || abort "cannot unload rpcrdma"
+    install_module_build rpcrdma-badcrc || abort "cannot install the altered build"
+    same_file "$(modinfo -n rpcrdma)" "$UPDATES_RPCRDMA" || abort "precondition: modprobe does not resolve rpcrdma to $UPDATES_RPCRDMA"
+    run check 60 nfs-gds check --json
+    run inspect 60 nfs-gds inspect-module rpcrdma --json
+    run modprobe-badcrc 60 modprobe rpcrdma
+    expect_rc_not modprobe-badcrc 0
+    [ ! -d /sys/module/rpcrdma ] || fail "the altered rpcrdma was loaded"
+    dmesg | grep -q "rpcrdma: disagrees about version of symbol $sym" \
+        || fail "the kernel did not log 'rpcrdma: disagrees about version of symbol $sym'"
+    dmesg | grep -E "rpcrdma: (disagrees|Unknown symbol)" | tail -n 3 | sed 's/^/    dmesg | /'
+    note "back to the inbox module"
+    install_module_build none-rpcrdma || abort "cannot remove the altered build"
+    run modprobe-stock 60 modprobe rpcrdma
+    expect_rc modprobe-stock 0
+    start_nfsd || abort "cannot restart nfsd"
+    require_stock_kernel
+}
+
 # ---------------------------------------------------------------- hooked rpcrdma
 
 step_switch_gpl() { switch_rpcrdma rpcrdma-gpl; }
@@ -430,6 +461,60 @@ scn_s5b() {
     expect_rc check 1
     expect_status check rpcrdma-hook-export fail
     expect_status check nvfs-registration fail
+}
+
+# ---------------------------------------------------------------- driver container
+
+# What a GPU Operator driver container does: the hooked rpcrdma and nvidia_fs insmod'ed from the
+# container's own files, outside /lib/modules, while the host's module tree keeps the inbox
+# rpcrdma (modprobe and modinfo still resolve to it).
+CONTAINER_DIR=/opt/driver-container/lib/modules
+step_switch_container() {
+    umount_all_nfs || { echo "NFS mounts remain"; return 1; }
+    stop_nfsd || return 1
+    unload_rpcrdma || return 1
+    rm -f /lib/modules/"$KVER"/updates/rpcrdma.ko* /lib/modules/"$KVER"/updates/nvidia_fs.ko*
+    depmod -a "$KVER" || return 1
+    mkdir -p "$CONTAINER_DIR"
+    install -m 0644 "$PAYLOAD/modules/rpcrdma-gpl$MODSUFFIX" "$CONTAINER_DIR/rpcrdma$MODSUFFIX"
+    install -m 0644 "$PAYLOAD/modules/nvidia_fs$MODSUFFIX" "$CONTAINER_DIR/nvidia_fs$MODSUFFIX"
+    # insmod resolves no dependencies: load the inbox ones first, as the container's script does.
+    local deps
+    deps=$(modinfo -F depends "$CONTAINER_DIR/rpcrdma$MODSUFFIX" | tr ',' ' ')
+    echo "rpcrdma depends on: $deps"
+    # shellcheck disable=SC2086  # a list of module names
+    modprobe -a $deps || { echo "modprobe of the dependencies failed"; return 1; }
+    insmod "$CONTAINER_DIR/rpcrdma$MODSUFFIX" || { echo "insmod rpcrdma from the container failed"; return 1; }
+    insmod "$CONTAINER_DIR/nvidia_fs$MODSUFFIX" || { echo "insmod nvidia_fs from the container failed"; return 1; }
+    for _ in $(seq 1 10); do [ -e /dev/nvidia-fs0 ] && break; sleep 1; done
+    start_nfsd || return 1
+    echo "loaded rpcrdma build-id $(loaded_build_id rpcrdma); modprobe resolves $(modinfo -n rpcrdma)"
+}
+
+scn_infra_container() {
+    note "test bed of the driver-container case: kernel facts only (nfs-gds's output is recorded, not judged)"
+    local file loaded c mods
+    file=$(modinfo -n rpcrdma 2>/dev/null)
+    loaded=$(loaded_build_id rpcrdma)
+    note "kernel: modprobe resolves rpcrdma to $file (build-id $(file_build_id "$file")); loaded build-id $loaded"
+    note "kernel: container file $CONTAINER_DIR/rpcrdma$MODSUFFIX build-id $(file_build_id "$CONTAINER_DIR/rpcrdma$MODSUFFIX")"
+    same_file "$file" "$STOCK_RPCRDMA" || fail "the host tree does not resolve rpcrdma to the inbox module ($file)"
+    [ "$loaded" = "$(file_build_id "$CONTAINER_DIR/rpcrdma$MODSUFFIX")" ] || fail "the loaded rpcrdma is not the container's build"
+    [ "$loaded" != "$(file_build_id "$STOCK_RPCRDMA")" ] || fail "the loaded rpcrdma has the inbox module's build-id"
+    kallsyms_has $HOOK_REG >/dev/null || fail "the loaded rpcrdma has no $HOOK_REG in /proc/kallsyms"
+    [ -d /sys/module/nvidia_fs ] || fail "nvidia_fs is not loaded"
+    mods=$(modules_while_open)
+    echo "$mods" | grep -q '^rpcrdma:' || fail "the container's rpcrdma did not register with nvidia_fs on open"
+    c=$(server_file infra-container.txt)
+    plain_rdma_mount mount-rdma /mnt/rdma
+    expect_xprt /mnt/rdma rdma
+    expect_file_content /mnt/rdma/infra-container.txt "$c"
+    run umount-rdma 60 umount /mnt/rdma
+    note "recorded, not asserted (the checks for this case are not written yet):"
+    run check 60 nfs-gds check --json
+    run mount-gds 120 mount -t nfs-gds "$SPEC" "$MNT"
+    is_mounted "$MNT" && umount "$MNT"
+    return 0
 }
 
 # ---------------------------------------------------------------- runner

@@ -40,6 +40,13 @@ EOF
 
 # (Runs as a setup step, in a condition, where set -e does not apply: each step says || return.)
 configure_systemd_guest() {
+    # Under TCG on a busy host everything runs 10–50 times slower than on hardware: give units
+    # (and so the boot-time mounts) 5 minutes instead of 90 s, and wait-online as long.
+    mkdir -p /etc/systemd/system.conf.d /etc/systemd/system/systemd-networkd-wait-online.service.d
+    printf '[Manager]\nDefaultTimeoutStartSec=300s\n' >/etc/systemd/system.conf.d/tcg.conf
+    printf '[Service]\nExecStart=\nExecStart=/lib/systemd/systemd-networkd-wait-online --timeout=300\n' \
+        >/etc/systemd/system/systemd-networkd-wait-online.service.d/tcg.conf
+
     # Network.
     mkdir -p /etc/systemd/network
     cat >/etc/systemd/network/10-eth0.network <<EOF
@@ -88,8 +95,7 @@ lease-time=10
 EOF
 
     # GDS: the hooked rpcrdma and the nvidia_fs stub, loaded at boot.
-    install_module_build rpcrdma-gpl || return 1
-    install_module_build nvidia_fs || return 1
+    install_module_build rpcrdma-gpl nvidia_fs || return 1
     printf 'rpcrdma\nnvidia_fs\n' >/etc/modules-load.d/gds.conf
 
     write_systemd_fstab
@@ -99,7 +105,8 @@ EOF
     cat >/etc/systemd/system/nfs-gds-vm-scenarios.service <<EOF
 [Unit]
 Description=nfs-gds VM scenarios (then power off)
-After=multi-user.target
+# nfs-server.service has DefaultDependencies=no, so multi-user.target does not wait for it.
+After=multi-user.target nfs-server.service
 
 [Service]
 Type=oneshot

@@ -43,7 +43,10 @@ prop() { systemctl show -p "$2" --value "$1" 2>/dev/null; }
 expect_unit_state() {
     local unit=$1 want=$2 got
     got=$(systemctl is-active "$unit" 2>/dev/null)
-    [ "$got" = "$want" ] || fail "$unit is '$got', expected '$want' ($(prop "$unit" Result))"
+    [ "$got" = "$want" ] && return 0
+    fail "$unit is '$got', expected '$want' (Result=$(prop "$unit" Result))"
+    systemctl status --no-pager -l "$unit" 2>&1 | sed 's/^/    status | /'
+    systemctl list-jobs --no-pager 2>&1 | sed 's/^/    jobs | /'
 }
 
 # wait_unit_state UNIT STATE SECS — for states systemd reaches a moment after the kernel's.

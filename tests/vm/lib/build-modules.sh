@@ -4,6 +4,7 @@
 #   rpcrdma-gpl.ko    the kernel's own net/sunrpc/xprtrdma (from the guest's linux-source-X.Y) plus
 #                     modules/rpcrdma-nvfs/nfs_gds_nvfs_hooks.c, hooks exported EXPORT_SYMBOL_GPL
 #   rpcrdma-plain.ko  the same with plain EXPORT_SYMBOL
+#   rpcrdma-badcrc.ko the GPL build with one ib_core import's CRC altered (an ABI mismatch)
 #   nvidia_fs.ko      the stand-in in modules/nvidia_fs
 # Both rpcrdma builds are named "rpcrdma" inside (modinfo name), as a distro or DKMS build is.
 # Each is stored the way the guest's distribution ships its modules: plain .ko on Debian 12,
@@ -93,6 +94,27 @@ cp nvidia_fs/nvidia_fs.ko out/nvidia_fs.ko
 # Distro modules ship without DWARF; so do these (symbols and the build-id note stay).
 strip --strip-debug out/*.ko
 
+# An ABI mismatch: the GPL build with the CRC of one ib_core import inverted in its __versions
+# table, as if built against a Module.symvers that does not match the running kernel. Entries
+# are struct modversion_info: an 8-byte CRC, then the NUL-padded name (64 bytes in all).
+echo "== rpcrdma with a mismatching symbol CRC"
+cp out/rpcrdma-gpl.ko out/rpcrdma-badcrc.ko
+read -r off size < <(readelf -W -S out/rpcrdma-badcrc.ko | sed 's/^ *\[ *[0-9]*\]//' | awk '$1 == "__versions" { print $4, $5 }')
+[ -n "${off:-}" ] || { echo "rpcrdma-gpl.ko has no __versions section" >&2; exit 1; }
+perl -e '
+    my ($file, $off, $size) = ($ARGV[0], hex($ARGV[1]), hex($ARGV[2]));
+    open(my $fh, "+<:raw", $file) or die "$file: $!";
+    for (my $at = $off; $at + 64 <= $off + $size; $at += 64) {
+        seek($fh, $at, 0); read($fh, my $entry, 64) == 64 or die "short read";
+        my ($crc, $name) = unpack("Q< Z56", $entry);
+        next unless $name =~ /^ib_/;
+        seek($fh, $at, 0); print $fh pack("Q<", $crc ^ 0xffffffff);
+        printf "%s: CRC 0x%08x -> 0x%08x\n", $name, $crc, $crc ^ 0xffffffff;
+        open(my $o, ">", "out/badcrc-symbol") or die; print $o "$name\n"; exit 0;
+    }
+    die "no ib_ import in __versions\n";
+' out/rpcrdma-badcrc.ko "$off" "$size"
+
 # Compressed as the distribution ships its own modules (the stock rpcrdma tells which).
 stock=$(modinfo -n rpcrdma -k "$kver")
 case $stock in
@@ -122,11 +144,12 @@ if ! unshare --mount --propagation private -- bash -euo pipefail -c '
 fi
 
 suffix=$(cat "$build/out/suffix")
-for m in rpcrdma-gpl rpcrdma-plain nvidia_fs; do
+for m in rpcrdma-gpl rpcrdma-plain rpcrdma-badcrc nvidia_fs; do
     [ -s "$build/out/$m$suffix" ] || die "module build produced no $m$suffix (log: $tmp/build.log)"
     cp "$build/out/$m$suffix" "$tmp/$m$suffix"
 done
 printf '%s\n' "$suffix" >"$tmp/suffix"
+cp "$build/out/badcrc-symbol" "$tmp/badcrc-symbol"
 printf '%s\n' "$kver" >"$tmp/kver"
 rm -rf --one-file-system "$build"
 

@@ -137,7 +137,8 @@ elf_of() {
     case $1 in
         *.ko.xz)
             local copy
-            copy=/run/nfs-gds-elf/$(printf '%s' "$1" | sha256sum | cut -c1-16).ko
+            # Named by content: the same path holds different builds as the scenarios swap them.
+            copy=/run/nfs-gds-elf/$(sha256sum <"$1" | cut -c1-16).ko
             mkdir -p /run/nfs-gds-elf
             [ -s "$copy" ] || xz -dc "$1" >"$copy" 2>/dev/null || rm -f "$copy"
             printf '%s\n' "$copy"

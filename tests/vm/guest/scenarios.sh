@@ -325,6 +325,7 @@ scn_s6() {
 scn_infra_abi() {
     note "an rpcrdma whose import CRCs do not match the running ib_core is refused by the kernel"
     note "(kernel facts only; what nfs-gds says beforehand is recorded, not judged: that check is not written yet)"
+    install_module_build none-rpcrdma || abort "cannot remove the build s6 left under updates/"
     require_stock_kernel
     local sym
     sym=$(cat "$PAYLOAD/modules/badcrc-symbol")

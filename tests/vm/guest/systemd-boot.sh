@@ -42,8 +42,12 @@ EOF
 configure_systemd_guest() {
     # Under TCG on a busy host everything runs 10–50 times slower than on hardware: give units
     # (and so the boot-time mounts) 5 minutes instead of 90 s, and wait-online as long.
-    mkdir -p /etc/systemd/system.conf.d /etc/systemd/system/systemd-networkd-wait-online.service.d
+    # systemd-modules-load.service sets its own 90 s, which rdma-core's module list plus ours
+    # overran once (nvidia_fs never loaded, and the helper rightly refused the boot mounts).
+    mkdir -p /etc/systemd/system.conf.d /etc/systemd/system/systemd-networkd-wait-online.service.d \
+        /etc/systemd/system/systemd-modules-load.service.d
     printf '[Manager]\nDefaultTimeoutStartSec=300s\n' >/etc/systemd/system.conf.d/tcg.conf
+    printf '[Service]\nTimeoutSec=300s\n' >/etc/systemd/system/systemd-modules-load.service.d/tcg.conf
     printf '[Service]\nExecStart=\nExecStart=/lib/systemd/systemd-networkd-wait-online --timeout=300\n' \
         >/etc/systemd/system/systemd-networkd-wait-online.service.d/tcg.conf
 

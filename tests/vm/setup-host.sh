@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install what the VM harness needs on a Debian 12 host, idempotently.
+# Install what the VM harness needs on a Debian 12 host, idempotently: qemu, debootstrap,
+# e2fsprogs from apt, and cargo-deb (to build the package the guests install) with cargo.
 #
 # Needs root. Installs only what is missing. If a newer qemu-utils from bookworm-backports is
 # already installed, Debian 12's own qemu-system-x86 (7.2) would conflict with it (apt would remove
@@ -15,7 +16,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 command -v apt-get >/dev/null || die "no apt-get: this harness expects a Debian 12 host"
 
 export DEBIAN_FRONTEND=noninteractive
-apt_opts=(-y -q --no-install-recommends -o Dpkg::Options::=--force-confold)
+apt_opts=(-y -q --no-install-recommends -o Dpkg::Options::=--force-confold -o DPkg::Lock::Timeout=600)
 
 need_cmd() { command -v "$1" >/dev/null 2>&1; }
 
@@ -30,8 +31,19 @@ need_cmd xz || missing+=(xz-utils)
 need_cmd sha256sum || missing+=(coreutils)
 [ -r /usr/share/keyrings/debian-archive-keyring.gpg ] || missing+=(debian-archive-keyring)
 
+# cargo deb builds the package the guests install (not needed when NFS_GDS_VM_DEB names one).
+ensure_cargo_deb() {
+    [ -z "${NFS_GDS_VM_DEB:-}" ] || return 0
+    if ! need_cmd cargo && [ -x "$HOME/.cargo/bin/cargo" ]; then PATH=$HOME/.cargo/bin:$PATH; fi
+    need_cmd cargo || die "cargo not found; install Rust, or set NFS_GDS_VM_DEB to a built package"
+    cargo deb --version >/dev/null 2>&1 && return 0
+    log "host: cargo install --locked cargo-deb"
+    cargo install --locked cargo-deb || die "cargo install cargo-deb failed (see above)"
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
-    log "host: all tools present (qemu-system-x86_64, qemu-img, debootstrap, mkfs.ext4)"
+    ensure_cargo_deb
+    log "host: all tools present (qemu-system-x86_64, qemu-img, debootstrap, mkfs.ext4, cargo deb)"
     exit 0
 fi
 
@@ -62,17 +74,22 @@ SRC
         apt_updated=0
         apt_update
     fi
-    # Only qemu-system-x86 (and what it needs at that version) from backports.
-    for i in "${!missing[@]}"; do
-        [ "${missing[$i]}" = qemu-system-x86 ] && missing[i]=qemu-system-x86/bookworm-backports
-    done
-fi
-
-if ! apt-get install "${apt_opts[@]}" "${missing[@]}"; then
+    # qemu-system-x86 from backports, and its own dependencies (qemu-system-common, -data,
+    # seabios) at the versions it needs, which are in backports too: -t makes apt take them from
+    # there. Everything else comes from bookworm, in a separate install.
+    rest=()
+    for m in "${missing[@]}"; do [ "$m" = qemu-system-x86 ] || rest+=("$m"); done
+    if [ ${#rest[@]} -gt 0 ]; then
+        apt-get install "${apt_opts[@]}" "${rest[@]}" || die "apt-get install ${rest[*]} failed (see above)"
+    fi
+    apt-get install "${apt_opts[@]}" -t bookworm-backports qemu-system-x86 \
+        || die "apt-get install -t bookworm-backports qemu-system-x86 failed (see above)"
+elif ! apt-get install "${apt_opts[@]}" "${missing[@]}"; then
     die "apt-get install ${missing[*]} failed (see above)"
 fi
 
 for c in qemu-system-x86_64 qemu-img debootstrap mkfs.ext4; do
     need_cmd "$c" || die "host: $c still missing after install"
 done
+ensure_cargo_deb
 log "host: ready ($(qemu-system-x86_64 --version | head -1))"

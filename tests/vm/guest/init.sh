@@ -1,11 +1,14 @@
 #!/bin/bash
 # Guest main program, exec'd by the init stub as PID 1 from the unpacked payload.
 #
-# Sets up the test bed (network, soft-RoCE, kernel NFS server with an RDMA listener, nfs-gds
-# installed as /sbin/mount.nfs-gds and /usr/sbin/nfs-gds), runs scenarios.sh, writes everything
-# under $RESULTS as a tar stream onto the results disk (virtio serial nfs-gds-results) and powers
-# off. A watchdog does the same if the guest runs out of time, so the host always gets what there
-# is instead of a hung VM.
+# With NFS_GDS_VM_INIT=stub (config.env) it sets up the test bed itself (network, soft-RoCE,
+# kernel NFS server with an RDMA listener, the nfs-gds package installed with apt), runs
+# scenarios.sh, writes everything under $RESULTS as a tar stream onto the results disk (virtio
+# serial nfs-gds-results) and powers off. With NFS_GDS_VM_INIT=systemd it installs the package,
+# configures the guest as an admin would (systemd-boot.sh) and execs systemd, whose units bring
+# up the test bed; a unit runs systemd-scenarios.sh after multi-user.target, harvests and powers
+# off. Either way a watchdog harvests and powers off if the guest runs out of time, so the host
+# always gets what there is instead of a hung VM.
 set -u
 
 PAYLOAD=/run/nfs-gds-payload
@@ -18,38 +21,6 @@ mkdir -p "$RESULTS/env"
 . "$PAYLOAD/config.env"
 
 exec >>"$RESULTS/guest.log" 2>&1
-
-disk_by_serial() {
-    local b
-    for b in /sys/block/vd*; do
-        [ "$(cat "$b/serial" 2>/dev/null)" = "$1" ] && { echo "/dev/${b##*/}"; return 0; }
-    done
-    return 1
-}
-
-# Write the results as a tar stream onto the results disk. Only the first caller writes
-# (main or watchdog); a second one waits for it instead of powering off under it.
-harvest() {
-    if ! mkdir "$RESULTS/.harvest-lock" 2>/dev/null; then
-        sleep 30
-        return 0
-    fi
-    dmesg >"$RESULTS/dmesg.txt" 2>&1
-    cat /proc/mounts >"$RESULTS/env/mounts-at-end.txt"
-    lsmod >"$RESULTS/env/lsmod-at-end.txt" 2>&1
-    local dev
-    dev=$(disk_by_serial nfs-gds-results) || { say "no results disk (virtio serial nfs-gds-results)"; return 1; }
-    say "writing results to $dev"
-    tar -cf "$dev" -C "$RESULTS" --exclude=.harvest-lock . || say "writing results to $dev failed"
-    sync
-    blockdev --flushbufs "$dev" 2>/dev/null || true
-}
-
-power_off() {
-    sync
-    echo o >/proc/sysrq-trigger
-    sleep 60
-}
 
 # Steps of the set-up; the first one that fails is recorded in setup-failed and ends the run.
 setup_step() {
@@ -106,12 +77,30 @@ nfs_server_up() {
     cat /proc/fs/nfsd/portlist
 }
 
+# The project's package, as users install it: apt install ./nfs-gds_*.deb (its dependencies
+# are in the root already, so apt needs no network). NFS_GDS_VM_BINARY (pkg/nfs-gds.override)
+# then replaces the package's nfs-gds executables, to test a broken binary.
 install_nfs_gds() {
-    [ -f "$PAYLOAD/bin/nfs-gds" ] || { echo "payload has no bin/nfs-gds"; return 1; }
-    install -m 0755 "$PAYLOAD/bin/nfs-gds" /usr/sbin/nfs-gds
-    install -m 0755 "$PAYLOAD/bin/nfs-gds" /sbin/mount.nfs-gds
+    local debs deb f
+    debs=("$PAYLOAD"/pkg/nfs-gds_*.deb)
+    [ -f "${debs[0]}" ] || { echo "payload has no pkg/nfs-gds_*.deb"; return 1; }
+    mkdir -p /var/cache/nfs-gds-vm
+    cp "${debs[0]}" /var/cache/nfs-gds-vm/
+    deb=/var/cache/nfs-gds-vm/$(basename "${debs[0]}")
+    chmod 0644 "$deb"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$deb" || { echo "apt-get install $deb failed"; return 1; }
+    dpkg-query -W -f='${Package} ${Version} ${Status}\n' nfs-gds
+    if [ -f "$PAYLOAD/pkg/nfs-gds.override" ]; then
+        for f in $(dpkg -L nfs-gds | grep -E '/s?bin/(nfs-gds|mount\.nfs-gds)$'); do
+            [ -L "$f" ] && continue
+            [ -f "$f" ] || continue
+            echo "override: $f ← NFS_GDS_VM_BINARY"
+            install -m 0755 "$PAYLOAD/pkg/nfs-gds.override" "$f"
+        done
+    fi
     rm -rf /etc/nfs-gds
     ls -l /usr/sbin/nfs-gds /sbin/mount.nfs-gds
+    [ -x /sbin/mount.nfs-gds ] && [ -x /usr/sbin/nfs-gds ] || { echo "the package did not install /sbin/mount.nfs-gds and /usr/sbin/nfs-gds"; return 1; }
 }
 
 record_env() {
@@ -137,13 +126,25 @@ say "guest up: kernel $(uname -r), guest time limit ${NFS_GDS_GUEST_TIMEOUT}s"
 ) &
 
 hostname nfs-gds-vm
+if [ "${NFS_GDS_VM_INIT:-stub}" = systemd ]; then
+    # shellcheck source=systemd-boot.sh
+    . "$PAYLOAD/guest/systemd-boot.sh"
+    if setup_step "install nfs-gds (apt install ./nfs-gds_*.deb)" install_nfs_gds &&
+        setup_step "configure the guest for systemd" configure_systemd_guest; then
+        say "exec systemd as PID 1"
+        exec /lib/systemd/systemd
+    fi
+    record_env
+    harvest
+    power_off
+fi
 if setup_step "network (eth0 $SERVER/24)" net_up &&
     setup_step "soft-RoCE (rdma_rxe on eth0)" rxe_up &&
     setup_step "kernel NFS server with rdma $RDMA_PORT listener" nfs_server_up &&
-    setup_step "install nfs-gds" install_nfs_gds; then
+    setup_step "install nfs-gds (apt install ./nfs-gds_*.deb)" install_nfs_gds; then
     record_env
     say "running scenarios"
-    NFS_GDS_VM_ONLY=$NFS_GDS_VM_ONLY bash "$PAYLOAD/guest/scenarios.sh"
+    NFS_GDS_VM_ONLY=$NFS_GDS_VM_ONLY NFS_GDS_VM_GUEST=$NFS_GDS_VM_GUEST bash "$PAYLOAD/guest/$NFS_GDS_VM_SCRIPT"
     say "scenarios done"
 else
     record_env

@@ -19,6 +19,11 @@ KVER=$(uname -r)
 HOOK_REG=rpcrdma_register_nvfs_dma_ops
 HOOK_DREG=rpcrdma_unregister_nvfs_dma_ops
 CONFIG_FILE=/etc/nfs-gds/nfs-gds.toml
+# How this guest's distribution ships modules, and so how the test builds are stored: .ko
+# (Debian 12) or .ko.xz (Debian 13).
+MODSUFFIX=$(cat "$PAYLOAD/modules/suffix" 2>/dev/null || echo .ko)
+STOCK_RPCRDMA=/lib/modules/$KVER/kernel/net/sunrpc/xprtrdma/rpcrdma$MODSUFFIX
+UPDATES_RPCRDMA=/lib/modules/$KVER/updates/rpcrdma$MODSUFFIX
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
 
@@ -73,17 +78,24 @@ unload_rpcrdma() {
     return 1
 }
 
-# Put a test build where modprobe finds it first: /lib/modules/$KVER/updates/NAME.ko, then depmod.
-# VARIANT: rpcrdma-gpl | rpcrdma-plain | nvidia_fs | none-rpcrdma (remove the rpcrdma override).
-install_module_build() {
-    local variant=$1 dir=/lib/modules/$KVER/updates
+# Put test builds where modprobe finds them first: /lib/modules/$KVER/updates/NAME$MODSUFFIX.
+# VARIANT: rpcrdma-gpl | rpcrdma-plain | rpcrdma-badcrc | nvidia_fs | none-rpcrdma (remove the rpcrdma override).
+# install_module_build also runs depmod (slow under TCG: install several, then depmod once).
+install_module_files() {
+    local variant dir=/lib/modules/$KVER/updates
     mkdir -p "$dir"
-    case $variant in
-        rpcrdma-gpl | rpcrdma-plain) install -m 0644 "$PAYLOAD/modules/$variant.ko" "$dir/rpcrdma.ko" ;;
-        nvidia_fs) install -m 0644 "$PAYLOAD/modules/nvidia_fs.ko" "$dir/nvidia_fs.ko" ;;
-        none-rpcrdma) rm -f "$dir/rpcrdma.ko" ;;
-        *) echo "unknown module build $variant"; return 1 ;;
-    esac
+    for variant in "$@"; do
+        case $variant in
+            rpcrdma-gpl | rpcrdma-plain | rpcrdma-badcrc) install -m 0644 "$PAYLOAD/modules/$variant$MODSUFFIX" "$dir/rpcrdma$MODSUFFIX" ;;
+            nvidia_fs) install -m 0644 "$PAYLOAD/modules/nvidia_fs$MODSUFFIX" "$dir/nvidia_fs$MODSUFFIX" ;;
+            none-rpcrdma) rm -f "$dir"/rpcrdma.ko* ;;
+            *) echo "unknown module build $variant"; return 1 ;;
+        esac
+    done
+}
+
+install_module_build() {
+    install_module_files "$@" || return 1
     depmod -a "$KVER" || { echo "depmod failed"; return 1; }
 }
 
@@ -94,8 +106,7 @@ switch_rpcrdma() {
     umount_all_nfs || { echo "NFS mounts remain"; return 1; }
     stop_nfsd || return 1
     unload_rpcrdma || return 1
-    install_module_build "$variant" || return 1
-    install_module_build nvidia_fs || return 1
+    install_module_build "$variant" nvidia_fs || return 1
     modprobe rpcrdma || { echo "modprobe rpcrdma failed"; return 1; }
     modprobe nvidia_fs || { echo "modprobe nvidia_fs failed"; return 1; }
     local i
@@ -120,13 +131,33 @@ loaded_build_id() {
     echo
 }
 
+# The ELF inside a module file: the file itself, or an uncompressed copy of a .ko.xz (readelf
+# reads only plain ELF). Prints the path.
+elf_of() {
+    case $1 in
+        *.ko.xz)
+            local copy
+            # Named by content: the same path holds different builds as the scenarios swap them.
+            copy=/run/nfs-gds-elf/$(sha256sum <"$1" | cut -c1-16).ko
+            mkdir -p /run/nfs-gds-elf
+            [ -s "$copy" ] || xz -dc "$1" >"$copy" 2>/dev/null || rm -f "$copy"
+            printf '%s\n' "$copy"
+            ;;
+        *) printf '%s\n' "$1" ;;
+    esac
+}
+
+# Are two paths the same file (modinfo -n may print /lib/… or /usr/lib/… on a merged /usr)?
+same_file() { [ -e "$1" ] && [ -e "$2" ] && [ "$(readlink -f "$1")" = "$(readlink -f "$2")" ]; }
+
 file_build_id() {
-    readelf -n "$1" 2>/dev/null | awk '/Build ID:/ { print $3; found=1 } END { if (!found) print "none" }'
+    readelf -n "$(elf_of "$1")" 2>/dev/null | awk '/Build ID:/ { print $3; found=1 } END { if (!found) print "none" }'
 }
 
 # Which export table holds SYMBOL in module FILE: prints __ksymtab_gpl, __ksymtab, or none.
 ksymtab_of() {
-    local file=$1 sym=$2 ndx
+    local file sym=$2 ndx
+    file=$(elf_of "$1")
     ndx=$(readelf -W -s "$file" | awk -v s="__ksymtab_$sym" '$8 == s { print $7; exit }')
     [ -n "$ndx" ] || { echo none; return; }
     readelf -W -S "$file" | sed -n 's/^ *\[ *\([0-9]*\)\] \([^ ]*\) .*/\1 \2/p' | awk -v n="$ndx" '$1 == n { print $2 }'
@@ -134,7 +165,7 @@ ksymtab_of() {
 
 # Does module FILE define SYMBOL (a function symbol in its own symbol table)?
 elf_defines() {
-    readelf -W -s "$1" | awk -v s="$2" '$8 == s && $7 != "UND" { found=1 } END { exit !found }'
+    readelf -W -s "$(elf_of "$1")" | awk -v s="$2" '$8 == s && $7 != "UND" { found=1 } END { exit !found }'
 }
 
 # ---------------------------------------------------------------- mounts
@@ -294,6 +325,103 @@ expect_verdict() {
     got=$(json_verdict "$name")
     for s in "$@"; do [ "$got" = "$s" ] && return 0; done
     fail "$name: verdict '$got', expected $(echo "$@" | sed 's/ / or /g')"
+}
+
+# ---------------------------------------------------------------- the plan
+
+# A script's PLAN is a list of "scenario NAME FUNCTION" and "step NAME FUNCTION" entries, run in
+# order. NFS_GDS_VM_ONLY (an ERE) selects scenarios by bare NAME or GUEST/NAME; steps always run.
+selected() { [[ $1 =~ ${NFS_GDS_VM_ONLY:-.} || ${NFS_GDS_VM_GUEST:-}/$1 =~ ${NFS_GDS_VM_ONLY:-.} ]]; }
+
+list_plan() {
+    local entry kind name
+    for entry in "${PLAN[@]}"; do
+        read -r kind name _ <<<"$entry"
+        [ "$kind" = scenario ] && selected "$name" && echo "$name"
+    done
+    return 0
+}
+
+# run_plan RESET — run the selected scenarios and every step; RESET runs after each scenario. A
+# failed step marks every later scenario failed ("not run") instead of running it on a kernel
+# state it does not expect.
+run_plan() {
+    local reset=$1 broken='' entry kind name fn t0 rc result n
+    for entry in "${PLAN[@]}"; do
+        read -r kind name fn <<<"$entry"
+        if [ "$kind" = step ]; then
+            say "step $name"
+            mkdir -p "$RESULTS/steps"
+            if [ -n "$broken" ]; then
+                echo "not run: $broken" >"$RESULTS/steps/$name.log"
+            elif ! "$fn" >"$RESULTS/steps/$name.log" 2>&1; then
+                broken="step $name failed: $(tail -n 1 "$RESULTS/steps/$name.log")"
+                say "$broken"
+            fi
+            continue
+        fi
+        selected "$name" || continue
+        SCN_DIR=$RESULTS/scenarios/$name
+        mkdir -p "$SCN_DIR"
+        : >"$SCN_DIR/failures"
+        t0=$SECONDS
+        if [ -n "$broken" ]; then
+            fail "not run: $broken" >/dev/null
+        else
+            (set +e; "$fn") >"$SCN_DIR/log" 2>&1
+            rc=$?
+            [ $rc = 0 ] || [ -s "$SCN_DIR/failures" ] || fail "scenario body ended with status $rc" >/dev/null
+        fi
+        if [ -s "$SCN_DIR/failures" ]; then
+            result="FAIL: $(head -n 1 "$SCN_DIR/failures")"
+            n=$(wc -l <"$SCN_DIR/failures")
+            [ "$n" -gt 1 ] && result="$result (+$((n - 1)) more)"
+        else
+            result=PASS
+        fi
+        printf '%s\n' "$result" >"$SCN_DIR/result"
+        say "$name: $result ($((SECONDS - t0)) s)"
+        "$reset" >>"$SCN_DIR/log" 2>&1
+    done
+}
+
+# ---------------------------------------------------------------- results and power
+
+disk_by_serial() {
+    local b
+    for b in /sys/block/vd*; do
+        [ "$(cat "$b/serial" 2>/dev/null)" = "$1" ] && { echo "/dev/${b##*/}"; return 0; }
+    done
+    return 1
+}
+
+# Write the results as a tar stream onto the results disk. Only the first caller writes
+# (the main program or the watchdog); a second one waits for it instead of powering off under it.
+harvest() {
+    if ! mkdir "$RESULTS/.harvest-lock" 2>/dev/null; then
+        sleep 30
+        return 0
+    fi
+    dmesg >"$RESULTS/dmesg.txt" 2>&1
+    mkdir -p "$RESULTS/env"
+    cat /proc/mounts >"$RESULTS/env/mounts-at-end.txt"
+    lsmod >"$RESULTS/env/lsmod-at-end.txt" 2>&1
+    if [ -d /run/systemd/system ]; then
+        journalctl -b --no-pager -o short-monotonic >"$RESULTS/journal.txt" 2>&1
+        systemctl list-units --all --no-pager >"$RESULTS/env/units-at-end.txt" 2>&1
+    fi
+    local dev
+    dev=$(disk_by_serial nfs-gds-results) || { say "no results disk (virtio serial nfs-gds-results)"; return 1; }
+    say "writing results to $dev"
+    tar -cf "$dev" -C "$RESULTS" --exclude=.harvest-lock . || say "writing results to $dev failed"
+    sync
+    blockdev --flushbufs "$dev" 2>/dev/null || true
+}
+
+power_off() {
+    sync
+    echo o >/proc/sysrq-trigger
+    sleep 60
 }
 
 # ---------------------------------------------------------------- between scenarios

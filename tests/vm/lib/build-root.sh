@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# Build, or reuse from the cache, the Debian 12 guest: a root directory (kept for chroot module
-# builds), an ext4 image of it, and the kernel and initrd to boot it with.
+# Build, or reuse from the cache, a Debian guest: a root directory (kept for chroot module
+# builds), an ext4 image of it, and the kernel and initrd to boot it with. Two suites:
+#   bookworm  Debian 12, kernel 6.1, plain .ko modules
+#   trixie    Debian 13, kernel 6.12, .ko.xz modules, zstd-compressed kernel and initramfs
+# Both are merged-/usr roots with systemd-sysv, so the same image boots either with the test
+# init stub as PID 1 (init=/sbin/nfs-gds-vm-init) or with systemd.
 #
-# Usage: build-root.sh   — prints the cache directory of the root on stdout:
+# Usage: build-root.sh SUITE   — prints the cache directory of the root on stdout:
 #   rootfs/    the debootstrapped tree          root.img  ext4 image of rootfs (never written to)
 #   vmlinuz    the guest kernel                 initrd.img  its Debian initramfs
 #   kver       the kernel release (uname -r)    packages.txt  dpkg -l of the guest
-# The cache key is a hash of this script and the guest init stub, so editing the package list
-# or the stub rebuilds the root.
+# The cache key is a hash of this script, the suite and the guest init stub, so editing the
+# package list or the stub rebuilds the root.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -20,21 +24,28 @@ exec 3>&1 1>&2
 
 # Everything the guest needs: kernel, NFS server and client, soft-RoCE userspace, and what it takes
 # to build test modules against the guest kernel (headers, compiler, the kernel's own source).
-# jq and binutils let the scenarios read JSON and ELF symbol tables.
+# jq and binutils let the scenarios read JSON and ELF symbol tables; xz-utils compresses test
+# modules the way the distribution ships its own. systemd-sysv makes systemd the guest's init
+# for the systemd scenarios (the other guests boot the init stub instead).
+SUITE=${1:?usage: build-root.sh bookworm|trixie}
+case $SUITE in
+    bookworm) LINUX_SOURCE=linux-source-6.1 ;;
+    trixie) LINUX_SOURCE=linux-source-6.12 ;;
+    *) die "unknown guest suite '$SUITE' (bookworm or trixie)" ;;
+esac
 GUEST_PACKAGES=(
     linux-image-amd64 nfs-kernel-server nfs-common rpcbind
     rdma-core ibverbs-utils ibverbs-providers rdmacm-utils
-    iproute2 kmod util-linux procps
-    linux-headers-amd64 gcc make linux-source-6.1
+    iproute2 kmod util-linux procps systemd-sysv dbus
+    linux-headers-amd64 gcc make "$LINUX_SOURCE" xz-utils
     jq binutils
 )
-SUITE=bookworm
 IMAGE_SIZE=3G
 
 init_stub="$vmdir/guest/init-stub"
-key=$(hash_of "$here/build-root.sh" "$init_stub")
+key=$(hash_of "$here/build-root.sh" "$SUITE" "$init_stub")
 cache=$(cache_dir)
-out="$cache/root-$key"
+out="$cache/root-$SUITE-$key"
 
 if [ -f "$out/.complete" ]; then
     log "root: cached ($out)"
@@ -115,10 +126,12 @@ kver=$(cd "$rootfs/lib/modules" && ls)
 [ "$(printf '%s\n' "$kver" | wc -l)" = 1 ] || die "expected exactly one kernel in the guest root, found: $kver"
 [ -f "$rootfs/boot/vmlinuz-$kver" ] && [ -f "$rootfs/boot/initrd.img-$kver" ] \
     || die "guest kernel or initrd missing in $rootfs/boot"
-[ -f "$rootfs/usr/src/linux-source-6.1.tar.xz" ] || die "linux-source-6.1 tarball missing in the guest root"
+[ -f "$rootfs/usr/src/$LINUX_SOURCE.tar.xz" ] || die "$LINUX_SOURCE tarball missing in the guest root"
 [ -d "$rootfs/usr/src/linux-headers-$kver" ] || die "kernel headers for $kver missing in the guest root"
 
 printf '%s\n' "$kver" >"$tmp/kver"
+printf '%s\n' "$SUITE" >"$tmp/suite"
+printf '%s\n' "$LINUX_SOURCE" >"$tmp/linux-source"
 cp "$rootfs/boot/vmlinuz-$kver" "$tmp/vmlinuz"
 cp "$rootfs/boot/initrd.img-$kver" "$tmp/initrd.img"
 chroot "$rootfs" dpkg-query -W -f='${Package} ${Version}\n' >"$tmp/packages.txt"
@@ -131,8 +144,8 @@ remove_tree "$out"
 mv "$tmp" "$out"
 log "root: built in $((SECONDS - t0)) s (kernel $kver) → $out"
 
-# Older roots (other keys) are dead weight now.
-for old in "$cache"/root-*; do
+# Older roots of this suite (other keys) are dead weight now.
+for old in "$cache"/root-"$SUITE"-*; do
     [ "$old" = "$out" ] && continue
     [ -d "$old" ] || continue
     log "root: removing outdated cache $old"

@@ -105,7 +105,7 @@ pub fn judge(results: Vec<CheckResult>, policy: &MountPolicy) -> Judgement {
 }
 
 /// One check as one line: `FAIL transport-trap [enforce]: … | evidence: … | fix: …`.
-pub fn check_line(j: &Judged) -> String {
+pub fn journal_line(j: &Judged) -> String {
     let r = &j.result;
     let mut line = format!(
         "{} {} [{}]: {}",
@@ -131,11 +131,11 @@ pub fn check_line(j: &Judged) -> String {
 }
 
 /// The per-check lines: refusals first, then warnings.
-pub fn check_lines(j: &Judgement) -> Vec<String> {
+pub fn journal_lines(j: &Judgement) -> Vec<String> {
     j.refusals
         .iter()
         .chain(&j.warnings)
-        .map(check_line)
+        .map(journal_line)
         .collect()
 }
 
@@ -210,7 +210,7 @@ mod tests {
     #[test]
     fn one_line_per_check_with_evidence_and_fix() {
         let j = judge(results(), &policy(""));
-        let lines = check_lines(&j);
+        let lines = journal_lines(&j);
         assert_eq!(lines.len(), 3);
         assert_eq!(
             lines[0],

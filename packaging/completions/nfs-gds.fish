@@ -132,8 +132,8 @@ always\t'Always colour, even into a pipe or file, and whatever `NO_COLOR` says'
 never\t'Never colour'"
 complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand policy; and __fish_seen_subcommand_from check" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
 complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand policy; and __fish_seen_subcommand_from check" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand policy; and __fish_seen_subcommand_from show" -l target -d 'The mount point, as in fstab (matches `target` of a [[mount]] table)' -r -F
-complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand policy; and __fish_seen_subcommand_from show" -l source -d 'The source, as in fstab, e.g. server:/export (matches `source` of a [[mount]] table)' -r
+complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand policy; and __fish_seen_subcommand_from show" -l target -d 'The mount point, as in fstab (matches `target` of a `[[mount]]` table)' -r -F
+complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand policy; and __fish_seen_subcommand_from show" -l source -d 'The source, as in fstab, e.g. server:/export (matches `source` of a `[[mount]]` table)' -r
 complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand policy; and __fish_seen_subcommand_from show" -l root -d 'Read the host below DIR instead of / (for fixture trees and collected bundles)' -r -F
 complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand policy; and __fish_seen_subcommand_from show" -l config -d 'Policy file [default: /etc/nfs-gds/nfs-gds.toml]' -r -F
 complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand policy; and __fish_seen_subcommand_from show" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set and non-empty), always, never' -r -f -a "auto\t'Colour when writing to a terminal, unless `NO_COLOR` is set to a non-empty value'

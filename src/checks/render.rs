@@ -87,7 +87,7 @@ pub fn plural(n: usize, word: &str) -> String {
 }
 
 /// One check as text: the status line, then (unless it passed) evidence and remedy.
-pub fn check_lines(result: &CheckResult, style: TextStyle, id_width: usize) -> String {
+pub fn check_text(result: &CheckResult, style: TextStyle, id_width: usize) -> String {
     // A failure the policy lets through says so on its own line.
     let not_enforced = match result.level {
         Some(level) if level != Level::Enforce && result.status == Status::Fail => {
@@ -137,7 +137,7 @@ pub fn text(report: &Report, style: TextStyle) -> String {
         .max()
         .unwrap_or(0);
     for c in &report.checks {
-        out.push_str(&check_lines(c, style, width));
+        out.push_str(&check_text(c, style, width));
     }
     out
 }

@@ -205,7 +205,7 @@ fn text(
         .max()
         .unwrap_or(0);
     for c in checks {
-        out.push_str(&render::check_lines(c, style, width));
+        out.push_str(&render::check_text(c, style, width));
     }
     let _ = writeln!(out, "verdict:      {}", verdict_line(f, v));
     out

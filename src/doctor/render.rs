@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::Diagnosis;
-use crate::checks::render::{check_lines, TextStyle};
+use crate::checks::render::{check_text, TextStyle};
 use crate::checks::Status;
 
 fn id_width(d: &Diagnosis) -> usize {
@@ -31,7 +31,7 @@ pub fn text(d: &Diagnosis, style: TextStyle) -> String {
     out.push_str("\nChecks\n");
     let w = id_width(d);
     for c in &d.checks {
-        out.push_str(&check_lines(c, style, w));
+        out.push_str(&check_text(c, style, w));
     }
     out.push_str("\nWhat else doctor saw\n");
     for f in &d.findings {

@@ -90,7 +90,7 @@ pub struct GplRule {
 }
 
 /// Weighs the evidence. `image` is the outcome of scanning the kernel image, if one was found.
-pub fn judge(kernel: &KernelInfo, image: Option<(&str, &ScanOutcome)>) -> GplRule {
+pub fn weigh(kernel: &KernelInfo, image: Option<(&str, &ScanOutcome)>) -> GplRule {
     let mut notes = Vec::new();
     if let Some((path, outcome)) = image {
         match outcome {
@@ -180,9 +180,9 @@ pub fn read(root: &Root, kernel: &KernelInfo) -> GplRule {
                 RULE_TEXT,
                 cache.as_ref(),
             );
-            judge(kernel, Some((&p, &outcome)))
+            weigh(kernel, Some((&p, &outcome)))
         }
-        None => judge(kernel, None),
+        None => weigh(kernel, None),
     }
 }
 
@@ -218,7 +218,7 @@ mod tests {
     #[test]
     fn image_evidence_wins() {
         let k = KernelInfo::from_parts(Some("5.14.0-427.el9.x86_64".into()), None, None);
-        let r = judge(
+        let r = weigh(
             &k,
             Some(("/boot/vmlinuz-x", &ScanOutcome::Found { format: "xz" })),
         );
@@ -229,11 +229,11 @@ mod tests {
     #[test]
     fn release_string_cannot_prove_absence() {
         let k = KernelInfo::from_parts(Some("5.14.0-427.el9.x86_64".into()), None, None);
-        let r = judge(&k, None);
+        let r = weigh(&k, None);
         assert_eq!(r.enforcement, Enforcement::Unknown);
         assert!(r.evidence.contains("backport"), "{}", r.evidence);
         let k = KernelInfo::from_parts(Some("6.8.0-45-generic".into()), None, None);
-        assert_eq!(judge(&k, None).enforcement, Enforcement::Enforced);
+        assert_eq!(weigh(&k, None).enforcement, Enforcement::Enforced);
     }
 
     #[test]
@@ -243,6 +243,6 @@ mod tests {
             None,
             Some("Ubuntu 5.15.0-70.77-generic 5.15.92".into()),
         );
-        assert_eq!(judge(&k, None).enforcement, Enforcement::NotEnforced);
+        assert_eq!(weigh(&k, None).enforcement, Enforcement::NotEnforced);
     }
 }

@@ -150,7 +150,7 @@ pub fn gpl_rule(root: &Root, kernel: &InstalledKernel, info: &KernelInfo) -> Gpl
         gpl_rule::RULE_TEXT,
         cache.as_ref(),
     );
-    gpl_rule::judge(info, Some((&kernel.image, &outcome)))
+    gpl_rule::weigh(info, Some((&kernel.image, &outcome)))
 }
 
 #[cfg(test)]

@@ -35,7 +35,7 @@ use crate::host::facts::RPCRDMA;
 use crate::host::mounts::{read_mount_table, Mount, MountTable, MountsError};
 use crate::host::{HostError, HostFacts, Root};
 use crate::policy::{Level, MountPolicy};
-use crate::verdict::{check_lines, judge, Judgement, DOCTOR_HINT};
+use crate::verdict::{journal_lines, judge, Judgement, DOCTOR_HINT};
 
 const PREFIX: &str = "nfs-gds: ";
 
@@ -171,7 +171,7 @@ impl Helper<'_> {
     }
 
     fn print_judgement_lines(&mut self, j: &Judgement) {
-        for line in check_lines(j) {
+        for line in journal_lines(j) {
             self.say(&line);
         }
     }

@@ -135,7 +135,13 @@ fn kind_of(mode: u32) -> &'static str {
 }
 
 /// Owner and mode of one step of the walk. `dir` allows the root-owned sticky exception.
-fn judge(path: &Path, uid: u32, mode: u32, dir: bool, trust: &Trust) -> Result<(), TrustError> {
+fn check_entry(
+    path: &Path,
+    uid: u32,
+    mode: u32,
+    dir: bool,
+    trust: &Trust,
+) -> Result<(), TrustError> {
     if !trust.owners.contains(&uid) {
         return Err(TrustError::Owner {
             path: path.to_owned(),
@@ -170,7 +176,7 @@ fn stat_err(path: &Path) -> impl Fn(rustix::io::Errno) -> TrustError + '_ {
 fn walk(start: (OwnedFd, PathBuf), rest: &Path, trust: &Trust) -> Result<OwnedFd, TrustError> {
     let (mut dir, mut at) = start;
     let st = fstat(&dir).map_err(stat_err(&at))?;
-    judge(&at, st.st_uid, st.st_mode, true, trust)?;
+    check_entry(&at, st.st_uid, st.st_mode, true, trust)?;
     let names: Vec<_> = rest
         .components()
         .filter_map(|c| match c {
@@ -194,7 +200,7 @@ fn walk(start: (OwnedFd, PathBuf), rest: &Path, trust: &Trust) -> Result<OwnedFd
         )
         .map_err(stat_err(&at))?;
         let st = fstat(&next).map_err(stat_err(&at))?;
-        judge(&at, st.st_uid, st.st_mode, true, trust)?;
+        check_entry(&at, st.st_uid, st.st_mode, true, trust)?;
         dir = next;
     }
     at.push(file);
@@ -212,7 +218,7 @@ fn walk(start: (OwnedFd, PathBuf), rest: &Path, trust: &Trust) -> Result<OwnedFd
             kind: kind_of(st.st_mode),
         });
     }
-    judge(&at, st.st_uid, st.st_mode, false, trust)?;
+    check_entry(&at, st.st_uid, st.st_mode, false, trust)?;
     Ok(fd)
 }
 

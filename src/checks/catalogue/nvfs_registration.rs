@@ -22,7 +22,7 @@ fn run(facts: &HostFacts) -> CheckResult {
     let Some(p) = &facts.probe else {
         return CheckResult::skip(ID, "the live probe was not asked for");
     };
-    let r = judge(&p.outcome, p.kernel_log.as_deref());
+    let r = of_outcome(&p.outcome, p.kernel_log.as_deref());
     let status_of = |c: &Check| c.run_on_node(facts).map(|r| r.status);
     let hooks_without_proven_export = status_of(&rpcrdma_hooks::CHECK) == Some(Status::Pass)
         && status_of(&rpcrdma_hook_export::CHECK) != Some(Status::Pass);
@@ -34,7 +34,7 @@ fn run(facts: &HostFacts) -> CheckResult {
 }
 
 /// Judges the probe, using kernel log lines (if readable) to explain a failure.
-pub fn judge(outcome: &ProbeOutcome, kernel_log: Option<&str>) -> CheckResult {
+pub fn of_outcome(outcome: &ProbeOutcome, kernel_log: Option<&str>) -> CheckResult {
     let id = ID;
     let refusal = kernel_log.and_then(|log| {
         log.lines()
@@ -100,7 +100,7 @@ mod tests {
         )
         .unwrap();
         let out = probe(&Root::new(dir.path()));
-        let r = judge(&out, None);
+        let r = of_outcome(&out, None);
         assert_eq!(r.status, Status::Pass, "{r:?}");
     }
 
@@ -111,7 +111,7 @@ mod tests {
             close_ms: 0,
         };
         let log = "[  12.3] nvidia_fs: loaded\n[  99.1] failing symbol_get of non-GPLONLY symbol rpcrdma_register_nvfs_dma_ops.\n";
-        let r = judge(&out, Some(log));
+        let r = of_outcome(&out, Some(log));
         assert_eq!(r.status, Status::Fail);
         assert!(r.summary.contains("plain-exported"), "{}", r.summary);
         assert!(r.evidence.iter().any(|e| e.what == "kernel log"));
@@ -120,7 +120,7 @@ mod tests {
     #[test]
     fn missing_device_fails() {
         let dir = tempfile::tempdir().unwrap();
-        let r = judge(&probe(&Root::new(dir.path())), None);
+        let r = of_outcome(&probe(&Root::new(dir.path())), None);
         assert_eq!(r.status, Status::Fail);
     }
 }

@@ -4,7 +4,6 @@
 //! parses. Needs kubectl, yamllint and kubernetes-validate (`.ci/run` installs them).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::support::*;
 
@@ -19,7 +18,7 @@ fn deploy(rel: &str) -> PathBuf {
 #[cfg(feature = "external-tools")]
 #[test]
 fn the_manifests_validate_offline() {
-    let o = Command::new(deploy("check-manifests"))
+    let o = std::process::Command::new(deploy("check-manifests"))
         .output()
         .expect("deploy/check-manifests runs");
     assert!(

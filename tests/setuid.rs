@@ -18,6 +18,20 @@ fn setuid_copy(dir: &Path) -> Option<PathBuf> {
     Some(copy)
 }
 
+/// Runs a binary just written: another test thread forking at that moment can still hold the
+/// file open for writing, and exec then fails with ETXTBSY for a moment.
+fn run_fresh_copy(cmd: &mut std::process::Command) -> std::process::Output {
+    for _ in 0..100 {
+        match cmd.output() {
+            Err(e) if e.raw_os_error() == Some(26) => {
+                std::thread::sleep(std::time::Duration::from_millis(20))
+            }
+            other => return other.unwrap(),
+        }
+    }
+    panic!("the copy stayed busy (ETXTBSY) for 2 s")
+}
+
 #[test]
 fn a_setuid_copy_refuses_every_command() {
     let dir = tempfile::tempdir().unwrap();
@@ -41,7 +55,7 @@ fn a_setuid_copy_refuses_every_command() {
         if args[0] == "collect" {
             cmd.arg(&target);
         }
-        let out = cmd.output().unwrap();
+        let out = run_fresh_copy(&mut cmd);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(

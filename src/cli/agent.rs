@@ -12,11 +12,9 @@ use crate::agent::intent::Records;
 use crate::agent::outputs::{self, Outputs};
 use crate::agent::schedule::MAX_INTERVAL_SECS;
 use crate::agent::{labels, metrics, mounts, verdict_word, Pass};
-use crate::checks::{fix, registry};
 use crate::host::mounts::read_init_mount_table;
 use crate::host::HostFacts;
 use crate::mount::record::read_records;
-use crate::verdict;
 
 #[derive(Debug, Args)]
 pub struct AgentArgs {
@@ -47,23 +45,14 @@ pub struct AgentArgs {
 /// Reads and judges everything once.
 fn check_node(args: &AgentArgs, ctx: &Ctx, at: SystemTime) -> Result<(Pass, HostFacts), CmdError> {
     let policy = ctx.policy()?;
-    let node_policy = policy.for_node();
-    let probe = args.probe || node_policy.probe;
-    let mut facts = HostFacts::read(&ctx.host.root)?;
-    if probe {
-        facts.run_probe(None);
-    }
-    let checks = registry::node_checks(&facts, probe)
-        .into_iter()
-        .map(|r| r.with_pointer(fix::TO_DOCTOR))
-        .collect();
+    let (facts, judged) = super::check::judge_node(ctx, &policy, args.probe)?;
     let (table, table_path) = read_init_mount_table(&ctx.host.root)?;
     let (records, bad) = read_records(&ctx.host.root)?;
     for b in &bad {
         tracing::warn!("ignoring mount record {}: {}", b.path.display(), b.reason);
     }
     let mounts = mounts::verify_meant_for_rdma(&table, &Records::new(&records), &policy);
-    let node = verdict::judge(checks, &node_policy).into_report(
+    let node = judged.into_report(
         "agent",
         &ctx.host.root.dir().display().to_string(),
         facts.kernel.release.clone(),

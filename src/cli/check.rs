@@ -7,7 +7,8 @@ use clap::Args;
 use super::{exit, CmdError, Ctx};
 use crate::checks::{fix, registry, render};
 use crate::host::HostFacts;
-use crate::verdict;
+use crate::policy::Policy;
+use crate::verdict::{self, Judgement};
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
@@ -20,9 +21,15 @@ pub struct CheckArgs {
     pub probe: bool,
 }
 
-pub fn run(args: &CheckArgs, ctx: &Ctx) -> Result<u8, CmdError> {
-    let policy = ctx.policy()?.for_node();
-    let probe = args.probe || policy.probe;
+/// The node checks as the helper runs them, judged under `policy`'s levels for the node: the
+/// probe runs when asked for or when the policy says so. `check` and the agent both say this.
+pub fn judge_node(
+    ctx: &Ctx,
+    policy: &Policy,
+    probe: bool,
+) -> Result<(HostFacts, Judgement), CmdError> {
+    let levels = policy.for_node();
+    let probe = probe || levels.probe;
     let mut facts = HostFacts::read(&ctx.host.root)?;
     if probe {
         facts.run_probe(None);
@@ -31,7 +38,12 @@ pub fn run(args: &CheckArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         .into_iter()
         .map(|r| r.with_pointer(fix::TO_DOCTOR))
         .collect();
-    let report = verdict::judge(checks, &policy).into_report(
+    Ok((facts, verdict::judge(checks, &levels)))
+}
+
+pub fn run(args: &CheckArgs, ctx: &Ctx) -> Result<u8, CmdError> {
+    let (facts, judged) = judge_node(ctx, &ctx.policy()?, args.probe)?;
+    let report = judged.into_report(
         "check",
         &ctx.host.root.dir().display().to_string(),
         facts.kernel.release,

@@ -19,20 +19,26 @@ pub struct DoctorArgs {
     pub markdown: bool,
 }
 
-pub fn run(args: &DoctorArgs, ctx: &Ctx) -> Result<u8, CmdError> {
+/// Doctor's diagnosis of the host, with what the host handle chose (runner, cuFile override)
+/// and the policy; `provision` acts on the same diagnosis.
+pub fn diagnose_host(ctx: &Ctx, probe: bool) -> Result<doctor::Diagnosis, CmdError> {
     let facts = HostFacts::read(&ctx.host.root)?;
     let runner = ctx.host.runner();
     let policy = ctx.policy()?;
     let cufile = ctx.host.cufile_override();
-    let d = doctor::diagnose(
+    Ok(doctor::diagnose(
         &facts,
         doctor::Inputs {
             runner: runner.as_ref(),
             policy: &policy,
-            probe: args.probe,
+            probe,
             cufile_override: cufile.as_deref(),
         },
-    )?;
+    )?)
+}
+
+pub fn run(args: &DoctorArgs, ctx: &Ctx) -> Result<u8, CmdError> {
+    let d = diagnose_host(ctx, args.probe)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&d)?);
     } else if args.markdown {

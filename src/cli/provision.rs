@@ -5,7 +5,7 @@ use std::os::unix::fs::MetadataExt;
 use clap::Args;
 
 use super::{exit, CmdError, Ctx};
-use crate::doctor::{self, provision, usage::RpcrdmaUsage};
+use crate::doctor::{provision, usage::RpcrdmaUsage};
 use crate::host::HostFacts;
 
 #[derive(Debug, Args)]
@@ -22,19 +22,8 @@ fn running_as_root() -> bool {
 }
 
 pub fn run(args: &ProvisionArgs, ctx: &Ctx) -> Result<u8, CmdError> {
-    let facts = HostFacts::read(&ctx.host.root)?;
+    let d = super::doctor::diagnose_host(ctx, false)?;
     let runner = ctx.host.runner();
-    let policy = ctx.policy()?;
-    let cufile = ctx.host.cufile_override();
-    let d = doctor::diagnose(
-        &facts,
-        doctor::Inputs {
-            runner: runner.as_ref(),
-            policy: &policy,
-            probe: false,
-            cufile_override: cufile.as_deref(),
-        },
-    )?;
     if d.plan.is_empty() {
         println!("nfs-gds provision: nothing to do ({})", d.headline);
         return Ok(exit::READY);

@@ -367,24 +367,6 @@ mod tests {
     }
 
     #[test]
-    fn dkms_both_generations() {
-        let out = "Deprecated feature: REMAKE_INITRD (/var/lib/dkms/x/dkms.conf)\n\
-                   mlnx-nfsrdma/24.10.OFED.24.10.1.1.4.0, 6.8.0-45-generic, x86_64: installed\n\
-                   mlnx-ofed-kernel, 5.8, 5.15.0-70-generic, x86_64: installed (original_module exists)\n\
-                   nvidia-fs/2.28.4: added\n";
-        let e = parse_dkms_status(out);
-        assert_eq!(e.len(), 3, "{e:?}");
-        assert_eq!(e[0].module, "mlnx-nfsrdma");
-        assert_eq!(e[0].kernel.as_deref(), Some("6.8.0-45-generic"));
-        assert_eq!(e[0].state, "installed");
-        assert_eq!(e[1].module, "mlnx-ofed-kernel");
-        assert_eq!(e[1].version, "5.8");
-        assert_eq!(e[1].state, "installed (original_module exists)");
-        assert_eq!(e[2].state, "added");
-        assert_eq!(e[2].kernel, None);
-    }
-
-    #[test]
     fn owners() {
         assert_eq!(
             parse_owner(

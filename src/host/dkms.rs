@@ -218,8 +218,12 @@ mod tests {
         assert_eq!(e.len(), 3, "{e:?}");
         assert_eq!(e[0].module, "mlnx-nfsrdma");
         assert_eq!(e[0].kernel.as_deref(), Some("6.8.0-45-generic"));
+        assert_eq!(e[0].state, "installed");
+        assert_eq!(e[1].module, "mlnx-ofed-kernel");
         assert_eq!(e[1].version, "5.8");
+        assert_eq!(e[1].state, "installed (original_module exists)");
         assert_eq!(e[2].state, "added");
+        assert_eq!(e[2].kernel, None);
     }
 
     #[test]

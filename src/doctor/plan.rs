@@ -194,6 +194,23 @@ pub fn plan(input: &PlanInput) -> Vec<Step> {
     for c in input
         .checks
         .iter()
+        .filter(|c| c.status == Status::Fail && c.fixes.contains(&Fix::ModprobeConfig))
+    {
+        let lines = c
+            .evidence
+            .iter()
+            .filter(|e| e.seen.contains(": stops ") || e.seen.contains(": replaces the load"))
+            .filter_map(|e| comment_out_command(&e.what))
+            .collect();
+        steps.push(Step::manual(
+            "Remove the modprobe configuration that stops rpcrdma",
+            c.summary.clone(),
+            lines,
+        ));
+    }
+    for c in input
+        .checks
+        .iter()
         .filter(|c| c.status == Status::Fail && c.fixes.contains(&Fix::Mount))
     {
         steps.push(Step::manual(
@@ -216,6 +233,18 @@ pub fn plan(input: &PlanInput) -> Vec<Step> {
         ));
     }
     steps
+}
+
+/// The command that comments out the configuration line at `origin` (`FILE:LINE`); the kernel
+/// command line is edited in the bootloader instead.
+fn comment_out_command(origin: &str) -> Option<String> {
+    let (file, line) = origin.rsplit_once(':')?;
+    let line: usize = line.parse().ok()?;
+    Some(if file == "/proc/cmdline" {
+        "remove the `modprobe.blacklist=` entry naming rpcrdma from the kernel command line (GRUB_CMDLINE_LINUX), then update the bootloader".to_string()
+    } else {
+        format!("sed -i '{line}s/^/# /' {file}")
+    })
 }
 
 /// nvidia_fs is not loaded: the GPU Operator's switch, or the packages (and the open GPU

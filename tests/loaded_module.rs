@@ -328,3 +328,28 @@ fn a_hand_loaded_file_of_the_tree_is_named() {
     );
     assert!(!ev.contains("driver-container markers"), "{ev}");
 }
+
+#[test]
+fn at_most_four_candidate_files_are_opened() {
+    let mut f = node(LoadedAs::None, FileIs::OtherWithout);
+    for dir in ["a", "b", "c", "d", "e", "f"] {
+        f.write(
+            format!("{}/updates/{dir}/rpcrdma.ko", f.tree()),
+            "not a module",
+        );
+    }
+    f.load_rpcrdma(
+        &Loaded {
+            build_id: Some(build_id_of("elsewhere")),
+            ..Loaded::default()
+        },
+        KallsymsHooks::Lower,
+    );
+    let doc = expect(&f, 0, &[("rpcrdma-loaded", "pass")]);
+    let ev = evidence(&doc, "rpcrdma-loaded");
+    assert!(
+        ev.contains("updates/a/rpcrdma.ko") && ev.contains("(2 more not opened)"),
+        "{ev}"
+    );
+    assert!(ev.contains("driver-container markers: none found"), "{ev}");
+}

@@ -8,6 +8,7 @@ use super::stack::{Family, Ofed, Provenance, Stack};
 use super::usage::RpcrdmaUsage;
 use std::collections::BTreeSet;
 
+use crate::checks::catalogue::modprobe_config;
 use crate::checks::{CheckResult, Fix, Status};
 
 /// A step `provision --apply` may run by itself: idempotent, and never disruptive.
@@ -199,8 +200,8 @@ pub fn plan(input: &PlanInput) -> Vec<Step> {
         let lines = c
             .evidence
             .iter()
-            .filter(|e| e.seen.contains(": stops ") || e.seen.contains(": replaces the load"))
-            .filter_map(|e| comment_out_command(&e.what))
+            .filter(|e| e.what == modprobe_config::STOPPED_BY)
+            .filter_map(|e| comment_out_command(&e.seen))
             .collect();
         steps.push(Step::manual(
             "Remove the modprobe configuration that stops rpcrdma",

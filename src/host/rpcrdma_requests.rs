@@ -64,3 +64,26 @@ pub fn read_rpcrdma_requests(
         bad_lines: config.bad_lines,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kernel(release: &str) -> KernelInfo {
+        KernelInfo::from_parts(Some(release.into()), None, None)
+    }
+
+    #[test]
+    fn the_kernel_requests_rpcrdma_from_5_11_and_xprtrdma_maybe_before() {
+        assert_eq!(kernel_request_names(&kernel("6.1.0-50-amd64")), ["rpcrdma"]);
+        assert_eq!(kernel_request_names(&kernel("5.11.0")), ["rpcrdma"]);
+        assert_eq!(
+            kernel_request_names(&kernel("5.10.0-30-amd64")),
+            ["rpcrdma", "xprtrdma"]
+        );
+        assert_eq!(
+            kernel_request_names(&KernelInfo::from_parts(None, None, None)),
+            ["rpcrdma", "xprtrdma"]
+        );
+    }
+}

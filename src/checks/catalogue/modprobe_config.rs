@@ -6,6 +6,7 @@
 
 use crate::checks::registry::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level};
+use crate::host::modprobe_config::Origin;
 use crate::host::modprobe_effect::{
     InstallKind, Lookup, ModuleOutcome, RequestExplanation, MODPROBE_RPCRDMA,
 };
@@ -28,8 +29,12 @@ enum Harm {
     Stops,
 }
 
-/// Why the request does not load rpcrdma from its file, if it does not.
-fn stopped(r: &RequestExplanation) -> Option<String> {
+/// What a doctor step reads: the `file:line` of each line that stops a load.
+pub const STOPPED_BY: &str = "stopped by";
+
+/// Why the request does not load rpcrdma from its file, if it does not, and the line that stops
+/// it.
+fn stopped(r: &RequestExplanation) -> Option<(String, Origin)> {
     if r.lookup == Lookup::NotFound {
         return None; // rpcrdma-module reports a missing module
     }
@@ -37,19 +42,23 @@ fn stopped(r: &RequestExplanation) -> Option<String> {
         let target = s.role == "target";
         match &s.outcome {
             ModuleOutcome::Blacklisted { origin } => {
-                return Some(format!("`{}` is blacklisted ({origin}) and reached through an alias, so modprobe loads nothing and exits 0", s.module))
+                return Some((format!("`{}` is blacklisted ({origin}) and reached through an alias, so modprobe loads nothing and exits 0", s.module), origin.clone()))
             }
             ModuleOutcome::Replaced { command, kind, origin } => match kind {
                 InstallKind::Disables => {
-                    return Some(format!("the load of {} ({}) is replaced by `{command}` ({origin}), so it never loads", s.module, s.role))
+                    return Some((format!("the load of {} ({}) is replaced by `{command}` ({origin}), so it never loads", s.module, s.role), origin.clone()))
                 }
                 InstallKind::Opaque if target => {
-                    return Some(format!("the load of {} is replaced by `{command}` ({origin}); what that command loads cannot be told, so the hooked file may never be loaded", s.module))
+                    return Some((format!("the load of {} is replaced by `{command}` ({origin}); what that command loads cannot be told, so the hooked file may never be loaded", s.module), origin.clone()))
                 }
                 _ => {}
             },
             ModuleOutcome::Missing if target => {
-                return Some(format!("the configuration makes it {}, which the module index does not have", s.module))
+                if let Lookup::ConfigAlias { lines } = &r.lookup {
+                    if let Some(origin) = lines.first() {
+                        return Some((format!("the configuration makes it {}, which the module index does not have", s.module), origin.clone()));
+                    }
+                }
             }
             _ => {}
         }
@@ -78,10 +87,14 @@ fn run(facts: &HostFacts) -> CheckResult {
     let mut harm: Option<Harm> = None;
     let mut reasons = Vec::new();
     let mut evidence = Vec::new();
+    let mut stopping: Vec<Origin> = Vec::new();
     for r in &requests.requests {
-        if let Some(why) = stopped(r) {
+        if let Some((why, origin)) = stopped(r) {
             harm = Some(Harm::Stops);
             reasons.push(format!("`modprobe {}`: {why}", r.request));
+            if !stopping.contains(&origin) {
+                stopping.push(origin);
+            }
         } else if r.config_changes_it() {
             harm = harm.max(Some(Harm::Changes));
         }
@@ -124,6 +137,9 @@ fn run(facts: &HostFacts) -> CheckResult {
     };
     for (what, seen) in evidence {
         result = result.with(what, seen);
+    }
+    for origin in &stopping {
+        result = result.with(STOPPED_BY, origin.to_string());
     }
     if harm == Some(Harm::Stops) {
         result = result.remedy("remove or comment out the configuration lines named above, then run the initramfs update so early boot sees the same configuration");

@@ -323,7 +323,7 @@ fn stale_module_is_reloaded_only_when_nothing_uses_it() {
                 build_id: Some(build_id_of("old")),
                 ..Default::default()
             },
-            KallsymsHooks::Lower,
+            KallsymsHooks::None,
         );
         f
     };

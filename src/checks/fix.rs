@@ -13,6 +13,8 @@ pub enum Fix {
     GplExport,
     /// Replace the loaded rpcrdma with the build on disk (reload or reboot).
     ReloadRpcrdma,
+    /// Remove the modprobe configuration lines that stop or replace rpcrdma's load.
+    ModprobeConfig,
     /// Fix one mount's transport or options.
     Mount,
 }

@@ -8,6 +8,7 @@ use super::stack::{Family, Ofed, Provenance, Stack};
 use super::usage::RpcrdmaUsage;
 use std::collections::BTreeSet;
 
+use crate::checks::catalogue::modprobe_config;
 use crate::checks::{CheckResult, Fix, Status};
 
 /// A step `provision --apply` may run by itself: idempotent, and never disruptive.
@@ -194,6 +195,23 @@ pub fn plan(input: &PlanInput) -> Vec<Step> {
     for c in input
         .checks
         .iter()
+        .filter(|c| c.status == Status::Fail && c.fixes.contains(&Fix::ModprobeConfig))
+    {
+        let lines = c
+            .evidence
+            .iter()
+            .filter(|e| e.what == modprobe_config::STOPPED_BY)
+            .filter_map(|e| comment_out_command(&e.seen))
+            .collect();
+        steps.push(Step::manual(
+            "Remove the modprobe configuration that stops rpcrdma",
+            c.summary.clone(),
+            lines,
+        ));
+    }
+    for c in input
+        .checks
+        .iter()
         .filter(|c| c.status == Status::Fail && c.fixes.contains(&Fix::Mount))
     {
         steps.push(Step::manual(
@@ -216,6 +234,18 @@ pub fn plan(input: &PlanInput) -> Vec<Step> {
         ));
     }
     steps
+}
+
+/// The command that comments out the configuration line at `origin` (`FILE:LINE`); the kernel
+/// command line is edited in the bootloader instead.
+fn comment_out_command(origin: &str) -> Option<String> {
+    let (file, line) = origin.rsplit_once(':')?;
+    let line: usize = line.parse().ok()?;
+    Some(if file == "/proc/cmdline" {
+        "remove the `modprobe.blacklist=` entry naming rpcrdma from the kernel command line (GRUB_CMDLINE_LINUX), then update the bootloader".to_string()
+    } else {
+        format!("sed -i '{line}s/^/# /' {file}")
+    })
 }
 
 /// nvidia_fs is not loaded: the GPU Operator's switch, or the packages (and the open GPU

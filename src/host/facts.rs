@@ -10,9 +10,11 @@ use serde::Serialize;
 use super::gpl_rule::{self, GplRule};
 use super::kallsyms::{self, KallsymsEntry};
 use super::kernel::KernelInfo;
+use super::loaded_build::{self, LoadedBuild};
 use super::modules::{self, LoadedModule, ModuleTree, Resolution};
 use super::nvfs_probe::{self, ProbeOutcome};
 use super::nvidia_fs::NvidiaFs;
+use super::rpcrdma_requests::{read_rpcrdma_requests, RpcrdmaRequests};
 use super::sysmodule::SysModule;
 use super::{HostError, Root};
 use crate::kmod::{self, ModuleFile, RPCRDMA_HOOKS};
@@ -32,11 +34,25 @@ pub struct RpcrdmaFacts {
     pub sys: SysModule,
     /// The hook lines of `/proc/kallsyms`, or why it could not be read.
     pub kallsyms: Result<Vec<KallsymsEntry>, String>,
+    /// When loaded as a module: whether the loaded build is the resolved file, another file of
+    /// the tree, or from outside it.
+    pub loaded_build: Option<LoadedBuild>,
+    /// What modprobe's configuration does to the requests that load rpcrdma, or why it could
+    /// not be read; `None` when the kernel release is unknown.
+    pub requests: Option<Result<RpcrdmaRequests, String>>,
 }
 
 impl RpcrdmaFacts {
     pub fn is_builtin(&self) -> bool {
         matches!(self.resolution, Some(Resolution::BuiltIn { .. }))
+    }
+
+    /// rpcrdma is loaded as a module that is not known to be the resolved file: the loaded
+    /// module carries the next mount, and the file is only what a reload or reboot loads.
+    pub fn loaded_elsewhere(&self) -> bool {
+        self.loaded
+            && !self.is_builtin()
+            && !matches!(self.loaded_build, Some(LoadedBuild::ResolvedFile))
     }
 
     pub fn inspected(&self) -> Option<&ModuleFile> {
@@ -140,8 +156,22 @@ fn read_rpcrdma(
     kernel: &KernelInfo,
     loaded: Option<&[LoadedModule]>,
 ) -> Result<RpcrdmaFacts, HostError> {
-    let resolution = match &kernel.release {
-        Some(release) => Some(ModuleTree::read(root, release)?.resolve(root, RPCRDMA)?),
+    let tree = match &kernel.release {
+        Some(release) => Some(ModuleTree::read(root, release)?),
+        None => None,
+    };
+    let requests = tree
+        .as_ref()
+        .map(|t| read_rpcrdma_requests(root, t, kernel).map_err(|e| e.to_string()));
+    // A configuration `alias` that redirects `modprobe rpcrdma` decides what it loads.
+    let wanted = requests
+        .as_ref()
+        .and_then(|r| r.as_ref().ok())
+        .and_then(RpcrdmaRequests::redirected_to)
+        .unwrap_or(RPCRDMA)
+        .to_string();
+    let resolution = match &tree {
+        Some(t) => Some(t.resolve(root, &wanted)?),
         None => None,
     };
     let file = match &resolution {
@@ -171,11 +201,57 @@ fn read_rpcrdma(
         )),
         Err(e) => Err(e.to_string()),
     };
+    let loaded_build = if loaded && !matches!(resolution, Some(Resolution::BuiltIn { .. })) {
+        Some(read_loaded_build(
+            root,
+            tree.as_ref(),
+            &resolution,
+            &file,
+            &sys,
+        )?)
+    } else {
+        None
+    };
     Ok(RpcrdmaFacts {
         resolution,
         file,
         loaded,
         sys,
         kallsyms,
+        loaded_build,
+        requests,
     })
+}
+
+/// Compares the loaded build with the resolved file, and looks for it in the tree only when
+/// they differ.
+fn read_loaded_build(
+    root: &Root,
+    tree: Option<&ModuleTree>,
+    resolution: &Option<Resolution>,
+    file: &Option<Result<ModuleFile, String>>,
+    sys: &SysModule,
+) -> Result<LoadedBuild, HostError> {
+    let inspected = file.as_ref().and_then(|f| f.as_ref().ok());
+    let resolved_path = match resolution {
+        Some(Resolution::File { path, .. }) => Some(path),
+        _ => None,
+    };
+    if let Some(loaded_id) = &sys.build_id {
+        if inspected.and_then(|f| f.build_id.as_ref()) == Some(loaded_id) {
+            return Ok(LoadedBuild::ResolvedFile);
+        }
+        return match tree {
+            Some(t) => loaded_build::locate(root, &t.dir_rel, resolved_path, loaded_id),
+            None => Ok(LoadedBuild::Unknown),
+        };
+    }
+    match (
+        &sys.srcversion,
+        inspected.and_then(|f| f.modinfo.srcversion.as_ref()),
+    ) {
+        (Some(l), Some(d)) if l == d => Ok(LoadedBuild::ResolvedFile),
+        (Some(_), Some(_)) => Ok(LoadedBuild::OtherBuild),
+        _ => Ok(LoadedBuild::Unknown),
+    }
 }

@@ -447,8 +447,20 @@ impl ModuleTree {
                 dir: root.join(&self.dir_rel),
             });
         }
-        let module = self.canonical_name(name_or_alias)?;
-        if let Some(e) = self.dep_entry(&module)? {
+        // canonical_name, without looking the name up in modules.dep twice: the request and
+        // each dependency of it is resolved, and every lookup walks the index.
+        let wanted = normalize_name(name_or_alias);
+        let (module, entry) = match self.dep_entry(&wanted)? {
+            Some(e) => (wanted, Some(e)),
+            None => match self.alias_targets(&wanted)?.into_iter().next() {
+                Some(m) => {
+                    let e = self.dep_entry(&m)?;
+                    (m, e)
+                }
+                None => (wanted, None),
+            },
+        };
+        if let Some(e) = entry {
             let rel = if e.file.starts_with('/') {
                 e.file.clone()
             } else {

@@ -9,6 +9,7 @@
 
 use super::registry::Check;
 
+pub mod modprobe_config;
 pub mod mount_options;
 pub mod mount_transport;
 pub mod nvfs_registration;
@@ -19,6 +20,7 @@ pub mod rpcrdma_hook_export;
 pub mod rpcrdma_hooks;
 pub mod rpcrdma_loaded;
 pub mod rpcrdma_module;
+pub mod rpcrdma_next_load;
 pub mod transport_trap;
 
 mod nfs_mounts;
@@ -32,10 +34,12 @@ pub static ALL: &[&Check] = &[
     &nvidia_fs_loaded::CHECK,
     &nvidia_fs_devices::CHECK,
     &rpcrdma_module::CHECK,
+    &modprobe_config::CHECK,
     &rpcrdma_hooks::CHECK,
     &rpcrdma_hook_export::CHECK,
     &rpcrdma_loaded::CHECK,
     &rpcrdma_fresh::CHECK,
+    &rpcrdma_next_load::CHECK,
     &nvfs_registration::CHECK,
     &transport_trap::CHECK,
     &mount_transport::CHECK,

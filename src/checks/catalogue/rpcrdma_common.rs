@@ -3,6 +3,7 @@
 
 use crate::checks::CheckResult;
 use crate::host::facts::RpcrdmaFacts;
+use crate::host::loaded_build::LoadedBuild;
 use crate::host::modules::{ModuleOrigin, Resolution};
 use crate::kmod::{Export, ModuleFile};
 
@@ -35,5 +36,63 @@ pub(super) fn export_word(e: &Export) -> String {
         Export::Plain => "EXPORT_SYMBOL (plain)".into(),
         Export::NotExported => "not exported".into(),
         Export::Unrecognised { section } => format!("in unrecognised section {section}"),
+    }
+}
+
+/// The skip of a check that judges the module file while another rpcrdma build is loaded: the
+/// loaded module carries the next mount, and the file is judged as the next load.
+pub(super) fn file_is_next_load(id: crate::checks::CheckId, rp: &RpcrdmaFacts) -> CheckResult {
+    let r = CheckResult::skip(
+        id,
+        "rpcrdma is loaded, and not from this file: the loaded module carries the next mount (rpcrdma-loaded), the file is what a reload or reboot loads (rpcrdma-next-load)",
+    );
+    match rp.inspected() {
+        Some(f) => r.with("file", f.path.display().to_string()),
+        None => r,
+    }
+}
+
+/// Where the loaded build came from, as evidence.
+pub(super) fn provenance_evidence(r: CheckResult, rp: &RpcrdmaFacts) -> CheckResult {
+    let loaded_id = rp.sys.build_id.as_deref().unwrap_or("none");
+    match &rp.loaded_build {
+        Some(LoadedBuild::OtherFile { path }) => r.with(
+            "loaded build",
+            format!("{path} (build-id {loaded_id}), a file of the module tree modprobe does not resolve: loaded by hand or before the index changed"),
+        ),
+        Some(LoadedBuild::OutsideTree {
+            inspected,
+            not_inspected,
+            markers,
+        }) => {
+            let mut looked = if inspected.is_empty() {
+                "no other rpcrdma file in the module tree".to_string()
+            } else {
+                format!("inspected {}", inspected.join(", "))
+            };
+            if *not_inspected > 0 {
+                looked.push_str(&format!(" ({not_inspected} more not opened)"));
+            }
+            r.with(
+                "loaded build",
+                format!("build-id {loaded_id} matches no file of the host's module tree ({looked}): it came from outside the tree (a driver container or a manual insmod)"),
+            )
+            .with(
+                "driver-container markers",
+                if markers.is_empty() {
+                    "none found".to_string()
+                } else {
+                    markers.join(", ")
+                },
+            )
+        }
+        Some(LoadedBuild::OtherBuild) => r.with(
+            "loaded build",
+            format!(
+                "srcversion {} differs from the file's and there is no loaded build-id to look it up",
+                rp.sys.srcversion.as_deref().unwrap_or("none")
+            ),
+        ),
+        _ => r,
     }
 }

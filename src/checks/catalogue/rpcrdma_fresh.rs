@@ -1,16 +1,20 @@
-//! `rpcrdma-fresh`: the loaded rpcrdma is the build on disk (same GNU build-id, else the same
-//! srcversion); a rebuilt module still waiting for a reload or reboot fails it.
+//! `rpcrdma-fresh`: a loaded rpcrdma without the hooks is not an older build of a hooked file on
+//! disk (a rebuild still waiting for a reload or reboot). The builds are compared by GNU build-id,
+//! else srcversion. A different build that carries the hooks is not stale: the loaded module
+//! decides the mount (`rpcrdma-loaded`), and the file is judged as the next load
+//! (`rpcrdma-next-load`); so is one whose file lacks the hooks too, where a reload would not help.
 
 use crate::checks::registry::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level};
 use crate::host::facts::RPCRDMA;
 use crate::host::HostFacts;
+use crate::kmod::RPCRDMA_HOOKS;
 
 pub const ID: CheckId = CheckId::new("rpcrdma-fresh");
 
 pub static CHECK: Check = Check {
     id: ID,
-    doc: "the loaded rpcrdma is the build on disk: same GNU build-id, else same srcversion",
+    doc: "no rebuild waits for a reload: a loaded rpcrdma without hooks is the build on disk (same GNU build-id, else same srcversion), not an older one of a file with hooks",
     scope: Scope::Node(run),
     default_level: Level::Enforce,
     waitable: true,
@@ -28,7 +32,22 @@ fn run(facts: &HostFacts) -> CheckResult {
     let Some(f) = rp.inspected() else {
         return CheckResult::skip(id, "no module file to compare with (see rpcrdma-module)");
     };
+    let loaded_hooked = rp.loaded_hooks().len() == RPCRDMA_HOOKS.len();
+    let file_hooked = f.has_symtab && f.symbols.iter().all(|s| s.defined);
     let stale = |what: &str, loaded: &str, disk: &str| {
+        if loaded_hooked || !file_hooked {
+            let why = if loaded_hooked {
+                "the loaded build carries the hooks and decides the mount (rpcrdma-loaded)"
+            } else {
+                "the file has no hooks either, so a reload would not help (rpcrdma-loaded)"
+            };
+            return CheckResult::skip(
+                id,
+                format!("the loaded rpcrdma is a different build from {} ({what} differs), but not a stale one: {why}; the file is judged as the next load (rpcrdma-next-load)", f.path.display()),
+            )
+            .with(format!("loaded {what}"), loaded.to_string())
+            .with(format!("on-disk {what}"), disk.to_string());
+        }
         CheckResult::fail(
             id,
             format!("the loaded rpcrdma is a different build from {} ({what} differs): a rebuilt module is waiting for a reload or reboot", f.path.display()),

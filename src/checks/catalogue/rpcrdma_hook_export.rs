@@ -1,7 +1,7 @@
 //! `rpcrdma-hook-export`: the hooks are exported in a way this kernel's `__symbol_get` accepts —
 //! GPL, or plain on a kernel shown not to enforce the GPL-only rule (6.6 and its stable backports do).
 
-use super::rpcrdma_common::{export_word, GPL_FIX};
+use super::rpcrdma_common::{export_word, file_is_next_load, GPL_FIX};
 use crate::checks::registry::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level};
 use crate::host::gpl_rule::{Enforcement, GplRule};
@@ -12,7 +12,7 @@ pub const ID: CheckId = CheckId::new("rpcrdma-hook-export");
 
 pub static CHECK: Check = Check {
     id: ID,
-    doc: "both hooks are exported GPL, or plain on a kernel shown not to enforce the GPL-only `__symbol_get` rule",
+    doc: "both hooks are exported GPL, or plain on a kernel shown not to enforce the GPL-only `__symbol_get` rule (when rpcrdma is loaded from another build, `rpcrdma-next-load` judges the file instead)",
     scope: Scope::Node(run),
     default_level: Level::Enforce,
     waitable: true,
@@ -27,6 +27,9 @@ fn run(facts: &HostFacts) -> CheckResult {
             "rpcrdma is built in; how its hooks are exported cannot be read from kallsyms",
         )
         .remedy("verify with the live probe: `nfs-gds doctor --probe`");
+    }
+    if rp.loaded_elsewhere() {
+        return file_is_next_load(id, rp);
     }
     let Some(f) = rp.inspected() else {
         return CheckResult::skip(id, "no rpcrdma module file to inspect (see rpcrdma-module)");

@@ -1,7 +1,7 @@
 //! `rpcrdma-hooks`: the rpcrdma module modprobe would load defines both nvfs DMA hooks (for a
 //! built-in rpcrdma, the kernel image does, per kallsyms).
 
-use super::rpcrdma_common::{file_evidence, missing_hooks_remedy, origin_of};
+use super::rpcrdma_common::{file_evidence, file_is_next_load, missing_hooks_remedy, origin_of};
 use crate::checks::registry::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level};
 use crate::host::modules::ModuleOrigin;
@@ -12,7 +12,7 @@ pub const ID: CheckId = CheckId::new("rpcrdma-hooks");
 
 pub static CHECK: Check = Check {
     id: ID,
-    doc: "that file defines both nvfs hooks",
+    doc: "that file defines both nvfs hooks (when rpcrdma is loaded from another build, `rpcrdma-next-load` judges the file instead)",
     scope: Scope::Node(run),
     default_level: Level::Enforce,
     waitable: true,
@@ -45,6 +45,9 @@ fn run(facts: &HostFacts) -> CheckResult {
                 }
             }
         };
+    }
+    if rp.loaded_elsewhere() {
+        return file_is_next_load(id, rp);
     }
     let Some(f) = rp.inspected() else {
         return CheckResult::skip(id, "no rpcrdma module file to inspect (see rpcrdma-module)");

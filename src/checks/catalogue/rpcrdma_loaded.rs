@@ -1,10 +1,11 @@
 //! `rpcrdma-loaded`: the rpcrdma that is loaded (if any) has both hooks in `/proc/kallsyms`, not
 //! plain-exported where this kernel refuses that.
 
-use super::rpcrdma_common::{missing_hooks_remedy, origin_of, GPL_FIX};
+use super::rpcrdma_common::{missing_hooks_remedy, origin_of, provenance_evidence, GPL_FIX};
 use crate::checks::registry::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level, Status};
 use crate::host::gpl_rule::Enforcement;
+use crate::host::loaded_build::LoadedBuild;
 use crate::host::HostFacts;
 use crate::kmod::RPCRDMA_HOOKS;
 
@@ -19,6 +20,10 @@ pub static CHECK: Check = Check {
 };
 
 fn run(facts: &HostFacts) -> CheckResult {
+    provenance_evidence(judge(facts), &facts.rpcrdma)
+}
+
+fn judge(facts: &HostFacts) -> CheckResult {
     let id = ID;
     let rp = &facts.rpcrdma;
     if rp.is_builtin() {
@@ -45,7 +50,8 @@ fn run(facts: &HostFacts) -> CheckResult {
     if found.len() < RPCRDMA_HOOKS.len() {
         let file_has_hooks = rp
             .inspected()
-            .is_some_and(|f| f.symbols.iter().all(|s| s.defined));
+            .is_some_and(|f| f.has_symtab && f.symbols.iter().all(|s| s.defined));
+        let outside = matches!(rp.loaded_build, Some(LoadedBuild::OutsideTree { .. }));
         let r = CheckResult::fail(
             id,
             "the loaded rpcrdma has no nvfs hooks (none in /proc/kallsyms)",
@@ -63,7 +69,11 @@ fn run(facts: &HostFacts) -> CheckResult {
             r.remedy("the module file on disk has the hooks but an older build is loaded: reload rpcrdma when no NFS/RDMA mount uses it (`modprobe -r rpcrdma && modprobe rpcrdma`), or reboot")
         } else {
             r.fix(Fix::HookedRpcrdma)
-                .remedy(missing_hooks_remedy(origin_of(rp)))
+                .remedy(missing_hooks_remedy(if outside {
+                    None
+                } else {
+                    origin_of(rp)
+                }))
         };
     }
     let plain = rp.kallsyms_shows_license() && found.iter().any(|e| e.plain_export());

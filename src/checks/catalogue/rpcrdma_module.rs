@@ -1,9 +1,11 @@
 //! `rpcrdma-module`: modprobe resolves `rpcrdma` to a module file that can be read, or it is
-//! built into the kernel.
+//! built into the kernel. A configuration `alias` that makes `rpcrdma` mean another module is
+//! followed, as modprobe follows it (aliases of the configuration win over the index).
 
 use super::rpcrdma_common::file_evidence;
 use crate::checks::registry::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level};
+use crate::host::modprobe_effect::Lookup;
 use crate::host::modules::Resolution;
 use crate::host::HostFacts;
 
@@ -18,6 +20,38 @@ pub static CHECK: Check = Check {
 };
 
 fn run(facts: &HostFacts) -> CheckResult {
+    let r = judge(facts);
+    // A configuration `alias` redirected `modprobe rpcrdma`: say which line chose the module.
+    let redirect = facts
+        .rpcrdma
+        .requests
+        .as_ref()
+        .and_then(|r| r.as_ref().ok())
+        .and_then(|r| {
+            let first = r.requests.first()?;
+            let to = r.redirected_to()?;
+            match &first.lookup {
+                Lookup::ConfigAlias { lines } => Some((to.to_string(), lines.clone())),
+                _ => None,
+            }
+        });
+    match redirect {
+        Some((to, lines)) => r.with(
+            "modprobe.d alias",
+            format!(
+                "`modprobe rpcrdma` loads {to}, as {} says",
+                lines
+                    .iter()
+                    .map(|o| o.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ),
+        None => r,
+    }
+}
+
+fn judge(facts: &HostFacts) -> CheckResult {
     let id = ID;
     let rp = &facts.rpcrdma;
     let Some(resolution) = &rp.resolution else {

@@ -6,9 +6,11 @@
 
 use serde::Serialize;
 
+use super::boot_kernels::{self, BootKernels};
 use super::gpl_rule::{self, GplRule};
 use super::kallsyms::{self, KallsymsEntry};
 use super::kernel::KernelInfo;
+use super::module_load::{self, ModuleLoad};
 use super::modules::{self, LoadedModule, ModuleTree, Resolution};
 use super::nvfs_probe::{self, ProbeOutcome};
 use super::nvidia_fs::NvidiaFs;
@@ -93,6 +95,15 @@ pub struct HostFacts {
     /// Only judged when a hook is exported plain: scanning the kernel image costs a
     /// decompression of tens of MB, and the answer matters only then.
     pub gpl_rule: Option<GplRule>,
+    /// Whether the kernel will load the rpcrdma file modprobe resolves: symbol versions against
+    /// its providers, signature against the kernel's enforcement.
+    pub rpcrdma_load: ModuleLoad,
+    /// Every installed kernel, the one the next boot starts, and their rpcrdma.
+    pub boot: BootKernels,
+    /// The kernel log, when the caller read it (doctor, through its runner's `dmesg`): the
+    /// kernel's own verdict on earlier loads, shown as evidence.
+    #[serde(skip)]
+    pub kernel_log: Option<String>,
     /// The live registration probe, when it was asked for ([`HostFacts::run_probe`]).
     #[serde(skip)]
     pub probe: Option<ProbeRun>,
@@ -114,6 +125,9 @@ impl HostFacts {
         let gpl_rule = rpcrdma
             .any_plain_export()
             .then(|| gpl_rule::read(root, &kernel));
+        let rpcrdma_load =
+            module_load::read_module_load(root, &kernel, rpcrdma.resolution.as_ref())?;
+        let boot = boot_kernels::read_boot_kernels(root, &kernel)?;
         Ok(HostFacts {
             root: root.clone(),
             kernel,
@@ -121,6 +135,9 @@ impl HostFacts {
             nvidia_fs,
             rpcrdma,
             gpl_rule,
+            rpcrdma_load,
+            boot,
+            kernel_log: None,
             probe: None,
         })
     }

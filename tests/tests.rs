@@ -15,6 +15,7 @@ mod external_tools;
 mod host_kernels;
 mod hostile_bundle;
 mod inspect_module;
+mod load_checks;
 mod manual_pages;
 mod module_index;
 mod module_load;

@@ -16,6 +16,7 @@ use super::nvfs_probe::{self, ProbeOutcome};
 use super::nvidia_fs::NvidiaFs;
 use super::sysmodule::SysModule;
 use super::{HostError, Root};
+use crate::kmod::load_facts::LoadFacts;
 use crate::kmod::{self, ModuleFile, RPCRDMA_HOOKS};
 
 /// The module whose hooks GDS over NFS needs.
@@ -121,12 +122,11 @@ impl HostFacts {
         let kernel = KernelInfo::read(root)?;
         let loaded_modules = modules::read_proc_modules(root)?;
         let nvidia_fs = NvidiaFs::read(root)?;
-        let rpcrdma = read_rpcrdma(root, &kernel, loaded_modules.as_deref())?;
+        let (rpcrdma, rpcrdma_load_facts) = read_rpcrdma(root, &kernel, loaded_modules.as_deref())?;
         let gpl_rule = rpcrdma
             .any_plain_export()
             .then(|| gpl_rule::read(root, &kernel));
-        let rpcrdma_load =
-            module_load::read_module_load(root, &kernel, rpcrdma.resolution.as_ref())?;
+        let rpcrdma_load = module_load::read_module_load(root, &kernel, rpcrdma_load_facts)?;
         let boot = boot_kernels::read_boot_kernels(root, &kernel)?;
         Ok(HostFacts {
             root: root.clone(),
@@ -155,18 +155,23 @@ fn read_rpcrdma(
     root: &Root,
     kernel: &KernelInfo,
     loaded: Option<&[LoadedModule]>,
-) -> Result<RpcrdmaFacts, HostError> {
+) -> Result<(RpcrdmaFacts, Option<Result<LoadFacts, String>>), HostError> {
     let resolution = match &kernel.release {
         Some(release) => Some(ModuleTree::read(root, release)?.resolve(root, RPCRDMA)?),
         None => None,
     };
+    let mut load_facts = None;
     let file = match &resolution {
         Some(Resolution::File {
             path, exists: true, ..
         }) => {
             let cache = kmod::cache::FactsCache::for_root(root);
             Some(
-                kmod::inspect_file_with_cache(root, path, &RPCRDMA_HOOKS, cache.as_ref())
+                kmod::inspect_with_load_facts(root, path, &RPCRDMA_HOOKS, cache.as_ref())
+                    .map(|(file, load)| {
+                        load_facts = Some(load);
+                        file
+                    })
                     .map_err(|e| e.to_string()),
             )
         }
@@ -182,11 +187,14 @@ fn read_rpcrdma(
         )),
         Err(e) => Err(e.to_string()),
     };
-    Ok(RpcrdmaFacts {
-        resolution,
-        file,
-        loaded,
-        sys,
-        kallsyms,
-    })
+    Ok((
+        RpcrdmaFacts {
+            resolution,
+            file,
+            loaded,
+            sys,
+            kallsyms,
+        },
+        load_facts,
+    ))
 }

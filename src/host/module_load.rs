@@ -65,11 +65,12 @@ pub fn read_running_config(
     read_proc_config(root)
 }
 
-/// Reads everything above for the rpcrdma `resolution` of the running kernel.
+/// Reads everything above for the running kernel, given the load facts of its resolved
+/// rpcrdma file (read with its inspection, in one decompression); `None` without a file.
 pub fn read_module_load(
     root: &Root,
     kernel: &KernelInfo,
-    resolution: Option<&Resolution>,
+    rpcrdma: Option<Result<LoadFacts, String>>,
 ) -> Result<ModuleLoad, HostError> {
     let config = read_running_config(root, kernel);
     let signatures = match (&config, SignatureEvidence::read(root)) {
@@ -114,13 +115,9 @@ pub fn read_module_load(
             load.nvidia_fs_file = Some(read_load_facts_below(root, &path));
         }
     }
-    let Some(Resolution::File {
-        path, exists: true, ..
-    }) = resolution
-    else {
+    let Some(facts) = rpcrdma else {
         return Ok(load);
     };
-    let facts = read_load_facts_below(root, path);
     if let Ok(f) = &facts {
         let tree = ModuleTree::read(root, release)?;
         let mut providers = TreeProviders::new(&tree);
@@ -144,9 +141,8 @@ pub fn read_module_load(
     Ok(load)
 }
 
-/// A loaded `module` whose build-id differs from its file's (the file's build-id read from the
-/// same cache-free parse as its load facts would cost another decompression, so the file's note
-/// is read only when the module is loaded with a build-id).
+/// A loaded `module` whose build-id differs from its file's. The file is inspected only when
+/// the module is loaded with a build-id (answered from the module facts cache when unchanged).
 fn divergent(
     root: &Root,
     tree: &ModuleTree,

@@ -201,6 +201,75 @@ pub fn inspect_file_with_cache(
     inspect_read(file, wanted, cache)
 }
 
+/// [`inspect_file_with_cache`] and the file's [`load_facts`] from one read and one
+/// decompression: the load facts (symbol versions, signature) are parsed from the image that is
+/// decompressed anyway, and the inspection is answered from `cache` when it holds this file.
+pub fn inspect_with_load_facts(
+    root: &Root,
+    path: &Path,
+    wanted: &[&str],
+    cache: Option<&cache::FactsCache>,
+) -> Result<(ModuleFile, Result<load_facts::LoadFacts, String>), KmodError> {
+    let rel = root.rel_of(path).unwrap_or_else(|| path.to_owned());
+    let file = root
+        .read_file(&rel, FileKind::ModuleFile)
+        .map_err(opening)?
+        .ok_or_else(|| absent(path))?;
+    let read = cache::ReadFile::from(file);
+    let (compression, image) = elf_image(path, &read.bytes)?;
+    let mut load = load_facts::load_facts_of_bytes(path, &image).map_err(|e| e.to_string());
+    if let Ok(l) = &mut load {
+        l.compression = compression;
+    }
+    if compression == Compression::None {
+        return Ok((inspect_bytes(path, &read.bytes, wanted)?, load));
+    }
+    let inspected = match cache {
+        None => inspect_image(path, &read.bytes, compression, &image, wanted)?,
+        Some(cache) => {
+            let key = read.identity();
+            match cache.module(&key, wanted) {
+                Some(mut facts) => {
+                    facts.path = path.to_owned();
+                    facts
+                }
+                None => {
+                    let facts = inspect_image(path, &read.bytes, compression, &image, wanted)?;
+                    cache.store_module(&key, wanted, &facts);
+                    facts
+                }
+            }
+        }
+    };
+    Ok((inspected, load))
+}
+
+/// Inspects an ELF image already decompressed from `bytes`.
+fn inspect_image(
+    path: &Path,
+    bytes: &[u8],
+    compression: Compression,
+    image: &[u8],
+    wanted: &[&str],
+) -> Result<ModuleFile, KmodError> {
+    let facts = elf::inspect_elf(image, wanted).map_err(|source| KmodError::Elf {
+        path: path.to_owned(),
+        compression,
+        source,
+    })?;
+    Ok(ModuleFile {
+        path: path.to_owned(),
+        compression,
+        file_size: bytes.len() as u64,
+        elf_size: image.len() as u64,
+        modinfo: facts.modinfo,
+        build_id: facts.build_id,
+        has_symtab: facts.has_symtab,
+        export_layout: facts.export_layout,
+        symbols: facts.symbols,
+    })
+}
+
 /// Inspects a module file already read, consulting `cache` as [`inspect_file_with_cache`] does.
 pub fn inspect_read(
     file: FileRead,

@@ -124,6 +124,12 @@ impl Fixture {
         f.write("proc/kallsyms", &loaded_kallsyms());
         f.write("sys/module/nvidia_fs/version", "2.28.4\n");
         f.write("dev/nvidia-fs0", "");
+        // Signatures checked, not enforced: no Secure Boot.
+        f.write("sys/module/module/parameters/sig_enforce", "N\n");
+        f.write(
+            "sys/kernel/security/lockdown",
+            "[none] integrity confidentiality\n",
+        );
         let tree = format!("lib/modules/{RELEASE}");
         f.write(
             &format!("{tree}/modules.dep"),

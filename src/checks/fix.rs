@@ -11,6 +11,13 @@ pub enum Fix {
     HookedRpcrdma,
     /// Install an rpcrdma that exports the hooks GPL.
     GplExport,
+    /// Install or rebuild an rpcrdma built against the installed ib_core/rdma_cm (its symbol
+    /// CRCs disagree with theirs).
+    AbiRpcrdma,
+    /// Sign the GDS modules with a key the kernel trusts (DKMS's MOK, enrolled with mokutil).
+    SignModules,
+    /// Build the GDS modules for the kernel the next boot starts.
+    NextBootModules,
     /// Replace the loaded rpcrdma with the build on disk (reload or reboot).
     ReloadRpcrdma,
     /// Remove the modprobe configuration lines that stop or replace rpcrdma's load.
@@ -22,7 +29,15 @@ pub enum Fix {
 impl Fix {
     /// Whether doctor has more to say than the check's own remedy: a stack-specific plan.
     fn is_planned_per_stack(self) -> bool {
-        matches!(self, Fix::NvidiaFs | Fix::HookedRpcrdma | Fix::GplExport)
+        matches!(
+            self,
+            Fix::NvidiaFs
+                | Fix::HookedRpcrdma
+                | Fix::GplExport
+                | Fix::AbiRpcrdma
+                | Fix::SignModules
+                | Fix::NextBootModules
+        )
     }
 }
 

@@ -109,15 +109,13 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
     let table = read_mount_table(&facts.root);
     let usage = RpcrdmaUsage::with_table(facts, table.as_ref())?;
     let kernel_log = runner.run("dmesg", &[]).ok_stdout().map(str::to_string);
-    let probed;
-    let facts = if probe {
-        let mut f = facts.clone();
-        f.run_probe(kernel_log.clone());
-        probed = f;
-        &probed
-    } else {
-        facts
-    };
+    // The checks show the kernel's own verdict on earlier loads as evidence.
+    let mut with_log = facts.clone();
+    with_log.kernel_log = kernel_log.clone();
+    if probe {
+        with_log.run_probe(kernel_log.clone());
+    }
+    let facts = &with_log;
     let node = verdict::judge(
         registry::node_checks(facts, probe)
             .into_iter()
@@ -171,6 +169,27 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
                 rule.enforcement.as_str(),
                 rule.evidence
             ),
+        ));
+    }
+    for k in &facts.boot.installed {
+        let next = facts
+            .boot
+            .next_boot
+            .as_ref()
+            .is_ok_and(|nb| nb.release.as_deref() == Some(k.release.as_str()));
+        let role = match (k.running, next) {
+            (true, true) => " (running, and the next boot)",
+            (true, false) => " (running)",
+            (false, true) => " (the next boot)",
+            (false, false) => "",
+        };
+        let text = match facts.boot.other(&k.release) {
+            Some(o) => crate::checks::catalogue::next_boot::kernel_line(o),
+            None => "judged by the checks above".to_string(),
+        };
+        findings.push(finding(
+            "installed-kernel",
+            format!("{}{role}: {text}", k.release),
         ));
     }
     match &kernel_log {
@@ -255,6 +274,13 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
             compat_allowed: cufile.as_ref().is_some_and(|c| c.compat_allowed())
                 && facts.nvidia_fs.loaded,
             gds_mount: gds_mount.as_deref(),
+            next_boot: facts
+                .boot
+                .next_boot
+                .as_ref()
+                .ok()
+                .and_then(|nb| nb.release.as_deref())
+                .and_then(|r| facts.boot.other(r)),
         })
     };
     Ok(Diagnosis {

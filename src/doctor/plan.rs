@@ -10,6 +10,8 @@ use std::collections::BTreeSet;
 
 use crate::checks::catalogue::modprobe_config;
 use crate::checks::{CheckResult, Fix, Status};
+use crate::host::boot_kernels::KernelRpcrdma;
+use crate::host::dkms::{dkms_state, MLNX_NFSRDMA};
 
 /// A step `provision --apply` may run by itself: idempotent, and never disruptive.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -137,6 +139,8 @@ pub struct PlanInput<'a> {
     pub compat_allowed: bool,
     /// A mount point meant for GDS, for the example commands.
     pub gds_mount: Option<&'a str>,
+    /// The kernel the next boot starts, when it is not the running one.
+    pub next_boot: Option<&'a KernelRpcrdma>,
 }
 
 /// Builds the ordered plan: one group of steps per kind of fix the failing checks call for, in
@@ -164,6 +168,12 @@ pub fn plan(input: &PlanInput) -> Vec<Step> {
     if fixes.contains(&Fix::GplExport) {
         steps.push(gpl_export_step(s));
     }
+    if fixes.contains(&Fix::AbiRpcrdma) {
+        rebuilt |= abi_rpcrdma_steps(s, &kernel, fixes.contains(&Fix::HookedRpcrdma), &mut steps);
+    }
+    if fixes.contains(&Fix::SignModules) {
+        steps.push(sign_modules_step(s, &kernel));
+    }
     // Rebuilt module files need a fresh index and initramfs, then the new build loaded.
     if rebuilt {
         steps.push(Step::auto(
@@ -181,6 +191,9 @@ pub fn plan(input: &PlanInput) -> Vec<Step> {
                 kernel,
             },
         ));
+    }
+    if let (true, Some(k)) = (fixes.contains(&Fix::NextBootModules), input.next_boot) {
+        steps.push(next_boot_step(s, k));
     }
     if fixes.contains(&Fix::ReloadRpcrdma) || rebuilt {
         steps.push(reload_step(input.usage));
@@ -338,6 +351,122 @@ fn hooked_rpcrdma_steps(s: &Stack, kernel: &str, steps: &mut Vec<Step>) -> bool 
         )),
     }
     rebuilt
+}
+
+/// The rpcrdma modprobe loads was built against other ib_core/rdma_cm CRCs than the installed
+/// ones. Returns whether a step rebuilds module files. `hooked` says the hooks step already
+/// installs a new rpcrdma (then only a rebuild-specific step is added).
+fn abi_rpcrdma_steps(s: &Stack, kernel: &str, hooked: bool, steps: &mut Vec<Step>) -> bool {
+    let why = "the rpcrdma modprobe loads was built against other ib_core/rdma_cm symbol CRCs than the installed modules export: modprobe refuses it (`disagrees about version of symbol`) and mount.nfs then reports a misleading \"incorrect mount option\"";
+    match s.provenance {
+        Provenance::Inbox
+        | Provenance::Missing
+        | Provenance::BuiltIn
+        | Provenance::OtherOutOfTree => {
+            if !hooked {
+                let mut step = install_nfsrdma_step(s);
+                step.title = "Install the mlnx-nfsrdma built for this MOFED".into();
+                step.why = why.into();
+                steps.push(step);
+            }
+            false
+        }
+        Provenance::MofedDkms => match s.dkms_entry("mlnx-nfsrdma") {
+            Some(e) if !hooked => {
+                steps.push(Step::auto(
+                    "Rebuild mlnx-nfsrdma against the installed mlnx-ofa_kernel",
+                    why,
+                    Action::DkmsRebuild {
+                        module: e.module.clone(),
+                        version: e.version.clone(),
+                        kernel: kernel.to_string(),
+                    },
+                ));
+                true
+            }
+            Some(_) => false,
+            None => {
+                steps.push(Step::manual(
+                    "Rebuild mlnx-nfsrdma against the installed mlnx-ofa_kernel",
+                    why,
+                    vec![format!("dkms install mlnx-nfsrdma/<version> -k {kernel} --force   # the version of `dkms status mlnx-nfsrdma`")],
+                ));
+                false
+            }
+        },
+        Provenance::MofedPackage => {
+            steps.push(Step::manual(
+                "Install the mlnx-nfsrdma package of the installed MOFED version",
+                why,
+                vec![
+                    "ofed_info -s   # the installed MLNX_OFED / DOCA-OFED version".into(),
+                    match s.family {
+                        Family::Debian => "apt-get install --reinstall mlnx-nfsrdma   # from the same DOCA-Host / MLNX_OFED repository".into(),
+                        _ => "dnf reinstall mlnx-nfsrdma   # from the same DOCA-Host / MLNX_OFED repository".into(),
+                    },
+                ],
+            ));
+            false
+        }
+        Provenance::Vastnfs | Provenance::NvidiaKernel => {
+            steps.push(Step::manual(
+                "Reinstall rpcrdma built against the installed RDMA stack",
+                why,
+                vec!["reinstall the package that provides rpcrdma, built for this kernel and the installed MOFED".into()],
+            ));
+            false
+        }
+    }
+}
+
+/// The next boot starts a kernel whose module tree has no hooked rpcrdma: build mlnx-nfsrdma
+/// for it (DKMS, as `dkms status` or the DKMS tree knows it) and refresh its initramfs.
+fn next_boot_step(s: &Stack, k: &KernelRpcrdma) -> Step {
+    let rel = &k.kernel.release;
+    let from_status = dkms_state(&s.dkms, MLNX_NFSRDMA, rel).fix(MLNX_NFSRDMA, rel);
+    let mut commands: Vec<String> = match from_status.or_else(|| k.dkms_fix()) {
+        Some(cmd) => vec![format!("{cmd}   # needs the headers of {rel}")],
+        None => install_nfsrdma_step(s).commands,
+    };
+    commands.push(match s.family {
+        Family::Debian => format!("update-initramfs -u -k {rel}"),
+        _ => format!("dracut -f --kver {rel}"),
+    });
+    Step::manual(
+        format!("Build mlnx-nfsrdma for {rel} before rebooting"),
+        format!("the next boot starts {rel}, whose modprobe would load an rpcrdma without the nvfs hooks (or none): GDS silently falls back after the reboot"),
+        commands,
+    )
+}
+
+/// The kernel enforces module signatures and a GDS module file is unsigned (or its key is
+/// not enrolled): DKMS signs what it builds with its MOK, which the firmware must trust.
+fn sign_modules_step(s: &Stack, kernel: &str) -> Step {
+    let mut commands = vec![
+        "dkms generate_mok   # DKMS 3.x: creates /var/lib/dkms/mok.key and mok.pub unless they exist".to_string(),
+    ];
+    for package in ["mlnx-nfsrdma", "nvidia-fs"] {
+        if let Some(e) = s.dkms_entry(package) {
+            commands.push(format!(
+                "dkms remove {p}/{v} -k {kernel} && dkms install {p}/{v} -k {kernel}   # rebuilt, and signed with that key",
+                p = e.module,
+                v = e.version
+            ));
+        }
+    }
+    if s.provenance == Provenance::MofedPackage {
+        commands.push("# prebuilt MLNX_OFED / DOCA kmods are signed by NVIDIA: enroll the public key the package ships instead".into());
+    }
+    commands.push("mokutil --import /var/lib/dkms/mok.pub   # asks for a one-time password".into());
+    commands.push(
+        "systemctl reboot   # then choose Enroll MOK in the MOK manager and enter that password"
+            .into(),
+    );
+    Step::manual(
+        "Sign the GDS modules with an enrolled Machine Owner Key",
+        "the kernel enforces module signatures and the module modprobe would load is not signed by a key it trusts: it is refused with `Key was rejected by service`",
+        commands,
+    )
 }
 
 /// The loaded rpcrdma is not the build on disk: reload it when nothing uses it, else reboot.
@@ -521,6 +650,7 @@ mod tests {
             usage,
             compat_allowed: false,
             gds_mount: None,
+            next_boot: None,
         })
     }
 

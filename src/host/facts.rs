@@ -7,16 +7,19 @@
 
 use serde::Serialize;
 
+use super::boot_kernels::{self, BootKernels};
 use super::gpl_rule::{self, GplRule};
 use super::kallsyms::{self, KallsymsEntry};
 use super::kernel::KernelInfo;
 use super::loaded_build::{self, LoadedBuild};
+use super::module_load::{self, ModuleLoad};
 use super::modules::{self, LoadedModule, ModuleTree, Resolution};
 use super::nvfs_probe::{self, ProbeOutcome};
 use super::nvidia_fs::NvidiaFs;
 use super::rpcrdma_requests::{read_rpcrdma_requests, RpcrdmaRequests};
 use super::sysmodule::SysModule;
 use super::{HostError, Root};
+use crate::kmod::load_facts::LoadFacts;
 use crate::kmod::{self, ModuleFile, RPCRDMA_HOOKS};
 
 /// The module whose hooks GDS over NFS needs.
@@ -110,6 +113,15 @@ pub struct HostFacts {
     /// Only judged when a hook is exported plain: scanning the kernel image costs a
     /// decompression of tens of MB, and the answer matters only then.
     pub gpl_rule: Option<GplRule>,
+    /// Whether the kernel will load the rpcrdma file modprobe resolves: symbol versions against
+    /// its providers, signature against the kernel's enforcement.
+    pub rpcrdma_load: ModuleLoad,
+    /// Every installed kernel, the one the next boot starts, and their rpcrdma.
+    pub boot: BootKernels,
+    /// The kernel log, when the caller read it (doctor, through its runner's `dmesg`): the
+    /// kernel's own verdict on earlier loads, shown as evidence.
+    #[serde(skip)]
+    pub kernel_log: Option<String>,
     /// The live registration probe, when it was asked for ([`HostFacts::run_probe`]).
     #[serde(skip)]
     pub probe: Option<ProbeRun>,
@@ -127,10 +139,12 @@ impl HostFacts {
         let kernel = KernelInfo::read(root)?;
         let loaded_modules = modules::read_proc_modules(root)?;
         let nvidia_fs = NvidiaFs::read(root)?;
-        let rpcrdma = read_rpcrdma(root, &kernel, loaded_modules.as_deref())?;
+        let (rpcrdma, rpcrdma_load_facts) = read_rpcrdma(root, &kernel, loaded_modules.as_deref())?;
         let gpl_rule = rpcrdma
             .any_plain_export()
             .then(|| gpl_rule::read(root, &kernel));
+        let rpcrdma_load = module_load::read_module_load(root, &kernel, rpcrdma_load_facts)?;
+        let boot = boot_kernels::read_boot_kernels(root, &kernel)?;
         Ok(HostFacts {
             root: root.clone(),
             kernel,
@@ -138,6 +152,9 @@ impl HostFacts {
             nvidia_fs,
             rpcrdma,
             gpl_rule,
+            rpcrdma_load,
+            boot,
+            kernel_log: None,
             probe: None,
         })
     }
@@ -155,7 +172,7 @@ fn read_rpcrdma(
     root: &Root,
     kernel: &KernelInfo,
     loaded: Option<&[LoadedModule]>,
-) -> Result<RpcrdmaFacts, HostError> {
+) -> Result<(RpcrdmaFacts, Option<Result<LoadFacts, String>>), HostError> {
     let tree = match &kernel.release {
         Some(release) => Some(ModuleTree::read(root, release)?),
         None => None,
@@ -174,18 +191,23 @@ fn read_rpcrdma(
         Some(t) => Some(t.resolve(root, &wanted)?),
         None => None,
     };
+    let mut load_facts = None;
     let file = match &resolution {
         Some(Resolution::File {
             path, exists: true, ..
         }) => {
             let cache = crate::host::facts_cache::FactsCache::for_root(root);
             Some(
-                super::module_files::inspect_file_with_cache(
+                super::module_files::inspect_with_load_facts(
                     root,
                     path,
                     &RPCRDMA_HOOKS,
                     cache.as_ref(),
                 )
+                .map(|(file, load)| {
+                    load_facts = Some(load);
+                    file
+                })
                 .map_err(|e| e.to_string()),
             )
         }
@@ -212,15 +234,18 @@ fn read_rpcrdma(
     } else {
         None
     };
-    Ok(RpcrdmaFacts {
-        resolution,
-        file,
-        loaded,
-        sys,
-        kallsyms,
-        loaded_build,
-        requests,
-    })
+    Ok((
+        RpcrdmaFacts {
+            resolution,
+            file,
+            loaded,
+            sys,
+            kallsyms,
+            loaded_build,
+            requests,
+        },
+        load_facts,
+    ))
 }
 
 /// Compares the loaded build with the resolved file, and looks for it in the tree only when

@@ -8,6 +8,7 @@
 //! resolves the path inside the root and reads it with the rules of [`reader`].
 
 pub mod bls;
+pub mod boot_kernels;
 pub mod conf_dirs;
 pub mod depmod_config;
 pub mod dkms;
@@ -24,6 +25,7 @@ pub mod loaded_build;
 pub mod modprobe_config;
 pub mod modprobe_effect;
 pub mod module_files;
+pub mod module_load;
 pub mod modules;
 pub mod mounts;
 pub mod next_boot;

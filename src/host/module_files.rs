@@ -95,6 +95,50 @@ pub fn inspect_read(
     Ok(facts)
 }
 
+/// [`inspect_file_with_cache`] and the file's load facts from one read and one
+/// decompression: the load facts (symbol versions, signature) are parsed from the image that is
+/// decompressed anyway, and the inspection is answered from `cache` when it holds this file.
+pub fn inspect_with_load_facts(
+    root: &Root,
+    path: &Path,
+    wanted: &[&str],
+    cache: Option<&FactsCache>,
+) -> Result<(ModuleFile, Result<LoadFacts, String>), KmodError> {
+    let rel = root.rel_of(path).unwrap_or_else(|| path.to_owned());
+    let file = root
+        .read_file(&rel, FileKind::ModuleFile)
+        .map_err(opening)?
+        .ok_or_else(|| absent(path))?;
+    let read = facts_cache::ReadFile::from(file);
+    let (compression, image) = kmod::elf_image(path, &read.bytes)?;
+    let mut load = load_facts_of_bytes(path, &image).map_err(|e| e.to_string());
+    if let Ok(l) = &mut load {
+        l.compression = compression;
+    }
+    if compression == Compression::None {
+        return Ok((inspect_bytes(path, &read.bytes, wanted)?, load));
+    }
+    let inspected = match cache {
+        None => kmod::inspect_image(path, &read.bytes, compression, &image, wanted)?,
+        Some(cache) => {
+            let key = read.identity();
+            match cache.module(&key, wanted) {
+                Some(mut facts) => {
+                    facts.path = path.to_owned();
+                    facts
+                }
+                None => {
+                    let facts =
+                        kmod::inspect_image(path, &read.bytes, compression, &image, wanted)?;
+                    cache.store_module(&key, wanted, &facts);
+                    facts
+                }
+            }
+        }
+    };
+    Ok((inspected, load))
+}
+
 /// Reads a module file named on the command line and gives what decides whether it loads
 /// (symbol versions, exported CRCs, signature).
 pub fn read_load_facts(path: &Path) -> Result<LoadFacts, KmodError> {

@@ -431,6 +431,11 @@ impl ModuleTree {
         Ok(wanted)
     }
 
+    /// The root the tree is read below.
+    pub fn root(&self) -> &Root {
+        &self.root
+    }
+
     /// The host path of a `modules.dep` file entry.
     pub fn path_of(&self, file: &str) -> PathBuf {
         if file.starts_with('/') {

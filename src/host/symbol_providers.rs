@@ -10,9 +10,10 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use super::module_files::read_load_facts;
 use super::modules::ModuleTree;
+use super::{FileKind, Root};
 use crate::kmod::abi::{CrcOrigin, Provider};
+use crate::kmod::load_facts::{load_facts_of_bytes, LoadFacts};
 use crate::kmod::modversions::ExportCrcs;
 
 /// What one provider module answers: its file and export CRCs, or why it has none.
@@ -63,13 +64,13 @@ impl<'t> TreeProviders<'t> {
                 )),
                 Ok(Some(entry)) => {
                     let path = self.tree.path_of(&entry.file);
-                    match read_load_facts(&path) {
+                    match read_load_facts_below(self.tree.root(), &path) {
                         Ok(f) => ProviderFacts::Read {
                             path: Some(path),
                             crcs: f.exports,
                             origin: CrcOrigin::File,
                         },
-                        Err(e) => ProviderFacts::Unreadable(e.to_string()),
+                        Err(e) => ProviderFacts::Unreadable(e),
                     }
                 }
             };
@@ -102,5 +103,15 @@ impl<'t> TreeProviders<'t> {
                 module,
             },
         }
+    }
+}
+
+/// A provider file read through the root (confined below it, and recorded for `collect`).
+pub fn read_load_facts_below(root: &Root, path: &std::path::Path) -> Result<LoadFacts, String> {
+    let rel = root.rel_of(path).unwrap_or_else(|| path.to_owned());
+    match root.read_file(&rel, FileKind::ModuleFile) {
+        Ok(Some(f)) => load_facts_of_bytes(path, &f.bytes).map_err(|e| e.to_string()),
+        Ok(None) => Err(format!("{} does not exist", path.display())),
+        Err(e) => Err(e.to_string()),
     }
 }

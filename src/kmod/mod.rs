@@ -139,3 +139,29 @@ pub fn inspect_bytes(path: &Path, bytes: &[u8], wanted: &[&str]) -> Result<Modul
         symbols: facts.symbols,
     })
 }
+
+/// Inspects an ELF image already decompressed from `bytes`.
+pub fn inspect_image(
+    path: &Path,
+    bytes: &[u8],
+    compression: Compression,
+    image: &[u8],
+    wanted: &[&str],
+) -> Result<ModuleFile, KmodError> {
+    let facts = elf::inspect_elf(image, wanted).map_err(|source| KmodError::Elf {
+        path: path.to_owned(),
+        compression,
+        source,
+    })?;
+    Ok(ModuleFile {
+        path: path.to_owned(),
+        compression,
+        file_size: bytes.len() as u64,
+        elf_size: image.len() as u64,
+        modinfo: facts.modinfo,
+        build_id: facts.build_id,
+        has_symtab: facts.has_symtab,
+        export_layout: facts.export_layout,
+        symbols: facts.symbols,
+    })
+}

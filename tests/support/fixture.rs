@@ -78,6 +78,12 @@ impl Fixture {
             format!("{}/modules.builtin", f.tree()),
             "kernel/fs/ext4/ext4.ko\n",
         );
+        // A kernel that checks signatures but does not enforce them, as without Secure Boot.
+        f.write("sys/module/module/parameters/sig_enforce", "N\n");
+        f.write(
+            "sys/kernel/security/lockdown",
+            "[none] integrity confidentiality\n",
+        );
         f.flush();
         f
     }

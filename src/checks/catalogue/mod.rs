@@ -10,11 +10,14 @@
 use super::registry::Check;
 
 pub mod modprobe_config;
+pub mod module_signature;
 pub mod mount_options;
 pub mod mount_transport;
+pub mod next_boot;
 pub mod nvfs_registration;
 pub mod nvidia_fs_devices;
 pub mod nvidia_fs_loaded;
+pub mod rpcrdma_abi;
 pub mod rpcrdma_fresh;
 pub mod rpcrdma_hook_export;
 pub mod rpcrdma_hooks;
@@ -37,9 +40,12 @@ pub static ALL: &[&Check] = &[
     &modprobe_config::CHECK,
     &rpcrdma_hooks::CHECK,
     &rpcrdma_hook_export::CHECK,
+    &rpcrdma_abi::CHECK,
+    &module_signature::CHECK,
     &rpcrdma_loaded::CHECK,
     &rpcrdma_fresh::CHECK,
     &rpcrdma_next_load::CHECK,
+    &next_boot::CHECK,
     &nvfs_registration::CHECK,
     &transport_trap::CHECK,
     &mount_transport::CHECK,

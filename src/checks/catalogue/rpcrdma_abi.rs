@@ -1,0 +1,224 @@
+//! `rpcrdma-abi`: the symbol CRCs the rpcrdma file modprobe would load was built against agree
+//! with what its providers export (MOFED replaces ib_core and rdma_cm), so modprobe does not
+//! refuse it with `disagrees about version of symbol`.
+
+use super::rpcrdma_common::origin_of;
+use crate::checks::registry::{Check, Scope};
+use crate::checks::{CheckId, CheckResult, Fix, Level};
+use crate::host::facts::RPCRDMA;
+use crate::host::kernel_log::{parse_load_failures, LoadFailure, LoadFailureKind};
+use crate::host::modules::ModuleOrigin;
+use crate::host::HostFacts;
+use crate::kmod::abi::{AbiVerdict, CrcMismatch, Uncompared};
+
+pub const ID: CheckId = CheckId::new("rpcrdma-abi");
+
+pub static CHECK: Check = Check {
+    id: ID,
+    doc: "the symbol CRCs the rpcrdma file was built against match what its providers (ib_core, rdma_cm, …) export, so modprobe loads it",
+    scope: Scope::Node(run),
+    default_level: Level::Enforce,
+    waitable: false,
+};
+
+/// How many mismatches are shown one by one.
+const SHOWN: usize = 5;
+
+fn run(facts: &HostFacts) -> CheckResult {
+    let id = ID;
+    let rp = &facts.rpcrdma;
+    let load = &facts.rpcrdma_load;
+    if rp.is_builtin() {
+        return CheckResult::skip(
+            id,
+            "rpcrdma is built in: it has no symbol versions to check",
+        );
+    }
+    let Some(file) = &load.file else {
+        return CheckResult::skip(id, "no rpcrdma module file to check (see rpcrdma-module)");
+    };
+    let file = match file {
+        Ok(f) => f,
+        Err(e) => {
+            return CheckResult::unknown(
+                id,
+                format!("the symbol versions of the rpcrdma file could not be read: {e}"),
+            )
+        }
+    };
+    let log = log_evidence(facts);
+    let result = match &load.abi {
+        None => CheckResult::unknown(id, "the symbol versions were not compared"),
+        Some(AbiVerdict::NotApplicable { reason }) => CheckResult::skip(id, reason.clone()),
+        Some(AbiVerdict::Unversioned { reason }) => {
+            refused(facts, format!("{}: {reason}", file.path.display()))
+        }
+        Some(AbiVerdict::Compared(r)) if !r.mismatches.is_empty() => {
+            let first = &r.mismatches[0];
+            let summary = format!(
+                "{} {}: modprobe refuses it (`{RPCRDMA}: disagrees about version of symbol {}`){}",
+                file_name(&file.path),
+                describe(first),
+                first.symbol,
+                match r.mismatches.len() {
+                    1 => String::new(),
+                    n => format!(", and {} more import(s) disagree", n - 1),
+                }
+            );
+            let mut res = refused(facts, summary);
+            for m in r.mismatches.iter().take(SHOWN) {
+                res = res.with(format!("import {}", m.symbol), describe(m));
+            }
+            res.with(
+                "compared",
+                format!(
+                    "{} agree, {} disagree, {} not comparable",
+                    r.matched,
+                    r.mismatches.len(),
+                    r.uncompared.len()
+                ),
+            )
+        }
+        Some(AbiVerdict::Compared(r)) => {
+            let unreadable: Vec<String> = r
+                .uncompared
+                .iter()
+                .filter_map(|u| match u {
+                    Uncompared::ProviderUnreadable {
+                        symbol,
+                        provider,
+                        reason,
+                    } => Some(format!("{symbol} from {provider}: {reason}")),
+                    _ => None,
+                })
+                .collect();
+            let image = r
+                .uncompared
+                .iter()
+                .filter(|u| matches!(u, Uncompared::KernelImage { .. }))
+                .count();
+            if !unreadable.is_empty() {
+                CheckResult::warn(
+                    id,
+                    format!(
+                        "{} import(s) agree with their providers, but the CRCs of {} could not be read",
+                        r.matched,
+                        unreadable.len()
+                    ),
+                )
+                .with("unreadable providers", unreadable.join("; "))
+            } else if r.matched == 0 {
+                CheckResult::skip(
+                    id,
+                    format!("none of the {} versioned imports comes from a module that modules.symbols names: nothing to compare (the kernel image's own CRCs are in no module file)", image),
+                )
+            } else if !load.divergent_providers.is_empty() && !rp.loaded {
+                let names: Vec<String> = load
+                    .divergent_providers
+                    .iter()
+                    .map(|d| format!("{} (loaded build-id {})", d.module, d.loaded_build_id))
+                    .collect();
+                CheckResult::warn(
+                    id,
+                    format!(
+                        "the {} compared imports agree with the provider files, but {} is loaded from another build, whose CRCs the loader would use and nothing shows",
+                        r.matched,
+                        names.join(", ")
+                    ),
+                )
+                .remedy("reboot (or reload the providers) so the loaded modules are the files on disk, then run the check again")
+            } else {
+                CheckResult::pass(
+                    id,
+                    format!(
+                        "all {} imports provided by modules agree with their export CRCs ({image} provided by the kernel image, not compared)",
+                        r.matched
+                    ),
+                )
+            }
+            .with("modversions", modversions_evidence(facts))
+        }
+    };
+    let result = result.with("file", file.path.display().to_string());
+    log.into_iter().fold(result, |r, l| {
+        r.with(format!("kernel log line {}", l.line_number), l.line)
+    })
+}
+
+/// A refusal: a failure when rpcrdma is not loaded (the first RDMA mount loads this file), a
+/// warning when a loaded build carries mounts now and only the next load would be refused.
+fn refused(facts: &HostFacts, summary: String) -> CheckResult {
+    let id = ID;
+    let remedy = remedy(origin_of(&facts.rpcrdma));
+    if facts.rpcrdma.loaded {
+        CheckResult::warn(
+            id,
+            format!("{summary}; the loaded rpcrdma serves mounts now, but the next load (after `modprobe -r` or a reboot) fails"),
+        )
+        .remedy(remedy)
+    } else {
+        CheckResult::fail(id, summary).fix(Fix::AbiRpcrdma).remedy(remedy)
+    }
+    .with("modversions", modversions_evidence(facts))
+}
+
+fn modversions_evidence(facts: &HostFacts) -> String {
+    use crate::kmod::abi::KernelModversions::*;
+    match &facts.rpcrdma_load.modversions {
+        Enabled { evidence } | Disabled { evidence } => evidence.clone(),
+        Unknown => "the kernel's CONFIG_MODVERSIONS is not known (no kernel configuration); CRCs compared as a kernel with it would".into(),
+    }
+}
+
+fn file_name(path: &std::path::Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+/// `wants ib_drain_qp 0x…; ib_core.ko (an out-of-tree package (updates/), updates/dkms/ib_core.ko) exports 0x…`
+fn describe(m: &CrcMismatch) -> String {
+    let Some(path) = &m.provider_path else {
+        return m.describe();
+    };
+    let shown = path.to_string_lossy();
+    let in_tree = shown
+        .split_once("/lib/modules/")
+        .and_then(|(_, rest)| rest.split_once('/'))
+        .map_or_else(|| shown.to_string(), |(_, rel)| rel.to_string());
+    format!(
+        "wants {} {:#010x}; {} ({}, {}) exports {:#010x}",
+        m.symbol,
+        m.wanted,
+        file_name(path),
+        ModuleOrigin::of(&in_tree).describe(),
+        in_tree,
+        m.provided
+    )
+}
+
+fn remedy(origin: Option<&ModuleOrigin>) -> String {
+    match origin {
+        Some(ModuleOrigin::Inbox) => "this is the distribution's own rpcrdma, built against the kernel's own ib_core/rdma_cm, which MLNX_OFED / DOCA-OFED replaced: install the mlnx-nfsrdma built for this MOFED".into(),
+        Some(_) => "this rpcrdma was built against another MLNX_OFED / DOCA-OFED than the one installed (an upgrade without a rebuild): rebuild mlnx-nfsrdma against the installed mlnx-ofa_kernel (`dkms install`), or install the mlnx-nfsrdma package of the same MOFED version".into(),
+        None => "install the mlnx-nfsrdma built for the installed MLNX_OFED / DOCA-OFED".into(),
+    }
+}
+
+/// The kernel's own verdict on earlier loads of rpcrdma, when the caller read the log.
+fn log_evidence(facts: &HostFacts) -> Vec<LoadFailure> {
+    let Some(log) = &facts.kernel_log else {
+        return Vec::new();
+    };
+    parse_load_failures(log, &[RPCRDMA])
+        .into_iter()
+        .filter(|f| {
+            f.module.is_some()
+                && matches!(
+                    f.kind,
+                    LoadFailureKind::SymbolVersionMismatch { .. }
+                        | LoadFailureKind::UnknownSymbol { .. }
+                )
+        })
+        .collect()
+}

@@ -76,7 +76,7 @@ pub struct GpuDriver {
     pub loaded: bool,
     pub version: Option<String>,
     pub flavour: GpuDriverFlavour,
-    /// The `NVRM version:` line it was judged from.
+    /// The `NVRM version:` line it was judged from, else the module's taint flags.
     pub evidence: Option<String>,
 }
 
@@ -91,16 +91,22 @@ impl GpuDriver {
                     .find(|l| l.starts_with("NVRM"))
                     .map(str::to_string)
             });
-        let flavour = match &nvrm {
-            Some(l) if l.contains("Open Kernel Module") => GpuDriverFlavour::Open,
-            Some(l) if l.contains("Kernel Module") => GpuDriverFlavour::Proprietary,
+        // The kernel taints itself `P` for a module whose license is not GPL-compatible: the
+        // proprietary nvidia.ko; the open modules are "Dual MIT/GPL".
+        let taint = read_first_line(root, "sys/module/nvidia/taint")?;
+        let flavour = match (&nvrm, &taint) {
+            (Some(l), _) if l.contains("Open Kernel Module") => GpuDriverFlavour::Open,
+            (Some(l), _) if l.contains("Kernel Module") => GpuDriverFlavour::Proprietary,
+            (None, Some(t)) if t.contains('P') => GpuDriverFlavour::Proprietary,
+            (None, Some(_)) => GpuDriverFlavour::Open,
             _ => GpuDriverFlavour::Unknown,
         };
+        let evidence = nvrm.or(taint.map(|t| format!("/sys/module/nvidia/taint: {t}")));
         Ok(GpuDriver {
             loaded,
             version,
             flavour,
-            evidence: nvrm,
+            evidence,
         })
     }
 }

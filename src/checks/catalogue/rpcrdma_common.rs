@@ -37,3 +37,12 @@ pub(super) fn export_word(e: &Export) -> String {
         Export::Unrecognised { section } => format!("in unrecognised section {section}"),
     }
 }
+
+/// Why this kernel is taken to load no modules: no `/proc/modules`, or `nomodule` booted.
+pub fn no_modules_evidence(facts: &crate::host::HostFacts) -> &'static str {
+    if facts.loaded_modules.is_none() {
+        "no /proc/modules"
+    } else {
+        "booted with nomodule"
+    }
+}

@@ -9,11 +9,17 @@
 
 use super::registry::Check;
 
+pub mod container;
+pub mod cufile_config;
+pub mod gpu_driver;
+pub mod iommu_mode;
 pub mod mount_options;
 pub mod mount_transport;
 pub mod nvfs_registration;
 pub mod nvidia_fs_devices;
 pub mod nvidia_fs_loaded;
+pub mod pcie_acs;
+pub mod pcie_path;
 pub mod rpcrdma_fresh;
 pub mod rpcrdma_hook_export;
 pub mod rpcrdma_hooks;
@@ -29,6 +35,7 @@ mod mount_tests;
 
 /// Every check, in the order to fix them.
 pub static ALL: &[&Check] = &[
+    &gpu_driver::CHECK,
     &nvidia_fs_loaded::CHECK,
     &nvidia_fs_devices::CHECK,
     &rpcrdma_module::CHECK,
@@ -36,6 +43,11 @@ pub static ALL: &[&Check] = &[
     &rpcrdma_hook_export::CHECK,
     &rpcrdma_loaded::CHECK,
     &rpcrdma_fresh::CHECK,
+    &iommu_mode::CHECK,
+    &pcie_acs::CHECK,
+    &pcie_path::CHECK,
+    &cufile_config::CHECK,
+    &container::CHECK,
     &nvfs_registration::CHECK,
     &transport_trap::CHECK,
     &mount_transport::CHECK,

@@ -443,3 +443,24 @@ fn a_bundle_replays_the_platform_checks() {
     }
     assert_eq!(titles(&replayed), titles(&original));
 }
+
+#[test]
+fn a_known_bad_nvidia_fs_is_named_with_its_source() {
+    let mut f = gpu_node(None);
+    driver(&f, OPEN);
+    f.nvidia_fs("2.28.4", 1);
+    std::fs::create_dir_all(f.path("usr/src/nvidia-fs-2.25.6")).unwrap();
+    let doc = doctor_json(&f);
+    let r = check_result(&doc, "known-bad-versions");
+    assert_eq!(r["status"], "warn", "{r}");
+    let ev = evidence(&doc, "known-bad-versions");
+    assert!(ev.contains("2.28.4 (loaded), 2.25.6 (/usr/src)"), "{ev}");
+    assert!(ev.contains("rw_verify_area failed with -14"), "{ev}");
+    assert!(
+        ev.contains("https://github.com/NVIDIA/gds-nvidia-fs/issues/60"),
+        "{ev}"
+    );
+
+    f.remove("usr/src/nvidia-fs-2.25.6");
+    assert_eq!(status(&doctor_json(&f), "known-bad-versions"), "pass");
+}

@@ -20,6 +20,8 @@ pub struct NvidiaFs {
     pub proc_version: Option<String>,
     /// The `name` of each line of `/proc/driver/nvidia-fs/modules`.
     pub registered_modules: Option<Vec<String>>,
+    /// Versions of the nvidia-fs source trees DKMS builds from (`/usr/src/nvidia-fs-2.28.4`).
+    pub source_versions: Vec<String>,
 }
 
 impl NvidiaFs {
@@ -38,12 +40,20 @@ impl NvidiaFs {
         let registered_modules = root
             .read_text_lossy("proc/driver/nvidia-fs/modules")?
             .map(|t| parse_registered_modules(&t));
+        let source_versions = root
+            .list_dir("usr/src")?
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|n| n.strip_prefix("nvidia-fs-"))
+            .map(str::to_string)
+            .collect();
         Ok(NvidiaFs {
             loaded,
             version,
             devices,
             proc_version,
             registered_modules,
+            source_versions,
         })
     }
 }

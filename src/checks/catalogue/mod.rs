@@ -13,6 +13,7 @@ pub mod container;
 pub mod cufile_config;
 pub mod gpu_driver;
 pub mod iommu_mode;
+pub mod known_bad_versions;
 pub mod mount_options;
 pub mod mount_transport;
 pub mod nvfs_registration;
@@ -43,6 +44,7 @@ pub static ALL: &[&Check] = &[
     &rpcrdma_hook_export::CHECK,
     &rpcrdma_loaded::CHECK,
     &rpcrdma_fresh::CHECK,
+    &known_bad_versions::CHECK,
     &iommu_mode::CHECK,
     &pcie_acs::CHECK,
     &pcie_path::CHECK,

@@ -464,3 +464,34 @@ fn a_known_bad_nvidia_fs_is_named_with_its_source() {
     f.remove("usr/src/nvidia-fs-2.25.6");
     assert_eq!(status(&doctor_json(&f), "known-bad-versions"), "pass");
 }
+
+#[test]
+fn the_agent_publishes_the_platform_checks_like_every_other() {
+    let f = gpu_node(Some("DMA-FQ"));
+    let out = tempfile::tempdir().unwrap();
+    f.write(
+        "proc/self/mountinfo",
+        "1 0 254:0 / / rw - ext4 /dev/vda rw\n",
+    );
+    let o = nfs_gds()
+        .arg("--root")
+        .arg(f.root())
+        .args(["agent", "--once", "--interval", "30"])
+        .arg("--nfd-dir")
+        .arg(out.path().join("features.d"))
+        .arg("--textfile-dir")
+        .arg(out.path().join("textfile"))
+        .arg("--status-file")
+        .arg(out.path().join("run/status.json"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let features = std::fs::read_to_string(out.path().join("features.d/nfs-gds")).unwrap();
+    assert!(features.contains("/gpu-driver=fail\n"), "{features}");
+    assert!(features.contains("/iommu-mode=warn\n"), "{features}");
+    let prom = std::fs::read_to_string(out.path().join("textfile/nfs-gds.prom")).unwrap();
+    assert!(
+        prom.contains("nfs_gds_check_status{check=\"iommu-mode\",status=\"warn\"} 1\n"),
+        "{prom}"
+    );
+}

@@ -282,6 +282,18 @@ fn cufile_json_mistakes_are_each_named() {
     f.write("etc/cufile.json", "{ \"properties\": ");
     let doc = doctor_json(&f);
     assert_eq!(status(&doc, "cufile-config"), "warn");
+    // A directory in its place is that one check's problem, not the whole diagnosis's.
+    f.remove("etc/cufile.json");
+    std::fs::create_dir(f.path("etc/cufile.json")).unwrap();
+    let r = check_result(&doctor_json(&f), "cufile-config").clone();
+    assert_eq!(r["status"], "warn", "{r}");
+    assert!(
+        r["summary"]
+            .as_str()
+            .unwrap()
+            .contains("not a regular file"),
+        "{r}"
+    );
     f.remove("etc/cufile.json");
     assert_eq!(status(&doctor_json(&f), "cufile-config"), "skip");
 }

@@ -54,7 +54,18 @@ pub fn read_cufile(
     override_path: Option<&str>,
 ) -> Result<Option<CufileConfig>, HostError> {
     let path = override_path.unwrap_or("/etc/cufile.json").to_string();
-    Ok(root.read_bytes(&path)?.map(|b| match String::from_utf8(b) {
+    let bytes = match root.read_bytes(&path) {
+        Ok(b) => b,
+        // That one file unreadable, not the whole diagnosis.
+        Err(e) => {
+            return Ok(Some(CufileConfig {
+                path,
+                allow_compat_mode: None,
+                parse_error: Some(e.to_string()),
+            }))
+        }
+    };
+    Ok(bytes.map(|b| match String::from_utf8(b) {
         Ok(text) => parse_cufile(&path, &text),
         // That one file unreadable, not the whole diagnosis.
         Err(e) => CufileConfig {

@@ -50,7 +50,7 @@ const FS_NFS: &[&str] = &["use_pci_p2pdma", "rdma_dev_addr_list", "mount_table"]
 #[derive(Debug, Clone, Serialize)]
 pub struct CufileLint {
     pub path: String,
-    /// Not valid JSON even with comments removed.
+    /// Not readable, or not valid JSON even with comments removed.
     pub parse_error: Option<String>,
     /// `properties.allow_compat_mode`; `None` when unset (cuFile's default is `true`).
     pub allow_compat_mode: Option<bool>,
@@ -295,8 +295,18 @@ pub fn read_cufile_lint(root: &Root) -> Result<Option<CufileLint>, HostError> {
         .then(|| std::env::var("CUFILE_ENV_PATH_JSON").ok())
         .flatten()
         .unwrap_or_else(|| "/etc/cufile.json".to_string());
-    let Some(bytes) = root.read_bytes(&path)? else {
-        return Ok(None);
+    // Unreadable (a 0600 file for a non-root `check`) is this one fact unknown, not every check.
+    let bytes = match root.read_bytes(&path) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return Ok(None),
+        Err(e) => {
+            return Ok(Some(CufileLint {
+                path,
+                parse_error: Some(e.to_string()),
+                allow_compat_mode: None,
+                problems: Vec::new(),
+            }))
+        }
     };
     let fib = root.read_text_lossy("proc/net/fib_trie")?;
     let v6 = root

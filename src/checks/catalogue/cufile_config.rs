@@ -25,11 +25,8 @@ fn run(facts: &HostFacts) -> CheckResult {
         );
     };
     if let Some(e) = &c.parse_error {
-        return CheckResult::warn(
-            id,
-            format!("{} is not valid JSON: {e}; cuFile ignores it", c.path),
-        )
-        .remedy(format!("fix {} (JSON with // comments)", c.path));
+        return CheckResult::warn(id, format!("{} cannot be used: {e}", c.path))
+            .remedy(format!("fix {} (JSON with // comments)", c.path));
     }
     let mut problems = c.problems.clone();
     if c.compat_allowed() {

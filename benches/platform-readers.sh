@@ -4,7 +4,8 @@
 # commands built from BASE (a revision from before them), side by side in one hyperfine run, on
 # one node tree below --root laid out like an 8-GPU server: 8 NVIDIA GPUs (each with its audio
 # function) and 8 ConnectX NICs with IOMMU groups, 300 other PCI functions, nvidia-fs's bridges
-# and peer_distance (64 rows), a shipped-size cufile.json and a fib_trie of 20 addresses.
+# and peer_distance (64 rows), a shipped-size cufile.json, a fib_trie of 20 addresses, and the
+# kernel's /proc/bus/pci/devices.
 #
 # Usage: benches/platform-readers.sh BASE [RUNS]   (release builds; needs hyperfine and git)
 set -euo pipefail
@@ -74,6 +75,13 @@ done
 for i in $(seq 0 299); do
     dev "$(printf '0001:%02x:%02x.%d' $((i / 32)) $((i % 32)) 0)" 0x8086 0x060400
 done
+# /proc/bus/pci/devices as the kernel writes it: BBDF, then vendor and device.
+mkdir -p "$root/proc/bus/pci"
+for d in "$root"/sys/bus/pci/devices/*; do
+    addr=${d##*/}
+    bus=${addr:5:2} slot=${addr:8:2} func=${addr:11:1}
+    printf '%s%02x\t%s0000\t0\n' "$bus" $(((0x$slot << 3) | func)) "$(sed 's/^0x//' "$d/vendor")"
+done >"$root/proc/bus/pci/devices"
 printf '0000:17:00.0\n0000:27:00.0\n' >"$root/proc/driver/nvidia-fs/bridges"
 {
     printf 'gpu\t\tpeer\t\tpeerrank\tp2pdist\tlink\tgen\tnuma\tnp2p\tclass\n'

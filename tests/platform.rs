@@ -416,6 +416,12 @@ fn a_bundle_replays_the_platform_checks() {
         "etc/cufile.json",
         r#"{ "properties": { "allow_compat_mode": true } }"#,
     );
+    // A bridge of another vendor: /proc/bus/pci/devices spares reading it.
+    pci_device(&f, "0000:00:01.0", "0x8086", "0x060400", None);
+    f.write(
+        "proc/bus/pci/devices",
+        "0008\t80861234\t0\n3b00\t10de20b5\t0\n3b01\t10de1aef\t0\n3c00\t15b3101b\t0\n",
+    );
     let original = doctor_json(&f);
     let work = tempfile::tempdir().unwrap();
     let archive = work.path().join("node.tgz");
@@ -433,6 +439,9 @@ fn a_bundle_replays_the_platform_checks() {
     ] {
         assert!(bundle.join(&rel).is_file(), "{rel} is not in the bundle");
     }
+    assert!(!bundle
+        .join("sys/bus/pci/devices/0000:00:01.0/vendor")
+        .exists());
     let replay = nfs_gds()
         .arg("--root")
         .arg(&bundle)

@@ -324,12 +324,12 @@ fn collect_carries_off_none_of_eleven_planted_credentials() {
 fn a_failed_collect_leaves_no_partial_archive() {
     let (f, _outside) = node_and_outside();
     // A directory where a file is collected: the read fails midway through the archive.
-    std::fs::create_dir_all(f.path("etc/cufile.json")).unwrap();
+    std::fs::create_dir_all(f.path("etc/fstab")).unwrap();
     let work = tempfile::tempdir().unwrap();
     let archive = work.path().join("node.tgz");
     let out = run_bounded(f.root(), &["collect", "-o", archive.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("cufile.json"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("etc/fstab"), "{}", stderr(&out));
     let left: Vec<_> = std::fs::read_dir(work.path()).unwrap().collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }

@@ -26,6 +26,7 @@ mod module_reader;
 mod mount_fixture;
 mod mount_helper;
 mod packaging;
+mod platform;
 mod policy;
 mod readme;
 mod setuid;

@@ -5,6 +5,8 @@
 /// A step of doctor's plan, as a failing check asks for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Fix {
+    /// Load (or switch to) NVIDIA's open GPU kernel modules.
+    GpuDriver,
     /// Install and load nvidia-fs (or enable it in the GPU Operator).
     NvidiaFs,
     /// Install or rebuild an rpcrdma that carries the nvfs hooks.
@@ -24,6 +26,10 @@ pub enum Fix {
     ModprobeConfig,
     /// Fix one mount's transport or options.
     Mount,
+    /// Boot with the IOMMU in passthrough (advisory).
+    IommuPassthrough,
+    /// Disable ACS on the bridges nvidia-fs lists (advisory).
+    AcsOff,
 }
 
 impl Fix {
@@ -31,13 +37,19 @@ impl Fix {
     fn is_planned_per_stack(self) -> bool {
         matches!(
             self,
-            Fix::NvidiaFs
+            Fix::GpuDriver
+                | Fix::NvidiaFs
                 | Fix::HookedRpcrdma
                 | Fix::GplExport
                 | Fix::AbiRpcrdma
                 | Fix::SignModules
                 | Fix::NextBootModules
         )
+    }
+
+    /// Whether doctor plans it for a warning too: an advisory check's fix.
+    pub fn is_advisory(self) -> bool {
+        matches!(self, Fix::IommuPassthrough | Fix::AcsOff)
     }
 }
 

@@ -6,6 +6,7 @@
 
 pub mod catalogue;
 pub mod fix;
+pub mod known_bad;
 pub mod level;
 pub mod registry;
 pub mod render;

@@ -44,12 +44,12 @@ fn status_tag(style: TextStyle, status: Status) -> String {
     )
 }
 
-/// The one-line verdict, e.g. `nfs-gds check: NOT READY (2 failed, 1 warning)`.
+/// The one-line verdict, counted by status, e.g. `nfs-gds check: NOT READY (2 failed, 1 unknown,
+/// 1 warning)`.
 pub fn verdict_line(report: &Report, style: TextStyle) -> String {
     let failed = count(&report.checks, |s| s == Status::Fail);
-    let warned = count(&report.checks, |s| {
-        matches!(s, Status::Warn | Status::Unknown)
-    });
+    let unknown = count(&report.checks, |s| s == Status::Unknown);
+    let warned = count(&report.checks, |s| s == Status::Warn);
     let (word, code) = match report.verdict {
         Verdict::Ready => ("READY", "1;32"),
         Verdict::ReadyWithWarnings => ("READY, WITH WARNINGS", "1;33"),
@@ -63,6 +63,9 @@ pub fn verdict_line(report: &Report, style: TextStyle) -> String {
     let mut counts = Vec::new();
     if failed > 0 {
         counts.push(format!("{failed} failed"));
+    }
+    if unknown > 0 {
+        counts.push(format!("{unknown} unknown"));
     }
     if warned > 0 {
         counts.push(plural(warned, "warning"));

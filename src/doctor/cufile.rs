@@ -7,6 +7,8 @@
 
 use serde::Serialize;
 
+use crate::host::cufile_json::remove_trailing_commas;
+pub use crate::host::cufile_json::strip_json_comments;
 use crate::host::{HostError, Root};
 
 #[derive(Debug, Clone, Serialize)]
@@ -23,52 +25,6 @@ impl CufileConfig {
     pub fn compat_allowed(&self) -> bool {
         self.allow_compat_mode.unwrap_or(true)
     }
-}
-
-/// Removes `//` and `/* */` comments outside strings.
-pub fn strip_json_comments(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    let mut in_string = false;
-    while let Some(c) = chars.next() {
-        if in_string {
-            out.push(c);
-            if c == '\\' {
-                if let Some(n) = chars.next() {
-                    out.push(n);
-                }
-            } else if c == '"' {
-                in_string = false;
-            }
-            continue;
-        }
-        match (c, chars.peek()) {
-            ('"', _) => {
-                in_string = true;
-                out.push(c);
-            }
-            ('/', Some('/')) => {
-                for n in chars.by_ref() {
-                    if n == '\n' {
-                        out.push('\n');
-                        break;
-                    }
-                }
-            }
-            ('/', Some('*')) => {
-                chars.next();
-                let mut prev = ' ';
-                for n in chars.by_ref() {
-                    if prev == '*' && n == '/' {
-                        break;
-                    }
-                    prev = n;
-                }
-            }
-            _ => out.push(c),
-        }
-    }
-    out
 }
 
 pub fn parse_cufile(path: &str, text: &str) -> CufileConfig {
@@ -91,37 +47,6 @@ pub fn parse_cufile(path: &str, text: &str) -> CufileConfig {
     }
 }
 
-fn remove_trailing_commas(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let chars: Vec<char> = s.chars().collect();
-    let mut in_string = false;
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        if in_string {
-            out.push(c);
-            if c == '\\' && i + 1 < chars.len() {
-                out.push(chars[i + 1]);
-                i += 1;
-            } else if c == '"' {
-                in_string = false;
-            }
-        } else if c == '"' {
-            in_string = true;
-            out.push(c);
-        } else if c == ',' {
-            let next = chars[i + 1..].iter().find(|c| !c.is_whitespace());
-            if !matches!(next, Some('}') | Some(']')) {
-                out.push(c);
-            }
-        } else {
-            out.push(c);
-        }
-        i += 1;
-    }
-    out
-}
-
 /// Reads the cufile configuration: the file `CUFILE_ENV_PATH_JSON` names on this machine
 /// (`override_path`), else `/etc/cufile.json`.
 pub fn read_cufile(
@@ -129,7 +54,18 @@ pub fn read_cufile(
     override_path: Option<&str>,
 ) -> Result<Option<CufileConfig>, HostError> {
     let path = override_path.unwrap_or("/etc/cufile.json").to_string();
-    Ok(root.read_bytes(&path)?.map(|b| match String::from_utf8(b) {
+    let bytes = match root.read_bytes(&path) {
+        Ok(b) => b,
+        // That one file unreadable, not the whole diagnosis.
+        Err(e) => {
+            return Ok(Some(CufileConfig {
+                path,
+                allow_compat_mode: None,
+                parse_error: Some(e.to_string()),
+            }))
+        }
+    };
+    Ok(bytes.map(|b| match String::from_utf8(b) {
         Ok(text) => parse_cufile(&path, &text),
         // That one file unreadable, not the whole diagnosis.
         Err(e) => CufileConfig {

@@ -46,7 +46,10 @@ fn finding(topic: &str, text: impl Into<String>) -> Finding {
 #[derive(Debug, Clone, Serialize)]
 pub struct Diagnosis {
     pub schema_version: u32,
+    /// Always `doctor`, like the `command` of `check` and `verify` documents.
+    pub command: String,
     pub root: String,
+    pub kernel_release: Option<String>,
     /// One sentence for the top of the report.
     pub headline: String,
     pub verdict: Verdict,
@@ -251,16 +254,20 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
 
     let no_nvidia_stack = !facts.nvidia_fs.loaded
         && !gpu.loaded
+        && facts.pci.gpus.is_empty()
         && matches!(stack.ofed, Ofed::None)
         && matches!(stack.provenance, Provenance::Inbox | Provenance::Missing)
         && !stack.gpu_operator
         && stack.vastnfs_version.is_none();
-    let headline = if no_nvidia_stack {
+    let gpu_without_driver = facts.pci.gpus.first().filter(|_| !gpu.loaded);
+    let headline = if let Some(g) = gpu_without_driver {
+        format!("GPU {} present, nvidia.ko not loaded: nothing on this node can use GPUDirect Storage until NVIDIA's driver loads.", g.address)
+    } else if no_nvidia_stack {
         "No NVIDIA GPU or GPUDirect Storage stack on this machine: NFS here can only use CPU buffers. A GDS node needs nvidia_fs (with NVIDIA's open GPU driver) and an rpcrdma built with the nvfs hooks (DOCA-OFED mlnx-nfsrdma), mounted over RDMA.".to_string()
     } else {
         match verdict {
             Verdict::Ready => "GPUDirect Storage over NFS/RDMA should be used on this node.".into(),
-            Verdict::ReadyWithWarnings => "Nothing is known to be broken, but some facts could not be proven; see the warnings.".into(),
+            Verdict::ReadyWithWarnings => "Nothing is known to be broken, but some checks warn or could not prove their facts; see the warnings.".into(),
             Verdict::NotReady => "GPUDirect Storage over NFS/RDMA would silently fall back to CPU bounce buffers on this node.".into(),
         }
     };
@@ -285,7 +292,9 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
     };
     Ok(Diagnosis {
         schema_version: SCHEMA_VERSION,
+        command: "doctor".into(),
         root: facts.root.dir().display().to_string(),
+        kernel_release: facts.kernel.release.clone(),
         headline,
         verdict,
         no_nvidia_stack,

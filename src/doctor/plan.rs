@@ -12,6 +12,7 @@ use crate::checks::catalogue::modprobe_config;
 use crate::checks::{CheckResult, Fix, Status};
 use crate::host::boot_kernels::KernelRpcrdma;
 use crate::host::dkms::{dkms_state, MLNX_NFSRDMA};
+use crate::host::nvidia_fs::GpuDriverFlavour;
 
 /// A step `provision --apply` may run by itself: idempotent, and never disruptive.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -147,17 +148,30 @@ pub struct PlanInput<'a> {
 /// the order of [`Fix`], then a proof run.
 pub fn plan(input: &PlanInput) -> Vec<Step> {
     let s = input.stack;
+    // A failure calls for all its fixes; a warning only for the advisory ones.
     let fixes: BTreeSet<Fix> = input
         .checks
         .iter()
-        .filter(|c| c.status == Status::Fail)
-        .flat_map(|c| c.fixes.iter().copied())
+        .flat_map(|c| {
+            c.fixes.iter().copied().filter(move |f| match c.status {
+                Status::Fail => true,
+                Status::Warn => f.is_advisory(),
+                _ => false,
+            })
+        })
         .collect();
     let kernel = s
         .kernel_release
         .clone()
         .unwrap_or_else(|| "$(uname -r)".into());
     let mut steps = Vec::new();
+    let proprietary = s.gpu_driver.flavour == GpuDriverFlavour::Proprietary;
+    let operator = s.gpu_operator || s.kubernetes;
+    if fixes.contains(&Fix::GpuDriver)
+        || (fixes.contains(&Fix::NvidiaFs) && proprietary && !operator)
+    {
+        steps.push(gpu_driver_step(s));
+    }
     if fixes.contains(&Fix::NvidiaFs) {
         steps.extend(nvidia_fs_steps(s));
     }
@@ -233,6 +247,20 @@ pub fn plan(input: &PlanInput) -> Vec<Step> {
             c.remedy.iter().cloned().collect(),
         ));
     }
+    if fixes.contains(&Fix::IommuPassthrough) {
+        steps.push(iommu_step(s));
+    }
+    if fixes.contains(&Fix::AcsOff) {
+        steps.push(Step::manual(
+            "Disable ACS on the bridges nvidia-fs lists (advisory)",
+            "with ACS on a PCIe switch, P2P DMA between the NIC and the GPU under it detours through the root complex",
+            vec![
+                "cat /proc/driver/nvidia-fs/bridges".into(),
+                "# in the BIOS, or at every boot for each bridge listed:".into(),
+                "setpci -s <bridge> ECAP_ACS+0x6.w=0000".into(),
+            ],
+        ));
+    }
     if input.compat_allowed {
         steps.push(Step::manual(
             "Prove GDS once with compatibility mode off",
@@ -276,16 +304,6 @@ fn nvidia_fs_steps(s: &Stack) -> Vec<Step> {
             ],
         ));
     } else {
-        if s.gpu_driver.flavour == crate::host::nvidia_fs::GpuDriverFlavour::Proprietary {
-            steps.push(Step::manual(
-                "Switch to NVIDIA's open GPU kernel modules",
-                "nvidia-fs 2.17.5 and later links nvidia_p2p_* directly and loads only against the open kernel modules; the proprietary nvidia.ko is loaded",
-                match s.family {
-                    Family::Debian => vec!["apt-get install nvidia-open   # or nvidia-driver-<version>-open on Ubuntu".into()],
-                    _ => vec!["dnf module install nvidia-driver:<version>-open".into()],
-                },
-            ));
-        }
         steps.push(Step::manual(
             "Install the GDS kernel driver (nvidia-fs)",
             "nvidia_fs is not loaded; without it GPU reads over NFS always go through CPU bounce buffers",
@@ -304,6 +322,48 @@ fn nvidia_fs_steps(s: &Stack) -> Vec<Step> {
         ));
     }
     steps
+}
+
+/// nvidia.ko is missing while a GPU is on the bus, or it is the proprietary flavour.
+fn gpu_driver_step(s: &Stack) -> Step {
+    if s.gpu_driver.loaded {
+        return Step::manual(
+            "Switch to NVIDIA's open GPU kernel modules",
+            "nvidia-fs 2.17.5 and later links nvidia_p2p_* directly and loads only against the open kernel modules; the proprietary nvidia.ko is loaded",
+            match s.family {
+                Family::Debian => vec!["apt-get install nvidia-open   # or nvidia-driver-<version>-open on Ubuntu".into()],
+                _ => vec!["dnf module install nvidia-driver:<version>-open".into()],
+            },
+        );
+    }
+    let kernel = s.kernel_release.as_deref().unwrap_or("$(uname -r)");
+    Step::manual(
+        "Load NVIDIA's GPU driver",
+        "an NVIDIA GPU is on the PCI bus but nvidia.ko is not loaded: the usual state after a kernel upgrade where the driver's DKMS build failed",
+        vec![
+            "dkms status | grep -i nvidia".into(),
+            format!("dkms autoinstall -k {kernel}   # builds the open modules for this kernel; its log says why if it fails"),
+            "modprobe nvidia".into(),
+        ],
+    )
+}
+
+/// The IOMMU translates the GPUs' or NICs' DMA: boot with it in passthrough.
+fn iommu_step(s: &Stack) -> Step {
+    let commands = match s.family {
+        Family::Rhel => vec!["grubby --update-kernel=ALL --args=iommu=pt".into(), "systemctl reboot".into()],
+        Family::Debian => vec![
+            "# add iommu=pt to GRUB_CMDLINE_LINUX in /etc/default/grub, then:".into(),
+            "update-grub".into(),
+            "systemctl reboot".into(),
+        ],
+        _ => vec!["# add iommu=pt to the kernel command line in the boot loader's configuration, then reboot".into()],
+    };
+    Step::manual(
+        "Boot with the IOMMU in passthrough (advisory; not on Grace)",
+        "NVIDIA supports GDS with the IOMMU off or in passthrough; translated DMA through the root port is slow or fails",
+        commands,
+    )
 }
 
 /// The rpcrdma modprobe loads has no hooks: what installs or rebuilds one for this stack.
@@ -506,7 +566,10 @@ pub fn gds_node_needs(s: &Stack) -> Vec<Step> {
         Step::manual(
             "Mount with nfs-gds so a missing piece fails loudly",
             "the mount helper checks all of the above before mounting over RDMA, and verifies `xprt: rdma` afterwards",
-            vec!["echo 'server:/export /mnt/data nfs-gds _netdev,vers=4.2 0 0' >> /etc/fstab".into()],
+            vec![
+                "# an /etc/fstab line, with your server, export and mount point:".into(),
+                "# server:/export  /mnt/data  nfs-gds  _netdev,vers=4.2  0 0".into(),
+            ],
         ),
     ]
 }

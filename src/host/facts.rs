@@ -8,6 +8,8 @@
 use serde::Serialize;
 
 use super::boot_kernels::{self, BootKernels};
+use super::container::ContainerFacts;
+use super::cufile_json::{self, CufileLint};
 use super::gpl_rule::{self, GplRule};
 use super::kallsyms::{self, KallsymsEntry};
 use super::kernel::KernelInfo;
@@ -15,7 +17,9 @@ use super::loaded_build::{self, LoadedBuild};
 use super::module_load::{self, ModuleLoad};
 use super::modules::{self, LoadedModule, ModuleTree, Resolution};
 use super::nvfs_probe::{self, ProbeOutcome};
-use super::nvidia_fs::NvidiaFs;
+use super::nvfs_topology::NvfsTopology;
+use super::nvidia_fs::{GpuDriver, NvidiaFs};
+use super::pci::PciFacts;
 use super::rpcrdma_requests::{read_rpcrdma_requests, RpcrdmaRequests};
 use super::sysmodule::SysModule;
 use super::{HostError, Root};
@@ -122,6 +126,18 @@ pub struct HostFacts {
     /// kernel's own verdict on earlier loads, shown as evidence.
     #[serde(skip)]
     pub kernel_log: Option<String>,
+    /// NVIDIA GPUs and RDMA NICs on the PCI bus.
+    pub pci: PciFacts,
+    /// The NVIDIA GPU kernel driver (nvidia.ko) and its flavour.
+    pub gpu_driver: GpuDriver,
+    /// `/proc/cmdline`, when readable.
+    pub cmdline: Option<String>,
+    /// nvidia-fs's view of the PCIe path (ACS bridges, GPU-to-peer distances).
+    pub nvfs_topology: NvfsTopology,
+    /// The cufile.json cuFile would read, linted; `None` when there is none.
+    pub cufile: Option<CufileLint>,
+    /// Evidence of running in a container.
+    pub container: ContainerFacts,
     /// The live registration probe, when it was asked for ([`HostFacts::run_probe`]).
     #[serde(skip)]
     pub probe: Option<ProbeRun>,
@@ -155,8 +171,24 @@ impl HostFacts {
             rpcrdma_load,
             boot,
             kernel_log: None,
+            pci: PciFacts::read(root)?,
+            gpu_driver: GpuDriver::read(root)?,
+            cmdline: root.read_text_lossy("proc/cmdline")?,
+            nvfs_topology: NvfsTopology::read(root)?,
+            cufile: cufile_json::read_cufile_lint(root)?,
+            container: ContainerFacts::read(root)?,
             probe: None,
         })
+    }
+
+    /// Whether this kernel can load modules at all: it has `/proc/modules` and was not booted
+    /// with `nomodule`.
+    pub fn modules_loadable(&self) -> bool {
+        self.loaded_modules.is_some()
+            && !self
+                .cmdline
+                .as_deref()
+                .is_some_and(|c| c.split_whitespace().any(|w| w == "nomodule"))
     }
 
     /// Runs the live registration probe (it opens `/dev/nvidia-fs0`) and keeps its outcome.

@@ -10,6 +10,8 @@
 pub mod bls;
 pub mod boot_kernels;
 pub mod conf_dirs;
+pub mod container;
+pub mod cufile_json;
 pub mod depmod_config;
 pub mod dkms;
 pub mod facts;
@@ -30,7 +32,9 @@ pub mod modules;
 pub mod mounts;
 pub mod next_boot;
 pub mod nvfs_probe;
+pub mod nvfs_topology;
 pub mod nvidia_fs;
+pub mod pci;
 pub mod programs;
 pub mod reader;
 pub mod rpcrdma_requests;

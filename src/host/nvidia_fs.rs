@@ -20,6 +20,8 @@ pub struct NvidiaFs {
     pub proc_version: Option<String>,
     /// The `name` of each line of `/proc/driver/nvidia-fs/modules`.
     pub registered_modules: Option<Vec<String>>,
+    /// Versions of the nvidia-fs source trees DKMS builds from (`/usr/src/nvidia-fs-2.28.4`).
+    pub source_versions: Vec<String>,
 }
 
 impl NvidiaFs {
@@ -38,12 +40,20 @@ impl NvidiaFs {
         let registered_modules = root
             .read_text_lossy("proc/driver/nvidia-fs/modules")?
             .map(|t| parse_registered_modules(&t));
+        let source_versions = root
+            .list_dir("usr/src")?
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|n| n.strip_prefix("nvidia-fs-"))
+            .map(str::to_string)
+            .collect();
         Ok(NvidiaFs {
             loaded,
             version,
             devices,
             proc_version,
             registered_modules,
+            source_versions,
         })
     }
 }
@@ -76,7 +86,7 @@ pub struct GpuDriver {
     pub loaded: bool,
     pub version: Option<String>,
     pub flavour: GpuDriverFlavour,
-    /// The `NVRM version:` line it was judged from.
+    /// The `NVRM version:` line it was judged from, else the module's taint flags.
     pub evidence: Option<String>,
 }
 
@@ -91,16 +101,22 @@ impl GpuDriver {
                     .find(|l| l.starts_with("NVRM"))
                     .map(str::to_string)
             });
-        let flavour = match &nvrm {
-            Some(l) if l.contains("Open Kernel Module") => GpuDriverFlavour::Open,
-            Some(l) if l.contains("Kernel Module") => GpuDriverFlavour::Proprietary,
+        // The kernel taints itself `P` for a module whose license is not GPL-compatible: the
+        // proprietary nvidia.ko; the open modules are "Dual MIT/GPL".
+        let taint = read_first_line(root, "sys/module/nvidia/taint")?;
+        let flavour = match (&nvrm, &taint) {
+            (Some(l), _) if l.contains("Open Kernel Module") => GpuDriverFlavour::Open,
+            (Some(l), _) if l.contains("Kernel Module") => GpuDriverFlavour::Proprietary,
+            (None, Some(t)) if t.contains('P') => GpuDriverFlavour::Proprietary,
+            (None, Some(_)) => GpuDriverFlavour::Open,
             _ => GpuDriverFlavour::Unknown,
         };
+        let evidence = nvrm.or(taint.map(|t| format!("/sys/module/nvidia/taint: {t}")));
         Ok(GpuDriver {
             loaded,
             version,
             flavour,
-            evidence: nvrm,
+            evidence,
         })
     }
 }

@@ -175,9 +175,13 @@ default = "off"
         let m = Policy::default().for_mount(Path::new("/x"), "s:/x", None, None);
         for c in registry::all() {
             assert_eq!(m.level(c.id), c.default_level, "{}", c.id);
-            // Advisory checks (`next-boot`) default to warn; none is off.
+            // Advisory checks declare `warn`; none is off unless a policy says so.
             assert_ne!(c.default_level, Level::Off, "{}", c.id);
         }
+        assert_eq!(
+            m.level(crate::checks::catalogue::nvidia_fs_loaded::ID),
+            Level::Enforce
+        );
         assert_eq!(m.wait, Duration::ZERO);
         assert_eq!(m.backend, Backend::Auto);
     }

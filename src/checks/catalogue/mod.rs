@@ -9,6 +9,11 @@
 
 use super::registry::Check;
 
+pub mod container;
+pub mod cufile_config;
+pub mod gpu_driver;
+pub mod iommu_mode;
+pub mod known_bad_versions;
 pub mod modprobe_config;
 pub mod module_signature;
 pub mod mount_options;
@@ -17,6 +22,8 @@ pub mod next_boot;
 pub mod nvfs_registration;
 pub mod nvidia_fs_devices;
 pub mod nvidia_fs_loaded;
+pub mod pcie_acs;
+pub mod pcie_path;
 pub mod rpcrdma_abi;
 pub mod rpcrdma_fresh;
 pub mod rpcrdma_hook_export;
@@ -34,6 +41,7 @@ mod mount_tests;
 
 /// Every check, in the order to fix them.
 pub static ALL: &[&Check] = &[
+    &gpu_driver::CHECK,
     &nvidia_fs_loaded::CHECK,
     &nvidia_fs_devices::CHECK,
     &rpcrdma_module::CHECK,
@@ -46,6 +54,12 @@ pub static ALL: &[&Check] = &[
     &rpcrdma_fresh::CHECK,
     &rpcrdma_next_load::CHECK,
     &next_boot::CHECK,
+    &known_bad_versions::CHECK,
+    &iommu_mode::CHECK,
+    &pcie_acs::CHECK,
+    &pcie_path::CHECK,
+    &cufile_config::CHECK,
+    &container::CHECK,
     &nvfs_registration::CHECK,
     &transport_trap::CHECK,
     &mount_transport::CHECK,

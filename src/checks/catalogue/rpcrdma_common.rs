@@ -96,3 +96,12 @@ pub(super) fn provenance_evidence(r: CheckResult, rp: &RpcrdmaFacts) -> CheckRes
         _ => r,
     }
 }
+
+/// Why this kernel is taken to load no modules: no `/proc/modules`, or `nomodule` booted.
+pub fn no_modules_evidence(facts: &crate::host::HostFacts) -> &'static str {
+    if facts.loaded_modules.is_none() {
+        "no /proc/modules"
+    } else {
+        "booted with nomodule"
+    }
+}

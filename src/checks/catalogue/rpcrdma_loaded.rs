@@ -29,6 +29,15 @@ fn judge(facts: &HostFacts) -> CheckResult {
     if rp.is_builtin() {
         return CheckResult::skip(id, "rpcrdma is built in (see rpcrdma-hooks)");
     }
+    if !rp.loaded && !facts.modules_loadable() {
+        return CheckResult::skip(
+            id,
+            format!(
+                "this kernel cannot load modules ({}), so rpcrdma is never loaded from disk",
+                super::rpcrdma_common::no_modules_evidence(facts)
+            ),
+        );
+    }
     if !rp.loaded {
         return CheckResult::skip(
             id,

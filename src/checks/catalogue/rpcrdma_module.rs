@@ -78,6 +78,11 @@ fn judge(facts: &HostFacts) -> CheckResult {
             );
             if rp.loaded {
                 r.with("/proc/modules", "rpcrdma loaded")
+            } else if !facts.modules_loadable() {
+                CheckResult::unknown(
+                    id,
+                    format!("this kernel cannot load modules ({}): rpcrdma can only be built in, and without {}/modules.builtin that cannot be told", super::rpcrdma_common::no_modules_evidence(facts), dir.display()),
+                )
             } else {
                 r.remedy("install the kernel's module tree, or run `depmod -a`")
             }

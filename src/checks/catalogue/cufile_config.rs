@@ -1,0 +1,56 @@
+//! `cufile-config`: the cufile.json cuFile reads parses, has no unknown or misshapen keys, names
+//! only this node's addresses, and does not allow the silent POSIX fallback. Advisory: cuFile
+//! runs with any of these, only not the way the admin thinks.
+
+use crate::checks::registry::{Check, Scope};
+use crate::checks::{CheckId, CheckResult, Level};
+use crate::host::HostFacts;
+
+pub const ID: CheckId = CheckId::new("cufile-config");
+
+pub static CHECK: Check = Check {
+    id: ID,
+    doc: "cufile.json parses, every key is a cuFile setting in its right shape, `rdma_dev_addr_list` holds this node's addresses, `allow_compat_mode` is false (advisory; skipped without the file)",
+    scope: Scope::Node(run),
+    default_level: Level::Warn,
+    waitable: false,
+};
+
+fn run(facts: &HostFacts) -> CheckResult {
+    let id = ID;
+    let Some(c) = &facts.cufile else {
+        return CheckResult::skip(
+            id,
+            "there is no cufile.json (cuFile's defaults allow compat mode)",
+        );
+    };
+    if let Some(e) = &c.parse_error {
+        return CheckResult::warn(id, format!("{} cannot be used: {e}", c.path))
+            .remedy(format!("fix {} (JSON with // comments)", c.path));
+    }
+    let mut problems = c.problems.clone();
+    if c.compat_allowed() {
+        problems.push(format!(
+            "`properties.allow_compat_mode` is {}: when GDS is not possible cuFile silently falls back to POSIX I/O",
+            if c.allow_compat_mode.is_some() { "true" } else { "unset (default true)" }
+        ));
+    }
+    if problems.is_empty() {
+        return CheckResult::pass(id, format!("{}: no mistakes, compat mode off", c.path));
+    }
+    let more = match problems.len() {
+        1 => String::new(),
+        n => format!(" (and {} more)", n - 1),
+    };
+    let mut r = CheckResult::warn(id, format!("{}: {}{more}", c.path, problems[0]));
+    for p in &problems {
+        r = r.with(c.path.clone(), p.clone());
+    }
+    let compat =
+        "set `\"allow_compat_mode\": false` under `properties` where failures should be loud";
+    r.remedy(if c.problems.is_empty() {
+        format!("edit {}: {compat}", c.path)
+    } else {
+        format!("edit {}: correct the keys named above; {compat}", c.path)
+    })
+}

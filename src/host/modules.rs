@@ -114,6 +114,15 @@ pub fn parse_modules_alias(text: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Parses `modules.builtin`: one module path per line (`kernel/net/sunrpc/xprtrdma/rpcrdma.ko`).
+pub fn parse_modules_builtin(text: &str) -> Vec<String> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
 /// Where a module file sits in the tree, which tells who shipped it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -221,13 +230,7 @@ impl ModuleTree {
             .unwrap_or_default();
         let builtin = root
             .read_text(format!("{dir_rel}/modules.builtin"))?
-            .map(|t| {
-                t.lines()
-                    .map(str::trim)
-                    .filter(|l| !l.is_empty())
-                    .map(str::to_string)
-                    .collect()
-            })
+            .map(|t| parse_modules_builtin(&t))
             .unwrap_or_default();
         Ok(ModuleTree {
             dir_rel: format!("/{dir_rel}"),

@@ -26,5 +26,9 @@ fuzz_target!(|data: &[u8]| {
     let Ok(source) = NfsSource::parse(spec) else {
         return;
     };
-    let _ = rebuild(&args.option_string(), OptionDefaults::default(), &source.server);
+    let _ = rebuild(
+        &args.option_string(),
+        OptionDefaults::default(),
+        &source.server,
+    );
 });

@@ -11,7 +11,17 @@ fuzz_target!(|data: &[u8]| {
     };
     if let Err(e) = parse(text) {
         // The error points into the file: 1-based, and no further than one past its last line.
-        assert!(e.line >= 1 && e.column >= 1, "position {}:{}", e.line, e.column);
-        assert!(e.line <= text.lines().count() + 1, "line {} of {:?}", e.line, text);
+        assert!(
+            e.line >= 1 && e.column >= 1,
+            "position {}:{}",
+            e.line,
+            e.column
+        );
+        assert!(
+            e.line <= text.lines().count() + 1,
+            "line {} of {:?}",
+            e.line,
+            text
+        );
     }
 });

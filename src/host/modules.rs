@@ -319,6 +319,15 @@ mod tests {
     }
 
     #[test]
+    fn builtin_lines_are_trimmed_and_blank_ones_skipped() {
+        let text = "kernel/fs/ext4/ext4.ko\r\n\n  \nkernel/net/sunrpc/xprtrdma/rpcrdma.ko  \n";
+        assert_eq!(
+            parse_modules_builtin(text),
+            vec!["kernel/fs/ext4/ext4.ko", "kernel/net/sunrpc/xprtrdma/rpcrdma.ko"]
+        );
+    }
+
+    #[test]
     fn module_names_from_paths() {
         assert_eq!(
             module_name_of_path("kernel/net/sunrpc/xprtrdma/rpcrdma.ko.zst"),

@@ -2,10 +2,15 @@
 //! each against the helper's table, and rebuild the string for `mount.nfs` (drop userspace and
 //! `gds_*` options, refuse other transports and `bg`, append `vers=,proto=,port=`). The input is
 //! `SPEC` and the option string, split at the first NUL; without a NUL the server is fixed.
+//!
+//! Beyond not panicking, a rebuilt string must keep the helper's promises: `mount.nfs` splits
+//! it into exactly the options the helper meant (it splits on commas outside double quotes, as
+//! `split` does), none of them is one the helper drops or refuses, and a new mount ends with
+//! the transport options the helper appends.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use nfs_gds::mount::options::{classify, rebuild, split, OptionDefaults};
+use nfs_gds::mount::options::{classify, rebuild, split, Kind, OptionDefaults};
 use nfs_gds::mount::source::{NfsSource, ServerHost};
 
 fuzz_target!(|data: &[u8]| {
@@ -23,7 +28,38 @@ fuzz_target!(|data: &[u8]| {
     for opt in split(options) {
         let _ = classify(&opt);
     }
-    if let Ok(rebuilt) = rebuild(options, OptionDefaults::default(), &server) {
-        let _ = rebuilt.option_string();
+    let Ok(rebuilt) = rebuild(options, OptionDefaults::default(), &server) else {
+        return;
+    };
+    let sent = rebuilt.option_string();
+    assert_eq!(split(&sent), rebuilt.options, "{options:?} became {sent:?}");
+    for opt in &rebuilt.options {
+        let kind = classify(opt);
+        assert!(
+            !matches!(
+                kind,
+                Kind::GdsPolicy
+                    | Kind::GdsWait
+                    | Kind::GdsUnknown
+                    | Kind::Userspace
+                    | Kind::OtherTransport
+                    | Kind::MountProtoRdma
+                    | Kind::Background
+            ),
+            "{opt:?} ({kind:?}) reaches mount.nfs from {options:?}"
+        );
+    }
+    if !rebuilt.remount {
+        let mut appended = vec![
+            format!("vers={}", rebuilt.version),
+            format!("proto={}", rebuilt.netid),
+        ];
+        if !rebuilt.user_port {
+            appended.push(format!("port={}", rebuilt.port));
+        }
+        assert!(
+            rebuilt.options.ends_with(&appended),
+            "{sent:?} does not end with {appended:?}"
+        );
     }
 });

@@ -323,7 +323,10 @@ mod tests {
         let text = "kernel/fs/ext4/ext4.ko\r\n\n  \nkernel/net/sunrpc/xprtrdma/rpcrdma.ko  \n";
         assert_eq!(
             parse_modules_builtin(text),
-            vec!["kernel/fs/ext4/ext4.ko", "kernel/net/sunrpc/xprtrdma/rpcrdma.ko"]
+            vec![
+                "kernel/fs/ext4/ext4.ko",
+                "kernel/net/sunrpc/xprtrdma/rpcrdma.ko"
+            ]
         );
     }
 

@@ -121,6 +121,15 @@ pub fn parse_modules_alias(text: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Parses `modules.builtin`: one module path per line (`kernel/net/sunrpc/xprtrdma/rpcrdma.ko`).
+pub fn parse_modules_builtin(text: &str) -> Vec<String> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
 /// Where a module file sits in the tree, which tells who shipped it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -411,10 +420,9 @@ impl ModuleTree {
         let IndexData::Text(text) = data else {
             return Ok(false);
         };
-        Ok(text
-            .lines()
-            .map(str::trim)
-            .any(|l| !l.is_empty() && module_name_of_path(l) == module))
+        Ok(parse_modules_builtin(text)
+            .iter()
+            .any(|l| module_name_of_path(l) == module))
     }
 
     /// The module a name or alias stands for, looked up as libkmod does: a module name in
@@ -509,6 +517,18 @@ mod tests {
         assert!(m[0].used_by.is_empty());
         assert_eq!(m[1].used_by, vec!["nfsd", "rpcrdma", "nfsv4"]);
         assert_eq!(m[2].state, "Live");
+    }
+
+    #[test]
+    fn builtin_lines_are_trimmed_and_blank_ones_skipped() {
+        let text = "kernel/fs/ext4/ext4.ko\r\n\n  \nkernel/net/sunrpc/xprtrdma/rpcrdma.ko  \n";
+        assert_eq!(
+            parse_modules_builtin(text),
+            vec![
+                "kernel/fs/ext4/ext4.ko",
+                "kernel/net/sunrpc/xprtrdma/rpcrdma.ko"
+            ]
+        );
     }
 
     #[test]

@@ -225,6 +225,8 @@ pub enum OptionError {
     Conflict { first: String, second: String },
     #[error("option {0}: rdma6 is for IPv6 servers, but the server is an IPv4 address")]
     Rdma6ForIpv4(String),
+    #[error("option {0}: a double quote is never closed, so mount.nfs would read the options nfs-gds appends (vers=, proto=rdma, port=) as part of its value; close the quote")]
+    UnclosedQuote(String),
 }
 
 /// The options after rebuilding, and what the helper learnt from them.
@@ -305,6 +307,11 @@ pub fn rebuild(
     let mut port: Option<(u16, String)> = None;
     let mut rdma6: Option<String> = None;
     let items = split(received);
+    // `split` lets a quote run to the end of the string; mount.nfs splits the same way, so
+    // whatever the helper appended would become part of that last option.
+    if let Some(open) = items.iter().find(|o| o.matches('"').count() % 2 == 1) {
+        return Err(OptionError::UnclosedQuote(open.clone()));
+    }
     let remount = items.iter().any(|o| classify(o) == Remount);
     for opt in items {
         match classify(&opt) {
@@ -513,6 +520,23 @@ mod tests {
             ]
         );
         assert!(split("").is_empty());
+    }
+
+    /// Found by the `mount_options` fuzz target: with a quote left open, the rebuilt string
+    /// split the way mount.nfs splits it had `vers=`, `proto=rdma` and `port=` inside the last
+    /// option's value.
+    #[test]
+    fn an_unclosed_quote_is_refused_before_it_swallows_the_transport() {
+        for opts in [
+            r#"rw,context="system_u:object_r:nfs_t:s0"#,
+            "\u{fffd}:t\"\"\"\"\"\"\"\"0\":",
+            r#"a="x,proto=tcp"#,
+        ] {
+            let e = rebuilt(opts).unwrap_err();
+            assert!(matches!(e, OptionError::UnclosedQuote(_)), "{opts}: {e:?}");
+            assert!(e.to_string().contains("never closed"), "{e}");
+        }
+        assert!(rebuilt(r#"rw,context="system_u:object_r:nfs_t:s0:c1,c2",hard"#).is_ok());
     }
 
     #[test]

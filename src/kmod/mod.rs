@@ -121,23 +121,7 @@ pub fn elf_image<'a>(
 /// Inspects module file bytes; `path` is only used to name the file in facts and errors.
 pub fn inspect_bytes(path: &Path, bytes: &[u8], wanted: &[&str]) -> Result<ModuleFile, KmodError> {
     let (compression, image) = elf_image(path, bytes)?;
-    let image: &[u8] = &image;
-    let facts = elf::inspect_elf(image, wanted).map_err(|source| KmodError::Elf {
-        path: path.to_owned(),
-        compression,
-        source,
-    })?;
-    Ok(ModuleFile {
-        path: path.to_owned(),
-        compression,
-        file_size: bytes.len() as u64,
-        elf_size: image.len() as u64,
-        modinfo: facts.modinfo,
-        build_id: facts.build_id,
-        has_symtab: facts.has_symtab,
-        export_layout: facts.export_layout,
-        symbols: facts.symbols,
-    })
+    inspect_image(path, bytes, compression, &image, wanted)
 }
 
 /// Inspects an ELF image already decompressed from `bytes`.

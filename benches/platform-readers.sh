@@ -23,22 +23,10 @@ done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# Both builds share target/ (its dependencies are built) and so the same output file and
-# fingerprint: touching each side's sources makes cargo rebuild it rather than call it fresh.
-mkdir "$work/base"
-git archive "$base_rev" | tar -x -C "$work/base"
-find "$work/base/src" -name '*.rs' -exec touch {} +
-cargo build --release --quiet --bin nfs-gds --manifest-path "$work/base/Cargo.toml" \
-    --target-dir "$PWD/target"
-cp target/release/nfs-gds "$work/nfs-gds-base"
-touch src/lib.rs src/main.rs
-cargo build --release --quiet --bin nfs-gds
-cp target/release/nfs-gds "$work/nfs-gds-head"
+# shellcheck source=lib/two-builds.sh
+. benches/lib/two-builds.sh
+build_base_and_head platform-readers
 head=$work/nfs-gds-head
-if cmp -s "$work/nfs-gds-base" "$head"; then
-    echo "platform-readers: BASE and this tree built the same binary" >&2
-    exit 1
-fi
 
 release=6.8.0-45-generic
 root=$work/root

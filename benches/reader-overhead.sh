@@ -22,14 +22,11 @@ done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# BASE first, in the same target directory (its dependencies are already built), then this tree.
-mkdir "$work/base"
-git archive "$base_rev" | tar -x -C "$work/base"
-cargo build --release --quiet --bin nfs-gds --manifest-path "$work/base/Cargo.toml" \
-    --target-dir "$PWD/target"
-cp target/release/nfs-gds "$work/nfs-gds-base"
-cargo build --release --quiet --bin nfs-gds --example gen-module
-head=$PWD/target/release/nfs-gds
+# shellcheck source=lib/two-builds.sh
+. benches/lib/two-builds.sh
+build_base_and_head reader-overhead
+head=$work/nfs-gds-head
+cargo build --release --quiet --example gen-module
 gen=$PWD/target/release/examples/gen-module
 
 release=6.8.0-45-generic

@@ -223,6 +223,33 @@ fn a_signed_rpcrdma_passes_under_secure_boot_and_names_its_signer() {
 }
 
 #[test]
+fn a_logged_refusal_of_an_unsigned_build_says_nothing_against_the_signed_file_now_there() {
+    // The refused unsigned build was replaced by a signed one; the kernel's line names no module.
+    let spec = ModuleSpec::rpcrdma(RELEASE).signed_with(dkms_signed());
+    let f = secure_boot_node(true, &spec);
+    record(
+        &f,
+        "dmesg",
+        &[],
+        "[   40.1] Loading of unsigned module is rejected\n",
+    );
+    let doc = doctor(&f);
+    assert_eq!(status(&doc, "module-signature"), "pass", "{doc:#}");
+    assert!(evidence(&doc, "module-signature").contains("Loading of unsigned module is rejected"));
+
+    // A key the kernel does not know is about a signed file: that one fails.
+    record(
+        &f,
+        "dmesg",
+        &[],
+        "[   40.1] Loading of module with unavailable key is rejected\n",
+    );
+    let doc = doctor(&f);
+    assert_eq!(status(&doc, "module-signature"), "fail", "{doc:#}");
+    assert!(summary(&doc, "module-signature").contains("that key is not enrolled"));
+}
+
+#[test]
 fn secure_boot_off_accepts_an_unsigned_module_and_says_why() {
     let f = secure_boot_node(false, &ModuleSpec::rpcrdma(RELEASE));
     let (code, doc) = check_json(&f);

@@ -61,9 +61,10 @@ fn run(facts: &HostFacts) -> CheckResult {
     let judged: Vec<(&str, &LoadFacts, Judged)> = files
         .iter()
         .map(|(m, f, loaded)| {
-            let rejected = rejected_in_log
-                .iter()
-                .any(|(lm, _)| lm.as_deref().is_none_or(|n| n == *m));
+            let signed = matches!(f.signature, SignatureFacts::Signed(_));
+            let rejected = rejected_in_log.iter().any(|(lm, kind, _)| {
+                lm.as_deref().is_none_or(|n| n == *m) && can_concern(kind, signed)
+            });
             (
                 *m,
                 *f,
@@ -103,7 +104,7 @@ fn run(facts: &HostFacts) -> CheckResult {
     }
     rejected_in_log
         .into_iter()
-        .fold(r, |r, (_, line)| r.with("kernel log", line))
+        .fold(r, |r, (_, _, line)| r.with("kernel log", line))
 }
 
 fn judge(module: &str, f: &LoadFacts, loaded: bool, e: Enforcement, rejected: bool) -> Judged {
@@ -165,7 +166,7 @@ fn signature_words(s: &SignatureFacts) -> String {
 }
 
 /// Signature refusals of rpcrdma or nvidia_fs (or of an unnamed module) in the kernel log.
-fn key_rejections(facts: &HostFacts) -> Vec<(Option<String>, String)> {
+fn key_rejections(facts: &HostFacts) -> Vec<(Option<String>, LoadFailureKind, String)> {
     let Some(log) = &facts.kernel_log else {
         return Vec::new();
     };
@@ -179,6 +180,20 @@ fn key_rejections(facts: &HostFacts) -> Vec<(Option<String>, String)> {
                     | LoadFailureKind::LockdownRestricted { .. }
             )
         })
-        .map(|f| (f.module, f.line))
+        .map(|f| (f.module, f.kind, f.line))
         .collect()
+}
+
+/// Whether a refusal in the log can be about a file that is (or is not) signed. The log keeps
+/// refusals of files that have since been replaced, and the kernel's own lines name no module:
+/// `Loading of unsigned module is rejected` and lockdown's `unsigned module loading is
+/// restricted` were about an unsigned file, so they say nothing against a signed one (the signed
+/// inbox rpcrdma put back after a refused unsigned build). `Key was rejected by service` and
+/// `Loading of module with unavailable key is rejected` can be about either.
+fn can_concern(kind: &LoadFailureKind, signed: bool) -> bool {
+    match kind {
+        LoadFailureKind::SignatureRejected { reason } => !signed || !reason.contains("unsigned"),
+        LoadFailureKind::LockdownRestricted { .. } => !signed,
+        _ => true,
+    }
 }

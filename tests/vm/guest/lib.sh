@@ -319,6 +319,22 @@ expect_status_not() {
         || fail "$name: check $id is '$got', expected a present status other than $bad"
 }
 
+# The summary of check ID (the first object with that id and a summary).
+json_summary() {
+    jq -r --arg id "$2" '[.. | objects | select(has("id") and has("summary")) | select(.id == $id) | .summary] | first // ""' \
+        "$SCN_DIR/$1.out" 2>/dev/null
+}
+
+# expect_summary NAME CHECK-ID TEXT — the check's summary contains TEXT (a fixed string).
+expect_summary() {
+    local name=$1 id=$2 want=$3 got
+    got=$(json_summary "$name" "$id")
+    case $got in
+        *"$want"*) ;;
+        *) fail "$name: the summary of $id does not say '$want': '$got'" ;;
+    esac
+}
+
 expect_verdict() {
     local name=$1 got s
     shift
@@ -327,17 +343,45 @@ expect_verdict() {
     fail "$name: verdict '$got', expected $(echo "$@" | sed 's/ / or /g')"
 }
 
+# jq over an agent status file: the mounts list, one compact object a line.
+agent_mounts() { jq -c '.mounts[]?' "$1" 2>/dev/null; }
+
+# expect_agent_mount FILE MOUNTPOINT FIELD=VALUE... — the agent's status lists the mount with
+# those string fields.
+expect_agent_mount() {
+    local file=$1 mp=$2 m kv k v got
+    shift 2
+    m=$(agent_mounts "$file" | jq -c --arg mp "$mp" 'select(.mountpoint == $mp)' | head -n 1)
+    [ -n "$m" ] || { fail "$(basename "$file"): the agent does not list $mp (mounts: $(agent_mounts "$file" | jq -r .mountpoint | tr '\n' ' '))"; return; }
+    for kv in "$@"; do
+        k=${kv%%=*} v=${kv#*=}
+        got=$(jq -r --arg k "$k" '.[$k] // "absent"' <<<"$m")
+        [ "$got" = "$v" ] || fail "$(basename "$file"): $mp has $k '$got', expected '$v'"
+    done
+}
+
+expect_no_agent_mount() {
+    local file=$1 mp=$2
+    agent_mounts "$file" | jq -e --arg mp "$mp" 'select(.mountpoint == $mp)' >/dev/null 2>&1 \
+        && fail "$(basename "$file"): the agent lists $mp, which it must not see"
+    return 0
+}
+
 # ---------------------------------------------------------------- the plan
 
-# A script's PLAN is a list of "scenario NAME FUNCTION" and "step NAME FUNCTION" entries, run in
-# order. NFS_GDS_VM_ONLY (an ERE) selects scenarios by bare NAME or GUEST/NAME; steps always run.
+# A script's PLAN is a list of "scenario NAME FUNCTION [GUESTS]" and "step NAME FUNCTION
+# [GUESTS]" entries, run in order. NFS_GDS_VM_ONLY (an ERE) selects scenarios by bare NAME or
+# GUEST/NAME; steps always run.
 selected() { [[ $1 =~ ${NFS_GDS_VM_ONLY:-.} || ${NFS_GDS_VM_GUEST:-}/$1 =~ ${NFS_GDS_VM_ONLY:-.} ]]; }
 
+# An entry's optional fourth field limits it to some guests (comma-separated names).
+for_this_guest() { [ -z "$1" ] || [[ ,$1, == *",${NFS_GDS_VM_GUEST:-},"* ]]; }
+
 list_plan() {
-    local entry kind name
+    local entry kind name guests
     for entry in "${PLAN[@]}"; do
-        read -r kind name _ <<<"$entry"
-        [ "$kind" = scenario ] && selected "$name" && echo "$name"
+        read -r kind name _ guests <<<"$entry"
+        [ "$kind" = scenario ] && for_this_guest "$guests" && selected "$name" && echo "$name"
     done
     return 0
 }
@@ -346,9 +390,10 @@ list_plan() {
 # failed step marks every later scenario failed ("not run") instead of running it on a kernel
 # state it does not expect.
 run_plan() {
-    local reset=$1 broken='' entry kind name fn t0 rc result n
+    local reset=$1 broken='' entry kind name fn guests t0 rc result n
     for entry in "${PLAN[@]}"; do
-        read -r kind name fn <<<"$entry"
+        read -r kind name fn guests <<<"$entry"
+        for_this_guest "$guests" || continue
         if [ "$kind" = step ]; then
             say "step $name"
             mkdir -p "$RESULTS/steps"

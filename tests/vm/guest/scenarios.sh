@@ -23,13 +23,16 @@ PLAN=(
     "scenario s2-warn-mounts-over-rdma     scn_s2"
     "scenario s3-fstab                     scn_s3"
     "scenario s4-transport-trap            scn_s4"
+    "scenario s4b-agent-catches-trapped-pv scn_s4b"
+    "scenario s4c-agent-reads-host-table   scn_s4c"
     "scenario s7a-cli-matches-kernel-stock scn_s7a"
     "scenario s6-stale-module-detected     scn_s6"
-    "scenario infra-abi-mismatch           scn_infra_abi"
+    "scenario s8-abi-mismatch-predicted    scn_s8"
     "step     switch-to-gpl-hooks          step_switch_gpl"
     "scenario infra-gpl-hooked-rpcrdma     scn_infra_gpl"
     "scenario s5a-happy-path-enforce       scn_s5a"
     "scenario s7b-cli-matches-kernel-hooked scn_s7b"
+    "scenario s9-next-boot-without-hooks   scn_s9    bookworm"
     "step     switch-to-plain-hooks        step_switch_plain"
     "scenario infra-plain-hooked-rpcrdma   scn_infra_plain"
     "scenario s5b-plain-export-refused     scn_s5b"
@@ -215,6 +218,97 @@ EOF
     expect_rc umount-tcp 0
 }
 
+scn_s4b() {
+    note "a kubelet PV mount asked for RDMA that the transport trap gave TCP: what the kernel shows"
+    note "for it, and that the agent still catches it through the policy and the helper's record"
+    require_stock_kernel
+    local pod=0c5e1d2a-7b3f-4e8a-9d61-5a4c3b2a1f00 kmp opts out=/run/nfs-gds-agent-test
+    kmp=/var/lib/kubelet/pods/$pod/volumes/kubernetes.io~nfs/gds-data
+    rm -rf "$out" && mkdir -p "$kmp" "$out"
+    plain_tcp_mount mount-tcp /mnt/tcp
+    is_mounted /mnt/tcp || abort "precondition: the TCP mount failed"
+    # What kubelet runs for an nfs: volume with mountOptions [vers=4.2, proto=rdma, port=20049].
+    run mount-kubelet 120 mount -t nfs4 -o "vers=4.2,proto=rdma,port=$RDMA_PORT" "$SPEC" "$kmp"
+    expect_rc mount-kubelet 0
+    expect_xprt "$kmp" tcp
+    opts=$(mount_opts "$kmp")
+    note "kernel $KVER shows the trapped mount in /proc/mounts with: $opts"
+    printf '%s\n' "$opts" >"$SCN_DIR/trapped-mount-options"
+
+    note "A: no policy, no record: only the options could tell"
+    run agent-options 120 nfs-gds agent --once --status-file "$out/a.json" --nfd-dir "$out/fa" --textfile-dir "$out/ta"
+    expect_rc agent-options 1
+    case ,$opts, in
+        *,proto=rdma,*)
+            note "the options still say proto=rdma: the options alone catch it"
+            expect_agent_mount "$out/a.json" "$kmp" meant_by=options protocol=tcp verdict=not-ready ;;
+        *)
+            note "the options lost the intent (no proto=rdma): the options alone cannot catch it"
+            expect_no_agent_mount "$out/a.json" "$kmp" ;;
+    esac
+
+    note "B: a [[mount]] table of the policy names the export"
+    printf '[[mount]]\nsource = "%s"\n' "$SPEC" | write_config
+    run agent-policy 120 nfs-gds agent --once --status-file "$out/b.json" --nfd-dir "$out/fb" --textfile-dir "$out/tb"
+    expect_rc agent-policy 1
+    expect_agent_mount "$out/b.json" "$kmp" meant_by=policy protocol=tcp verdict=not-ready pod_uid=$pod volume=gds-data export="$SPEC" mountaddr=$SERVER
+    grep -hF "mountpoint=\"$kmp\"" "$out"/tb/*.prom 2>/dev/null | grep -q '^nfs_gds_mount_ready{.*} 0$' \
+        || fail "nfs_gds_mount_ready for $kmp is not 0: '$(grep -hF "$kmp" "$out"/tb/*.prom 2>/dev/null)'"
+    grep -hq '^nfs-gds.feature.node.kubernetes.io/rdma-mounts-not-ready=[1-9]' "$out"/fb/* 2>/dev/null \
+        || fail "the NFD labels do not count a not-ready RDMA mount: '$(grep -h rdma-mounts "$out"/fb/* 2>/dev/null)'"
+    rm -rf /etc/nfs-gds
+
+    note "C: the helper made the mount (it got TCP; gds_policy=warn keeps it) and recorded it"
+    run mount-helper 120 mount -t nfs-gds -o gds_policy=warn "$SPEC" "$MNT"
+    expect_rc mount-helper 0
+    expect_xprt "$MNT" tcp
+    grep -lsF "\"$MNT\"" /run/nfs-gds/mounts/* >/dev/null || fail "the helper left no record naming $MNT in /run/nfs-gds/mounts"
+    run agent-record 120 nfs-gds agent --once --status-file "$out/c.json" --nfd-dir "$out/fc" --textfile-dir "$out/tc"
+    expect_rc agent-record 1
+    expect_agent_mount "$out/c.json" "$MNT" meant_by=recorded protocol=tcp verdict=not-ready
+    cp "$out"/*.json "$SCN_DIR/" 2>/dev/null
+    umount_all_nfs >/dev/null || fail "cannot unmount the NFS mounts"
+    rm -rf /var/lib/kubelet "$out"
+}
+
+scn_s4c() {
+    note "the agent in a container (own mount and PID namespaces, the host's /proc under --root,"
+    note "as a hostPath) reads the host's mount table; with only its own /proc it sees its own"
+    require_stock_kernel
+    local h=/run/nfs-gds-hostview
+    rm -rf "$h" && mkdir -p "$h/proc" "$h/out" /mnt/inner
+    plain_rdma_mount mount-host /mnt/rdma
+    mount --bind /proc "$h/proc" || abort "cannot bind /proc to $h/proc"
+    # Inside: the host's /mnt/rdma is unmounted from the container's namespace only, and the
+    # container makes its own /mnt/inner; then one pass per view.
+    run container 240 unshare --mount --pid --fork --mount-proc --propagation private \
+        env H="$h" SPEC="$SPEC" PORT="$RDMA_PORT" bash -c '
+            umount -l /mnt/rdma || exit 10
+            mount -t nfs4 -o "vers=4.2,proto=rdma,port=$PORT" "$SPEC" /mnt/inner || exit 11
+            echo "container PID $$; own NFS mounts: $(awk "\$3 ~ /^nfs/ {print \$2}" /proc/self/mounts | tr "\n" " ")"
+            nfs-gds --root "$H" agent --once --status-file "$H/out/host.json" --nfd-dir "$H/out/fh" --textfile-dir "$H/out/th"
+            echo "host view: exit $?"
+            nfs-gds agent --once --status-file "$H/out/own.json" --nfd-dir "$H/out/fo" --textfile-dir "$H/out/to" --ready-file "$H/out/own-ready"
+            echo "own view: exit $?"
+            umount /mnt/inner
+            exit 0'
+    expect_rc container 0
+    expect_output container 'host view: exit 1' "the host-view pass did not run to a verdict"
+    expect_output container 'own view: exit 1' "the own-view pass did not run to a verdict"
+    expect_mounted /mnt/rdma
+    cp "$h/out/host.json" "$h/out/own.json" "$SCN_DIR/" 2>/dev/null
+    [ "$(jq -r .mount_table "$h/out/host.json" 2>/dev/null)" = "$h/proc/1/mountinfo" ] \
+        || fail "host view: read '$(jq -r .mount_table "$h/out/host.json" 2>&1)', expected $h/proc/1/mountinfo"
+    expect_agent_mount "$h/out/host.json" /mnt/rdma meant_by=options protocol=rdma
+    expect_no_agent_mount "$h/out/host.json" /mnt/inner
+    [ "$(jq -r .mount_table "$h/out/own.json" 2>/dev/null)" = /proc/1/mountinfo ] \
+        || fail "own view: read '$(jq -r .mount_table "$h/out/own.json" 2>&1)', expected /proc/1/mountinfo (the container's PID 1)"
+    expect_agent_mount "$h/out/own.json" /mnt/inner meant_by=options
+    expect_no_agent_mount "$h/out/own.json" /mnt/rdma
+    umount "$h/proc"
+    rm -rf "$h" /mnt/inner
+}
+
 # Compare `nfs-gds check --json` (captured as NAME) with what the kernel says.
 compare_check_with_kernel() {
     local name=$1 file
@@ -344,9 +438,9 @@ scn_s6() {
     compare_check_with_kernel check
 }
 
-scn_infra_abi() {
-    note "an rpcrdma whose import CRCs do not match the running ib_core is refused by the kernel"
-    note "(kernel facts only; what nfs-gds says beforehand is recorded, not judged: that check is not written yet)"
+scn_s8() {
+    note "an rpcrdma whose import CRCs do not match the running ib_core: nfs-gds says modprobe will"
+    note "refuse it, naming the symbol, before modprobe is tried; then the kernel really refuses it"
     install_module_build none-rpcrdma || abort "cannot remove the build s6 left under updates/"
     require_stock_kernel
     local sym
@@ -357,16 +451,27 @@ scn_infra_abi() {
     unload_rpcrdma || abort "cannot unload rpcrdma"
     install_module_build rpcrdma-badcrc || abort "cannot install the altered build"
     same_file "$(modinfo -n rpcrdma)" "$UPDATES_RPCRDMA" || abort "precondition: modprobe does not resolve rpcrdma to $UPDATES_RPCRDMA"
+    # Before the load: the file has the hooks, so only the CRC comparison can tell.
     run check 60 nfs-gds check --json
+    expect_rc check 1
+    expect_json check
+    expect_status check rpcrdma-hooks pass
+    expect_status check rpcrdma-abi fail
+    expect_summary check rpcrdma-abi "disagrees about version of symbol $sym"
     run inspect 60 nfs-gds inspect-module rpcrdma --json
+    expect_rc inspect 0
+    expect_json inspect
     run modprobe-badcrc 60 modprobe rpcrdma
     expect_rc_not modprobe-badcrc 0
     [ ! -d /sys/module/rpcrdma ] || fail "the altered rpcrdma was loaded"
     dmesg | grep -q "rpcrdma: disagrees about version of symbol $sym" \
         || fail "the kernel did not log 'rpcrdma: disagrees about version of symbol $sym'"
     dmesg | grep -E "rpcrdma: (disagrees|Unknown symbol)" | tail -n 3 | sed 's/^/    dmesg | /'
-    note "back to the inbox module"
+    note "back to the inbox module: its CRCs agree"
     install_module_build none-rpcrdma || abort "cannot remove the altered build"
+    run check-stock 60 nfs-gds check --json
+    expect_json check-stock
+    expect_status check-stock rpcrdma-abi pass
     run modprobe-stock 60 modprobe rpcrdma
     expect_rc modprobe-stock 0
     start_nfsd || abort "cannot restart nfsd"
@@ -550,6 +655,48 @@ scn_infra_container() {
     expect_output mount-gds "rpcrdma-next-load" "the helper warns about the next load"
     is_mounted "$MNT" && umount "$MNT"
     return 0
+}
+
+scn_s9() {
+    note "next boot: a newer kernel package installed beside the running one, without the hooked"
+    note "rpcrdma (an upgrade DKMS built nothing for); check, doctor and the helper name that kernel"
+    require_hooked_kernel gpl
+    local debs deb pkg next
+    debs=("$PAYLOAD"/kernels/linux-image-*.deb)
+    [ -f "${debs[0]}" ] || abort "the payload has no second kernel package (the host could not download one)"
+    deb=/var/cache/nfs-gds-vm/$(basename "${debs[0]}")
+    mkdir -p /var/cache/nfs-gds-vm && cp "${debs[0]}" "$deb" && chmod 0644 "$deb"
+    pkg=$(dpkg-deb --field "$deb" Package)
+    next=${pkg#linux-image-}
+    note "installing $pkg ($next) as apt upgrade would; INITRD=No skips its initramfs, which no check reads"
+    run install-kernel 600 env INITRD=No DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$deb"
+    expect_rc install-kernel 0
+    [ -d "/lib/modules/$next/kernel/net/sunrpc/xprtrdma" ] || abort "the package installed no module tree for $next"
+    ls /boot/vmlinuz-* | sed 's/^/    boot | /'
+    [ ! -e "/lib/modules/$next/updates" ] || fail "the new kernel's tree has an updates/ directory: not the case under test"
+
+    run check 60 nfs-gds check --json
+    expect_rc check 0
+    expect_json check
+    expect_verdict check ready-with-warnings
+    expect_status check next-boot fail
+    expect_summary check next-boot "$next"
+    run doctor 180 nfs-gds doctor
+    expect_output doctor "$next" "doctor does not name the next kernel $next"
+    run mount-gds 120 mount -t nfs-gds "$SPEC" "$MNT"
+    expect_rc mount-gds 0
+    expect_mounted "$MNT"
+    expect_xprt "$MNT" rdma
+    expect_output mount-gds "next-boot" "the helper does not warn about the next boot"
+    is_mounted "$MNT" && umount "$MNT"
+
+    note "removing $pkg: the next boot starts the running kernel again"
+    run purge-kernel 300 env INITRD=No DEBIAN_FRONTEND=noninteractive apt-get purge -y "$pkg"
+    expect_rc purge-kernel 0
+    rm -rf "/lib/modules/$next"
+    run check-after 60 nfs-gds check --json
+    expect_json check-after
+    expect_status check-after next-boot pass
 }
 
 # ---------------------------------------------------------------- runner

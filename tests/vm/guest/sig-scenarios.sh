@@ -5,9 +5,9 @@
 #   sig-scenarios.sh --list   print the scenario names
 #   sig-scenarios.sh          run them (inside that guest only)
 #
-# Kernel facts only: Debian signs its own modules, so the inbox rpcrdma loads; the out-of-tree
-# hooked build is unsigned and the kernel refuses it. What nfs-gds says about it is recorded in
-# the transcript but not judged, because no check predicts signature enforcement yet. Trusting a
+# Debian signs its own modules, so the inbox rpcrdma loads; the out-of-tree hooked build is
+# unsigned and the kernel refuses it. nfs-gds's module-signature check must say so before the
+# load is tried, and pass for the signed inbox module. Trusting a
 # key of one's own would need it in the kernel's keyring, which a stock distribution kernel only
 # takes through Secure Boot and MOK (shim); this guest boots without firmware Secure Boot, so a
 # signed out-of-tree build cannot be shown loading here.
@@ -15,7 +15,7 @@ set -u
 
 # shellcheck disable=SC2034  # run by run_plan in lib.sh
 PLAN=(
-    "scenario infra-sig-enforce-refuses-unsigned scn_sig_enforce"
+    "scenario sig1-unsigned-refusal-predicted scn_sig_enforce"
 )
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -24,7 +24,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 [ "${1:-}" = --list ] && { list_plan; exit 0; }
 
 scn_sig_enforce() {
-    note "module.sig_enforce=1: the signed inbox rpcrdma loads, the unsigned hooked build is refused"
+    note "module.sig_enforce=1: the signed inbox rpcrdma loads, the unsigned hooked build is refused,"
+    note "and nfs-gds said which before either was loaded"
     grep -qw 'module.sig_enforce=1' /proc/cmdline || abort "precondition: the kernel was not booted with module.sig_enforce=1 ($(cat /proc/cmdline))"
     [ "$(cat /sys/module/module/parameters/sig_enforce 2>/dev/null)" = Y ] || abort "precondition: /sys/module/module/parameters/sig_enforce is not Y"
     run signer-stock 30 modinfo -F signer "$STOCK_RPCRDMA"
@@ -38,17 +39,27 @@ scn_sig_enforce() {
     unload_rpcrdma || abort "cannot unload rpcrdma"
     install_module_build rpcrdma-gpl || abort "cannot install the hooked build"
     same_file "$(modinfo -n rpcrdma)" "$UPDATES_RPCRDMA" || abort "precondition: modprobe does not resolve rpcrdma to $UPDATES_RPCRDMA"
+    run check 60 nfs-gds check --json
+    expect_rc check 1
+    expect_json check
+    expect_status check rpcrdma-hooks pass
+    expect_status check module-signature fail
+    expect_summary check module-signature "Key was rejected by service"
     run modprobe-unsigned 60 modprobe rpcrdma
     expect_rc_not modprobe-unsigned 0
     expect_output modprobe-unsigned 'Key was rejected by service' "modprobe of the unsigned build did not fail with 'Key was rejected by service'"
     [ ! -d /sys/module/rpcrdma ] || fail "the unsigned rpcrdma was loaded despite module.sig_enforce=1"
     dmesg | grep -E 'rpcrdma|unsigned|signature' | tail -n 5 | sed 's/^/    dmesg | /'
 
-    note "recorded, not asserted (no check predicts signature enforcement yet):"
-    run check 60 nfs-gds check --json
-    run inspect 60 nfs-gds inspect-module rpcrdma --json
-
     install_module_build none-rpcrdma || abort "cannot remove the hooked build"
+    run check-signed 60 nfs-gds check --json
+    expect_json check-signed
+    expect_status check-signed module-signature pass
+    expect_output check-signed 'signed' "check does not say the inbox module is signed"
+    # doctor also reads the kernel log, which still has the refusal of the unsigned build.
+    run doctor-signed 120 nfs-gds doctor --json
+    expect_json doctor-signed
+    expect_status doctor-signed module-signature pass
     run modprobe-signed 60 modprobe rpcrdma
     expect_rc modprobe-signed 0
     [ "$(loaded_build_id rpcrdma)" = "$(file_build_id "$STOCK_RPCRDMA")" ] || fail "the rpcrdma loaded now is not the inbox module"

@@ -25,6 +25,7 @@ PLAN=(
     "scenario sd3-refused-unit-failed      sd3_refused"
     "scenario sd4-automount-first-access   sd4_automount"
     "scenario sd5-mount-unit-and-reload    sd5_mount_unit"
+    "scenario sd7-agent-unit-hardened      sd7_agent_unit"
     "scenario sd6-umount-and-stop          sd6_umount_stop"
 )
 
@@ -266,6 +267,48 @@ sd5_mount_unit() {
     note "kernel fact: the same remount without the helper is refused (gds_policy reaches the kernel), so the reload went through it"
     run remount-direct 120 mount -t nfs4 -o remount,ro,gds_policy=enforce "$SPEC" /mnt/unit
     expect_rc_not remount-direct 0
+}
+
+sd7_agent_unit() {
+    note "the package's agent unit, enabled as its README says, runs under its hardening on the real"
+    note "systemd, sees the boot mounts the helper made, and writes its files and its cache"
+    local unit=nfs-gds-agent.service status=/run/nfs-gds/status.json nfd=/etc/kubernetes/node-feature-discovery/features.d
+    local prom=/var/lib/prometheus/node-exporter score i
+    is_mounted /mnt/boot1 || abort "precondition: /mnt/boot1 is not mounted"
+    # What NFD and node_exporter would have made; the unit may write only there and below /run
+    # and /var/cache.
+    mkdir -p "$nfd" "$prom"
+    rm -f "$status"
+    run enable 120 systemctl enable --now "$unit"
+    expect_rc enable 0
+    for i in $(seq 1 180); do [ -s "$status" ] && break; sleep 1; done
+    [ -s "$status" ] || fail "$status did not appear within 180 s of starting $unit"
+    note "first pass written after about $i s"
+    expect_unit_state "$unit" active
+    cp "$status" "$SCN_DIR/status.json" 2>/dev/null
+    note "the agent read $(jq -r .mount_table "$status" 2>&1); verdict $(jq -r .verdict "$status" 2>&1), tier $(jq -r .tier "$status" 2>&1)"
+    expect_agent_mount "$status" /mnt/boot1 meant_by=recorded protocol=rdma verdict=ready
+    expect_agent_mount "$status" /mnt/boot2 meant_by=recorded protocol=rdma verdict=ready
+    grep -q '^nfs_gds_mount_ready{.*mountpoint="/mnt/boot1".*} 1$' "$prom/nfs-gds.prom" 2>/dev/null \
+        || fail "$prom/nfs-gds.prom has no nfs_gds_mount_ready 1 for /mnt/boot1"
+    grep -q '^nfs-gds.feature.node.kubernetes.io/ready=' "$nfd/nfs-gds" 2>/dev/null \
+        || fail "$nfd/nfs-gds has no ready label"
+    case $(jq -r .verdict "$status") in
+        ready | ready-with-warnings) [ -e /run/nfs-gds/ready ] || fail "the node is ready but /run/nfs-gds/ready is missing" ;;
+        *) [ ! -e /run/nfs-gds/ready ] || fail "the node is not ready but /run/nfs-gds/ready exists" ;;
+    esac
+    [ -n "$(find /var/cache/nfs-gds -type f 2>/dev/null | head -n 1)" ] \
+        || fail "the agent cached nothing in /var/cache/nfs-gds (CacheDirectory=)"
+    capture_journal journal "$unit"
+    local denied='permission denied|operation not permitted|read-only file system'
+    ! grep -Eiq "$denied" "$SCN_DIR/journal.out" \
+        || fail "the unit's journal reports a refused access: $(grep -Ei "$denied" "$SCN_DIR/journal.out" | head -n 3 | tr '\n' ';')"
+    run security 120 systemd-analyze security --no-pager "$unit"
+    score=$(sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p' "$SCN_DIR/security.out" | tail -n 1)
+    note "systemd-analyze security (running unit): ${score:-none}"
+    [ -n "$score" ] && awk -v s="$score" 'BEGIN { exit !(s <= 2.5) }' || fail "exposure level '${score:-none}' is above 2.5"
+    run disable 120 systemctl disable --now "$unit"
+    expect_rc disable 0
 }
 
 sd6_umount_stop() {

@@ -33,9 +33,9 @@ pub fn mount_transport(m: &Mount, table: &MountTable) -> CheckResult {
     let xprts = m.stats.as_ref().map(|s| s.xprts.as_slice()).unwrap_or(&[]);
     if xprts.is_empty() {
         let why = if m.stats.is_some() {
-            "its /proc/self/mountstats record has no xprt: line"
+            "its mountstats record has no xprt: line"
         } else {
-            "there is no /proc/self/mountstats record for it"
+            "the mountstats beside the mount table read has no record for it"
         };
         return CheckResult::unknown(
             id,

@@ -362,9 +362,9 @@ expect_agent_mount() {
 
 expect_no_agent_mount() {
     local file=$1 mp=$2
-    agent_mounts "$file" | jq -e --arg mp "$mp" 'select(.mountpoint == $mp)' >/dev/null 2>&1 \
-        && fail "$(basename "$file"): the agent lists $mp, which it must not see"
-    return 0
+    [ -s "$file" ] || { fail "$(basename "$file") was not written"; return; }
+    [ -z "$(agent_mounts "$file" | jq -c --arg mp "$mp" 'select(.mountpoint == $mp)')" ] \
+        || fail "$(basename "$file"): the agent lists $mp, which it must not see"
 }
 
 # ---------------------------------------------------------------- the plan

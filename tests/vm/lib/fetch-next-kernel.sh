@@ -29,10 +29,19 @@ if [ -f "$out/.complete" ]; then
 fi
 
 # "VERSION PACKAGE" for every version of the meta package.
-candidates=$(apt-cache show "linux-image-$flavour" 2>/dev/null | awk '
-    /^Version:/ { v = $2 }
-    /^Depends:/ { if (match($0, /linux-image-[^ ,]+/)) print v, substr($0, RSTART, RLENGTH) }')
-[ -n "$candidates" ] || { log "next kernel: apt knows no linux-image-$flavour (apt-get update?)"; exit 3; }
+list_candidates() {
+    apt-cache show "linux-image-$flavour" 2>/dev/null | awk '
+        /^Version:/ { v = $2 }
+        /^Depends:/ { if (match($0, /linux-image-[^ ,]+/)) print v, substr($0, RSTART, RLENGTH) }'
+}
+candidates=$(list_candidates)
+if [ -z "$candidates" ]; then
+    # A machine that had every package already may never have fetched its lists.
+    log "next kernel: apt knows no linux-image-$flavour; apt-get update"
+    apt-get update -q || warn "apt-get update reported errors"
+    candidates=$(list_candidates)
+fi
+[ -n "$candidates" ] || { log "next kernel: apt knows no linux-image-$flavour"; exit 3; }
 
 pick() { # FILTER-ERE — the highest version whose package matches and is not the running kernel
     local best_v='' best_p='' v p

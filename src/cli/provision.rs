@@ -31,10 +31,10 @@ pub fn run(args: &ProvisionArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     if !args.apply {
         println!("nfs-gds provision: dry run; `--apply` runs the steps marked [auto]\n");
         for (i, s) in d.plan.iter().enumerate() {
-            let tag = if s.action.is_some() {
-                "[auto]  "
-            } else {
+            let tag = if s.is_manual() {
                 "[manual]"
+            } else {
+                "[auto]  "
             };
             println!("{tag} {}. {}", i + 1, s.title);
             for c in &s.commands {
@@ -69,7 +69,7 @@ pub fn run(args: &ProvisionArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let manual: Vec<&str> = d
         .plan
         .iter()
-        .filter(|s| s.action.is_none())
+        .filter(|s| s.is_manual())
         .map(|s| s.title.as_str())
         .collect();
     if !manual.is_empty() {

@@ -71,7 +71,10 @@ impl Action {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// One step of the plan. A step without an [`Action`] cannot be automated (it needs a reboot, a
+/// package choice or a cluster change); the JSON says so as `"manual": true`, derived from the
+/// action so the two cannot disagree.
+#[derive(Debug, Clone)]
 pub struct Step {
     pub title: String,
     /// Why this step is needed, tied to what doctor saw.
@@ -79,20 +82,38 @@ pub struct Step {
     /// Commands to run, in order (shell syntax, for people).
     pub commands: Vec<String>,
     /// Set when `provision --apply` may run it.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub action: Option<Action>,
-    /// Set when the step cannot be automated: it needs a reboot, a package choice or a cluster change.
-    pub manual: bool,
+}
+
+impl Serialize for Step {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = ser.serialize_struct("Step", 5)?;
+        st.serialize_field("title", &self.title)?;
+        st.serialize_field("why", &self.why)?;
+        st.serialize_field("commands", &self.commands)?;
+        if let Some(action) = &self.action {
+            st.serialize_field("action", action)?;
+        } else {
+            st.skip_field("action")?;
+        }
+        st.serialize_field("manual", &self.is_manual())?;
+        st.end()
+    }
 }
 
 impl Step {
+    /// No `provision --apply` can run it.
+    pub fn is_manual(&self) -> bool {
+        self.action.is_none()
+    }
+
     fn manual(title: impl Into<String>, why: impl Into<String>, commands: Vec<String>) -> Self {
         Step {
             title: title.into(),
             why: why.into(),
             commands,
             action: None,
-            manual: true,
         }
     }
 
@@ -102,7 +123,6 @@ impl Step {
             why: why.into(),
             commands: action.command_lines(),
             action: Some(action),
-            manual: false,
         }
     }
 }

@@ -94,7 +94,6 @@ mod tests {
             why: "w".into(),
             commands: action.command_lines(),
             action: Some(action),
-            manual: false,
         }
     }
 
@@ -104,7 +103,6 @@ mod tests {
             why: "w".into(),
             commands: vec!["systemctl reboot".into()],
             action: None,
-            manual: true,
         }
     }
 

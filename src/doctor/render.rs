@@ -42,7 +42,7 @@ pub fn text(d: &Diagnosis, style: TextStyle) -> String {
     } else {
         out.push_str("\nPlan\n");
         for (i, s) in d.plan.iter().enumerate() {
-            let tag = if s.manual {
+            let tag = if s.is_manual() {
                 ""
             } else {
                 "  [provision --apply runs this]"

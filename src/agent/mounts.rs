@@ -140,7 +140,7 @@ fn protocol_of(m: &Mount) -> String {
     m.stats
         .as_ref()
         .and_then(|s| s.xprts.first())
-        .map(|x| x.proto.clone())
+        .map(|x| x.proto().to_string())
         .or_else(|| m.option("proto").map(str::to_string))
         .unwrap_or_else(|| "unknown".to_string())
 }

@@ -361,6 +361,11 @@ pub struct Mount {
 }
 
 impl Mount {
+    /// A mountinfo line before mountstats is paired with it.
+    fn unpaired(info: MountInfoEntry) -> Self {
+        Mount { info, stats: None }
+    }
+
     pub fn is_nfs(&self) -> bool {
         matches!(self.info.fstype.as_str(), "nfs" | "nfs4")
     }
@@ -421,20 +426,20 @@ impl MountTable {
     /// Pairs mountinfo lines with mountstats records: the k-th mountinfo line with a given
     /// (mount point, source) gets the k-th mountstats record with the same pair.
     pub fn join(infos: Vec<MountInfoEntry>, stats: Vec<MountStatsRecord>) -> Self {
-        let mut pairing = Pairing::new(&infos);
+        let mounts: Vec<Mount> = infos.into_iter().map(Mount::unpaired).collect();
+        let mut pairing = Pairing::new(&mounts);
         for rec in stats {
             pairing.offer(rec);
         }
         let paired = pairing.into_paired();
-        MountTable::of(infos, paired)
+        MountTable::of(mounts, paired)
     }
 
-    fn of(infos: Vec<MountInfoEntry>, paired: Vec<Option<MountStats>>) -> Self {
-        let mounts = infos
-            .into_iter()
-            .zip(paired)
-            .map(|(info, stats)| Mount { info, stats })
-            .collect();
+    /// The mounts with the records [`Pairing`] gave them.
+    fn of(mut mounts: Vec<Mount>, paired: Vec<Option<MountStats>>) -> Self {
+        for (m, stats) in mounts.iter_mut().zip(paired) {
+            m.stats = stats;
+        }
         MountTable { mounts }
     }
 
@@ -465,7 +470,7 @@ impl MountTable {
 /// never held whole: the k-th record with a given (mount point, device) goes to the k-th line
 /// with that (mount point, source), which is [`MountTable::join`]'s rule.
 struct Pairing<'a> {
-    infos: &'a [MountInfoEntry],
+    mounts: &'a [Mount],
     /// For each mount point, the first line on it that has no record yet; `next` chains the
     /// lines on one mount point in order (nearly always one; a few when mounts are stacked).
     /// Keyed by the bytes the kernel printed (hashing a `Path` hashes it component by
@@ -478,19 +483,19 @@ struct Pairing<'a> {
 impl<'a> Pairing<'a> {
     const NONE: usize = usize::MAX;
 
-    fn new(infos: &'a [MountInfoEntry]) -> Self {
-        let mut head = HashMap::with_capacity(infos.len());
-        let mut next = vec![Self::NONE; infos.len()];
-        for (i, info) in infos.iter().enumerate().rev() {
+    fn new(mounts: &'a [Mount]) -> Self {
+        let mut head = HashMap::with_capacity(mounts.len());
+        let mut next = vec![Self::NONE; mounts.len()];
+        for (i, m) in mounts.iter().enumerate().rev() {
             next[i] = head
-                .insert(info.mount_point.as_os_str().as_bytes(), i)
+                .insert(m.info.mount_point.as_os_str().as_bytes(), i)
                 .unwrap_or(Self::NONE);
         }
         Pairing {
-            infos,
+            mounts,
             head,
             next,
-            paired: vec![None; infos.len()],
+            paired: vec![None; mounts.len()],
         }
     }
 
@@ -505,7 +510,7 @@ impl<'a> Pairing<'a> {
         };
         let mut i = *head;
         while i != Self::NONE {
-            if self.paired[i].is_none() && self.infos[i].source == device {
+            if self.paired[i].is_none() && self.mounts[i].info.source == device {
                 self.paired[i] = Some(rec.stats);
                 break;
             }
@@ -529,13 +534,23 @@ pub fn read_mountinfo(root: &Root) -> Result<Vec<MountInfoEntry>, MountsError> {
 }
 
 fn read_mountinfo_at(root: &Root, rel: &str) -> Result<Vec<MountInfoEntry>, MountsError> {
+    let mut entries = Vec::new();
+    stream_mountinfo_at(root, rel, |e| entries.push(e))?;
+    Ok(entries)
+}
+
+/// Streams mountinfo below the root through `each` line's entry.
+fn stream_mountinfo_at(
+    root: &Root,
+    rel: &str,
+    mut each: impl FnMut(MountInfoEntry),
+) -> Result<(), MountsError> {
     let mut lines = root.read_lines(rel)?.ok_or_else(|| MountsError::Missing {
         path: root.join(rel),
     })?;
-    let mut entries = Vec::new();
     while let Some(line) = lines.next_line()? {
         match parse_mountinfo_line(line) {
-            Ok(entry) => entries.extend(entry),
+            Ok(entry) => entry.into_iter().for_each(&mut each),
             Err(reason) => {
                 return Err(MountsError::Parse {
                     path: lines.path().to_owned(),
@@ -545,7 +560,7 @@ fn read_mountinfo_at(root: &Root, rel: &str) -> Result<Vec<MountInfoEntry>, Moun
             }
         }
     }
-    Ok(entries)
+    Ok(())
 }
 
 /// Streams mountstats below the root through `each` record; an absent file gives none
@@ -582,11 +597,14 @@ pub fn read_mountstats(root: &Root) -> Result<Vec<MountStatsRecord>, MountsError
 
 /// mountinfo, then mountstats streamed and paired record by record.
 fn read_table_at(root: &Root, info: &str, stats: &str) -> Result<MountTable, MountsError> {
-    let infos = read_mountinfo_at(root, info)?;
-    let mut pairing = Pairing::new(&infos);
+    let mut mounts = Vec::new();
+    stream_mountinfo_at(root, info, |e| mounts.push(Mount::unpaired(e)))?;
+    // Grown by doubling: up to half of it room for mounts that never came.
+    mounts.shrink_to_fit();
+    let mut pairing = Pairing::new(&mounts);
     stream_mountstats_at(root, stats, |rec| pairing.offer(rec))?;
     let paired = pairing.into_paired();
-    Ok(MountTable::of(infos, paired))
+    Ok(MountTable::of(mounts, paired))
 }
 
 /// Both files, paired.

@@ -7,18 +7,18 @@
 
 use std::path::Path;
 
-/// A volume of a pod, as kubelet laid out its mount point.
+/// A volume of a pod, as kubelet laid out its mount point (borrowed from it).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KubeletVolume {
-    pub pod_uid: String,
+pub struct KubeletVolume<'a> {
+    pub pod_uid: &'a str,
     /// The volume's name in the pod spec (in-tree) or the PersistentVolume's name (CSI).
-    pub volume: String,
+    pub volume: &'a str,
     /// `nfs` or `csi`.
     pub plugin: &'static str,
 }
 
 /// The pod volume `mount_point` is, if it is one.
-pub fn volume_of(mount_point: &Path) -> Option<KubeletVolume> {
+pub fn volume_of(mount_point: &Path) -> Option<KubeletVolume<'_>> {
     let parts: Vec<&str> = mount_point
         .to_str()?
         .split('/')
@@ -35,8 +35,8 @@ pub fn volume_of(mount_point: &Path) -> Option<KubeletVolume> {
         _ => return None,
     };
     Some(KubeletVolume {
-        pod_uid: pod_uid.to_string(),
-        volume: volume.to_string(),
+        pod_uid,
+        volume,
         plugin,
     })
 }
@@ -49,23 +49,21 @@ mod tests {
 
     #[test]
     fn in_tree_and_csi_volumes_name_pod_and_volume() {
-        let v = volume_of(Path::new(&format!(
-            "/var/lib/kubelet/pods/{UID}/volumes/kubernetes.io~nfs/datasets"
-        )))
-        .unwrap();
+        let path = format!("/var/lib/kubelet/pods/{UID}/volumes/kubernetes.io~nfs/datasets");
+        let v = volume_of(Path::new(&path)).unwrap();
         assert_eq!(
             v,
             KubeletVolume {
-                pod_uid: UID.into(),
-                volume: "datasets".into(),
+                pod_uid: UID,
+                volume: "datasets",
                 plugin: "nfs"
             }
         );
-        let v = volume_of(Path::new(&format!(
+        let path = format!(
             "/var/snap/microk8s/common/var/lib/kubelet/pods/{UID}/volumes/kubernetes.io~csi/pvc-1234/mount"
-        )))
-        .unwrap();
-        assert_eq!((v.plugin, v.volume.as_str()), ("csi", "pvc-1234"));
+        );
+        let v = volume_of(Path::new(&path)).unwrap();
+        assert_eq!((v.plugin, v.volume), ("csi", "pvc-1234"));
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! shared by all its mounts. The verdicts are the same; what a narrowed pass leaves out is the
 //! trap's count of the server's other RDMA mounts, which is evidence, not judgement.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::os::unix::ffi::OsStrExt;
@@ -24,23 +25,24 @@ use crate::policy::{MountPolicy, Policy};
 use crate::verdict::{self, Judgement};
 
 /// The verdict on one mount meant for RDMA, with the labels that join it to node_exporter's
-/// mountstats series (`export`, `mountaddr`, `protocol`).
+/// mountstats series (`export`, `mountaddr`, `protocol`). Borrows from the mount table: a node
+/// with thousands of mounts keeps no second copy of their names.
 #[derive(Debug, Clone, Serialize)]
-pub struct MountVerdict {
+pub struct MountVerdict<'a> {
     /// The mount's source (node_exporter's `export`).
-    pub export: String,
-    pub mountpoint: String,
+    pub export: &'a str,
+    pub mountpoint: Cow<'a, str>,
     /// The server address the kernel uses (`addr=`; node_exporter's `mountaddr`).
-    pub mountaddr: Option<String>,
+    pub mountaddr: Option<&'a str>,
     /// The transport of the first `xprt:` line, else the `proto=` option (node_exporter's
     /// `protocol`); `unknown` when neither shows.
-    pub protocol: String,
+    pub protocol: &'a str,
     /// Why it is meant for RDMA: `recorded`, `policy` or `options`.
     pub meant_by: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pod_uid: Option<String>,
+    pub pod_uid: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub volume: Option<String>,
+    pub volume: Option<&'a str>,
     pub verdict: Verdict,
     /// The checks, for a mount that is not plainly ready; a ready mount's (all pass) are not
     /// kept, so a node with thousands of good mounts stays small (`nfs-gds verify` shows them).
@@ -48,7 +50,7 @@ pub struct MountVerdict {
     pub checks: Vec<CheckResult>,
 }
 
-impl MountVerdict {
+impl MountVerdict<'_> {
     pub fn is_ready(&self) -> bool {
         self.verdict.is_ready()
     }
@@ -132,23 +134,23 @@ impl<'a> Suspects<'a> {
     }
 }
 
-fn protocol_of(m: &Mount) -> String {
+fn protocol_of(m: &Mount) -> &str {
     m.stats
         .as_ref()
         .and_then(|s| s.xprts.first())
-        .map(|x| x.proto().to_string())
-        .or_else(|| m.option("proto").map(str::to_string))
-        .unwrap_or_else(|| "unknown".to_string())
+        .map(|x| x.proto())
+        .or_else(|| m.option("proto"))
+        .unwrap_or("unknown")
 }
 
 /// Verifies every mount of `table` meant for RDMA that is on top of its mount point (a mount
 /// stacked over is not what applications see). `port` is the policy's expected port, used
 /// unless the helper recorded another.
-pub fn verify_meant_for_rdma(
-    table: &MountTable,
+pub fn verify_meant_for_rdma<'a>(
+    table: &'a MountTable,
     records: &Records,
     policy: &Policy,
-) -> Vec<MountVerdict> {
+) -> Vec<MountVerdict<'a>> {
     let (rules, port) = (&policy.mounts, policy.options.port);
     // A mount point's bytes as printed: hashing a `Path` goes component by component.
     let covered: HashSet<(u32, &[u8])> = table
@@ -179,7 +181,7 @@ pub fn verify_meant_for_rdma(
             levels[rule.unwrap_or(rules.len())].get_or_insert_with(|| policy.for_rule(rule));
         let judged = checks_for(m, suspects.narrowed_for(m), expected, under);
         let verdict = judged.verdict();
-        let mountpoint = m.info.mount_point.display().to_string();
+        let mountpoint = m.info.mount_point.to_string_lossy();
         let checks = if verdict == Verdict::Ready {
             Vec::new()
         } else {
@@ -187,12 +189,12 @@ pub fn verify_meant_for_rdma(
         };
         let pod: Option<KubeletVolume> = volume_of(&m.info.mount_point);
         out.push(MountVerdict {
-            export: m.info.source.clone(),
+            export: &m.info.source,
             mountpoint,
-            mountaddr: m.info.super_option("addr").map(str::to_string),
+            mountaddr: m.info.super_option("addr"),
             protocol: protocol_of(m),
             meant_by: intent.as_str(),
-            pod_uid: pod.as_ref().map(|p| p.pod_uid.clone()),
+            pod_uid: pod.as_ref().map(|p| p.pod_uid),
             volume: pod.map(|p| p.volume),
             verdict,
             checks,
@@ -260,7 +262,7 @@ device 10.0.0.9:/home mounted on /mnt/home with fstype nfs4 statvers=1.1
             ..Default::default()
         };
         let v = verify_meant_for_rdma(&t, &Records::default(), &policy);
-        let points: Vec<_> = v.iter().map(|v| v.mountpoint.as_str()).collect();
+        let points: Vec<_> = v.iter().map(|v| v.mountpoint.as_ref()).collect();
         // /mnt/tcp is covered by the rule too; /mnt/home is nobody's RDMA mount.
         assert_eq!(points, ["/mnt/tcp", POD, "/mnt/gds"]);
         let pod = &v[1];
@@ -325,7 +327,7 @@ device 10.0.2.20:/other mounted on /mnt/fast2 with fstype nfs4 statvers=1.1
         let v = verify_meant_for_rdma(&t, &Records::default(), &policy);
         let verdicts: Vec<_> = v
             .iter()
-            .map(|v| (v.mountpoint.as_str(), v.verdict))
+            .map(|v| (v.mountpoint.as_ref(), v.verdict))
             .collect();
         assert_eq!(
             verdicts,
@@ -342,7 +344,7 @@ device 10.0.2.20:/other mounted on /mnt/fast2 with fstype nfs4 statvers=1.1
             let m = t
                 .mounts
                 .iter()
-                .find(|m| m.info.mount_point.display().to_string() == mv.mountpoint)
+                .find(|m| m.info.mount_point.to_string_lossy() == mv.mountpoint)
                 .unwrap();
             let whole: Vec<_> = registry::verify_mount(m, &t, 20049)
                 .into_iter()
@@ -368,7 +370,8 @@ device 10.0.2.20:/other mounted on /mnt/fast2 with fstype nfs4 statvers=1.1
 42 1 0:51 / /mnt/gds rw - nfs4 10.0.2.20:/fast rw,vers=4.2,proto=rdma,port=20049,addr=10.0.2.20
 44 42 0:53 / /mnt/gds rw - nfs4 10.0.2.20:/other rw,vers=4.2,proto=rdma,port=20049,addr=10.0.2.20
 ";
-        let v = verify_meant_for_rdma(&table(text, ""), &Records::default(), &Policy::default());
+        let t = table(text, "");
+        let v = verify_meant_for_rdma(&t, &Records::default(), &Policy::default());
         assert_eq!(v.len(), 1);
         assert_eq!(v[0].export, "10.0.2.20:/other");
         // No mountstats: the transport is unknown, the protocol comes from the options.

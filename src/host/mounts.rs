@@ -97,16 +97,23 @@ pub struct MountInfoEntry {
     pub mount_point: PathBuf,
     /// Per-mount options (`rw,nosuid,relatime`).
     pub mount_options: String,
-    /// Optional tagged fields (`shared:1`, `master:2`, …).
-    pub tags: Vec<String>,
+    /// Optional tagged fields (`shared:1 master:2`, …), as one space-separated string (one
+    /// allocation a mount, not one per tag): see [`MountInfoEntry::tags`].
+    pub tags: String,
     pub fstype: String,
     /// The mount source (for NFS `server:/path`), unescaped.
     pub source: String,
-    /// Per-superblock options; for NFS these include `vers=`, `proto=`, `port=` and `addr=`.
+    /// The [`KEPT_SUPER_OPTIONS`] of the per-superblock options, comma-separated, in the
+    /// line's order (for NFS: `vers=`, `proto=`, `port=` and `addr=`).
     pub super_options: String,
 }
 
 impl MountInfoEntry {
+    /// The optional tagged fields, one by one.
+    pub fn tags(&self) -> impl Iterator<Item = &str> {
+        self.tags.split(' ').filter(|t| !t.is_empty())
+    }
+
     /// The value of `key=` in the superblock options.
     pub fn super_option(&self, key: &str) -> Option<&str> {
         option_value(self.super_options.split(','), key)
@@ -161,10 +168,22 @@ pub fn parse_mountinfo_line(line: &[u8]) -> Result<Option<MountInfoEntry>, Strin
         root: path_of(fields[3]),
         mount_point: path_of(fields[4]),
         mount_options: text_of(fields[5]),
-        tags: fields[6..sep].iter().map(|f| text_of(f)).collect(),
+        tags: {
+            let mut tags = String::new();
+            for f in &fields[6..sep] {
+                if !tags.is_empty() {
+                    tags.push(' ');
+                }
+                tags.push_str(&String::from_utf8_lossy(&unescaped(f)));
+            }
+            tags
+        },
         fstype: text_of(fields[sep + 1]),
         source: text_of(fields[sep + 2]),
-        super_options: fields.get(sep + 3).map(|f| text_of(f)).unwrap_or_default(),
+        super_options: fields
+            .get(sep + 3)
+            .map(|f| kept(&text_of(f), &KEPT_SUPER_OPTIONS))
+            .unwrap_or_default(),
     }))
 }
 
@@ -193,6 +212,12 @@ impl Xprt {
 pub fn is_rdma_netid(netid: &str) -> bool {
     matches!(netid, "rdma" | "rdma6")
 }
+
+/// The superblock options of a mountinfo line that are kept: the ones nfs-gds reads (the
+/// options the checks read, and `addr=`, the server address the kernel uses). A node with
+/// thousands of NFS mounts would otherwise hold some 200 bytes more per mount; a reader of
+/// another option adds it here.
+pub const KEPT_SUPER_OPTIONS: [&str; 4] = ["vers", "proto", "port", "addr"];
 
 /// The options of an `opts:` line that a mount keeps: the ones the checks read. The rest of
 /// the line (a dozen more options) is dropped, for a node with thousands of NFS mounts.
@@ -307,18 +332,22 @@ fn done(mut rec: MountStatsRecord) -> MountStatsRecord {
 
 /// The [`KEPT_OPTIONS`] of an `opts:` line's text.
 fn kept_options(opts: &[u8]) -> String {
-    let text = String::from_utf8_lossy(opts);
-    let mut kept = String::new();
-    for o in text.trim().split(',') {
+    kept(String::from_utf8_lossy(opts).trim(), &KEPT_OPTIONS)
+}
+
+/// The options of a comma-separated list whose key is one of `keys`, in order.
+fn kept(options: &str, keys: &[&str]) -> String {
+    let mut out = String::new();
+    for o in options.split(',') {
         let key = o.split('=').next().unwrap_or("");
-        if KEPT_OPTIONS.contains(&key) {
-            if !kept.is_empty() {
-                kept.push(',');
+        if keys.contains(&key) {
+            if !out.is_empty() {
+                out.push(',');
             }
-            kept.push_str(o);
+            out.push_str(o);
         }
     }
-    kept
+    out
 }
 
 /// `device DEV mounted on MNT with fstype TYPE [statvers=V]` or `no device mounted on …`.
@@ -757,6 +786,19 @@ mod tests {
             }
         }
 
+        /// The superblock options of each mountinfo line, whole, as they were kept.
+        pub fn super_options(text: &[u8]) -> Vec<String> {
+            text.split(|b| *b == b'\n')
+                .filter(|l| !l.iter().all(|b| b.is_ascii_whitespace()))
+                .map(|l| {
+                    let fields: Vec<&[u8]> =
+                        l.split(|b| *b == b' ').filter(|f| !f.is_empty()).collect();
+                    let sep = fields.iter().position(|f| *f == b"-").unwrap();
+                    fields.get(sep + 3).map(|f| text_of(f)).unwrap_or_default()
+                })
+                .collect()
+        }
+
         pub fn join(
             infos: Vec<MountInfoEntry>,
             stats: Vec<Record>,
@@ -793,7 +835,9 @@ mod tests {
         }
     }
 
-    /// What the checks can ask of a mount, the same way for the table of today and of before.
+    /// What the checks can ask of a mount, the same way for the table of today and of before:
+    /// its mountinfo line but the options, whether it has a record, the options as
+    /// [`Mount::option`] and [`MountInfoEntry::super_option`] give them, and its transports.
     type Seen = (
         MountInfoEntry,
         bool,
@@ -805,33 +849,45 @@ mod tests {
         t.mounts
             .iter()
             .map(|m| {
-                let opts = KEPT_OPTIONS
-                    .iter()
-                    .map(|k| m.stats.as_ref().and_then(|s| s.opt(k)).map(str::to_string))
-                    .collect();
+                let mut opts = Vec::new();
+                for k in KEPT_SUPER_OPTIONS {
+                    opts.push(m.option(k).map(str::to_string));
+                    opts.push(m.info.super_option(k).map(str::to_string));
+                }
                 let xprts = m.stats.iter().flat_map(|s| &s.xprts);
                 let xprts = xprts.map(|x| (x.proto().to_string(), x.line.clone()));
-                (m.info.clone(), m.stats.is_some(), opts, xprts.collect())
+                let info = MountInfoEntry {
+                    super_options: String::new(),
+                    ..m.info.clone()
+                };
+                (info, m.stats.is_some(), opts, xprts.collect())
             })
             .collect()
     }
 
     fn seen_before(mountinfo: &[u8], mountstats: &[u8]) -> Vec<Seen> {
         let infos = parse_mountinfo(mountinfo).unwrap();
+        let supers = before::super_options(mountinfo);
+        assert_eq!(supers.len(), infos.len());
         before::join(infos, before::parse_mountstats(mountstats))
             .into_iter()
-            .map(|(info, rec)| {
-                let opts = KEPT_OPTIONS
-                    .iter()
-                    .map(|k| {
-                        rec.as_ref()
-                            .and_then(|r| {
-                                option_value(r.opts.split(',').filter(|o| !o.is_empty()), k)
-                            })
-                            .map(str::to_string)
-                    })
-                    .collect();
+            .zip(supers)
+            .map(|((info, rec), sup)| {
+                let sup_opt = |k| option_value(sup.split(','), k);
+                let stats_opt = |k| {
+                    rec.as_ref()
+                        .and_then(|r| option_value(r.opts.split(',').filter(|o| !o.is_empty()), k))
+                };
+                let mut opts = Vec::new();
+                for k in KEPT_SUPER_OPTIONS {
+                    opts.push(stats_opt(k).or_else(|| sup_opt(k)).map(str::to_string));
+                    opts.push(sup_opt(k).map(str::to_string));
+                }
                 let xprts = rec.as_ref().map(|r| r.xprts.clone()).unwrap_or_default();
+                let info = MountInfoEntry {
+                    super_options: String::new(),
+                    ..info
+                };
                 (info, rec.is_some(), opts, xprts)
             })
             .collect()
@@ -865,7 +921,7 @@ mod tests {
     const ODD_MOUNTINFO: &str = "\
 1 0 254:0 / / rw - ext4 /dev/vda rw
 40 1 0:50 / /mnt/a\\040b rw - nfs4 srv:/ex\\040port rw,vers=4.2,proto=rdma,port=20049,addr=10.0.0.1
-41 1 0:51 / /mnt/noxprt rw - nfs4 srv:/ex rw,vers=4.2,proto=tcp,addr=10.0.0.1
+41 1 0:51 / /mnt/noxprt rw - nfs4 srv:/ex rw,vers=4.2,rsize=1048576,proto=tcp,hard,addr=10.0.0.1,proto=rdma,clientaddr=10.0.0.2
 42 1 0:52 / /mnt/stack rw - nfs4 srv:/one rw,vers=4.2,proto=rdma,addr=10.0.0.1
 43 42 0:53 / /mnt/stack rw - nfs4 srv:/two rw,vers=4.2,proto=tcp,addr=10.0.0.1
 44 1 0:54 / /mnt/stack rw - nfs4 srv:/one rw,vers=4.2,proto=rdma,addr=10.0.0.1
@@ -934,6 +990,10 @@ device srv:/cut mounted on /mnt/cut with fstype nfs4 statvers=1.1
         );
         assert_eq!(by(41).stats.as_ref().unwrap().xprts, []);
         assert_eq!(by(41).transports(), ["tcp"]);
+        assert_eq!(
+            by(41).info.super_options,
+            "vers=4.2,proto=tcp,addr=10.0.0.1,proto=rdma"
+        );
         assert_eq!(by(42).transports(), ["rdma"]);
         assert_eq!(by(43).transports(), ["tcp"]);
         assert_eq!(
@@ -1002,13 +1062,15 @@ no device mounted on /x with fstype none\n";
         let e = parse_mountinfo(MOUNTINFO_TEXT.as_bytes()).unwrap();
         assert_eq!(e.len(), 4);
         assert_eq!(e[0].mount_id, 22);
-        assert_eq!(e[0].tags, ["shared:1"]);
+        assert_eq!(e[0].tags().collect::<Vec<_>>(), ["shared:1"]);
         assert_eq!(e[2].fstype, "nfs4");
         assert_eq!(e[2].source, "10.0.2.15:/export");
         assert_eq!(e[2].super_option("addr"), Some("10.0.2.15"));
         assert_eq!(e[2].super_option("proto"), Some("rdma"));
         assert_eq!(e[3].mount_point, Path::new("/mnt/a b"));
-        assert!(e[3].tags.is_empty());
+        assert_eq!(e[3].tags().count(), 0);
+        let e = parse_mountinfo(b"7 1 0:3 / /x rw shared:4 master:2 - nfs4 s:/ rw").unwrap();
+        assert_eq!(e[0].tags().collect::<Vec<_>>(), ["shared:4", "master:2"]);
     }
 
     #[test]

@@ -19,11 +19,18 @@ pub struct KubeletVolume<'a> {
 
 /// The pod volume `mount_point` is, if it is one.
 pub fn volume_of(mount_point: &Path) -> Option<KubeletVolume<'_>> {
-    let parts: Vec<&str> = mount_point
-        .to_str()?
-        .split('/')
-        .filter(|p| !p.is_empty())
-        .collect();
+    // The last six components are enough: the volume part after `pods/<uid>/volumes` is two
+    // or three of them, and a later `pods/…/volumes` would have to lie in them too.
+    let mut last: [&str; 6] = [""; 6];
+    let mut n = 0;
+    for p in mount_point.to_str()?.rsplit('/').filter(|p| !p.is_empty()) {
+        if n == last.len() {
+            break;
+        }
+        n += 1;
+        last[last.len() - n] = p;
+    }
+    let parts = &last[last.len() - n..];
     let at = parts
         .windows(3)
         .rposition(|w| w[0] == "pods" && w[2] == "volumes")?;
@@ -64,6 +71,18 @@ mod tests {
         );
         let v = volume_of(Path::new(&path)).unwrap();
         assert_eq!((v.plugin, v.volume), ("csi", "pvc-1234"));
+    }
+
+    #[test]
+    fn the_last_pods_volumes_of_a_path_names_it() {
+        let path =
+            format!("/a/pods/{UID}/volumes/kubernetes.io~csi/pods/u-2/volumes/kubernetes.io~nfs/v");
+        let v = volume_of(Path::new(&path)).unwrap();
+        assert_eq!((v.pod_uid, v.volume, v.plugin), ("u-2", "v", "nfs"));
+        let v = volume_of(Path::new("pods/u-3/volumes/kubernetes.io~csi/pvc/mount")).unwrap();
+        assert_eq!((v.pod_uid, v.volume, v.plugin), ("u-3", "pvc", "csi"));
+        let deep = format!("/pods/{UID}/volumes/kubernetes.io~nfs/v/and/more/below/it");
+        assert_eq!(volume_of(Path::new(&deep)), None);
     }
 
     #[test]

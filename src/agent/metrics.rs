@@ -11,17 +11,17 @@ use crate::checks::Status;
 
 /// Writes a Prometheus label value escaped (`\\`, `\"`, `\n`), without a copy.
 fn write_escaped(out: &mut dyn Write, v: &str) -> io::Result<()> {
-    let mut rest = v;
-    while let Some(i) = rest.find(['\\', '"', '\n']) {
-        out.write_all(rest[..i].as_bytes())?;
-        out.write_all(match rest.as_bytes()[i] {
+    let mut rest = v.as_bytes();
+    while let Some(i) = memchr::memchr3(b'\\', b'"', b'\n', rest) {
+        out.write_all(&rest[..i])?;
+        out.write_all(match rest[i] {
             b'\\' => b"\\\\",
             b'"' => b"\\\"",
             _ => b"\\n",
         })?;
         rest = &rest[i + 1..];
     }
-    out.write_all(rest.as_bytes())
+    out.write_all(rest)
 }
 
 const STATUSES: [Status; 5] = [
@@ -43,7 +43,8 @@ fn write_labels(out: &mut dyn Write, pairs: &[(&str, &str)]) -> io::Result<()> {
         if i > 0 {
             out.write_all(b",")?;
         }
-        write!(out, "{k}=\"")?;
+        out.write_all(k.as_bytes())?;
+        out.write_all(b"=\"")?;
         write_escaped(out, v)?;
         out.write_all(b"\"")?;
     }

@@ -12,7 +12,7 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
-use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 
 use serde::Serialize;
 
@@ -143,6 +143,22 @@ fn protocol_of(m: &Mount) -> &str {
         .unwrap_or("unknown")
 }
 
+/// The ids of the mounts another mount is stacked on (a child on the same mount point). Mount
+/// ids are unique in a namespace, so each child is compared with its one parent's mount point.
+fn stacked_over(table: &MountTable) -> HashSet<u32> {
+    let by_id: HashMap<u32, &Path> = table
+        .mounts
+        .iter()
+        .map(|m| (m.info.mount_id, m.info.mount_point.as_path()))
+        .collect();
+    table
+        .mounts
+        .iter()
+        .filter(|o| by_id.get(&o.info.parent_id) == Some(&o.info.mount_point.as_path()))
+        .map(|o| o.info.parent_id)
+        .collect()
+}
+
 /// Verifies every mount of `table` meant for RDMA that is on top of its mount point (a mount
 /// stacked over is not what applications see). `port` is the policy's expected port, used
 /// unless the helper recorded another.
@@ -152,12 +168,7 @@ pub fn verify_meant_for_rdma<'a>(
     policy: &Policy,
 ) -> Vec<MountVerdict<'a>> {
     let (rules, port) = (&policy.mounts, policy.options.port);
-    // A mount point's bytes as printed: hashing a `Path` goes component by component.
-    let covered: HashSet<(u32, &[u8])> = table
-        .mounts
-        .iter()
-        .map(|m| (m.info.parent_id, m.info.mount_point.as_os_str().as_bytes()))
-        .collect();
+    let covered = stacked_over(table);
     let mut suspects = Suspects::new(table);
     // The levels under each `[[mount]]` table (the last: under none), merged once each.
     let mut levels: Vec<Option<MountPolicy>> = (0..=rules.len()).map(|_| None).collect();
@@ -168,8 +179,7 @@ pub fn verify_meant_for_rdma<'a>(
         .collect();
     let mut out = Vec::with_capacity(meant.len());
     for (m, intent) in meant {
-        let mp_bytes = m.info.mount_point.as_os_str().as_bytes();
-        if covered.contains(&(m.info.mount_id, mp_bytes)) {
+        if covered.contains(&m.info.mount_id) {
             continue;
         }
         let expected = match intent {

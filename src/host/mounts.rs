@@ -138,8 +138,9 @@ pub fn option_value<'a>(mut options: impl Iterator<Item = &'a str>, key: &str) -
 /// `ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS…] - FSTYPE SOURCE SUPEROPTS`.
 pub fn parse_mountinfo(text: &[u8]) -> Result<Vec<MountInfoEntry>, LineError> {
     let mut entries = Vec::new();
+    let mut parser = MountInfoParser::default();
     for (idx, line) in text.split(|b| *b == b'\n').enumerate() {
-        let entry = parse_mountinfo_line(line).map_err(|reason| LineError {
+        let entry = parser.line(line).map_err(|reason| LineError {
             line: idx + 1,
             reason,
         })?;
@@ -150,6 +151,26 @@ pub fn parse_mountinfo(text: &[u8]) -> Result<Vec<MountInfoEntry>, LineError> {
 
 /// One line of mountinfo; `None` for a blank line.
 pub fn parse_mountinfo_line(line: &[u8]) -> Result<Option<MountInfoEntry>, String> {
+    MountInfoParser::default().line(line)
+}
+
+/// [`parse_mountinfo_line`] for the lines of one file, which remembers the last superblock
+/// options it filtered: the thousands of PV mounts of a node mostly have the same.
+#[derive(Debug, Default)]
+pub(crate) struct MountInfoParser {
+    super_options: KeptMemo,
+}
+
+impl MountInfoParser {
+    pub(crate) fn line(&mut self, line: &[u8]) -> Result<Option<MountInfoEntry>, String> {
+        parse_mountinfo_line_with(line, &mut self.super_options)
+    }
+}
+
+fn parse_mountinfo_line_with(
+    line: &[u8],
+    memo: &mut KeptMemo,
+) -> Result<Option<MountInfoEntry>, String> {
     if line.iter().all(|b| b.is_ascii_whitespace()) {
         return Ok(None);
     }
@@ -203,7 +224,7 @@ pub fn parse_mountinfo_line(line: &[u8]) -> Result<Option<MountInfoEntry>, Strin
         source: text_of(fields[sep + 2]),
         super_options: fields
             .get(sep + 3)
-            .map(|f| kept(&unescaped(f), &KEPT_SUPER_OPTIONS))
+            .map(|f| memo.kept(&unescaped(f), &KEPT_SUPER_OPTIONS))
             .unwrap_or_default(),
     }))
 }
@@ -296,6 +317,8 @@ pub fn parse_mountstats(text: &[u8]) -> Vec<MountStatsRecord> {
 #[derive(Debug, Default)]
 pub struct MountStatsParser {
     current: Option<MountStatsRecord>,
+    /// The last `opts:` line filtered: the PV mounts of a node mostly have the same.
+    opts: KeptMemo,
 }
 
 impl MountStatsParser {
@@ -321,7 +344,7 @@ impl MountStatsParser {
         match rest.first() {
             Some(b'o') => {
                 if let Some(opts) = rest.strip_prefix(b"opts:") {
-                    current.stats.opts = kept_options(opts);
+                    current.stats.opts = self.opts.kept(opts.trim_ascii(), &KEPT_OPTIONS);
                 }
             }
             Some(b'x') if rest.starts_with(b"xprt:") => {
@@ -372,9 +395,23 @@ fn done(mut rec: MountStatsRecord) -> MountStatsRecord {
     rec
 }
 
-/// The [`KEPT_OPTIONS`] of an `opts:` line's text.
-fn kept_options(opts: &[u8]) -> String {
-    kept(opts.trim_ascii(), &KEPT_OPTIONS)
+/// The last list of options [`kept`] filtered, and what it kept.
+#[derive(Debug, Default)]
+struct KeptMemo {
+    input: Vec<u8>,
+    output: String,
+}
+
+impl KeptMemo {
+    /// [`kept`], reusing the last answer for the same list.
+    fn kept(&mut self, options: &[u8], keys: &[&str]) -> String {
+        if self.input != options {
+            self.input.clear();
+            self.input.extend_from_slice(options);
+            self.output = kept(options, keys);
+        }
+        self.output.clone()
+    }
 }
 
 /// The options of a comma-separated list whose key is one of `keys`, in order, in one walk
@@ -550,32 +587,49 @@ impl MountTable {
 /// Pairs mountstats records with mountinfo lines as they come, so a streamed mountstats is
 /// never held whole: the k-th record with a given (mount point, device) goes to the k-th line
 /// with that (mount point, source), which is [`MountTable::join`]'s rule.
+///
+/// Both files come from one walk of the mount list, so records nearly always arrive in the
+/// order of the lines: while they do, each goes to the line after the last one paired, which
+/// then is the first line of its key without a record. The first record out of that order
+/// builds an index of the lines by mount point, used from then on.
 struct Pairing<'a> {
     mounts: &'a [Mount],
-    /// For each mount point, the first line on it that has no record yet; `next` chains the
-    /// lines on one mount point in order (nearly always one; a few when mounts are stacked).
-    /// Keyed by the bytes the kernel printed (hashing a `Path` hashes it component by
-    /// component, several times slower).
-    head: HashMap<&'a [u8], usize>,
-    next: Vec<usize>,
+    /// While every line before it has its record: the line the next record should be.
+    in_order: Option<usize>,
+    index: Option<LinesByMountPoint<'a>>,
     paired: Vec<Option<MountStats>>,
 }
 
-impl<'a> Pairing<'a> {
-    const NONE: usize = usize::MAX;
+/// The mountinfo lines by mount point: for each, the first line on it that has no record yet;
+/// `next` chains the lines on one mount point in order (nearly always one; a few when mounts
+/// are stacked). Keyed by the bytes the kernel printed (hashing a `Path` hashes it component
+/// by component, several times slower).
+struct LinesByMountPoint<'a> {
+    head: HashMap<&'a [u8], usize>,
+    next: Vec<usize>,
+}
 
+const NONE: usize = usize::MAX;
+
+impl<'a> LinesByMountPoint<'a> {
     fn new(mounts: &'a [Mount]) -> Self {
         let mut head = HashMap::with_capacity(mounts.len());
-        let mut next = vec![Self::NONE; mounts.len()];
+        let mut next = vec![NONE; mounts.len()];
         for (i, m) in mounts.iter().enumerate().rev() {
             next[i] = head
                 .insert(m.info.mount_point.as_os_str().as_bytes(), i)
-                .unwrap_or(Self::NONE);
+                .unwrap_or(NONE);
         }
+        LinesByMountPoint { head, next }
+    }
+}
+
+impl<'a> Pairing<'a> {
+    fn new(mounts: &'a [Mount]) -> Self {
         Pairing {
             mounts,
-            head,
-            next,
+            in_order: Some(0),
+            index: None,
             paired: vec![None; mounts.len()],
         }
     }
@@ -586,20 +640,36 @@ impl<'a> Pairing<'a> {
         let Some(device) = rec.device.as_deref() else {
             return;
         };
-        let Some(head) = self.head.get_mut(rec.mount_point.as_os_str().as_bytes()) else {
+        let mount_point = rec.mount_point.as_os_str().as_bytes();
+        if let Some(at) = self.in_order {
+            let next = self.mounts.get(at);
+            if next.is_some_and(|m| {
+                m.info.source == device && m.info.mount_point.as_os_str().as_bytes() == mount_point
+            }) {
+                self.paired[at] = Some(rec.stats);
+                self.in_order = Some(at + 1);
+                return;
+            }
+            self.in_order = None;
+        }
+        let mounts = self.mounts;
+        let index = self
+            .index
+            .get_or_insert_with(|| LinesByMountPoint::new(mounts));
+        let Some(head) = index.head.get_mut(mount_point) else {
             return;
         };
         let mut i = *head;
-        while i != Self::NONE {
-            if self.paired[i].is_none() && self.mounts[i].info.source == device {
+        while i != NONE {
+            if self.paired[i].is_none() && mounts[i].info.source == device {
                 self.paired[i] = Some(rec.stats);
                 break;
             }
-            i = self.next[i];
+            i = index.next[i];
         }
         // Lines at the front that have their record are not looked at again.
-        while *head != Self::NONE && self.paired[*head].is_some() {
-            *head = self.next[*head];
+        while *head != NONE && self.paired[*head].is_some() {
+            *head = index.next[*head];
         }
     }
 
@@ -629,8 +699,9 @@ fn stream_mountinfo_at(
     let mut lines = root.read_lines(rel)?.ok_or_else(|| MountsError::Missing {
         path: root.join(rel),
     })?;
+    let mut parser = MountInfoParser::default();
     while let Some(line) = lines.next_line()? {
-        match parse_mountinfo_line(line) {
+        match parser.line(line) {
             Ok(entry) => entry.into_iter().for_each(&mut each),
             Err(reason) => {
                 return Err(MountsError::Parse {
@@ -1013,6 +1084,18 @@ device srv:/cut mounted on /mnt/cut with fstype nfs4 statvers=1.1
 \tper-op statistics
 \t        NULL: 1 1";
 
+    /// MOUNTINFO_TEXT's records in order, then one out of it, then the rest.
+    const OUT_OF_ORDER: &str = "\
+device /dev/vda mounted on / with fstype ext4
+device 10.0.2.15:/export mounted on /mnt/a\\040b with fstype nfs4 statvers=1.1
+\txprt:\ttcp 0
+device proc mounted on /proc with fstype proc
+device 10.0.2.15:/export mounted on /mnt/rdma with fstype nfs4 statvers=1.1
+\txprt:\trdma 0
+device 10.0.2.15:/export mounted on /mnt/rdma with fstype nfs4 statvers=1.1
+\txprt:\ttcp 1
+";
+
     #[test]
     fn the_streamed_table_is_the_table_of_before() {
         for (info, stats) in [
@@ -1020,6 +1103,7 @@ device srv:/cut mounted on /mnt/cut with fstype nfs4 statvers=1.1
             (CAPTURE_MOUNTINFO, CAPTURE.trim_end()),
             (MOUNTINFO_TEXT, CAPTURE),
             (ODD_MOUNTINFO, ODD_MOUNTSTATS),
+            (MOUNTINFO_TEXT, OUT_OF_ORDER),
             (ODD_MOUNTINFO, ""),
             (ODD_MOUNTINFO, "\n\n"),
         ] {
@@ -1053,6 +1137,9 @@ device srv:/cut mounted on /mnt/cut with fstype nfs4 statvers=1.1
         assert_eq!(by(45).transports(), ["tcp"]);
         assert_eq!(by(46).runs_over_rdma(), Some(true));
         assert_eq!(by(1).stats.as_ref().unwrap(), &MountStats::default());
+        let t = streamed(MOUNTINFO_TEXT.as_bytes(), OUT_OF_ORDER.as_bytes());
+        let protos: Vec<_> = t.mounts.iter().map(Mount::transports).collect();
+        assert_eq!(protos, [vec![], vec![], vec!["rdma"], vec!["tcp"]]);
     }
 
     /// Random mountstats-like text, line by line from pieces that matter and pieces that do

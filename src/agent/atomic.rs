@@ -18,8 +18,9 @@ pub fn write_atomic(path: &Path, contents: &[u8], mode: u32) -> Result<(), Write
 }
 
 /// Writes what `fill` writes to `path` atomically, creating the directory (0755) if needed:
-/// straight into the temporary file through a buffer, so an output of megabytes (one line per
-/// mount on a node with thousands) is never held whole.
+/// straight into the temporary file, so an output of megabytes (one line per mount on a node
+/// with thousands) is never held whole. `fill` buffers its own writes (a `BufWriter` of its
+/// own is one its many small writes reach without a dynamic call).
 pub fn write_atomic_with(
     path: &Path,
     mode: u32,
@@ -36,11 +37,7 @@ pub fn write_atomic_with(
         .prefix(".nfs-gds.")
         .tempfile_in(dir)
         .map_err(err)?;
-    {
-        let mut w = std::io::BufWriter::with_capacity(64 * 1024, tmp.as_file_mut());
-        fill(&mut w).map_err(err)?;
-        w.flush().map_err(err)?;
-    }
+    fill(tmp.as_file_mut()).map_err(err)?;
     tmp.as_file()
         .set_permissions(std::fs::Permissions::from_mode(mode))
         .map_err(err)?;

@@ -21,14 +21,16 @@ pub struct KubeletVolume<'a> {
 pub fn volume_of(mount_point: &Path) -> Option<KubeletVolume<'_>> {
     // The last six components are enough: the volume part after `pods/<uid>/volumes` is two
     // or three of them, and a later `pods/…/volumes` would have to lie in them too.
+    let path = mount_point.to_str()?;
     let mut last: [&str; 6] = [""; 6];
-    let mut n = 0;
-    for p in mount_point.to_str()?.rsplit('/').filter(|p| !p.is_empty()) {
-        if n == last.len() {
-            break;
+    let (mut n, mut end) = (0, path.len());
+    while n < last.len() && end > 0 {
+        let start = memchr::memrchr(b'/', &path.as_bytes()[..end]).map_or(0, |i| i + 1);
+        if start < end {
+            n += 1;
+            last[last.len() - n] = &path[start..end];
         }
-        n += 1;
-        last[last.len() - n] = p;
+        end = start.saturating_sub(1);
     }
     let parts = &last[last.len() - n..];
     let at = parts

@@ -10,7 +10,7 @@ use super::Pass;
 use crate::checks::Status;
 
 /// Writes a Prometheus label value escaped (`\\`, `\"`, `\n`), without a copy.
-fn write_escaped(out: &mut dyn Write, v: &str) -> io::Result<()> {
+fn write_escaped(out: &mut impl Write, v: &str) -> io::Result<()> {
     let mut rest = v.as_bytes();
     while let Some(i) = memchr::memchr3(b'\\', b'"', b'\n', rest) {
         out.write_all(&rest[..i])?;
@@ -32,13 +32,13 @@ const STATUSES: [Status; 5] = [
     Status::Skip,
 ];
 
-fn header(out: &mut dyn Write, name: &str, help: &str) -> io::Result<()> {
+fn header(out: &mut impl Write, name: &str, help: &str) -> io::Result<()> {
     writeln!(out, "# HELP {name} {help}")?;
     writeln!(out, "# TYPE {name} gauge")
 }
 
 /// `k="v",…`, values escaped.
-fn write_labels(out: &mut dyn Write, pairs: &[(&str, &str)]) -> io::Result<()> {
+fn write_labels(out: &mut impl Write, pairs: &[(&str, &str)]) -> io::Result<()> {
     for (i, (k, v)) in pairs.iter().enumerate() {
         if i > 0 {
             out.write_all(b",")?;
@@ -52,7 +52,7 @@ fn write_labels(out: &mut dyn Write, pairs: &[(&str, &str)]) -> io::Result<()> {
 }
 
 /// One-hot status per check. The one place to change when checks come from elsewhere.
-fn check_series(pass: &Pass, out: &mut dyn Write) -> io::Result<()> {
+fn check_series(pass: &Pass, out: &mut impl Write) -> io::Result<()> {
     header(
         out,
         "nfs_gds_check_status",
@@ -72,7 +72,7 @@ fn check_series(pass: &Pass, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-fn mount_series(pass: &Pass, out: &mut dyn Write) -> io::Result<()> {
+fn mount_series(pass: &Pass, out: &mut impl Write) -> io::Result<()> {
     header(
         out,
         "nfs_gds_mount_ready",
@@ -119,11 +119,18 @@ fn mount_series(pass: &Pass, out: &mut dyn Write) -> io::Result<()> {
 }
 
 /// The whole file: HELP/TYPE for every metric, no client timestamps, trailing newline.
+/// Buffered here: its many small writes are a line or a label each.
 pub fn write_prometheus_file(
     pass: &Pass,
     info: &[(&str, String)],
     out: &mut dyn Write,
 ) -> io::Result<()> {
+    let mut buffered = io::BufWriter::with_capacity(64 * 1024, out);
+    write_all_series(pass, info, &mut buffered)?;
+    buffered.flush()
+}
+
+fn write_all_series(pass: &Pass, info: &[(&str, String)], out: &mut impl Write) -> io::Result<()> {
     header(
         out,
         "nfs_gds_ready",

@@ -108,8 +108,12 @@ impl Pass<'_> {
             mount_table: &self.mount_table,
             mounts: &self.mounts,
         };
-        serde_json::to_writer_pretty(&mut *out, &doc)?;
-        out.write_all(b"\n")
+        // Buffered here: serde writes token by token.
+        use std::io::Write as _;
+        let mut out = std::io::BufWriter::with_capacity(64 * 1024, out);
+        serde_json::to_writer_pretty(&mut out, &doc)?;
+        out.write_all(b"\n")?;
+        out.flush()
     }
 
     /// [`Pass::write_status_json`] into a string.

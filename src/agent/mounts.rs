@@ -191,7 +191,10 @@ pub fn verify_meant_for_rdma<'a>(
             levels[rule.unwrap_or(rules.len())].get_or_insert_with(|| policy.for_rule(rule));
         let judged = checks_for(m, suspects.narrowed_for(m), expected, under);
         let verdict = judged.verdict();
-        let mountpoint = m.info.mount_point.to_string_lossy();
+        let mountpoint = match m.info.mount_point.to_str() {
+            Some(text) => Cow::Borrowed(text),
+            None => m.info.mount_point.to_string_lossy(),
+        };
         let checks = if verdict == Verdict::Ready {
             Vec::new()
         } else {

@@ -93,8 +93,8 @@ pub fn write(path: &Path, contents: &[u8]) -> Result<(), OutputError> {
     write_with(path, |w| w.write_all(contents))
 }
 
-/// Writes one output atomically from what `fill` writes (streamed, never held whole), refusing
-/// a symlinked directory.
+/// Writes one output atomically from what `fill` writes (streamed, never held whole; `fill`
+/// buffers), refusing a symlinked directory.
 pub fn write_with(
     path: &Path,
     fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,

@@ -125,13 +125,30 @@ impl MountInfoEntry {
 
     /// The value of `key=` in the superblock options.
     pub fn super_option(&self, key: &str) -> Option<&str> {
-        option_value(self.super_options.split(','), key)
+        option_in(&self.super_options, key)
     }
 }
 
 /// The value of `key=` in a list of `key=value` / `flag` options.
 pub fn option_value<'a>(mut options: impl Iterator<Item = &'a str>, key: &str) -> Option<&'a str> {
     options.find_map(|o| o.strip_prefix(key).and_then(|rest| rest.strip_prefix('=')))
+}
+
+/// [`option_value`] of a comma-separated list, walked on its bytes (asked for every option of
+/// every mount, several times a check).
+fn option_in<'a>(list: &'a str, key: &str) -> Option<&'a str> {
+    let mut rest = list;
+    loop {
+        let comma = rest.as_bytes().iter().position(|&b| b == b',');
+        let option = &rest[..comma.unwrap_or(rest.len())];
+        if let Some(value) = option
+            .strip_prefix(key)
+            .and_then(|after| after.strip_prefix('='))
+        {
+            return Some(value);
+        }
+        rest = &rest[comma? + 1..];
+    }
 }
 
 /// Parses mountinfo. Every line must have the documented shape
@@ -277,7 +294,7 @@ pub struct MountStats {
 
 impl MountStats {
     pub fn opt(&self, key: &str) -> Option<&str> {
-        option_value(self.opts.split(',').filter(|o| !o.is_empty()), key)
+        option_in(&self.opts, key)
     }
 }
 
@@ -785,6 +802,25 @@ mod tests {
     use super::*;
 
     const CAPTURE: &str = include_str!("../../tests/fixtures/mountstats.txt");
+
+    #[test]
+    fn options_are_found_as_in_a_split_list() {
+        for list in [
+            "",
+            ",",
+            "a=1",
+            "rw,vers=4.2,proto=rdma,port=",
+            "x,,port=1,port=2,=3",
+            "vers",
+        ] {
+            for key in ["vers", "port", "proto", "a", "x", ""] {
+                let want = option_value(list.split(','), key);
+                assert_eq!(option_in(list, key), want, "{list:?} {key:?}");
+                let filtered = option_value(list.split(',').filter(|o| !o.is_empty()), key);
+                assert_eq!(option_in(list, key), filtered, "{list:?} {key:?}");
+            }
+        }
+    }
 
     #[test]
     fn octal_escapes_decode_byte_for_byte() {

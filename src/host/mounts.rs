@@ -166,6 +166,52 @@ pub fn parse_mountinfo(text: &[u8]) -> Result<Vec<MountInfoEntry>, LineError> {
     Ok(entries)
 }
 
+/// The space-separated fields of a line: on the stack, unless there are more than a kernel's
+/// lines have (a mountinfo line with many tags).
+struct Fields<'l> {
+    few: [&'l [u8]; 16],
+    n: usize,
+    many: Vec<&'l [u8]>,
+}
+
+impl<'l> Fields<'l> {
+    fn of(line: &'l [u8]) -> Self {
+        let mut f = Fields {
+            few: [&[]; 16],
+            n: 0,
+            many: Vec::new(),
+        };
+        // Found with memchr: a mount point or an option list is a long field.
+        let mut rest = line;
+        while !rest.is_empty() {
+            let end = memchr::memchr(b' ', rest).unwrap_or(rest.len());
+            let field = &rest[..end];
+            rest = rest.get(end + 1..).unwrap_or(&[]);
+            if field.is_empty() {
+                continue;
+            }
+            if f.n < f.few.len() {
+                f.few[f.n] = field;
+                f.n += 1;
+            } else {
+                if f.many.is_empty() {
+                    f.many.extend_from_slice(&f.few);
+                }
+                f.many.push(field);
+            }
+        }
+        f
+    }
+
+    fn as_slice(&self) -> &[&'l [u8]] {
+        if self.many.is_empty() {
+            &self.few[..self.n]
+        } else {
+            &self.many
+        }
+    }
+}
+
 /// One line of mountinfo; `None` for a blank line.
 pub fn parse_mountinfo_line(line: &[u8]) -> Result<Option<MountInfoEntry>, String> {
     MountInfoParser::default().line(line)
@@ -191,22 +237,8 @@ fn parse_mountinfo_line_with(
     if line.iter().all(|b| b.is_ascii_whitespace()) {
         return Ok(None);
     }
-    // The fields, on the stack unless a line has more than a kernel's usual share of tags.
-    let mut few: [&[u8]; 16] = [&[]; 16];
-    let mut n = 0;
-    let mut many: Vec<&[u8]> = Vec::new();
-    for f in line.split(|b| *b == b' ').filter(|f| !f.is_empty()) {
-        if n < few.len() {
-            few[n] = f;
-            n += 1;
-        } else {
-            if many.is_empty() {
-                many.extend_from_slice(&few);
-            }
-            many.push(f);
-        }
-    }
-    let fields: &[&[u8]] = if many.is_empty() { &few[..n] } else { &many };
+    let fields = Fields::of(line);
+    let fields = fields.as_slice();
     let sep = fields
         .iter()
         .position(|f| *f == b"-")
@@ -365,7 +397,7 @@ impl MountStatsParser {
                 }
             }
             Some(b'x') if rest.starts_with(b"xprt:") => {
-                let line = String::from_utf8_lossy(rest);
+                let line = lossy(rest);
                 let line = line.trim_end();
                 if line["xprt:".len()..].split_whitespace().next().is_some() {
                     current.stats.xprts.push(Xprt {
@@ -459,10 +491,7 @@ fn kept(options: &[u8], keys: &[&str]) -> String {
 
 /// `device DEV mounted on MNT with fstype TYPE [statvers=V]` or `no device mounted on …`.
 fn parse_device_line(line: &[u8]) -> Option<MountStatsRecord> {
-    let words: Vec<&[u8]> = line
-        .split(|b| *b == b' ')
-        .filter(|w| !w.is_empty())
-        .collect();
+    let words = Fields::of(line);
     let (device, rest) = match words.as_slice() {
         [b"device", dev, rest @ ..] => (Some(text_of(dev)), rest),
         [b"no", b"device", rest @ ..] => (None, rest),
@@ -1334,6 +1363,15 @@ no device mounted on /x with fstype none\n";
         assert_eq!(e[3].tags().count(), 0);
         let e = parse_mountinfo(b"7 1 0:3 / /x rw shared:4 master:2 - nfs4 s:/ rw").unwrap();
         assert_eq!(e[0].tags().collect::<Vec<_>>(), ["shared:4", "master:2"]);
+        // More fields than fit on the stack.
+        let tags: Vec<String> = (0..20).map(|i| format!("t:{i}")).collect();
+        let line = format!(
+            "8 1 0:3 / /x rw {} - nfs4 s:/ rw,addr=1.2.3.4",
+            tags.join(" ")
+        );
+        let e = parse_mountinfo(line.as_bytes()).unwrap();
+        assert_eq!(e[0].tags().collect::<Vec<_>>(), tags);
+        assert_eq!(e[0].super_option("addr"), Some("1.2.3.4"));
     }
 
     #[test]

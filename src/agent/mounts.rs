@@ -282,9 +282,9 @@ device 10.0.0.9:/home mounted on /mnt/home with fstype nfs4 statvers=1.1
         assert_eq!(pod.verdict, Verdict::NotReady);
         assert_eq!(pod.meant_by, "policy");
         assert_eq!(pod.protocol, "tcp");
-        assert_eq!(pod.mountaddr.as_deref(), Some("10.0.2.15"));
-        assert_eq!(pod.pod_uid.as_deref(), Some("u-1"));
-        assert_eq!(pod.volume.as_deref(), Some("data"));
+        assert_eq!(pod.mountaddr, Some("10.0.2.15"));
+        assert_eq!(pod.pod_uid, Some("u-1"));
+        assert_eq!(pod.volume, Some("data"));
         let by_id: Vec<_> = pod.checks.iter().map(|c| (c.id, c.status)).collect();
         assert_eq!(
             by_id,

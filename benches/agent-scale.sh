@@ -6,18 +6,29 @@
 # machine the wall time mostly measures waiting for a core) and the peak RSS (GNU time) side by
 # side for each N.
 # Needs a release build (cargo build --release), hyperfine and GNU time.
-# Usage: benches/agent-scale.sh [RUNS]   (default 20)
+# With BASE (a git revision), both that revision and this tree are built (benches/lib) and each
+# figure is shown as BASE → this tree, measured in the same run.
+# Usage: benches/agent-scale.sh [RUNS] [BASE]   (RUNS defaults to 20)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-20}
-bin=${NFS_GDS_BIN:-target/release/nfs-gds}
-[ -x "$bin" ] || { echo "agent-scale: build first: cargo build --release" >&2; exit 2; }
+base_rev=${2:-}
 for tool in hyperfine /usr/bin/time; do
     command -v "$tool" >/dev/null || { echo "agent-scale: $tool is not installed" >&2; exit 2; }
 done
 
 work=$(mktemp -d)
 trap '[ -n "${NFS_GDS_KEEP:-}" ] || rm -rf "$work"' EXIT
+if [ -n "$base_rev" ]; then
+    # shellcheck source=lib/two-builds.sh
+    . benches/lib/two-builds.sh
+    build_base_and_head agent-scale
+    bins=("$work/nfs-gds-base" "$work/nfs-gds-head")
+else
+    bin=${NFS_GDS_BIN:-target/release/nfs-gds}
+    [ -x "$bin" ] || { echo "agent-scale: build first: cargo build --release" >&2; exit 2; }
+    bins=("$bin")
+fi
 
 make_node() { # DIR N
     local root=$1 n=$2
@@ -39,18 +50,30 @@ make_node() { # DIR N
     }'
 }
 
+# One binary's figures for the node tree $root: "WALL_ms CPU_ms RSS_MB".
+measure() { # BIN ROOT N
+    local bin=$1 root=$2 n=$3 mean cpu rss judged
+    local args=(--root "$root" agent --once --nfd-dir "$root/out/f" --textfile-dir "$root/out/t" --status-file "$root/out/status.json")
+    # Exit 1 is expected (no GDS driver in the tree); the mounts are what is measured.
+    hyperfine -N -i --warmup 2 --runs "$runs" --export-json "$work/h.json" "$bin ${args[*]}" >/dev/null 2>&1
+    read -r mean cpu < <(python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results'][0]; print('%.1f %.1f' % (r['mean']*1000, (r['user']+r['system'])*1000))" "$work/h.json")
+    /usr/bin/time -f '%M' -o "$work/rss" "$bin" "${args[@]}" >/dev/null 2>&1 || true
+    rss=$(awk -v k="$(tail -1 "$work/rss")" 'BEGIN{printf "%.1f", k/1024}')
+    judged=$(grep -c '"mountpoint"' "$root/out/status.json")
+    [ "$judged" = "$n" ] || { echo "agent-scale: $bin judged $judged mounts of $n" >&2; exit 1; }
+    echo "$mean $cpu $rss"
+}
+
 printf '| mounts | mountinfo + mountstats | wall (mean) | CPU user+sys (mean) | peak RSS |\n|---|---|---|---|---|\n'
 for n in 100 1000 10000; do
     root=$work/n$n
     make_node "$root" "$n"
-    args=(--root "$root" agent --once --nfd-dir "$root/out/f" --textfile-dir "$root/out/t" --status-file "$root/out/status.json")
-    # Exit 1 is expected (no GDS driver in the tree); the mounts are what is measured.
-    hyperfine -N -i --warmup 2 --runs "$runs" --export-json "$work/h$n.json" "$bin ${args[*]}" >/dev/null
-    read -r mean cpu < <(python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results'][0]; print('%.1f_ms %.1f_ms' % (r['mean']*1000, (r['user']+r['system'])*1000))" "$work/h$n.json")
-    /usr/bin/time -f '%M' -o "$work/rss" "$bin" "${args[@]}" >/dev/null 2>&1 || true
-    rss=$(tail -1 "$work/rss")
     bytes=$(( $(stat -c %s "$root/proc/1/mountinfo") + $(stat -c %s "$root/proc/1/mountstats") ))
-    judged=$(grep -c '"mountpoint"' "$root/out/status.json")
-    [ "$judged" = "$n" ] || { echo "agent-scale: judged $judged mounts of $n" >&2; exit 1; }
-    printf '| %s | %s KiB | %s | %s | %s MB |\n' "$n" "$((bytes / 1024))" "${mean/_/ }" "${cpu/_/ }" "$(awk -v k="$rss" 'BEGIN{printf "%.1f", k/1024}')"
+    wall=() cpu=() rss=()
+    for bin in "${bins[@]}"; do
+        read -r w c r < <(measure "$bin" "$root" "$n")
+        wall+=("$w ms") cpu+=("$c ms") rss+=("$r MB")
+    done
+    join() { local IFS=$'\x1f'; local s="$*"; echo "${s//$'\x1f'/ → }"; }
+    printf '| %s | %s KiB | %s | %s | %s |\n' "$n" "$((bytes / 1024))" "$(join "${wall[@]}")" "$(join "${cpu[@]}")" "$(join "${rss[@]}")"
 done

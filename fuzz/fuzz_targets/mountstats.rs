@@ -12,7 +12,7 @@ fuzz_target!(|data: &[u8]| {
     let stats = parse_mountstats(data);
     for record in &stats {
         let _ = (record.opt("proto"), record.opt("port"));
-        for xprt in &record.xprts {
+        for xprt in &record.stats.xprts {
             let _ = xprt.is_rdma();
         }
     }

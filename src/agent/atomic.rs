@@ -14,6 +14,18 @@ pub struct WriteError {
 
 /// Writes `contents` to `path` atomically, creating the directory (0755) if needed.
 pub fn write_atomic(path: &Path, contents: &[u8], mode: u32) -> Result<(), WriteError> {
+    write_atomic_with(path, mode, |w| w.write_all(contents))
+}
+
+/// Writes what `fill` writes to `path` atomically, creating the directory (0755) if needed:
+/// straight into the temporary file, so an output of megabytes (one line per mount on a node
+/// with thousands) is never held whole. `fill` buffers its own writes (a `BufWriter` of its
+/// own is one its many small writes reach without a dynamic call).
+pub fn write_atomic_with(
+    path: &Path,
+    mode: u32,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), WriteError> {
     use std::os::unix::fs::PermissionsExt;
     let err = |source| WriteError {
         path: path.to_owned(),
@@ -25,7 +37,7 @@ pub fn write_atomic(path: &Path, contents: &[u8], mode: u32) -> Result<(), Write
         .prefix(".nfs-gds.")
         .tempfile_in(dir)
         .map_err(err)?;
-    tmp.write_all(contents).map_err(err)?;
+    fill(tmp.as_file_mut()).map_err(err)?;
     tmp.as_file()
         .set_permissions(std::fs::Permissions::from_mode(mode))
         .map_err(err)?;

@@ -7,23 +7,32 @@
 
 use std::path::Path;
 
-/// A volume of a pod, as kubelet laid out its mount point.
+/// A volume of a pod, as kubelet laid out its mount point (borrowed from it).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KubeletVolume {
-    pub pod_uid: String,
+pub struct KubeletVolume<'a> {
+    pub pod_uid: &'a str,
     /// The volume's name in the pod spec (in-tree) or the PersistentVolume's name (CSI).
-    pub volume: String,
+    pub volume: &'a str,
     /// `nfs` or `csi`.
     pub plugin: &'static str,
 }
 
 /// The pod volume `mount_point` is, if it is one.
-pub fn volume_of(mount_point: &Path) -> Option<KubeletVolume> {
-    let parts: Vec<&str> = mount_point
-        .to_str()?
-        .split('/')
-        .filter(|p| !p.is_empty())
-        .collect();
+pub fn volume_of(mount_point: &Path) -> Option<KubeletVolume<'_>> {
+    // The last six components are enough: the volume part after `pods/<uid>/volumes` is two
+    // or three of them, and a later `pods/…/volumes` would have to lie in them too.
+    let path = mount_point.to_str()?;
+    let mut last: [&str; 6] = [""; 6];
+    let (mut n, mut end) = (0, path.len());
+    while n < last.len() && end > 0 {
+        let start = memchr::memrchr(b'/', &path.as_bytes()[..end]).map_or(0, |i| i + 1);
+        if start < end {
+            n += 1;
+            last[last.len() - n] = &path[start..end];
+        }
+        end = start.saturating_sub(1);
+    }
+    let parts = &last[last.len() - n..];
     let at = parts
         .windows(3)
         .rposition(|w| w[0] == "pods" && w[2] == "volumes")?;
@@ -35,8 +44,8 @@ pub fn volume_of(mount_point: &Path) -> Option<KubeletVolume> {
         _ => return None,
     };
     Some(KubeletVolume {
-        pod_uid: pod_uid.to_string(),
-        volume: volume.to_string(),
+        pod_uid,
+        volume,
         plugin,
     })
 }
@@ -49,23 +58,33 @@ mod tests {
 
     #[test]
     fn in_tree_and_csi_volumes_name_pod_and_volume() {
-        let v = volume_of(Path::new(&format!(
-            "/var/lib/kubelet/pods/{UID}/volumes/kubernetes.io~nfs/datasets"
-        )))
-        .unwrap();
+        let path = format!("/var/lib/kubelet/pods/{UID}/volumes/kubernetes.io~nfs/datasets");
+        let v = volume_of(Path::new(&path)).unwrap();
         assert_eq!(
             v,
             KubeletVolume {
-                pod_uid: UID.into(),
-                volume: "datasets".into(),
+                pod_uid: UID,
+                volume: "datasets",
                 plugin: "nfs"
             }
         );
-        let v = volume_of(Path::new(&format!(
+        let path = format!(
             "/var/snap/microk8s/common/var/lib/kubelet/pods/{UID}/volumes/kubernetes.io~csi/pvc-1234/mount"
-        )))
-        .unwrap();
-        assert_eq!((v.plugin, v.volume.as_str()), ("csi", "pvc-1234"));
+        );
+        let v = volume_of(Path::new(&path)).unwrap();
+        assert_eq!((v.plugin, v.volume), ("csi", "pvc-1234"));
+    }
+
+    #[test]
+    fn the_last_pods_volumes_of_a_path_names_it() {
+        let path =
+            format!("/a/pods/{UID}/volumes/kubernetes.io~csi/pods/u-2/volumes/kubernetes.io~nfs/v");
+        let v = volume_of(Path::new(&path)).unwrap();
+        assert_eq!((v.pod_uid, v.volume, v.plugin), ("u-2", "v", "nfs"));
+        let v = volume_of(Path::new("pods/u-3/volumes/kubernetes.io~csi/pvc/mount")).unwrap();
+        assert_eq!((v.pod_uid, v.volume, v.plugin), ("u-3", "pvc", "csi"));
+        let deep = format!("/pods/{UID}/volumes/kubernetes.io~nfs/v/and/more/below/it");
+        assert_eq!(volume_of(Path::new(&deep)), None);
     }
 
     #[test]

@@ -3,17 +3,25 @@
 //! (`export`, `mountaddr`, `protocol`) so the two join, plus `mountpoint` and, for kubelet
 //! mounts, `pod_uid` and `volume`.
 
-use std::fmt::Write as _;
+use std::io::{self, Write};
 
 use super::schedule::unix_seconds;
 use super::Pass;
 use crate::checks::Status;
 
-/// Escapes a Prometheus label value.
-fn prom_escape(v: &str) -> String {
-    v.replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
+/// Writes a Prometheus label value escaped (`\\`, `\"`, `\n`), without a copy.
+fn write_escaped(out: &mut impl Write, v: &str) -> io::Result<()> {
+    let mut rest = v.as_bytes();
+    while let Some(i) = memchr::memchr3(b'\\', b'"', b'\n', rest) {
+        out.write_all(&rest[..i])?;
+        out.write_all(match rest[i] {
+            b'\\' => b"\\\\",
+            b'"' => b"\\\"",
+            _ => b"\\n",
+        })?;
+        rest = &rest[i + 1..];
+    }
+    out.write_all(rest)
 }
 
 const STATUSES: [Status; 5] = [
@@ -24,21 +32,27 @@ const STATUSES: [Status; 5] = [
     Status::Skip,
 ];
 
-fn header(out: &mut String, name: &str, help: &str) -> std::fmt::Result {
+fn header(out: &mut impl Write, name: &str, help: &str) -> io::Result<()> {
     writeln!(out, "# HELP {name} {help}")?;
     writeln!(out, "# TYPE {name} gauge")
 }
 
-fn labels(pairs: &[(&str, &str)]) -> String {
-    pairs
-        .iter()
-        .map(|(k, v)| format!("{k}=\"{}\"", prom_escape(v)))
-        .collect::<Vec<_>>()
-        .join(",")
+/// `k="v",…`, values escaped.
+fn write_labels(out: &mut impl Write, pairs: &[(&str, &str)]) -> io::Result<()> {
+    for (i, (k, v)) in pairs.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        out.write_all(k.as_bytes())?;
+        out.write_all(b"=\"")?;
+        write_escaped(out, v)?;
+        out.write_all(b"\"")?;
+    }
+    Ok(())
 }
 
 /// One-hot status per check. The one place to change when checks come from elsewhere.
-fn check_series(pass: &Pass, out: &mut String) -> std::fmt::Result {
+fn check_series(pass: &Pass, out: &mut impl Write) -> io::Result<()> {
     header(
         out,
         "nfs_gds_check_status",
@@ -58,30 +72,33 @@ fn check_series(pass: &Pass, out: &mut String) -> std::fmt::Result {
     Ok(())
 }
 
-fn mount_series(pass: &Pass, out: &mut String) -> std::fmt::Result {
+fn mount_series(pass: &Pass, out: &mut impl Write) -> io::Result<()> {
     header(
         out,
         "nfs_gds_mount_ready",
         "1 when a mount meant for RDMA passes the post-mount checks (every xprt is RDMA, proto and port right, no transport trap).",
     )?;
     for m in &pass.mounts {
-        let mut pairs = vec![
-            ("export", m.export.as_str()),
-            ("mountaddr", m.mountaddr.as_deref().unwrap_or("")),
-            ("protocol", m.protocol.as_str()),
-            ("mountpoint", m.mountpoint.as_str()),
+        let mut pairs = [
+            ("export", m.export),
+            ("mountaddr", m.mountaddr.unwrap_or("")),
+            ("protocol", m.protocol),
+            ("mountpoint", m.mountpoint.as_ref()),
             ("meant_by", m.meant_by),
+            ("pod_uid", ""),
+            ("volume", ""),
         ];
-        if let (Some(uid), Some(volume)) = (&m.pod_uid, &m.volume) {
-            pairs.push(("pod_uid", uid));
-            pairs.push(("volume", volume));
-        }
-        writeln!(
-            out,
-            "nfs_gds_mount_ready{{{}}} {}",
-            labels(&pairs),
-            u8::from(m.is_ready())
-        )?;
+        let n = match (m.pod_uid, m.volume) {
+            (Some(uid), Some(volume)) => {
+                pairs[5].1 = uid;
+                pairs[6].1 = volume;
+                7
+            }
+            _ => 5,
+        };
+        out.write_all(b"nfs_gds_mount_ready{")?;
+        write_labels(out, &pairs[..n])?;
+        writeln!(out, "}} {}", u8::from(m.is_ready()))?;
     }
     header(
         out,
@@ -102,18 +119,28 @@ fn mount_series(pass: &Pass, out: &mut String) -> std::fmt::Result {
 }
 
 /// The whole file: HELP/TYPE for every metric, no client timestamps, trailing newline.
-pub fn prometheus_file(pass: &Pass, info: &[(&str, String)]) -> Result<String, std::fmt::Error> {
-    let mut out = String::new();
+/// Buffered here: its many small writes are a line or a label each.
+pub fn write_prometheus_file(
+    pass: &Pass,
+    info: &[(&str, String)],
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let mut buffered = io::BufWriter::with_capacity(64 * 1024, out);
+    write_all_series(pass, info, &mut buffered)?;
+    buffered.flush()
+}
+
+fn write_all_series(pass: &Pass, info: &[(&str, String)], out: &mut impl Write) -> io::Result<()> {
     header(
-        &mut out,
+        out,
         "nfs_gds_ready",
         "1 when no nfs-gds node check fails and every mount meant for RDMA runs over RDMA.",
     )?;
     writeln!(out, "nfs_gds_ready {}", u8::from(pass.is_ready()))?;
-    check_series(pass, &mut out)?;
-    mount_series(pass, &mut out)?;
+    check_series(pass, out)?;
+    mount_series(pass, out)?;
     header(
-        &mut out,
+        out,
         "nfs_gds_info",
         "Facts about this node's GDS stack, as labels.",
     )?;
@@ -122,15 +149,17 @@ pub fn prometheus_file(pass: &Pass, info: &[(&str, String)]) -> Result<String, s
         .map(|(k, v)| (*k, v.as_str()))
         .chain([("tier", pass.tier().as_str())])
         .collect();
-    writeln!(out, "nfs_gds_info{{{}}} 1", labels(&pairs))?;
+    out.write_all(b"nfs_gds_info{")?;
+    write_labels(out, &pairs)?;
+    writeln!(out, "}} 1")?;
     header(
-        &mut out,
+        out,
         "nfs_gds_interval_seconds",
         "Seconds between agent passes (alert when the last run is older than three).",
     )?;
     writeln!(out, "nfs_gds_interval_seconds {}", pass.interval.as_secs())?;
     header(
-        &mut out,
+        out,
         "nfs_gds_last_run_timestamp_seconds",
         "When the agent last checked this node.",
     )?;
@@ -138,8 +167,14 @@ pub fn prometheus_file(pass: &Pass, info: &[(&str, String)]) -> Result<String, s
         out,
         "nfs_gds_last_run_timestamp_seconds {}",
         unix_seconds(pass.at)
-    )?;
-    Ok(out)
+    )
+}
+
+/// [`write_prometheus_file`] into a string.
+pub fn prometheus_file(pass: &Pass, info: &[(&str, String)]) -> String {
+    let mut out = Vec::new();
+    write_prometheus_file(pass, info, &mut out).expect("writing to memory does not fail");
+    String::from_utf8(out).expect("the textfile is built from UTF-8 text")
 }
 
 #[cfg(test)]
@@ -157,7 +192,7 @@ mod tests {
             ],
             vec![mount("tcp", Verdict::NotReady)],
         );
-        let text = prometheus_file(&p, &[("kernel_release", "6.8\"x".into())]).unwrap();
+        let text = prometheus_file(&p, &[("kernel_release", "6.8\"x".into())]);
         assert!(text.ends_with('\n'));
         assert!(text.contains("nfs_gds_ready 0\n"));
         assert!(text.contains("nfs_gds_check_status{check=\"rpcrdma-hooks\",status=\"fail\"} 1\n"));

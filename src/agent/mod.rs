@@ -45,20 +45,20 @@ impl Tier {
     }
 }
 
-/// What one agent pass found.
+/// What one agent pass found (its mounts borrowed from the mount table it read).
 #[derive(Debug, Clone)]
-pub struct Pass {
+pub struct Pass<'a> {
     /// The node checks (the same as `check`).
     pub node: Report,
     /// Every mount meant for RDMA, judged.
-    pub mounts: Vec<MountVerdict>,
+    pub mounts: Vec<MountVerdict<'a>>,
     /// Which mount table was read (`proc/1/…` for the host's, seen from a container).
     pub mount_table: String,
     pub at: SystemTime,
     pub interval: Duration,
 }
 
-impl Pass {
+impl Pass<'_> {
     /// The node's verdict: the worst of its checks and of its RDMA mounts.
     pub fn verdict(&self) -> Verdict {
         let mut v = self.node.verdict;
@@ -91,14 +91,14 @@ impl Pass {
 
     /// The status JSON: the node report (its `verdict` covering the mounts too), the tier and
     /// every RDMA mount.
-    pub fn status_json(&self) -> String {
+    pub fn write_status_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         #[derive(Serialize)]
-        struct Status<'a> {
+        struct Status<'a, 'm> {
             #[serde(flatten)]
             node: Report,
             tier: Tier,
             mount_table: &'a str,
-            mounts: &'a [MountVerdict],
+            mounts: &'a [MountVerdict<'m>],
         }
         let mut node = self.node.clone();
         node.verdict = self.verdict();
@@ -108,9 +108,20 @@ impl Pass {
             mount_table: &self.mount_table,
             mounts: &self.mounts,
         };
-        let mut s = serde_json::to_string_pretty(&doc).expect("a status always serializes");
-        s.push('\n');
-        s
+        // Buffered here: serde writes token by token.
+        use std::io::Write as _;
+        let mut out = std::io::BufWriter::with_capacity(64 * 1024, out);
+        serde_json::to_writer_pretty(&mut out, &doc)?;
+        out.write_all(b"\n")?;
+        out.flush()
+    }
+
+    /// [`Pass::write_status_json`] into a string.
+    pub fn status_json(&self) -> String {
+        let mut out = Vec::new();
+        self.write_status_json(&mut out)
+            .expect("a status always serializes");
+        String::from_utf8(out).expect("JSON is UTF-8")
     }
 }
 
@@ -144,7 +155,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::checks::CheckResult;
 
-    pub fn pass_with(node: Vec<CheckResult>, mounts: Vec<MountVerdict>) -> Pass {
+    pub fn pass_with(node: Vec<CheckResult>, mounts: Vec<MountVerdict<'static>>) -> Pass<'static> {
         Pass {
             node: Report::new("agent", "/", Some("6.8.0-45-generic".into()), None, node),
             mounts,
@@ -154,15 +165,15 @@ pub(crate) mod tests {
         }
     }
 
-    pub fn mount(protocol: &str, verdict: Verdict) -> MountVerdict {
+    pub fn mount(protocol: &'static str, verdict: Verdict) -> MountVerdict<'static> {
         MountVerdict {
-            export: "10.0.2.15:/export".into(),
+            export: "10.0.2.15:/export",
             mountpoint: "/var/lib/kubelet/pods/u-1/volumes/kubernetes.io~nfs/data".into(),
-            mountaddr: Some("10.0.2.15".into()),
-            protocol: protocol.into(),
+            mountaddr: Some("10.0.2.15"),
+            protocol,
             meant_by: "policy",
-            pod_uid: Some("u-1".into()),
-            volume: Some("data".into()),
+            pod_uid: Some("u-1"),
+            volume: Some("data"),
             verdict,
             checks: Vec::new(),
         }

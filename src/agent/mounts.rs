@@ -3,11 +3,13 @@
 //!
 //! A node can carry thousands of PV mounts, often all of one server, and the trap looks at every
 //! other mount of a mount's server: run over the whole table for each mount that is quadratic.
-//! So each mount is judged against the table narrowed to what can change its verdict — itself and
-//! the NFSv4 mounts *not* over RDMA that may be of its server (the trap fails or warns only on
-//! those) — found once per server. The verdicts are the same; what a narrowed pass leaves out is
-//! the trap's count of the server's other RDMA mounts, which is evidence, not judgement.
+//! So each mount is judged against the table narrowed to what can change its verdict — the
+//! NFSv4 mounts *not* over RDMA that may be of its server (the trap fails or warns only on
+//! those; the checks leave the judged mount itself out) — one table per server, built once and
+//! shared by all its mounts. The verdicts are the same; what a narrowed pass leaves out is the
+//! trap's count of the server's other RDMA mounts, which is evidence, not judgement.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::path::Path;
@@ -19,27 +21,28 @@ use super::kubelet::{volume_of, KubeletVolume};
 use crate::checks::{registry, CheckResult, Verdict};
 use crate::host::mounts::{Mount, MountTable};
 use crate::nfs::{NfsSource, Sameness, ServerHost};
-use crate::policy::Policy;
+use crate::policy::{MountPolicy, Policy};
 use crate::verdict::{self, Judgement};
 
 /// The verdict on one mount meant for RDMA, with the labels that join it to node_exporter's
-/// mountstats series (`export`, `mountaddr`, `protocol`).
+/// mountstats series (`export`, `mountaddr`, `protocol`). Borrows from the mount table: a node
+/// with thousands of mounts keeps no second copy of their names.
 #[derive(Debug, Clone, Serialize)]
-pub struct MountVerdict {
+pub struct MountVerdict<'a> {
     /// The mount's source (node_exporter's `export`).
-    pub export: String,
-    pub mountpoint: String,
+    pub export: &'a str,
+    pub mountpoint: Cow<'a, str>,
     /// The server address the kernel uses (`addr=`; node_exporter's `mountaddr`).
-    pub mountaddr: Option<String>,
+    pub mountaddr: Option<&'a str>,
     /// The transport of the first `xprt:` line, else the `proto=` option (node_exporter's
     /// `protocol`); `unknown` when neither shows.
-    pub protocol: String,
+    pub protocol: &'a str,
     /// Why it is meant for RDMA: `recorded`, `policy` or `options`.
     pub meant_by: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pod_uid: Option<String>,
+    pub pod_uid: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub volume: Option<String>,
+    pub volume: Option<&'a str>,
     pub verdict: Verdict,
     /// The checks, for a mount that is not plainly ready; a ready mount's (all pass) are not
     /// kept, so a node with thousands of good mounts stays small (`nfs-gds verify` shows them).
@@ -47,7 +50,7 @@ pub struct MountVerdict {
     pub checks: Vec<CheckResult>,
 }
 
-impl MountVerdict {
+impl MountVerdict<'_> {
     pub fn is_ready(&self) -> bool {
         self.verdict.is_ready()
     }
@@ -55,23 +58,21 @@ impl MountVerdict {
 
 /// The checks one mount gets: every mount check of the registry (the helper's post-mount
 /// checks with the trap as context), judged under the policy for that mount.
-fn checks_for(m: &Mount, narrowed: &MountTable, port: u16, policy: &Policy) -> Judgement {
-    let mp = m.info.mount_point.display().to_string();
-    let mut judged = verdict::judge(
-        registry::verify_mount(m, narrowed, port),
-        &policy.for_mount(&m.info.mount_point, &m.info.source, None, None),
-    );
-    judged.results = judged
-        .results
+fn checks_for(m: &Mount, narrowed: &MountTable, port: u16, policy: &MountPolicy) -> Judgement {
+    verdict::judge(registry::verify_mount(m, narrowed, port), policy)
+}
+
+/// Each summary names the mount (a mount's kept checks are read apart from it).
+fn naming_the_mount(results: Vec<CheckResult>, mp: &str) -> Vec<CheckResult> {
+    results
         .into_iter()
         .map(|mut r| {
-            if !r.summary.contains(&mp) {
+            if !r.summary.contains(mp) {
                 r.summary = format!("{mp}: {}", r.summary);
             }
             r
         })
-        .collect();
-    judged
+        .collect()
 }
 
 /// A non-RDMA NFSv4 mount, with its server parsed once.
@@ -81,10 +82,12 @@ struct Suspect<'a> {
     addr: Option<IpAddr>,
 }
 
-/// The NFSv4 mounts not over RDMA, and which of them may share a client with each server.
+/// The NFSv4 mounts not over RDMA, and for each server the table of those the trap cannot tell
+/// apart from it: what a mount of that server is judged against.
 struct Suspects<'a> {
     all: Vec<Suspect<'a>>,
-    by_server: HashMap<String, Vec<usize>>,
+    by_server: HashMap<String, MountTable>,
+    none: MountTable,
 }
 
 impl<'a> Suspects<'a> {
@@ -105,61 +108,70 @@ impl<'a> Suspects<'a> {
         Suspects {
             all,
             by_server: HashMap::new(),
+            none: MountTable::default(),
         }
     }
 
-    /// `m` and the suspects that the trap cannot tell apart from `m`'s server.
-    fn narrowed_for(&mut self, m: &Mount) -> MountTable {
-        let mut mounts = vec![m.clone()];
-        if let Ok(src) = NfsSource::parse(&m.info.source) {
-            let all = &self.all;
-            let idx = self
-                .by_server
-                .entry(src.server.to_string())
-                .or_insert_with(|| {
-                    all.iter()
-                        .enumerate()
-                        .filter(|(_, s)| {
-                            src.server.sameness(&s.server, s.addr) != Sameness::Different
-                        })
-                        .map(|(i, _)| i)
-                        .collect()
-                });
-            mounts.extend(
-                idx.iter()
-                    .map(|&i| self.all[i].mount)
-                    .filter(|s| s.info.mount_id != m.info.mount_id)
-                    .cloned(),
-            );
+    /// The suspects that may be of `m`'s server, found once per server. `m` itself may be
+    /// among them: the checks leave the judged mount out by its id.
+    fn narrowed_for(&mut self, m: &Mount) -> &MountTable {
+        if self.all.is_empty() {
+            return &self.none;
         }
-        MountTable { mounts }
+        let Ok(src) = NfsSource::parse(&m.info.source) else {
+            return &self.none;
+        };
+        let all = &self.all;
+        self.by_server
+            .entry(src.server.to_string())
+            .or_insert_with(|| MountTable {
+                mounts: all
+                    .iter()
+                    .filter(|s| src.server.sameness(&s.server, s.addr) != Sameness::Different)
+                    .map(|s| s.mount.clone())
+                    .collect(),
+            })
     }
 }
 
-fn protocol_of(m: &Mount) -> String {
+fn protocol_of(m: &Mount) -> &str {
     m.stats
         .as_ref()
         .and_then(|s| s.xprts.first())
-        .map(|x| x.proto.clone())
-        .or_else(|| m.option("proto").map(str::to_string))
-        .unwrap_or_else(|| "unknown".to_string())
+        .map(|x| x.proto())
+        .or_else(|| m.option("proto"))
+        .unwrap_or("unknown")
+}
+
+/// The ids of the mounts another mount is stacked on (a child on the same mount point). Mount
+/// ids are unique in a namespace, so each child is compared with its one parent's mount point.
+fn stacked_over(table: &MountTable) -> HashSet<u32> {
+    let by_id: HashMap<u32, &Path> = table
+        .mounts
+        .iter()
+        .map(|m| (m.info.mount_id, m.info.mount_point.as_path()))
+        .collect();
+    table
+        .mounts
+        .iter()
+        .filter(|o| by_id.get(&o.info.parent_id) == Some(&o.info.mount_point.as_path()))
+        .map(|o| o.info.parent_id)
+        .collect()
 }
 
 /// Verifies every mount of `table` meant for RDMA that is on top of its mount point (a mount
 /// stacked over is not what applications see). `port` is the policy's expected port, used
 /// unless the helper recorded another.
-pub fn verify_meant_for_rdma(
-    table: &MountTable,
+pub fn verify_meant_for_rdma<'a>(
+    table: &'a MountTable,
     records: &Records,
     policy: &Policy,
-) -> Vec<MountVerdict> {
+) -> Vec<MountVerdict<'a>> {
     let (rules, port) = (&policy.mounts, policy.options.port);
-    let covered: HashSet<(u32, &Path)> = table
-        .mounts
-        .iter()
-        .map(|m| (m.info.parent_id, m.info.mount_point.as_path()))
-        .collect();
+    let covered = stacked_over(table);
     let mut suspects = Suspects::new(table);
+    // The levels under each `[[mount]]` table (the last: under none), merged once each.
+    let mut levels: Vec<Option<MountPolicy>> = (0..=rules.len()).map(|_| None).collect();
     let meant: Vec<(&Mount, Intent)> = table
         .mounts
         .iter()
@@ -167,32 +179,38 @@ pub fn verify_meant_for_rdma(
         .collect();
     let mut out = Vec::with_capacity(meant.len());
     for (m, intent) in meant {
-        if covered.contains(&(m.info.mount_id, m.info.mount_point.as_path())) {
+        if covered.contains(&m.info.mount_id) {
             continue;
         }
         let expected = match intent {
             Intent::Recorded { port: recorded } => recorded,
             Intent::Policy(_) | Intent::Options => port,
         };
-        let narrowed = suspects.narrowed_for(m);
-        let judged = checks_for(m, &narrowed, expected, policy);
+        let rule = policy.rule_for(&m.info.mount_point, &m.info.source);
+        let under =
+            levels[rule.unwrap_or(rules.len())].get_or_insert_with(|| policy.for_rule(rule));
+        let judged = checks_for(m, suspects.narrowed_for(m), expected, under);
         let verdict = judged.verdict();
-        let checks = judged.results;
+        let mountpoint = match m.info.mount_point.to_str() {
+            Some(text) => Cow::Borrowed(text),
+            None => m.info.mount_point.to_string_lossy(),
+        };
+        let checks = if verdict == Verdict::Ready {
+            Vec::new()
+        } else {
+            naming_the_mount(judged.results, &mountpoint)
+        };
         let pod: Option<KubeletVolume> = volume_of(&m.info.mount_point);
         out.push(MountVerdict {
-            export: m.info.source.clone(),
-            mountpoint: m.info.mount_point.display().to_string(),
-            mountaddr: m.info.super_option("addr").map(str::to_string),
+            export: &m.info.source,
+            mountpoint,
+            mountaddr: m.info.super_option("addr"),
             protocol: protocol_of(m),
             meant_by: intent.as_str(),
-            pod_uid: pod.as_ref().map(|p| p.pod_uid.clone()),
+            pod_uid: pod.as_ref().map(|p| p.pod_uid),
             volume: pod.map(|p| p.volume),
             verdict,
-            checks: if verdict == Verdict::Ready {
-                Vec::new()
-            } else {
-                checks
-            },
+            checks,
         });
     }
     out
@@ -257,16 +275,16 @@ device 10.0.0.9:/home mounted on /mnt/home with fstype nfs4 statvers=1.1
             ..Default::default()
         };
         let v = verify_meant_for_rdma(&t, &Records::default(), &policy);
-        let points: Vec<_> = v.iter().map(|v| v.mountpoint.as_str()).collect();
+        let points: Vec<_> = v.iter().map(|v| v.mountpoint.as_ref()).collect();
         // /mnt/tcp is covered by the rule too; /mnt/home is nobody's RDMA mount.
         assert_eq!(points, ["/mnt/tcp", POD, "/mnt/gds"]);
         let pod = &v[1];
         assert_eq!(pod.verdict, Verdict::NotReady);
         assert_eq!(pod.meant_by, "policy");
         assert_eq!(pod.protocol, "tcp");
-        assert_eq!(pod.mountaddr.as_deref(), Some("10.0.2.15"));
-        assert_eq!(pod.pod_uid.as_deref(), Some("u-1"));
-        assert_eq!(pod.volume.as_deref(), Some("data"));
+        assert_eq!(pod.mountaddr, Some("10.0.2.15"));
+        assert_eq!(pod.pod_uid, Some("u-1"));
+        assert_eq!(pod.volume, Some("data"));
         let by_id: Vec<_> = pod.checks.iter().map(|c| (c.id, c.status)).collect();
         assert_eq!(
             by_id,
@@ -289,7 +307,29 @@ device 10.0.0.9:/home mounted on /mnt/home with fstype nfs4 statvers=1.1
 
     #[test]
     fn narrowing_gives_the_same_verdicts_as_the_whole_table() {
-        let t = table(&info(), &stats());
+        // Besides info(): a server named rather than numbered (which the trap cannot tell from
+        // 10.0.2.15 without DNS), two RDMA mounts sharing its table, and one of 10.0.2.20 by
+        // name and address at once.
+        let info = format!(
+            "{}\
+50 1 0:60 / /mnt/named rw - nfs4 filer:/x rw,vers=4.2,proto=rdma,port=20049,addr=10.0.2.15
+51 1 0:61 / /mnt/named2 rw - nfs4 filer:/y rw,vers=4.2,proto=rdma,port=20049,addr=10.0.2.15
+52 1 0:62 / /mnt/fast2 rw - nfs4 10.0.2.20:/other rw,vers=4.2,proto=rdma,port=20049,addr=10.0.2.20
+",
+            info()
+        );
+        let stats = format!(
+            "{}\
+device filer:/x mounted on /mnt/named with fstype nfs4 statvers=1.1
+\txprt:\trdma 0 0 1
+device filer:/y mounted on /mnt/named2 with fstype nfs4 statvers=1.1
+\txprt:\trdma 0 0 1
+device 10.0.2.20:/other mounted on /mnt/fast2 with fstype nfs4 statvers=1.1
+\txprt:\trdma 0 0 1
+",
+            stats()
+        );
+        let t = table(&info, &stats);
         let policy = Policy {
             mounts: vec![MountRule {
                 source: Some("10.0.2.15:/".into()),
@@ -298,11 +338,26 @@ device 10.0.0.9:/home mounted on /mnt/home with fstype nfs4 statvers=1.1
             ..Default::default()
         };
         let v = verify_meant_for_rdma(&t, &Records::default(), &policy);
+        let verdicts: Vec<_> = v
+            .iter()
+            .map(|v| (v.mountpoint.as_ref(), v.verdict))
+            .collect();
+        assert_eq!(
+            verdicts,
+            [
+                ("/mnt/tcp", Verdict::NotReady),
+                (POD, Verdict::NotReady),
+                ("/mnt/gds", Verdict::Ready),
+                ("/mnt/named", Verdict::ReadyWithWarnings),
+                ("/mnt/named2", Verdict::ReadyWithWarnings),
+                ("/mnt/fast2", Verdict::Ready),
+            ]
+        );
         for mv in &v {
             let m = t
                 .mounts
                 .iter()
-                .find(|m| m.info.mount_point.display().to_string() == mv.mountpoint)
+                .find(|m| m.info.mount_point.to_string_lossy() == mv.mountpoint)
                 .unwrap();
             let whole: Vec<_> = registry::verify_mount(m, &t, 20049)
                 .into_iter()
@@ -328,7 +383,8 @@ device 10.0.0.9:/home mounted on /mnt/home with fstype nfs4 statvers=1.1
 42 1 0:51 / /mnt/gds rw - nfs4 10.0.2.20:/fast rw,vers=4.2,proto=rdma,port=20049,addr=10.0.2.20
 44 42 0:53 / /mnt/gds rw - nfs4 10.0.2.20:/other rw,vers=4.2,proto=rdma,port=20049,addr=10.0.2.20
 ";
-        let v = verify_meant_for_rdma(&table(text, ""), &Records::default(), &Policy::default());
+        let t = table(text, "");
+        let v = verify_meant_for_rdma(&t, &Records::default(), &Policy::default());
         assert_eq!(v.len(), 1);
         assert_eq!(v[0].export, "10.0.2.20:/other");
         // No mountstats: the transport is unknown, the protocol comes from the options.

@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::atomic::{write_atomic, WriteError};
+use super::atomic::{write_atomic_with, WriteError};
 use crate::host::Root;
 
 /// NFD's features.d, used only if it exists.
@@ -90,8 +90,17 @@ fn real_dir(path: &Path) -> Result<(), OutputError> {
 
 /// Writes one output atomically, refusing a symlinked directory.
 pub fn write(path: &Path, contents: &[u8]) -> Result<(), OutputError> {
+    write_with(path, |w| w.write_all(contents))
+}
+
+/// Writes one output atomically from what `fill` writes (streamed, never held whole; `fill`
+/// buffers), refusing a symlinked directory.
+pub fn write_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<(), OutputError> {
     real_dir(path)?;
-    write_atomic(path, contents, 0o644)?;
+    write_atomic_with(path, 0o644, fill)?;
     Ok(())
 }
 

@@ -12,7 +12,7 @@ use crate::agent::intent::Records;
 use crate::agent::outputs::{self, Outputs};
 use crate::agent::schedule::MAX_INTERVAL_SECS;
 use crate::agent::{labels, metrics, mounts, verdict_word, Pass};
-use crate::host::mounts::read_init_mount_table;
+use crate::host::mounts::{read_init_mount_table, MountTable};
 use crate::host::HostFacts;
 use crate::mount::record::read_records;
 
@@ -42,16 +42,24 @@ pub struct AgentArgs {
     pub ready_file: Option<PathBuf>,
 }
 
-/// Reads and judges everything once.
-fn check_node(args: &AgentArgs, ctx: &Ctx, at: SystemTime) -> Result<(Pass, HostFacts), CmdError> {
+/// Reads and judges everything once: the node, then the mounts of `table` (filled here, and
+/// borrowed by the pass).
+fn check_node<'t>(
+    args: &AgentArgs,
+    ctx: &Ctx,
+    table: &'t mut MountTable,
+    at: SystemTime,
+) -> Result<(Pass<'t>, HostFacts), CmdError> {
     let policy = ctx.policy()?;
     let (facts, judged) = super::check::judge_node(ctx, &policy, args.probe)?;
-    let (table, table_path) = read_init_mount_table(&ctx.host.root)?;
+    let table_path;
+    (*table, table_path) = read_init_mount_table(&ctx.host.root)?;
     let (records, bad) = read_records(&ctx.host.root)?;
     for b in &bad {
         tracing::warn!("ignoring mount record {}: {}", b.path.display(), b.reason);
     }
-    let mounts = mounts::verify_meant_for_rdma(&table, &Records::new(&records), &policy);
+    let table: &'t MountTable = table;
+    let mounts = mounts::verify_meant_for_rdma(table, &Records::new(&records), &policy);
     let node = judged.into_report(
         "agent",
         &ctx.host.root.dir().display().to_string(),
@@ -79,8 +87,16 @@ fn summary_line(pass: &Pass) -> String {
     )
 }
 
-fn one_pass(args: &AgentArgs, ctx: &Ctx) -> Result<Pass, CmdError> {
-    let (pass, facts) = check_node(args, ctx, SystemTime::now())?;
+/// What a pass leaves behind besides its outputs: its summary line and whether the node is
+/// ready.
+struct Outcome {
+    line: String,
+    ready: bool,
+}
+
+fn one_pass(args: &AgentArgs, ctx: &Ctx) -> Result<Outcome, CmdError> {
+    let mut table = MountTable::default();
+    let (pass, facts) = check_node(args, ctx, &mut table, SystemTime::now())?;
     let out = Outputs::resolve(
         &ctx.host.root,
         args.nfd_dir.as_deref(),
@@ -99,20 +115,22 @@ fn one_pass(args: &AgentArgs, ctx: &Ctx) -> Result<Pass, CmdError> {
     }
     if let Some(path) = &out.textfile {
         let info = [("kernel_release", kernel), ("nvidia_fs_version", nvfs)];
-        let text = metrics::prometheus_file(&pass, &info)
-            .map_err(|_| "formatting the Prometheus textfile failed")?;
-        outputs::write(path, text.as_bytes())?;
+        outputs::write_with(path, |w| metrics::write_prometheus_file(&pass, &info, w))?;
     }
-    outputs::write(&out.status, pass.status_json().as_bytes())?;
-    outputs::set_ready(&out.ready, pass.is_ready(), &summary_line(&pass))?;
-    Ok(pass)
+    outputs::write_with(&out.status, |w| pass.write_status_json(w))?;
+    let line = summary_line(&pass);
+    outputs::set_ready(&out.ready, pass.is_ready(), &line)?;
+    Ok(Outcome {
+        line,
+        ready: pass.is_ready(),
+    })
 }
 
 pub fn run(args: &AgentArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     if args.once {
         let pass = one_pass(args, ctx)?;
-        println!("{}", summary_line(&pass));
-        return Ok(if pass.is_ready() {
+        println!("{}", pass.line);
+        return Ok(if pass.ready {
             exit::READY
         } else {
             exit::NOT_READY
@@ -122,8 +140,7 @@ pub fn run(args: &AgentArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let mut last = None;
     loop {
         match one_pass(args, ctx) {
-            Ok(pass) => {
-                let line = summary_line(&pass);
+            Ok(Outcome { line, .. }) => {
                 if last.as_ref() != Some(&line) {
                     eprintln!("{line}");
                     last = Some(line);

@@ -4,8 +4,9 @@
 //! reader is split into a pure `parse_*` over text and a thin `read_*` that takes the [`Root`]; a
 //! missing file is an answer (`None`), never an error. Only real I/O failures (permission, a
 //! directory or FIFO where a file was expected, a file over its size cap, invalid UTF-8) become
-//! [`HostError`]s, and they carry the path. Every read goes through [`Root::read_file`], which
-//! resolves the path inside the root and reads it with the rules of [`reader`].
+//! [`HostError`]s, and they carry the path. Every read goes through [`Root::read_file`] (or, for
+//! a file read piece by piece or line by line, [`Root::open_file`] and [`Root::read_lines`]),
+//! which resolves the path inside the root and reads it with the rules of [`reader`].
 
 pub mod bls;
 pub mod boot_kernels;
@@ -23,6 +24,7 @@ pub mod kallsyms;
 pub mod kernel;
 pub mod kernel_config;
 pub mod kernel_log;
+pub mod lines;
 pub mod loaded_build;
 pub mod modprobe_config;
 pub mod modprobe_effect;
@@ -195,6 +197,17 @@ impl Root {
             });
         }
         Ok(file)
+    }
+
+    /// Opens a regular file below the root, resolved inside it, to be read line by line (see
+    /// [`lines`]); recorded like a read. Its size cap follows from its name ([`FileKind::of`]).
+    /// `Ok(None)` when it does not exist.
+    pub fn read_lines(&self, rel: impl AsRef<Path>) -> Result<Option<lines::Lines>, HostError> {
+        let rel = rel.as_ref();
+        let kind = FileKind::of(rel);
+        Ok(self
+            .open_file(rel, kind)?
+            .map(|file| lines::Lines::new(file, &self.join(rel), kind)))
     }
 
     /// Reads a text file; `Ok(None)` when it does not exist. Its size cap follows from its name

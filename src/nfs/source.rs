@@ -38,6 +38,11 @@ pub enum Sameness {
 /// and `012.0.2.017` are all addresses). Without this, such a server would count as a name and
 /// escape every comparison by address.
 pub fn parse_inet_aton(text: &str) -> Option<Ipv4Addr> {
+    // The usual dotted quad first: std takes exactly four decimal parts without leading zeros,
+    // which inet_aton reads the same way (`012` is octal to it, and refused by std).
+    if let Ok(addr) = text.parse::<Ipv4Addr>() {
+        return Some(addr);
+    }
     let parts: Vec<u32> = text
         .split('.')
         .map(|p| {

@@ -50,8 +50,19 @@ impl Policy {
         option_level: Option<Level>,
         option_wait: Option<u64>,
     ) -> MountPolicy {
-        let rule_index = self.mounts.iter().position(|r| r.matches(target, source));
-        self.merge(rule_index, option_level, option_wait)
+        self.merge(self.rule_for(target, source), option_level, option_wait)
+    }
+
+    /// The index of the `[[mount]]` table that applies to the mount of `source` on `target`.
+    pub fn rule_for(&self, target: &Path, source: &str) -> Option<usize> {
+        self.mounts.iter().position(|r| r.matches(target, source))
+    }
+
+    /// The levels under `[[mount]]` table `rule` (none: `None`), without per-mount options:
+    /// [`Policy::for_mount`] of every mount that table applies to, so a caller judging
+    /// thousands of mounts merges once per table.
+    pub fn for_rule(&self, rule: Option<usize>) -> MountPolicy {
+        self.merge(rule, None, None)
     }
 
     fn merge(

@@ -39,13 +39,13 @@ pub fn mount_options(m: &Mount, expected_port: u16) -> CheckResult {
         None if v4 => Some(NFS_PORT),
         None => None,
     };
+    let vers = m.option("vers");
     let seen = format!(
-        "proto={} port={}{}",
+        "proto={} port={}{}{}",
         proto.unwrap_or("(none)"),
         port_text.unwrap_or("(none)"),
-        m.option("vers")
-            .map(|v| format!(" vers={v}"))
-            .unwrap_or_default()
+        if vers.is_some() { " vers=" } else { "" },
+        vers.unwrap_or_default()
     );
     let proto_ok = proto.is_some_and(crate::host::mounts::is_rdma_netid);
     let port_ok = port == Some(expected_port);

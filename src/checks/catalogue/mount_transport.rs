@@ -65,7 +65,7 @@ pub fn mount_transport(m: &Mount, table: &MountTable) -> CheckResult {
     let other: Vec<&str> = xprts
         .iter()
         .filter(|x| !x.is_rdma())
-        .map(|x| x.proto.as_str())
+        .map(|x| x.proto())
         .collect();
     let mut r = CheckResult::fail(
         id,

@@ -125,6 +125,10 @@ impl MountInfoEntry {
 
     /// The value of `key=` in the superblock options.
     pub fn super_option(&self, key: &str) -> Option<&str> {
+        debug_assert!(
+            KEPT_SUPER_OPTIONS.contains(&key),
+            "super option {key} is not kept by the parser: add it to KEPT_SUPER_OPTIONS"
+        );
         option_in(&self.super_options, key)
     }
 }
@@ -326,6 +330,10 @@ pub struct MountStats {
 
 impl MountStats {
     pub fn opt(&self, key: &str) -> Option<&str> {
+        debug_assert!(
+            KEPT_OPTIONS.contains(&key),
+            "mountstats option {key} is not kept by the parser: add it to KEPT_OPTIONS"
+        );
         option_in(&self.opts, key)
     }
 }
@@ -551,6 +559,7 @@ impl Mount {
     pub fn option(&self, key: &str) -> Option<&str> {
         self.stats
             .as_ref()
+            .filter(|_| KEPT_OPTIONS.contains(&key))
             .and_then(|s| s.opt(key))
             .or_else(|| self.info.super_option(key))
     }

@@ -15,6 +15,7 @@ pub mod metrics;
 pub mod mounts;
 mod mounts_json;
 pub mod outputs;
+mod plain;
 pub mod schedule;
 
 use std::time::{Duration, SystemTime};

@@ -10,17 +10,10 @@
 use std::io::{self, Write};
 
 use super::mounts::MountVerdict;
-
-/// Whether serde_json would escape a byte of `s`: a control character, `"` or `\`. One pass
-/// over the bytes without an early exit, which the compiler vectorises.
-fn needs_escape(s: &str) -> bool {
-    s.bytes().fold(false, |any, b| {
-        any | (b < 0x20) | (b == b'"') | (b == b'\\')
-    })
-}
+use super::plain::is_plain;
 
 fn string(out: &mut impl Write, s: &str) -> io::Result<()> {
-    if needs_escape(s) {
+    if !is_plain(s) {
         return serde_json::to_writer(out, s).map_err(io::Error::from);
     }
     out.write_all(b"\"")?;
@@ -156,7 +149,7 @@ mod tests {
     fn escapes_are_found_wherever_they_are() {
         for s in ["", "plain", "a\"", "\\", "\u{0}", "\u{1f} ", "é\u{7f}"] {
             let serde = serde_json::to_string(s).unwrap();
-            assert_eq!(needs_escape(s), serde.len() != s.len() + 2, "{s:?}");
+            assert_eq!(!is_plain(s), serde.len() != s.len() + 2, "{s:?}");
         }
     }
 }

@@ -57,9 +57,19 @@ impl MountVerdict<'_> {
 }
 
 /// The checks one mount gets: every mount check of the registry (the helper's post-mount
-/// checks with the trap as context), judged under the policy for that mount.
-fn checks_for(m: &Mount, narrowed: &MountTable, port: u16, policy: &MountPolicy) -> Judgement {
-    verdict::judge(registry::verify_mount(m, narrowed, port), policy)
+/// checks with the trap as context), judged under the policy for that mount; `None` when all
+/// passed (ready under any policy, and a ready mount keeps no results).
+fn checks_for(
+    m: &Mount,
+    narrowed: &MountTable,
+    port: u16,
+    policy: &MountPolicy,
+) -> Option<Judgement> {
+    let results = registry::verify_mount(m, narrowed, port);
+    if verdict::all_clear(&results) {
+        return None;
+    }
+    Some(verdict::judge(results, policy))
 }
 
 /// Each summary names the mount (a mount's kept checks are read apart from it).
@@ -190,15 +200,16 @@ pub fn verify_meant_for_rdma<'a>(
         let under =
             levels[rule.unwrap_or(rules.len())].get_or_insert_with(|| policy.for_rule(rule));
         let judged = checks_for(m, suspects.narrowed_for(m), expected, under);
-        let verdict = judged.verdict();
+        let verdict = judged.as_ref().map_or(Verdict::Ready, Judgement::verdict);
         let mountpoint = match m.info.mount_point().to_str() {
             Some(text) => Cow::Borrowed(text),
             None => m.info.mount_point().to_string_lossy(),
         };
-        let checks = if verdict == Verdict::Ready {
-            Vec::new()
-        } else {
-            naming_the_mount(judged.results, &mountpoint)
+        let checks = match judged {
+            Some(judged) if verdict != Verdict::Ready => {
+                naming_the_mount(judged.results, &mountpoint)
+            }
+            _ => Vec::new(),
         };
         let pod: Option<KubeletVolume> = volume_of(&m.info.mount_point());
         out.push(MountVerdict {

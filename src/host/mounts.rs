@@ -514,6 +514,8 @@ impl MountStatsParser {
                 let line = lossy(rest);
                 let line = line.trim_end();
                 if line["xprt:".len()..].split_whitespace().next().is_some() {
+                    // Room for exactly one at first: most mounts have one transport.
+                    current.stats.xprts.reserve_exact(1);
                     current.stats.xprts.push(Xprt {
                         line: line.to_string(),
                     });
@@ -552,7 +554,8 @@ impl MountStatsParser {
     }
 }
 
-/// A record complete: most mounts have one transport, so no room for four is kept.
+/// A record complete: no room is kept for transports that never came (with `nconnect=`, the
+/// vector grew by doubling).
 fn done(mut rec: MountStatsRecord) -> MountStatsRecord {
     rec.stats.xprts.shrink_to_fit();
     rec

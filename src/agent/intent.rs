@@ -60,7 +60,7 @@ pub fn rule_covers(rule: &MountRule, m: &Mount) -> bool {
     let source_ok = rule
         .source
         .as_deref()
-        .is_none_or(|s| export_covers(s, &m.info.source()));
+        .is_none_or(|s| export_covers(s, m.info.source()));
     target_ok && source_ok
 }
 

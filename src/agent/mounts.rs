@@ -107,7 +107,7 @@ impl<'a> Suspects<'a> {
             .iter()
             .filter(|m| m.is_nfs4() && m.runs_over_rdma() == Some(false))
             .filter_map(|m| {
-                let src = NfsSource::parse(&m.info.source()).ok()?;
+                let src = NfsSource::parse(m.info.source()).ok()?;
                 Some(Suspect {
                     mount: m,
                     server: src.server,
@@ -128,7 +128,7 @@ impl<'a> Suspects<'a> {
         if self.all.is_empty() {
             return &self.none;
         }
-        let Ok(src) = NfsSource::parse(&m.info.source()) else {
+        let Ok(src) = NfsSource::parse(m.info.source()) else {
             return &self.none;
         };
         let all = &self.all;
@@ -196,7 +196,7 @@ pub fn verify_meant_for_rdma<'a>(
             Intent::Recorded { port: recorded } => recorded,
             Intent::Policy(_) | Intent::Options => port,
         };
-        let rule = policy.rule_for(&m.info.mount_point(), &m.info.source());
+        let rule = policy.rule_for(m.info.mount_point(), m.info.source());
         let under =
             levels[rule.unwrap_or(rules.len())].get_or_insert_with(|| policy.for_rule(rule));
         let judged = checks_for(m, suspects.narrowed_for(m), expected, under);
@@ -211,9 +211,9 @@ pub fn verify_meant_for_rdma<'a>(
             }
             _ => Vec::new(),
         };
-        let pod: Option<KubeletVolume> = volume_of(&m.info.mount_point());
+        let pod: Option<KubeletVolume> = volume_of(m.info.mount_point());
         out.push(MountVerdict {
-            export: &m.info.source(),
+            export: m.info.source(),
             mountpoint,
             mountaddr: m.info.super_option("addr"),
             protocol: protocol_of(m),

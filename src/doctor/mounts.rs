@@ -63,7 +63,7 @@ pub fn review(table: &MountTable, fstab: &[FstabEntry], policy: &Policy) -> Moun
         }
         // Only the mount on top of its mount point is what applications see.
         if table
-            .topmost_at(&m.info.mount_point())
+            .topmost_at(m.info.mount_point())
             .is_some_and(|t| t.info.mount_id != m.info.mount_id)
         {
             continue;
@@ -76,7 +76,7 @@ pub fn review(table: &MountTable, fstab: &[FstabEntry], policy: &Policy) -> Moun
         out.gds_mounts.push(mp.clone());
         let judged = verdict::judge(
             registry::verify_mount(m, table, port),
-            &policy.for_mount(&m.info.mount_point(), &m.info.source(), None, None),
+            &policy.for_mount(m.info.mount_point(), m.info.source(), None, None),
         );
         out.verdict = out.verdict.max(judged.verdict());
         for mut r in judged.results {

@@ -77,7 +77,7 @@ pub fn mount_transport(m: &Mount, table: &MountTable) -> CheckResult {
     )
     .with("mount id", m.info.mount_id.to_string())
     .with("mountstats", lines);
-    let server = NfsSource::parse(&m.info.source()).ok().map(|s| s.server);
+    let server = NfsSource::parse(m.info.source()).ok().map(|s| s.server);
     let (same, _) = match &server {
         Some(s) if m.is_nfs4() => non_rdma_mounts_of(s, table, Some(m.info.mount_id)),
         _ => (Vec::new(), Vec::new()),

@@ -29,7 +29,7 @@ pub(super) fn non_rdma_mounts_of<'a>(
         if Some(m.info.mount_id) == exclude || !m.is_nfs4() || m.runs_over_rdma() != Some(false) {
             continue;
         }
-        let Ok(src) = NfsSource::parse(&m.info.source()) else {
+        let Ok(src) = NfsSource::parse(m.info.source()) else {
             continue;
         };
         let addr = m.info.super_option("addr").and_then(|a| a.parse().ok());

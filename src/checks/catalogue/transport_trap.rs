@@ -33,7 +33,7 @@ fn run(subject: &MountSubject) -> CheckResult {
         } => transport_trap(server, version, table, None),
         MountSubject::Existing {
             mount: m, table, ..
-        } => match NfsSource::parse(&m.info.source()) {
+        } => match NfsSource::parse(m.info.source()) {
             Ok(src) if m.is_nfs() => {
                 let version = if m.is_nfs4() {
                     NfsVersion::V4(None)
@@ -120,7 +120,7 @@ pub fn transport_trap(
             Some(m.info.mount_id) != exclude && m.is_nfs4() && m.runs_over_rdma() == Some(true)
         })
         .filter(|m| {
-            NfsSource::parse(&m.info.source()).is_ok_and(|s| {
+            NfsSource::parse(m.info.source()).is_ok_and(|s| {
                 let addr = m.info.super_option("addr").and_then(|a| a.parse().ok());
                 server.sameness(&s.server, addr) == Sameness::Same
             })

@@ -77,6 +77,15 @@ impl Judgement {
     }
 }
 
+/// Whether [`judge`] gives these results [`Verdict::Ready`] under any policy: every one passed
+/// or was skipped (a level only ever makes a failure, warning or unknown count, and `off` makes
+/// a skip). Lets a caller with thousands of plainly good mounts skip judging them.
+pub fn all_clear(results: &[CheckResult]) -> bool {
+    results
+        .iter()
+        .all(|r| matches!(r.status, Status::Pass | Status::Skip))
+}
+
 pub fn judge(results: Vec<CheckResult>, policy: &MountPolicy) -> Judgement {
     let mut j = Judgement::default();
     for mut r in results {
@@ -163,6 +172,42 @@ mod tests {
                 "tcp mount exists",
             ),
         ]
+    }
+
+    #[test]
+    fn all_clear_results_are_ready_under_every_policy_and_only_they() {
+        use crate::checks::catalogue::{mount_options, mount_transport, transport_trap};
+        let policies = [
+            "",
+            "default = \"enforce\"\n",
+            "default = \"warn\"\n",
+            "default = \"off\"\n",
+            "[checks]\ntransport-trap = \"off\"\nmount-options = \"warn\"\n",
+        ];
+        let statuses = [
+            Status::Pass,
+            Status::Skip,
+            Status::Warn,
+            Status::Unknown,
+            Status::Fail,
+        ];
+        for a in statuses {
+            for b in statuses {
+                let results = vec![
+                    CheckResult::new(transport_trap::ID, a, "a"),
+                    CheckResult::new(mount_transport::ID, b, "b"),
+                    CheckResult::pass(mount_options::ID, "c"),
+                ];
+                let clear = all_clear(&results);
+                assert_eq!(clear, [a, b].iter().all(|s| *s <= Status::Pass));
+                for p in policies {
+                    let v = judge(results.clone(), &policy(p)).verdict();
+                    if clear {
+                        assert_eq!(v, Verdict::Ready, "{a:?} {b:?} under {p:?}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

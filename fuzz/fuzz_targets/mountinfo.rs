@@ -45,8 +45,8 @@ fn round_trip(data: &[u8]) {
     line.extend_from_slice(b" rw,vers=4.2,proto=rdma,port=20049\n");
     let entries = parse_mountinfo(&line).expect("a line as the kernel prints it parses");
     assert_eq!(entries.len(), 1);
-    assert_eq!(entries[0].mount_point, Path::new(OsStr::from_bytes(&point)));
-    assert_eq!(entries[0].source.as_bytes(), source);
+    assert_eq!(entries[0].mount_point(), Path::new(OsStr::from_bytes(&point)));
+    assert_eq!(entries[0].source().as_bytes(), source);
     assert_eq!(entries[0].super_option("proto"), Some("rdma"));
 }
 
@@ -56,7 +56,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(entries) = parse_mountinfo(data) else {
         return;
     };
-    let points: Vec<_> = entries.iter().map(|e| e.mount_point.clone()).collect();
+    let points: Vec<_> = entries.iter().map(|e| e.mount_point().to_path_buf()).collect();
     let table = MountTable::join(entries, Vec::new());
     let empty = MountTable::join(Vec::new(), Vec::new());
     for point in points.iter().take(8) {

@@ -56,11 +56,11 @@ pub fn rule_covers(rule: &MountRule, m: &Mount) -> bool {
     let target_ok = rule
         .target
         .as_deref()
-        .is_none_or(|t| t == m.info.mount_point.as_path());
+        .is_none_or(|t| t == m.info.mount_point());
     let source_ok = rule
         .source
         .as_deref()
-        .is_none_or(|s| export_covers(s, &m.info.source));
+        .is_none_or(|s| export_covers(s, m.info.source()));
     target_ok && source_ok
 }
 

@@ -11,6 +11,9 @@ use crate::checks::Status;
 
 /// Writes a Prometheus label value escaped (`\\`, `\"`, `\n`), without a copy.
 fn write_escaped(out: &mut impl Write, v: &str) -> io::Result<()> {
+    if super::plain::is_plain(v) {
+        return out.write_all(v.as_bytes());
+    }
     let mut rest = v.as_bytes();
     while let Some(i) = memchr::memchr3(b'\\', b'"', b'\n', rest) {
         out.write_all(&rest[..i])?;
@@ -98,7 +101,7 @@ fn mount_series(pass: &Pass, out: &mut impl Write) -> io::Result<()> {
         };
         out.write_all(b"nfs_gds_mount_ready{")?;
         write_labels(out, &pairs[..n])?;
-        writeln!(out, "}} {}", u8::from(m.is_ready()))?;
+        out.write_all(if m.is_ready() { b"} 1\n" } else { b"} 0\n" })?;
     }
     header(
         out,

@@ -13,7 +13,9 @@ pub mod kubelet;
 pub mod labels;
 pub mod metrics;
 pub mod mounts;
+mod mounts_json;
 pub mod outputs;
+mod plain;
 pub mod schedule;
 
 use std::time::{Duration, SystemTime};
@@ -102,17 +104,23 @@ impl Pass<'_> {
         }
         let mut node = self.node.clone();
         node.verdict = self.verdict();
-        let doc = Status {
+        // The node's part through serde, with no mounts: it ends `"mounts": []` and the
+        // object's `}`, and the mounts ([`mounts_json`]) go in place of that `[]`.
+        let head = serde_json::to_vec_pretty(&Status {
             node,
             tier: self.tier(),
             mount_table: &self.mount_table,
-            mounts: &self.mounts,
-        };
-        // Buffered here: serde writes token by token.
+            mounts: &[],
+        })?;
+        let head = head.strip_suffix(b"[]\n}").ok_or_else(|| {
+            std::io::Error::other("the status object does not end with its mounts")
+        })?;
+        // Buffered here: the writes are a token each.
         use std::io::Write as _;
         let mut out = std::io::BufWriter::with_capacity(64 * 1024, out);
-        serde_json::to_writer_pretty(&mut out, &doc)?;
-        out.write_all(b"\n")?;
+        out.write_all(head)?;
+        mounts_json::write_mounts(&mut out, &self.mounts)?;
+        out.write_all(b"\n}\n")?;
         out.flush()
     }
 

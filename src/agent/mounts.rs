@@ -57,9 +57,19 @@ impl MountVerdict<'_> {
 }
 
 /// The checks one mount gets: every mount check of the registry (the helper's post-mount
-/// checks with the trap as context), judged under the policy for that mount.
-fn checks_for(m: &Mount, narrowed: &MountTable, port: u16, policy: &MountPolicy) -> Judgement {
-    verdict::judge(registry::verify_mount(m, narrowed, port), policy)
+/// checks with the trap as context), judged under the policy for that mount; `None` when all
+/// passed (ready under any policy, and a ready mount keeps no results).
+fn checks_for(
+    m: &Mount,
+    narrowed: &MountTable,
+    port: u16,
+    policy: &MountPolicy,
+) -> Option<Judgement> {
+    let results = registry::verify_mount(m, narrowed, port);
+    if verdict::all_clear(&results) {
+        return None;
+    }
+    Some(verdict::judge(results, policy))
 }
 
 /// Each summary names the mount (a mount's kept checks are read apart from it).
@@ -97,7 +107,7 @@ impl<'a> Suspects<'a> {
             .iter()
             .filter(|m| m.is_nfs4() && m.runs_over_rdma() == Some(false))
             .filter_map(|m| {
-                let src = NfsSource::parse(&m.info.source).ok()?;
+                let src = NfsSource::parse(m.info.source()).ok()?;
                 Some(Suspect {
                     mount: m,
                     server: src.server,
@@ -118,7 +128,7 @@ impl<'a> Suspects<'a> {
         if self.all.is_empty() {
             return &self.none;
         }
-        let Ok(src) = NfsSource::parse(&m.info.source) else {
+        let Ok(src) = NfsSource::parse(m.info.source()) else {
             return &self.none;
         };
         let all = &self.all;
@@ -149,12 +159,12 @@ fn stacked_over(table: &MountTable) -> HashSet<u32> {
     let by_id: HashMap<u32, &Path> = table
         .mounts
         .iter()
-        .map(|m| (m.info.mount_id, m.info.mount_point.as_path()))
+        .map(|m| (m.info.mount_id, m.info.mount_point()))
         .collect();
     table
         .mounts
         .iter()
-        .filter(|o| by_id.get(&o.info.parent_id) == Some(&o.info.mount_point.as_path()))
+        .filter(|o| by_id.get(&o.info.parent_id) == Some(&o.info.mount_point()))
         .map(|o| o.info.parent_id)
         .collect()
 }
@@ -186,23 +196,24 @@ pub fn verify_meant_for_rdma<'a>(
             Intent::Recorded { port: recorded } => recorded,
             Intent::Policy(_) | Intent::Options => port,
         };
-        let rule = policy.rule_for(&m.info.mount_point, &m.info.source);
+        let rule = policy.rule_for(m.info.mount_point(), m.info.source());
         let under =
             levels[rule.unwrap_or(rules.len())].get_or_insert_with(|| policy.for_rule(rule));
         let judged = checks_for(m, suspects.narrowed_for(m), expected, under);
-        let verdict = judged.verdict();
-        let mountpoint = match m.info.mount_point.to_str() {
+        let verdict = judged.as_ref().map_or(Verdict::Ready, Judgement::verdict);
+        let mountpoint = match m.info.mount_point().to_str() {
             Some(text) => Cow::Borrowed(text),
-            None => m.info.mount_point.to_string_lossy(),
+            None => m.info.mount_point().to_string_lossy(),
         };
-        let checks = if verdict == Verdict::Ready {
-            Vec::new()
-        } else {
-            naming_the_mount(judged.results, &mountpoint)
+        let checks = match judged {
+            Some(judged) if verdict != Verdict::Ready => {
+                naming_the_mount(judged.results, &mountpoint)
+            }
+            _ => Vec::new(),
         };
-        let pod: Option<KubeletVolume> = volume_of(&m.info.mount_point);
+        let pod: Option<KubeletVolume> = volume_of(m.info.mount_point());
         out.push(MountVerdict {
-            export: &m.info.source,
+            export: m.info.source(),
             mountpoint,
             mountaddr: m.info.super_option("addr"),
             protocol: protocol_of(m),
@@ -357,7 +368,7 @@ device 10.0.2.20:/other mounted on /mnt/fast2 with fstype nfs4 statvers=1.1
             let m = t
                 .mounts
                 .iter()
-                .find(|m| m.info.mount_point.to_string_lossy() == mv.mountpoint)
+                .find(|m| m.info.mount_point().to_string_lossy() == mv.mountpoint)
                 .unwrap();
             let whole: Vec<_> = registry::verify_mount(m, &t, 20049)
                 .into_iter()

@@ -94,9 +94,11 @@ struct Outcome {
     ready: bool,
 }
 
-fn one_pass(args: &AgentArgs, ctx: &Ctx) -> Result<Outcome, CmdError> {
-    let mut table = MountTable::default();
-    let (pass, facts) = check_node(args, ctx, &mut table, SystemTime::now())?;
+/// One pass, reading the mount table into `table` (the caller's, so `--once` can leave it to
+/// the process exit: freeing the thousands of mounts of a large node one by one costs more
+/// than a pass's outputs).
+fn one_pass(args: &AgentArgs, ctx: &Ctx, table: &mut MountTable) -> Result<Outcome, CmdError> {
+    let (pass, facts) = check_node(args, ctx, table, SystemTime::now())?;
     let out = Outputs::resolve(
         &ctx.host.root,
         args.nfd_dir.as_deref(),
@@ -128,7 +130,11 @@ fn one_pass(args: &AgentArgs, ctx: &Ctx) -> Result<Outcome, CmdError> {
 
 pub fn run(args: &AgentArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     if args.once {
-        let pass = one_pass(args, ctx)?;
+        let mut table = MountTable::default();
+        let pass = one_pass(args, ctx, &mut table);
+        // The process ends here; its memory goes back with it.
+        std::mem::forget(table);
+        let pass = pass?;
         println!("{}", pass.line);
         return Ok(if pass.ready {
             exit::READY
@@ -139,7 +145,7 @@ pub fn run(args: &AgentArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     tracing::info!("checking every {} s", args.interval);
     let mut last = None;
     loop {
-        match one_pass(args, ctx) {
+        match one_pass(args, ctx, &mut MountTable::default()) {
             Ok(Outcome { line, .. }) => {
                 if last.as_ref() != Some(&line) {
                     eprintln!("{line}");

@@ -36,12 +36,7 @@ pub fn run(args: &VerifyArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let target = ctx.host.mount_point(&args.dir, &cwd);
     let table = read_mount_table(&ctx.host.root)?;
     let mounted = table.topmost_at(&target);
-    let levels = policy.for_mount(
-        &target,
-        mounted.map_or("", |m| m.info.source.as_str()),
-        None,
-        None,
-    );
+    let levels = policy.for_mount(&target, mounted.map_or("", |m| m.info.source()), None, None);
     let results = match mounted {
         Some(m) => registry::verify_mount(m, &table, port),
         None => vec![

@@ -26,9 +26,9 @@ fn describe(m: &Mount) -> String {
     let transports = m.transports();
     format!(
         "{} on {}: {} vers={} proto={} port={}, transport {}",
-        m.info.source,
-        m.info.mount_point.display(),
-        m.info.fstype,
+        m.info.source(),
+        m.info.mount_point().display(),
+        m.info.fstype(),
         m.option("vers").unwrap_or("?"),
         m.option("proto").unwrap_or("?"),
         m.option("port").unwrap_or("default"),
@@ -44,7 +44,7 @@ fn describe(m: &Mount) -> String {
 fn meant_for_gds(m: &Mount, gds_targets: &[&FstabEntry]) -> bool {
     gds_targets
         .iter()
-        .any(|e| m.info.mount_point.as_os_str() == e.target.as_str())
+        .any(|e| m.info.mount_point().as_os_str() == e.target.as_str())
         || m.option("proto").is_some_and(is_rdma_netid)
 }
 
@@ -63,7 +63,7 @@ pub fn review(table: &MountTable, fstab: &[FstabEntry], policy: &Policy) -> Moun
         }
         // Only the mount on top of its mount point is what applications see.
         if table
-            .topmost_at(&m.info.mount_point)
+            .topmost_at(m.info.mount_point())
             .is_some_and(|t| t.info.mount_id != m.info.mount_id)
         {
             continue;
@@ -72,11 +72,11 @@ pub fn review(table: &MountTable, fstab: &[FstabEntry], policy: &Policy) -> Moun
             .option("port")
             .and_then(|p| p.parse().ok())
             .unwrap_or(crate::nfs::NFS_RDMA_PORT);
-        let mp = m.info.mount_point.display().to_string();
+        let mp = m.info.mount_point().display().to_string();
         out.gds_mounts.push(mp.clone());
         let judged = verdict::judge(
             registry::verify_mount(m, table, port),
-            &policy.for_mount(&m.info.mount_point, &m.info.source, None, None),
+            &policy.for_mount(m.info.mount_point(), m.info.source(), None, None),
         );
         out.verdict = out.verdict.max(judged.verdict());
         for mut r in judged.results {

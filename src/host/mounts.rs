@@ -9,7 +9,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
@@ -94,33 +94,94 @@ fn lossy(b: &[u8]) -> Cow<'_, str> {
     }
 }
 
-/// One line of `/proc/self/mountinfo`.
+/// One line of `/proc/self/mountinfo`. Its fields but the ids are kept one after another in
+/// one buffer, unescaped (the text fields made text lossily), and read through the accessors:
+/// one allocation a line, where a node has thousands of lines.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MountInfoEntry {
     pub mount_id: u32,
     pub parent_id: u32,
-    /// `major:minor` of the filesystem.
-    pub device_number: String,
-    /// The directory of the filesystem that forms the root of this mount.
-    pub root: PathBuf,
-    pub mount_point: PathBuf,
-    /// Per-mount options (`rw,nosuid,relatime`).
-    pub mount_options: String,
-    /// Optional tagged fields (`shared:1 master:2`, …), as one space-separated string (one
-    /// allocation a mount, not one per tag): see [`MountInfoEntry::tags`].
-    pub tags: String,
-    pub fstype: String,
-    /// The mount source (for NFS `server:/path`), unescaped.
-    pub source: String,
-    /// The [`KEPT_SUPER_OPTIONS`] of the per-superblock options, comma-separated, in the
-    /// line's order (for NFS: `vers=`, `proto=`, `port=` and `addr=`).
-    pub super_options: String,
+    /// The fields in [`Field`] order; the root and mount point are here when both are UTF-8.
+    text: Box<str>,
+    /// The root and then the mount point when either is not UTF-8 (a path is bytes), with
+    /// where the root ends; their spans in `text` are empty then.
+    raw_paths: Option<(Box<[u8]>, u32)>,
+    /// Where each field ends in `text`.
+    ends: [u32; FIELDS],
 }
 
+/// The fields of a mountinfo line kept in [`MountInfoEntry::text`], in order.
+#[derive(Debug, Clone, Copy)]
+enum Field {
+    DeviceNumber,
+    Root,
+    MountPoint,
+    MountOptions,
+    Tags,
+    Fstype,
+    Source,
+    SuperOptions,
+}
+
+const FIELDS: usize = 8;
+
 impl MountInfoEntry {
-    /// The optional tagged fields, one by one.
+    fn text(&self, f: Field) -> &str {
+        let i = f as usize;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.text[start as usize..self.ends[i] as usize]
+    }
+
+    fn path(&self, f: Field) -> &Path {
+        match &self.raw_paths {
+            None => Path::new(self.text(f)),
+            Some((raw, root_end)) => {
+                let (root, mount_point) = raw.split_at(*root_end as usize);
+                Path::new(OsStr::from_bytes(match f {
+                    Field::Root => root,
+                    _ => mount_point,
+                }))
+            }
+        }
+    }
+
+    /// `major:minor` of the filesystem.
+    pub fn device_number(&self) -> &str {
+        self.text(Field::DeviceNumber)
+    }
+
+    /// The directory of the filesystem that forms the root of this mount.
+    pub fn root(&self) -> &Path {
+        self.path(Field::Root)
+    }
+
+    pub fn mount_point(&self) -> &Path {
+        self.path(Field::MountPoint)
+    }
+
+    /// Per-mount options (`rw,nosuid,relatime`).
+    pub fn mount_options(&self) -> &str {
+        self.text(Field::MountOptions)
+    }
+
+    /// The optional tagged fields (`shared:1`, `master:2`, …), one by one.
     pub fn tags(&self) -> impl Iterator<Item = &str> {
-        self.tags.split(' ').filter(|t| !t.is_empty())
+        self.text(Field::Tags).split(' ').filter(|t| !t.is_empty())
+    }
+
+    pub fn fstype(&self) -> &str {
+        self.text(Field::Fstype)
+    }
+
+    /// The mount source (for NFS `server:/path`), unescaped.
+    pub fn source(&self) -> &str {
+        self.text(Field::Source)
+    }
+
+    /// The [`KEPT_SUPER_OPTIONS`] of the per-superblock options, comma-separated, in the
+    /// line's order (for NFS: `vers=`, `proto=`, `port=` and `addr=`).
+    pub fn super_options(&self) -> &str {
+        self.text(Field::SuperOptions)
     }
 
     /// The value of `key=` in the superblock options.
@@ -129,7 +190,28 @@ impl MountInfoEntry {
             KEPT_SUPER_OPTIONS.contains(&key),
             "super option {key} is not kept by the parser: add it to KEPT_SUPER_OPTIONS"
         );
-        option_in(&self.super_options, key)
+        option_in(self.super_options(), key)
+    }
+}
+
+/// Builds a [`MountInfoEntry`]'s buffer field by field, in [`Field`] order.
+#[derive(Debug, Default)]
+struct EntryText {
+    text: String,
+    ends: [u32; FIELDS],
+    n: usize,
+}
+
+impl EntryText {
+    fn end_field(&mut self) -> Result<(), String> {
+        self.ends[self.n] = u32::try_from(self.text.len()).map_err(|_| "the line is too long")?;
+        self.n += 1;
+        Ok(())
+    }
+
+    fn push(&mut self, field: &str) -> Result<(), String> {
+        self.text.push_str(field);
+        self.end_field()
     }
 }
 
@@ -256,29 +338,53 @@ fn parse_mountinfo_line_with(
             .and_then(|s| s.parse().ok())
             .ok_or_else(|| format!("{what} is not a number"))
     };
+    let (mount_id, parent_id) = (
+        number(fields[0], "the mount id")?,
+        number(fields[1], "the parent id")?,
+    );
+    let mut t = EntryText {
+        text: String::with_capacity(line.len()),
+        ..EntryText::default()
+    };
+    t.push(&lossy(&unescaped(fields[2])))?;
+    let (root, mount_point) = (unescaped(fields[3]), unescaped(fields[4]));
+    let raw_paths = match (
+        std::str::from_utf8(&root),
+        std::str::from_utf8(&mount_point),
+    ) {
+        (Ok(root), Ok(mount_point)) => {
+            t.push(root)?;
+            t.push(mount_point)?;
+            None
+        }
+        _ => {
+            t.end_field()?;
+            t.end_field()?;
+            let root_end = u32::try_from(root.len()).map_err(|_| "the root is too long")?;
+            Some(([&root[..], &mount_point[..]].concat().into(), root_end))
+        }
+    };
+    t.push(&lossy(&unescaped(fields[5])))?;
+    for (i, f) in fields[6..sep].iter().enumerate() {
+        if i > 0 {
+            t.text.push(' ');
+        }
+        t.text.push_str(&lossy(&unescaped(f)));
+    }
+    t.end_field()?;
+    t.push(&lossy(&unescaped(fields[sep + 1])))?;
+    t.push(&lossy(&unescaped(fields[sep + 2])))?;
+    if let Some(f) = fields.get(sep + 3) {
+        t.text
+            .push_str(memo.kept_str(&unescaped(f), &KEPT_SUPER_OPTIONS));
+    }
+    t.end_field()?;
     Ok(Some(MountInfoEntry {
-        mount_id: number(fields[0], "the mount id")?,
-        parent_id: number(fields[1], "the parent id")?,
-        device_number: text_of(fields[2]),
-        root: path_of(fields[3]),
-        mount_point: path_of(fields[4]),
-        mount_options: text_of(fields[5]),
-        tags: {
-            let mut tags = String::new();
-            for f in &fields[6..sep] {
-                if !tags.is_empty() {
-                    tags.push(' ');
-                }
-                tags.push_str(&lossy(&unescaped(f)));
-            }
-            tags
-        },
-        fstype: text_of(fields[sep + 1]),
-        source: text_of(fields[sep + 2]),
-        super_options: fields
-            .get(sep + 3)
-            .map(|f| memo.kept(&unescaped(f), &KEPT_SUPER_OPTIONS))
-            .unwrap_or_default(),
+        mount_id,
+        parent_id,
+        text: t.text.into_boxed_str(),
+        raw_paths,
+        ends: t.ends,
     }))
 }
 
@@ -408,6 +514,8 @@ impl MountStatsParser {
                 let line = lossy(rest);
                 let line = line.trim_end();
                 if line["xprt:".len()..].split_whitespace().next().is_some() {
+                    // Room for exactly one at first: most mounts have one transport.
+                    current.stats.xprts.reserve_exact(1);
                     current.stats.xprts.push(Xprt {
                         line: line.to_string(),
                     });
@@ -446,7 +554,8 @@ impl MountStatsParser {
     }
 }
 
-/// A record complete: most mounts have one transport, so no room for four is kept.
+/// A record complete: no room is kept for transports that never came (with `nconnect=`, the
+/// vector grew by doubling).
 fn done(mut rec: MountStatsRecord) -> MountStatsRecord {
     rec.stats.xprts.shrink_to_fit();
     rec
@@ -462,12 +571,17 @@ struct KeptMemo {
 impl KeptMemo {
     /// [`kept`], reusing the last answer for the same list.
     fn kept(&mut self, options: &[u8], keys: &[&str]) -> String {
+        self.kept_str(options, keys).to_string()
+    }
+
+    /// [`KeptMemo::kept`], borrowed.
+    fn kept_str(&mut self, options: &[u8], keys: &[&str]) -> &str {
         if self.input != options {
             self.input.clear();
             self.input.extend_from_slice(options);
             self.output = kept(options, keys);
         }
-        self.output.clone()
+        &self.output
     }
 }
 
@@ -540,12 +654,12 @@ impl Mount {
     }
 
     pub fn is_nfs(&self) -> bool {
-        matches!(self.info.fstype.as_str(), "nfs" | "nfs4")
+        matches!(self.info.fstype(), "nfs" | "nfs4")
     }
 
     /// NFSv4 by filesystem type or by the `vers=` the kernel reports.
     pub fn is_nfs4(&self) -> bool {
-        if self.info.fstype == "nfs4" {
+        if self.info.fstype() == "nfs4" {
             return true;
         }
         self.is_nfs()
@@ -630,7 +744,7 @@ impl MountTable {
         let at: Vec<&Mount> = self
             .mounts
             .iter()
-            .filter(|m| m.info.mount_point == path)
+            .filter(|m| m.info.mount_point() == path)
             .collect();
         at.iter()
             .rev()
@@ -672,7 +786,7 @@ impl<'a> LinesByMountPoint<'a> {
         let mut next = vec![NONE; mounts.len()];
         for (i, m) in mounts.iter().enumerate().rev() {
             next[i] = head
-                .insert(m.info.mount_point.as_os_str().as_bytes(), i)
+                .insert(m.info.mount_point().as_os_str().as_bytes(), i)
                 .unwrap_or(NONE);
         }
         LinesByMountPoint { head, next }
@@ -699,7 +813,8 @@ impl<'a> Pairing<'a> {
         if let Some(at) = self.in_order {
             let next = self.mounts.get(at);
             if next.is_some_and(|m| {
-                m.info.source == device && m.info.mount_point.as_os_str().as_bytes() == mount_point
+                m.info.source() == device
+                    && m.info.mount_point().as_os_str().as_bytes() == mount_point
             }) {
                 self.paired[at] = Some(rec.stats);
                 self.in_order = Some(at + 1);
@@ -716,7 +831,7 @@ impl<'a> Pairing<'a> {
         };
         let mut i = *head;
         while i != NONE {
-            if self.paired[i].is_none() && mounts[i].info.source == device {
+            if self.paired[i].is_none() && mounts[i].info.source() == device {
                 self.paired[i] = Some(rec.stats);
                 break;
             }
@@ -1009,7 +1124,7 @@ mod tests {
                 infos
                     .iter()
                     .map(|info| {
-                        let key = (info.mount_point.as_path(), Some(info.source.as_str()));
+                        let key = (info.mount_point(), Some(info.source()));
                         match head.get_mut(&key) {
                             Some(h) if *h != NONE => {
                                 let taken = *h;
@@ -1033,12 +1148,34 @@ mod tests {
     /// What the checks can ask of a mount, the same way for the table of today and of before:
     /// its mountinfo line but the options, whether it has a record, the options as
     /// [`Mount::option`] and [`MountInfoEntry::super_option`] give them, and its transports.
-    type Seen = (
-        MountInfoEntry,
-        bool,
-        Vec<Option<String>>,
-        Vec<(String, String)>,
+    type Seen = (InfoFields, bool, Vec<Option<String>>, Vec<(String, String)>);
+
+    /// A mountinfo line's fields but the superblock options.
+    type InfoFields = (
+        u32,
+        u32,
+        String,
+        PathBuf,
+        PathBuf,
+        String,
+        Vec<String>,
+        String,
+        String,
     );
+
+    fn fields_of(e: &MountInfoEntry) -> InfoFields {
+        (
+            e.mount_id,
+            e.parent_id,
+            e.device_number().to_string(),
+            e.root().to_path_buf(),
+            e.mount_point().to_path_buf(),
+            e.mount_options().to_string(),
+            e.tags().map(str::to_string).collect(),
+            e.fstype().to_string(),
+            e.source().to_string(),
+        )
+    }
 
     fn seen_now(t: &MountTable) -> Vec<Seen> {
         t.mounts
@@ -1051,11 +1188,7 @@ mod tests {
                 }
                 let xprts = m.stats.iter().flat_map(|s| &s.xprts);
                 let xprts = xprts.map(|x| (x.proto().to_string(), x.line.clone()));
-                let info = MountInfoEntry {
-                    super_options: String::new(),
-                    ..m.info.clone()
-                };
-                (info, m.stats.is_some(), opts, xprts.collect())
+                (fields_of(&m.info), m.stats.is_some(), opts, xprts.collect())
             })
             .collect()
     }
@@ -1079,11 +1212,7 @@ mod tests {
                     opts.push(sup_opt(k).map(str::to_string));
                 }
                 let xprts = rec.as_ref().map(|r| r.xprts.clone()).unwrap_or_default();
-                let info = MountInfoEntry {
-                    super_options: String::new(),
-                    ..info
-                };
-                (info, rec.is_some(), opts, xprts)
+                (fields_of(&info), rec.is_some(), opts, xprts)
             })
             .collect()
     }
@@ -1190,7 +1319,7 @@ device 10.0.2.15:/export mounted on /mnt/rdma with fstype nfs4 statvers=1.1
         // The odd records paired as they should: a record per mount of the stack, in order.
         let t = streamed(ODD_MOUNTINFO.as_bytes(), ODD_MOUNTSTATS.as_bytes());
         let by = |id| t.by_id(id).unwrap();
-        assert_eq!(by(40).info.mount_point, Path::new("/mnt/a b"));
+        assert_eq!(by(40).info.mount_point(), Path::new("/mnt/a b"));
         assert_eq!(by(40).transports(), ["rdma", "tcp"]);
         assert_eq!(
             by(40).stats.as_ref().unwrap().opts,
@@ -1199,7 +1328,7 @@ device 10.0.2.15:/export mounted on /mnt/rdma with fstype nfs4 statvers=1.1
         assert_eq!(by(41).stats.as_ref().unwrap().xprts, []);
         assert_eq!(by(41).transports(), ["tcp"]);
         assert_eq!(
-            by(41).info.super_options,
+            by(41).info.super_options(),
             "vers=4.2,proto=tcp,addr=10.0.0.1,proto=rdma"
         );
         assert_eq!(by(42).transports(), ["rdma"]);
@@ -1359,16 +1488,39 @@ no device mounted on /x with fstype none\n";
 ";
 
     #[test]
+    fn paths_that_are_not_utf8_are_kept_as_bytes_beside_the_text_fields() {
+        let line = b"36 25 0:51 /r\\377 /mnt/\\376x\\040y rw shared:1 master:2 - nfs4 srv:/e\\377 rw,vers=4.2,proto=rdma";
+        let e = parse_mountinfo_line(line).unwrap().unwrap();
+        assert_eq!(e.root().as_os_str().as_bytes(), b"/r\xff");
+        assert_eq!(e.mount_point().as_os_str().as_bytes(), b"/mnt/\xfex y");
+        assert_eq!(
+            (e.device_number(), e.mount_options(), e.fstype()),
+            ("0:51", "rw", "nfs4")
+        );
+        assert_eq!(e.tags().collect::<Vec<_>>(), ["shared:1", "master:2"]);
+        assert_eq!(e.source(), "srv:/e\u{fffd}");
+        assert_eq!(e.super_options(), "vers=4.2,proto=rdma");
+        // Only the mount point not UTF-8: the root is still read right.
+        let e = parse_mountinfo_line(b"1 0 0:1 / /\\377 rw - tmpfs none rw")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (e.root(), e.mount_point().as_os_str().as_bytes()),
+            (Path::new("/"), &b"/\xff"[..])
+        );
+    }
+
+    #[test]
     fn mountinfo_lines_parse() {
         let e = parse_mountinfo(MOUNTINFO_TEXT.as_bytes()).unwrap();
         assert_eq!(e.len(), 4);
         assert_eq!(e[0].mount_id, 22);
         assert_eq!(e[0].tags().collect::<Vec<_>>(), ["shared:1"]);
-        assert_eq!(e[2].fstype, "nfs4");
-        assert_eq!(e[2].source, "10.0.2.15:/export");
+        assert_eq!(e[2].fstype(), "nfs4");
+        assert_eq!(e[2].source(), "10.0.2.15:/export");
         assert_eq!(e[2].super_option("addr"), Some("10.0.2.15"));
         assert_eq!(e[2].super_option("proto"), Some("rdma"));
-        assert_eq!(e[3].mount_point, Path::new("/mnt/a b"));
+        assert_eq!(e[3].mount_point(), Path::new("/mnt/a b"));
         assert_eq!(e[3].tags().count(), 0);
         let e = parse_mountinfo(b"7 1 0:3 / /x rw shared:4 master:2 - nfs4 s:/ rw").unwrap();
         assert_eq!(e[0].tags().collect::<Vec<_>>(), ["shared:4", "master:2"]);

@@ -291,18 +291,18 @@ impl Helper<'_> {
                 self.say(&format!(
                     "{} was already mounted (mount id {id}, {}) and mount.nfs left it as it was; verifying that mount",
                     req.target.display(),
-                    old.info.source
+                    old.info.source()
                 ));
                 self.verify_existing(req, policy, &after, id, "it was there before nfs-gds ran")
             }
             None => {
                 let elsewhere: Vec<String> = new_mounts(&before, &after)
                     .into_iter()
-                    .filter(|m| m.is_nfs() && m.info.source == req.spec)
+                    .filter(|m| m.is_nfs() && m.info.source() == req.spec)
                     .map(|m| {
                         format!(
                             "{} (mount id {})",
-                            m.info.mount_point.display(),
+                            m.info.mount_point().display(),
                             m.info.mount_id
                         )
                     })

@@ -27,8 +27,8 @@ impl MountIdentity {
         MountIdentity {
             mount_id: info.mount_id,
             parent_id: info.parent_id,
-            device: info.device_number.clone(),
-            mount_point: info.mount_point.clone(),
+            device: info.device_number().to_string(),
+            mount_point: info.mount_point().to_path_buf(),
             unique_id: None,
         }
     }
@@ -37,8 +37,8 @@ impl MountIdentity {
     pub fn matches(&self, info: &MountInfoEntry) -> bool {
         info.mount_id == self.mount_id
             && info.parent_id == self.parent_id
-            && info.device_number == self.device
-            && info.mount_point == self.mount_point
+            && info.device_number() == self.device
+            && info.mount_point() == self.mount_point
     }
 
     /// This mount in `table`, if it is there.
@@ -77,7 +77,7 @@ pub fn new_mount_on<'t>(
 ) -> Option<&'t Mount> {
     let fresh: Vec<&Mount> = new_mounts(before, after)
         .into_iter()
-        .filter(|m| m.info.mount_point == path)
+        .filter(|m| m.info.mount_point() == path)
         .collect();
     fresh
         .iter()
@@ -106,7 +106,7 @@ mod tests {
             "{ROOT}40 1 0:50 / /mnt/gds rw - nfs4 10.0.2.15:/export rw,proto=tcp\n"
         ));
         let new = new_mount_on(&before, &after, Path::new("/mnt/gds")).unwrap();
-        assert_eq!(new.info.source, "10.0.2.15:/export");
+        assert_eq!(new.info.source(), "10.0.2.15:/export");
         let id = MountIdentity::of(&new.info);
         assert!(id.find(&after).is_some());
         assert!(id.find(&before).is_none());

@@ -43,9 +43,9 @@ pub struct MountRecord {
 impl MountRecord {
     pub fn of(m: &Mount, port: u16) -> Self {
         MountRecord {
-            source: m.info.source.clone(),
-            target: m.info.mount_point.to_string_lossy().into_owned(),
-            device: m.info.device_number.clone(),
+            source: m.info.source().to_string(),
+            target: m.info.mount_point().to_string_lossy().into_owned(),
+            device: m.info.device_number().to_string(),
             mount_id: m.info.mount_id,
             port,
         }
@@ -53,9 +53,9 @@ impl MountRecord {
 
     /// Whether this record is of `m`: same device, mount point and source.
     pub fn is_of(&self, m: &Mount) -> bool {
-        self.device == m.info.device_number
-            && self.source == m.info.source
-            && self.target == m.info.mount_point.to_string_lossy()
+        self.device == m.info.device_number()
+            && self.source == m.info.source()
+            && self.target == m.info.mount_point().to_string_lossy()
     }
 
     /// The file name: mount id and device, so two live mounts never share one.

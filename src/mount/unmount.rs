@@ -80,7 +80,7 @@ fn children_of(id: u32) -> std::io::Result<Vec<String>> {
     Ok(entries
         .iter()
         .filter(|m| m.parent_id == id && m.mount_id != id)
-        .map(|m| m.mount_point.display().to_string())
+        .map(|m| m.mount_point().display().to_string())
         .collect())
 }
 
@@ -265,7 +265,7 @@ mod tests {
                 let text = std::fs::read("/proc/thread-self/mountinfo").unwrap();
                 let all = crate::host::mounts::parse_mountinfo(&text).unwrap();
                 all.into_iter()
-                    .filter(|m| m.mount_point == target)
+                    .filter(|m| m.mount_point() == target)
                     .collect::<Vec<_>>()
             };
             let before = table();

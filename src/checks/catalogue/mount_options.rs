@@ -1,6 +1,8 @@
 //! `mount-options`: the mount's options carry `proto=rdma|rdma6` and the port it was meant
 //! to use.
 
+use std::fmt::Write as _;
+
 use super::nfs_mounts::not_nfs;
 use crate::checks::registry::{Check, MountSubject, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level};
@@ -40,24 +42,30 @@ pub fn mount_options(m: &Mount, expected_port: u16) -> CheckResult {
         None => None,
     };
     let vers = m.option("vers");
-    let seen = format!(
-        "proto={} port={}{}{}",
+    // Put together piece by piece: every mount meant for RDMA gets this check each agent pass.
+    let mut seen = String::with_capacity(64);
+    for piece in [
+        "proto=",
         proto.unwrap_or("(none)"),
+        " port=",
         port_text.unwrap_or("(none)"),
-        if vers.is_some() { " vers=" } else { "" },
-        vers.unwrap_or_default()
-    );
+    ] {
+        seen.push_str(piece);
+    }
+    if let Some(vers) = vers {
+        seen.push_str(" vers=");
+        seen.push_str(vers);
+    }
     let proto_ok = proto.is_some_and(crate::host::mounts::is_rdma_netid);
     let port_ok = port == Some(expected_port);
     if proto_ok && port_ok {
-        return CheckResult::pass(
-            id,
-            format!(
-                "proto={} on port {expected_port}",
-                proto.unwrap_or_default()
-            ),
-        )
-        .with("options", seen);
+        let mut summary = String::with_capacity(32);
+        summary.push_str("proto=");
+        summary.push_str(proto.unwrap_or_default());
+        summary.push_str(" on port ");
+        // Writing into a String cannot fail.
+        let _ = write!(summary, "{expected_port}");
+        return CheckResult::pass(id, summary).with("options", seen);
     }
     let mut problems = Vec::new();
     if !proto_ok {
@@ -81,7 +89,7 @@ pub fn mount_options(m: &Mount, expected_port: u16) -> CheckResult {
         id,
         format!(
             "the options of {} say {}",
-            m.info.mount_point.display(),
+            m.info.mount_point().display(),
             problems.join(" and ")
         ),
     )

@@ -41,7 +41,7 @@ pub fn mount_transport(m: &Mount, table: &MountTable) -> CheckResult {
             id,
             format!(
                 "the transport of {} cannot be seen: {why}",
-                m.info.mount_point.display()
+                m.info.mount_point().display()
             ),
         )
         .with("mount id", m.info.mount_id.to_string());
@@ -71,13 +71,13 @@ pub fn mount_transport(m: &Mount, table: &MountTable) -> CheckResult {
         id,
         format!(
             "{} runs over {}, not RDMA: GPU I/O on it goes through CPU bounce buffers",
-            m.info.mount_point.display(),
+            m.info.mount_point().display(),
             other.join("+")
         ),
     )
     .with("mount id", m.info.mount_id.to_string())
     .with("mountstats", lines);
-    let server = NfsSource::parse(&m.info.source).ok().map(|s| s.server);
+    let server = NfsSource::parse(m.info.source()).ok().map(|s| s.server);
     let (same, _) = match &server {
         Some(s) if m.is_nfs4() => non_rdma_mounts_of(s, table, Some(m.info.mount_id)),
         _ => (Vec::new(), Vec::new()),

@@ -7,7 +7,7 @@ use crate::nfs::{NfsSource, Sameness, ServerHost};
 
 pub(super) fn describe(m: &Mount) -> (String, String) {
     (
-        format!("{} on {}", m.info.source, m.info.mount_point.display()),
+        format!("{} on {}", m.info.source(), m.info.mount_point().display()),
         format!(
             "NFSv4 over {} (mount id {})",
             m.transports().join("+"),
@@ -29,7 +29,7 @@ pub(super) fn non_rdma_mounts_of<'a>(
         if Some(m.info.mount_id) == exclude || !m.is_nfs4() || m.runs_over_rdma() != Some(false) {
             continue;
         }
-        let Ok(src) = NfsSource::parse(&m.info.source) else {
+        let Ok(src) = NfsSource::parse(m.info.source()) else {
             continue;
         };
         let addr = m.info.super_option("addr").and_then(|a| a.parse().ok());
@@ -47,9 +47,9 @@ pub(super) fn not_nfs(id: CheckId, m: &Mount) -> CheckResult {
         id,
         format!(
             "{} is a {} mount, not NFS",
-            m.info.mount_point.display(),
-            m.info.fstype
+            m.info.mount_point().display(),
+            m.info.fstype()
         ),
     )
-    .with("source", m.info.source.clone())
+    .with("source", m.info.source().to_string())
 }

@@ -33,7 +33,7 @@ fn run(subject: &MountSubject) -> CheckResult {
         } => transport_trap(server, version, table, None),
         MountSubject::Existing {
             mount: m, table, ..
-        } => match NfsSource::parse(&m.info.source) {
+        } => match NfsSource::parse(m.info.source()) {
             Ok(src) if m.is_nfs() => {
                 let version = if m.is_nfs4() {
                     NfsVersion::V4(None)
@@ -82,7 +82,7 @@ pub fn transport_trap(
             id,
             format!(
                 "{server} already has an NFSv4 mount over {transports} ({}): Linux gives a new NFSv4 mount of the same server that mount's transport, so this one would run over {transports} although it asks for RDMA, and mount.nfs would still succeed",
-                first.info.mount_point.display()
+                first.info.mount_point().display()
             ),
         );
         for m in same.iter().chain(&undecided) {
@@ -91,7 +91,7 @@ pub fn transport_trap(
         }
         let umounts: Vec<String> = same
             .iter()
-            .map(|m| format!("umount {}", m.info.mount_point.display()))
+            .map(|m| format!("umount {}", m.info.mount_point().display()))
             .collect();
         return r.fix(Fix::Mount).remedy(format!(
             "unmount the non-RDMA NFSv4 mounts of {server} first (`{}`) or remount them over RDMA, then mount again",
@@ -120,7 +120,7 @@ pub fn transport_trap(
             Some(m.info.mount_id) != exclude && m.is_nfs4() && m.runs_over_rdma() == Some(true)
         })
         .filter(|m| {
-            NfsSource::parse(&m.info.source).is_ok_and(|s| {
+            NfsSource::parse(m.info.source()).is_ok_and(|s| {
                 let addr = m.info.super_option("addr").and_then(|a| a.parse().ok());
                 server.sameness(&s.server, addr) == Sameness::Same
             })

@@ -1226,18 +1226,7 @@ mod tests {
         read_mount_table(&Root::new(dir.path())).unwrap()
     }
 
-    const CAPTURE_MOUNTINFO: &str = "\
-20 1 0:20 / /sys rw - sysfs sysfs rw
-21 1 0:21 / /proc rw - proc proc rw
-22 1 0:5 / /dev rw - devtmpfs udev rw
-23 22 0:22 / /dev/pts rw - devpts devpts rw
-24 1 0:23 / /run rw - tmpfs tmpfs rw
-1 0 254:0 / / rw - ext4 /dev/vda rw
-25 1 0:24 / /tmp rw - tmpfs tmpfs rw
-26 21 0:40 / /proc/fs/nfsd rw - nfsd nfsd rw
-61 1 0:50 / /mnt/rdma rw - nfs4 10.0.2.15:/export rw,vers=4.2,proto=rdma,port=20049,addr=10.0.2.15
-62 1 0:50 / /mnt/tcp rw - nfs4 10.0.2.15:/export rw,vers=4.2,proto=rdma,port=20049,addr=10.0.2.15
-";
+    const CAPTURE_MOUNTINFO: &str = include_str!("../../tests/fixtures/mountinfo.txt");
 
     /// Odd but possible inputs: escaped paths, a record without `xprt:`, one without `opts:`,
     /// non-NFS records, two mounts stacked on one point, a record nobody claims, garbage lines,

@@ -99,14 +99,23 @@ install_module_build() {
     depmod -a "$KVER" || { echo "depmod failed"; return 1; }
 }
 
+# Put test builds (BUILD...) under updates/ with nothing loaded: unmount all NFS, stop nfsd,
+# unload rpcrdma, install, depmod; modprobe must then resolve rpcrdma to updates/. nfsd stays
+# stopped, so the caller decides what is loaded next.
+stage_rpcrdma() {
+    umount_all_nfs || { echo "NFS mounts remain"; return 1; }
+    stop_nfsd || { echo "cannot stop nfsd"; return 1; }
+    unload_rpcrdma || { echo "cannot unload rpcrdma"; return 1; }
+    install_module_build "$@" || return 1
+    same_file "$(modinfo -n rpcrdma)" "$UPDATES_RPCRDMA" \
+        || { echo "modprobe does not resolve rpcrdma to $UPDATES_RPCRDMA"; return 1; }
+}
+
 # Replace the running rpcrdma with a test build and load the nvidia_fs stub:
-# unmount all NFS, stop nfsd, unload, install under updates/, depmod, load, restart nfsd.
+# stage it with the stub, load both, restart nfsd.
 switch_rpcrdma() {
     local variant=$1
-    umount_all_nfs || { echo "NFS mounts remain"; return 1; }
-    stop_nfsd || return 1
-    unload_rpcrdma || return 1
-    install_module_build "$variant" nvidia_fs || return 1
+    stage_rpcrdma "$variant" nvidia_fs || return 1
     modprobe rpcrdma || { echo "modprobe rpcrdma failed"; return 1; }
     modprobe nvidia_fs || { echo "modprobe nvidia_fs failed"; return 1; }
     local i

@@ -446,11 +446,7 @@ scn_s8() {
     local sym
     sym=$(cat "$PAYLOAD/modules/badcrc-symbol")
     note "the build's __versions entry for $sym was altered"
-    umount_all_nfs || abort "NFS mounts remain"
-    stop_nfsd || abort "cannot stop nfsd"
-    unload_rpcrdma || abort "cannot unload rpcrdma"
-    install_module_build rpcrdma-badcrc || abort "cannot install the altered build"
-    same_file "$(modinfo -n rpcrdma)" "$UPDATES_RPCRDMA" || abort "precondition: modprobe does not resolve rpcrdma to $UPDATES_RPCRDMA"
+    stage_rpcrdma rpcrdma-badcrc || abort "cannot put the altered build in place (see above)"
     # Before the load: the file has the hooks, so only the CRC comparison can tell.
     run check 60 nfs-gds check --json
     expect_rc check 1

@@ -34,11 +34,7 @@ scn_sig_enforce() {
     [ ! -s "$SCN_DIR/signer-test.out" ] || fail "the test build is signed: $(cat "$SCN_DIR/signer-test.out")"
     [ -d /sys/module/rpcrdma ] || fail "the signed inbox rpcrdma was not loaded at set-up"
 
-    umount_all_nfs || abort "NFS mounts remain"
-    stop_nfsd || abort "cannot stop nfsd"
-    unload_rpcrdma || abort "cannot unload rpcrdma"
-    install_module_build rpcrdma-gpl || abort "cannot install the hooked build"
-    same_file "$(modinfo -n rpcrdma)" "$UPDATES_RPCRDMA" || abort "precondition: modprobe does not resolve rpcrdma to $UPDATES_RPCRDMA"
+    stage_rpcrdma rpcrdma-gpl || abort "cannot put the hooked build in place (see above)"
     run check 60 nfs-gds check --json
     expect_rc check 1
     expect_json check

@@ -8,17 +8,18 @@
 
 use std::process::ExitCode;
 
-use nfs_gds::host::dkms::{self, MLNX_NFSRDMA, NVIDIA_FS};
-use nfs_gds::host::installed_kernels::{self, read_installed_kernels};
+use nfs_gds::host::boot::dkms::{self, MLNX_NFSRDMA, NVIDIA_FS};
+use nfs_gds::host::boot::installed_kernels::{self, read_installed_kernels};
+use nfs_gds::host::boot::next_boot::read_next_boot;
 use nfs_gds::host::kernel::KernelInfo;
-use nfs_gds::host::kernel_config::read_kernel_config;
-use nfs_gds::host::modprobe_config::read_modprobe_config;
-use nfs_gds::host::modprobe_effect::{
-    explain_request, TreeIndex, KERNEL_REQUEST_LEGACY, KERNEL_REQUEST_RDMA6, MODPROBE_RPCRDMA,
+use nfs_gds::host::modules::kernel_config::read_kernel_config;
+use nfs_gds::host::modules::modprobe_config::read_modprobe_config;
+use nfs_gds::host::modules::modprobe_effect::{
+    explain_request, TreeIndex, KERNEL_REQUEST_LEGACY, KERNEL_REQUEST_RDMA6,
 };
-use nfs_gds::host::next_boot::read_next_boot;
-use nfs_gds::host::sig_enforcement::{judge_boot, judge_running, SignatureEvidence};
+use nfs_gds::host::modules::sig_enforcement::{judge_boot, judge_running, SignatureEvidence};
 use nfs_gds::host::{HostError, Root};
+use nfs_gds::kmod::RPCRDMA;
 use serde_json::{json, Value};
 
 fn main() -> ExitCode {
@@ -74,14 +75,10 @@ fn report(root: &Root, running_only: bool) -> Result<Value, HostError> {
             None
         };
         let config = read_modprobe_config(root, Some(&tree.dir_rel), cmdline.as_deref())?;
-        let requests: Vec<Value> = [
-            MODPROBE_RPCRDMA,
-            KERNEL_REQUEST_LEGACY,
-            KERNEL_REQUEST_RDMA6,
-        ]
-        .iter()
-        .map(|r| json!(explain_request(&config, &index, r)))
-        .collect();
+        let requests: Vec<Value> = [RPCRDMA, KERNEL_REQUEST_LEGACY, KERNEL_REQUEST_RDMA6]
+            .iter()
+            .map(|r| json!(explain_request(&config, &index, r)))
+            .collect();
         let kconfig = read_kernel_config(root, &k.release)?;
         let signatures = if k.running {
             judge_running(&evidence, kconfig.as_ref())
@@ -98,7 +95,7 @@ fn report(root: &Root, running_only: bool) -> Result<Value, HostError> {
         out.push(json!({
             "kernel": k,
             "next_boot": is_next,
-            "rpcrdma": tree.resolve(root, MODPROBE_RPCRDMA).map_err(|e| e.to_string()),
+            "rpcrdma": tree.resolve(root, RPCRDMA).map_err(|e| e.to_string()),
             "requests": requests,
             "dkms": dkms_state,
             "signatures": signatures,

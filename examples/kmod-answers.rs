@@ -13,9 +13,9 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use nfs_gds::host::module_files::read_load_facts;
+use nfs_gds::host::modules::module_files::read_load_facts;
+use nfs_gds::host::modules::symbol_providers::TreeProviders;
 use nfs_gds::host::modules::{ModuleTree, Resolution};
-use nfs_gds::host::symbol_providers::TreeProviders;
 use nfs_gds::host::Root;
 use nfs_gds::kmod::abi::{compare_import_crcs, AbiVerdict, KernelModversions};
 use nfs_gds::kmod::load_facts::SignatureFacts;

@@ -4,20 +4,21 @@
 //! install lines, and the kernel log's own verdict as doctor shows it.
 
 use nfs_gds::doctor::runner::{record_key, RECORDED_DIR};
-use nfs_gds::host::dkms::{self, DkmsState, MLNX_NFSRDMA};
-use nfs_gds::host::gpl_rule::Enforcement;
-use nfs_gds::host::installed_kernels::{self, read_installed_kernels};
+use nfs_gds::host::boot::dkms::{self, DkmsState, MLNX_NFSRDMA};
+use nfs_gds::host::boot::installed_kernels::{self, read_installed_kernels};
+use nfs_gds::host::boot::next_boot::{read_next_boot, Bootloader};
 use nfs_gds::host::kernel::KernelInfo;
-use nfs_gds::host::kernel_config::read_kernel_config;
-use nfs_gds::host::modprobe_config::read_modprobe_config;
-use nfs_gds::host::modprobe_effect::{
+use nfs_gds::host::modules::gpl_rule::Enforcement;
+use nfs_gds::host::modules::kernel_config::read_kernel_config;
+use nfs_gds::host::modules::modprobe_config::read_modprobe_config;
+use nfs_gds::host::modules::modprobe_effect::{
     explain_request, InstallKind, ModuleOutcome, TreeIndex, KERNEL_REQUEST_LEGACY,
-    KERNEL_REQUEST_RDMA6, MODPROBE_RPCRDMA,
+    KERNEL_REQUEST_RDMA6,
 };
+use nfs_gds::host::modules::sig_enforcement::{judge_boot, judge_running, SignatureEvidence};
 use nfs_gds::host::modules::{ModuleOrigin, ModuleTree, Resolution};
-use nfs_gds::host::next_boot::{read_next_boot, Bootloader};
-use nfs_gds::host::sig_enforcement::{judge_boot, judge_running, SignatureEvidence};
 use nfs_gds::host::Root;
+use nfs_gds::kmod::RPCRDMA;
 
 use crate::support::pack::{vmlinuz, ImageFormat};
 use crate::support::*;
@@ -391,7 +392,7 @@ fn modprobe_d_blacklist_and_install_lines_for_each_request() {
         vec!["/usr/lib/modprobe.d/50-rdma.conf"]
     );
 
-    let by_name = explain_request(&config, &index, MODPROBE_RPCRDMA);
+    let by_name = explain_request(&config, &index, RPCRDMA);
     assert!(by_name.loads("rpcrdma"));
     assert!(by_name
         .effects
@@ -418,7 +419,7 @@ fn modprobe_d_blacklist_and_install_lines_for_each_request() {
     // An install line in /etc replaces the load by every name.
     f.write("etc/modprobe.d/50-rdma.conf", "install rpcrdma /bin/true\n");
     let config = read_modprobe_config(&r, Some(&tree.dir_rel), None).unwrap();
-    for request in [MODPROBE_RPCRDMA, KERNEL_REQUEST_LEGACY] {
+    for request in [RPCRDMA, KERNEL_REQUEST_LEGACY] {
         let e = explain_request(&config, &index, request);
         let target = e.steps.iter().find(|s| s.module == "rpcrdma").unwrap();
         assert!(
@@ -466,7 +467,7 @@ fn doctor_shows_the_kernels_own_refusal_of_rpcrdma() {
 
 /// What `modprobe -n -v` prints for a request, rebuilt from the explanation: `insmod FILE OPTS`
 /// per loaded module, `install CMD` per replaced one, nothing for a blacklisted alias.
-fn dry_run(e: &nfs_gds::host::modprobe_effect::RequestExplanation) -> String {
+fn dry_run(e: &nfs_gds::host::modules::modprobe_effect::RequestExplanation) -> String {
     e.steps
         .iter()
         .filter_map(|s| match &s.outcome {
@@ -503,15 +504,15 @@ fn explanations_agree_with_modprobe_dry_runs() {
     let r = root(&f);
     let tree = ModuleTree::read(&r, RUNNING).unwrap();
     let index = TreeIndex::new(&r, &tree);
-    const RPCRDMA: &str = "insmod updates/dkms/rpcrdma.ko";
+    const INSMOD: &str = "insmod updates/dkms/rpcrdma.ko";
     const TRUE: &str = "install /bin/true";
     let cases: [(&str, [&str; 3]); 9] = [
-        ("", [RPCRDMA, RPCRDMA, RPCRDMA]),
-        ("blacklist rpcrdma\n", [RPCRDMA, "", ""]),
+        ("", [INSMOD, INSMOD, INSMOD]),
+        ("blacklist rpcrdma\n", [INSMOD, "", ""]),
         ("install rpcrdma /bin/true\n", [TRUE, TRUE, TRUE]),
         ("install rpcrdma /bin/true\ninstall rpcrdma /bin/false\n", [TRUE, TRUE, TRUE]),
-        ("alias xprt* off\nblacklist off\n", [RPCRDMA, "", RPCRDMA]),
-        ("alias rpcrdma sunrpc\n", ["insmod kernel/net/sunrpc/sunrpc.ko", RPCRDMA, RPCRDMA]),
+        ("alias xprt* off\nblacklist off\n", [INSMOD, "", INSMOD]),
+        ("alias rpcrdma sunrpc\n", ["insmod kernel/net/sunrpc/sunrpc.ko", INSMOD, INSMOD]),
         (
             "options rpcrdma max_requests=64\nsoftdep rpcrdma pre: ib_core\n",
             [
@@ -520,19 +521,15 @@ fn explanations_agree_with_modprobe_dry_runs() {
                 "insmod kernel/drivers/infiniband/core/ib_core.ko | insmod updates/dkms/rpcrdma.ko max_requests=64",
             ],
         ),
-        ("install xprtrdma /bin/true\n", [RPCRDMA, TRUE, RPCRDMA]),
+        ("install xprtrdma /bin/true\n", [INSMOD, TRUE, INSMOD]),
         ("blacklist rpcrdma\ninstall rpcrdma /bin/true\n", [TRUE, "", ""]),
     ];
     for (conf, expected) in cases {
         f.write("etc/modprobe.d/t.conf", conf);
         let config = read_modprobe_config(&r, None, None).unwrap();
-        for (request, want) in [
-            MODPROBE_RPCRDMA,
-            KERNEL_REQUEST_LEGACY,
-            KERNEL_REQUEST_RDMA6,
-        ]
-        .iter()
-        .zip(expected)
+        for (request, want) in [RPCRDMA, KERNEL_REQUEST_LEGACY, KERNEL_REQUEST_RDMA6]
+            .iter()
+            .zip(expected)
         {
             let e = explain_request(&config, &index, request);
             assert_eq!(dry_run(&e), want, "modprobe {request} with {conf:?}");
@@ -545,10 +542,8 @@ fn explanations_agree_with_modprobe_dry_runs() {
 /// directive names): none may panic, whatever the text.
 #[test]
 fn parsers_survive_arbitrary_text() {
-    use nfs_gds::host::{
-        bls, depmod_config, grub, kernel_config, kernel_log, modprobe_config, sig_enforcement,
-        version_order,
-    };
+    use nfs_gds::host::boot::{bls, grub, version_order};
+    use nfs_gds::host::modules::{kernel_config, kernel_log, modprobe_config, sig_enforcement};
     const PIECES: [&str; 32] = [
         "'",
         "\"",
@@ -593,14 +588,10 @@ fn parsers_survive_arbitrary_text() {
     for _ in 0..3000 {
         let len = (next() % 60) as usize;
         let text: String = (0..len).map(|_| PIECES[(next() % 32) as usize]).collect();
-        let _ = kernel_log::parse_load_failures(&text, &kernel_log::GDS_MODULES);
+        let _ = kernel_log::parse_load_failures(&text, &nfs_gds::kmod::GDS_MODULES);
         let _ = kernel_config::parse_kernel_config(&text);
         let _ = modprobe_config::parse_modprobe_conf(&text, "/f");
         let _ = modprobe_config::parse_cmdline_config(&text);
-        let mut d = depmod_config::DepmodConfig::default();
-        depmod_config::parse_depmod_conf(&mut d, &text, "/f");
-        let _ = d.preferred(&text, &[&text, "updates/x.ko"]);
-        let _ = depmod_config::kernel_matches(&text, "6.1.0");
         let cfg = grub::parse_grub_cfg(&text);
         let _ = grub::select_entry(&cfg.menu, &text);
         let _ = grub::parse_grubenv(&text);

@@ -102,3 +102,118 @@ fn every_top_level_module_has_a_layer() {
         layer_of(&name);
     }
 }
+
+/// The wings of `src/host`, lowest first, on the same rule: a wing imports only from wings
+/// below it. The types `host/mod.rs` re-exports belong to the wing that defines them.
+const HOST_WINGS: &[&[&str]] = &[
+    &["io"],
+    &["kernel"],
+    &["modules", "platform", "mounts"],
+    &["boot"],
+    &["facts"],
+];
+
+/// The wing a name of `crate::host::` belongs to.
+fn wing_name(name: &str) -> &str {
+    match name {
+        "Root" | "HostError" | "Record" | "FileKind" | "FileRead" | "read_first_line" => "io",
+        "HostFacts" => "facts",
+        other => other,
+    }
+}
+
+fn wing_of(name: &str) -> Option<usize> {
+    let name = wing_name(name);
+    HOST_WINGS.iter().position(|l| l.contains(&name))
+}
+
+/// `crate::host::NAME` and `crate::host::{A, B}` references in code; `super::NAME` in a file at
+/// the top of `src/host` names a wing too.
+fn host_references(text: &str, top_level: bool) -> Vec<String> {
+    let mut found = Vec::new();
+    for line in text.lines() {
+        let code = line.split("//").next().unwrap_or("");
+        for prefix in [
+            "crate::host::",
+            if top_level {
+                "super::"
+            } else {
+                "crate::host::"
+            },
+        ] {
+            let mut rest = code;
+            while let Some(i) = rest.find(prefix) {
+                let after = &rest[i + prefix.len()..];
+                if let Some(group) = after.strip_prefix('{') {
+                    let inner = group.split('}').next().unwrap_or("");
+                    for item in inner.split(',') {
+                        let name = item.trim().split("::").next().unwrap_or("").trim();
+                        if !name.is_empty() && name != "self" {
+                            found.push(name.to_string());
+                        }
+                    }
+                } else {
+                    let name: String = after
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    if !name.is_empty() {
+                        found.push(name);
+                    }
+                }
+                rest = after;
+            }
+            if !top_level {
+                break;
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_host_wing_imports_a_higher_or_equal_wing() {
+    let host = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/host");
+    let mut wrong = Vec::new();
+    for wing in HOST_WINGS.iter().flat_map(|l| l.iter()) {
+        let dir = host.join(wing);
+        let (files, top_level) = if dir.is_dir() {
+            let mut files = Vec::new();
+            sources(&dir, &mut files);
+            (files, false)
+        } else {
+            (vec![host.join(format!("{wing}.rs"))], true)
+        };
+        let own = wing_of(wing).unwrap();
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            for r in host_references(&text, top_level) {
+                let Some(theirs) = wing_of(&r) else { continue };
+                if wing_name(&r) != *wing && theirs >= own {
+                    wrong.push(format!("{} uses host::{r}", f.display()));
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "imports against the wings of src/host:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn every_host_wing_has_a_place_and_host_has_no_loose_files() {
+    let host = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/host");
+    for e in std::fs::read_dir(&host).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_stem().unwrap().to_str().unwrap().to_string();
+        if name == "mod" {
+            continue;
+        }
+        assert!(
+            wing_of(&name).is_some(),
+            "src/host/{name} is in no wing: add it to HOST_WINGS"
+        );
+    }
+}

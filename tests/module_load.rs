@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
+use nfs_gds::host::modules::symbol_providers::TreeProviders;
 use nfs_gds::host::modules::ModuleTree;
-use nfs_gds::host::symbol_providers::TreeProviders;
 use nfs_gds::host::Root;
 use nfs_gds::kmod::abi::{compare_import_crcs, AbiVerdict, CrcOrigin, KernelModversions};
 use nfs_gds::kmod::load_facts::{load_facts_of_bytes, LoadFacts, SignatureFacts};
@@ -200,7 +200,8 @@ fn mofed_tree(
 fn abi_of(f: &Fixture, module: &Path) -> AbiVerdict {
     let root = Root::new(f.root());
     let tree = ModuleTree::read(&root, RELEASE).expect("tree");
-    let facts = nfs_gds::host::module_files::read_load_facts(module).expect("module reads");
+    let facts =
+        nfs_gds::host::modules::module_files::read_load_facts(module).expect("module reads");
     let mut providers = TreeProviders::new(&tree);
     compare_import_crcs(&facts.imports, &KernelModversions::Unknown, |s| {
         providers.provider_of(s)
@@ -262,7 +263,7 @@ fn the_inbox_ib_core_agrees_and_a_loaded_build_overrides_the_file() {
     let loaded = ModuleSpec::provider("ib_core", RELEASE, &exports).crc_seed("mlnx-ofed-24.07");
     let loaded = load_facts_of_bytes(Path::new("ib_core.ko"), &build(&loaded)).unwrap();
     let mut providers = TreeProviders::new(&tree).with_loaded("ib_core", loaded.exports);
-    let facts = nfs_gds::host::module_files::read_load_facts(&rpcrdma).unwrap();
+    let facts = nfs_gds::host::modules::module_files::read_load_facts(&rpcrdma).unwrap();
     let AbiVerdict::Compared(r) =
         compare_import_crcs(&facts.imports, &KernelModversions::Unknown, |s| {
             providers.provider_of(s)
@@ -307,7 +308,7 @@ fn a_fifo_in_place_of_a_module_is_refused_at_once() {
         nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR,
     )
     .unwrap();
-    let err = nfs_gds::host::module_files::read_load_facts(&fifo).unwrap_err();
+    let err = nfs_gds::host::modules::module_files::read_load_facts(&fifo).unwrap_err();
     assert!(err.to_string().contains("not a regular file"), "{err}");
     assert!(err.to_string().contains("rpcrdma.ko"), "{err}");
 }

@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use nfs_gds::host::kallsyms::find_symbols;
+use nfs_gds::host::modules::kallsyms::find_symbols;
 use nfs_gds::kmod::RPCRDMA_HOOKS;
 
 fuzz_target!(|data: &[u8]| {

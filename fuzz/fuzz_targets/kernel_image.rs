@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use nfs_gds::host::gpl_rule::RULE_TEXT;
+use nfs_gds::host::modules::gpl_rule::RULE_TEXT;
 use nfs_gds::kmod::image_scan::{scan_bytes, Budget};
 
 fuzz_target!(|data: &[u8]| {

@@ -5,7 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use nfs_gds::doctor::stack::parse_os_release;
-use nfs_gds::host::gpl_rule::{version_has_rule, weigh};
+use nfs_gds::host::modules::gpl_rule::{version_has_rule, weigh};
 use nfs_gds::host::kernel::KernelInfo;
 
 fuzz_target!(|data: &[u8]| {

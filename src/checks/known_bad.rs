@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 
 use serde::Deserialize;
 
-use crate::host::version_order;
+use crate::host::boot::version_order;
 
 const DATA: &str = include_str!("known_bad.toml");
 

@@ -5,6 +5,7 @@
 //! `verify`, `doctor` and `agent`; [`render`] turns them into text for people or JSON.
 
 pub mod catalogue;
+pub mod check;
 pub mod fix;
 pub mod known_bad;
 pub mod level;

@@ -7,83 +7,10 @@
 //! the README table all iterate [`all`]. Adding a check is one catalogue file, the reader its
 //! facts need, and a fixture.
 
-use super::level::Level;
+pub use super::check::{Check, MountSubject, Scope};
 use super::{CheckId, CheckResult};
 use crate::host::mounts::{Mount, MountTable};
 use crate::host::HostFacts;
-use crate::nfs::{NfsVersion, ServerHost};
-
-/// What a mount check looks at.
-#[derive(Debug, Clone, Copy)]
-pub enum MountSubject<'a> {
-    /// Before mounting `server` with `version`: only the mounts that exist.
-    Planned {
-        server: &'a ServerHost,
-        version: NfsVersion,
-        table: &'a MountTable,
-    },
-    /// A mount that exists, expected on `port`.
-    Existing {
-        mount: &'a Mount,
-        table: &'a MountTable,
-        port: u16,
-    },
-}
-
-/// When a check runs, and on what.
-#[derive(Debug, Clone, Copy)]
-pub enum Scope {
-    /// Before any mount, on the node's facts.
-    Node(fn(&HostFacts) -> CheckResult),
-    /// Like `Node`, but only when the live registration probe was asked for (its outcome is in
-    /// the facts then).
-    Probe(fn(&HostFacts) -> CheckResult),
-    /// Before a mount (on the mounts that exist), and again when an existing mount is verified.
-    BeforeMount(fn(&MountSubject) -> CheckResult),
-    /// On a mount that exists: the one just made, or one being verified.
-    AfterMount(fn(&MountSubject) -> CheckResult),
-}
-
-/// Everything there is to know about one check.
-#[derive(Debug)]
-pub struct Check {
-    /// The stable id: policy keys, JSON, labels, metrics.
-    pub id: CheckId,
-    /// One line for the README table and `policy show`: what passing means.
-    pub doc: &'static str,
-    pub scope: Scope,
-    /// The level when the policy does not name the check; a policy `default` can only loosen it.
-    pub default_level: Level,
-    /// Whether re-reading the facts can make a failure pass (a module still loading at boot),
-    /// so the helper's bounded wait is worth it.
-    pub waitable: bool,
-}
-
-impl Check {
-    pub fn is_node(&self) -> bool {
-        matches!(self.scope, Scope::Node(_))
-    }
-
-    pub fn is_mount(&self) -> bool {
-        matches!(self.scope, Scope::BeforeMount(_) | Scope::AfterMount(_))
-    }
-
-    /// Runs a node or probe check; `None` for mount checks.
-    pub fn run_on_node(&self, facts: &HostFacts) -> Option<CheckResult> {
-        match self.scope {
-            Scope::Node(run) | Scope::Probe(run) => Some(run(facts)),
-            _ => None,
-        }
-    }
-
-    /// Runs a mount check; `None` for node checks.
-    pub fn run_on_mount(&self, subject: &MountSubject) -> Option<CheckResult> {
-        match self.scope {
-            Scope::BeforeMount(run) | Scope::AfterMount(run) => Some(run(subject)),
-            _ => None,
-        }
-    }
-}
 
 /// Every check, in the order an admin fixes them.
 pub fn all() -> &'static [&'static Check] {

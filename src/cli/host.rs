@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::doctor::runner::{RecordedRunner, Runner, SystemRunner};
-use crate::host::programs;
+use crate::host::io::programs;
 use crate::host::Root;
 use crate::mount::backend::{self, NoMountNfs};
 use crate::mount::mounter::Mounter;

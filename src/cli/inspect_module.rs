@@ -15,8 +15,8 @@ use super::{exit, CmdError, Ctx};
 use crate::checks::catalogue::{rpcrdma_hook_export, rpcrdma_hooks};
 use crate::checks::render::{self, TextStyle};
 use crate::checks::{fix, CheckResult, Status, SCHEMA_VERSION};
-use crate::host::gpl_rule::{self, GplRule};
 use crate::host::kernel::KernelInfo;
+use crate::host::modules::gpl_rule::{self, GplRule};
 use crate::host::modules::{ModuleOrigin, ModuleTree, Resolution};
 use crate::kmod::{Export, ExportLayout, ModuleFile, RPCRDMA_HOOKS};
 
@@ -244,13 +244,13 @@ pub fn run(args: &InspectArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let (path, origin) = resolve(ctx, &args.module)?;
     // A file found by name is below the root and read inside it; a path is the user's own.
     let file = match origin {
-        Some(_) => crate::host::module_files::inspect_file_with_cache(
+        Some(_) => crate::host::modules::module_files::inspect_file_with_cache(
             &ctx.host.root,
             &path,
             &RPCRDMA_HOOKS,
             None,
         )?,
-        None => crate::host::module_files::inspect_file(&path, &RPCRDMA_HOOKS)?,
+        None => crate::host::modules::module_files::inspect_file(&path, &RPCRDMA_HOOKS)?,
     };
     let plain = file
         .symbols

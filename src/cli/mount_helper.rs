@@ -15,7 +15,7 @@ use clap::Args;
 
 use super::host::Host;
 use super::Ctx;
-use crate::host::programs as tools;
+use crate::host::io::programs as tools;
 use crate::mount::args::{self, Parsed, USAGE};
 use crate::mount::clock::SystemClock;
 use crate::mount::exit_code::{SUCCESS, SYSERR};

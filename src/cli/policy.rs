@@ -7,7 +7,8 @@ use clap::{Args, Subcommand};
 
 use super::{exit, CmdError, Ctx};
 use crate::checks::registry;
-use crate::host::{reader, FileKind};
+use crate::host::io::reader;
+use crate::host::FileKind;
 use crate::policy;
 
 #[derive(Debug, Subcommand)]

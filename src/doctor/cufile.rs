@@ -7,8 +7,8 @@
 
 use serde::Serialize;
 
-use crate::host::cufile_json::remove_trailing_commas;
-pub use crate::host::cufile_json::strip_json_comments;
+use crate::host::platform::cufile_json::remove_trailing_commas;
+pub use crate::host::platform::cufile_json::strip_json_comments;
 use crate::host::{HostError, Root};
 
 #[derive(Debug, Clone, Serialize)]

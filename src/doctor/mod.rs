@@ -20,7 +20,7 @@ use serde::Serialize;
 
 use crate::checks::{fix, registry, CheckResult, Verdict, SCHEMA_VERSION};
 use crate::host::mounts::read_mount_table;
-use crate::host::nvidia_fs::GpuDriverFlavour;
+use crate::host::platform::nvidia_fs::GpuDriverFlavour;
 use crate::host::{HostError, HostFacts};
 use crate::policy::Policy;
 use crate::verdict;
@@ -63,11 +63,11 @@ pub struct Diagnosis {
 }
 
 /// The kernel log lines that explain a failed registration, or a refused load of rpcrdma or
-/// nvidia_fs ([`crate::host::kernel_log`]).
+/// nvidia_fs ([`crate::host::modules::kernel_log`]).
 pub fn relevant_log_lines(log: &str) -> Vec<String> {
     log.lines()
         .filter(|l| {
-            crate::host::kernel_log::is_gds_load_failure(l)
+            crate::host::modules::kernel_log::is_gds_load_failure(l)
                 || l.contains("symbol_get of non-GPLONLY")
                 || l.contains("nvfs registration failed")
                 || l.contains("deregister funtion not found")

@@ -10,9 +10,9 @@ use std::collections::BTreeSet;
 
 use crate::checks::catalogue::modprobe_config;
 use crate::checks::{CheckResult, Fix, Status};
-use crate::host::boot_kernels::KernelRpcrdma;
-use crate::host::dkms::{dkms_state, MLNX_NFSRDMA};
-use crate::host::nvidia_fs::GpuDriverFlavour;
+use crate::host::boot::boot_kernels::KernelRpcrdma;
+use crate::host::boot::dkms::{dkms_state, MLNX_NFSRDMA};
+use crate::host::platform::nvidia_fs::GpuDriverFlavour;
 
 /// A step `provision --apply` may run by itself: idempotent, and never disruptive.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -674,7 +674,7 @@ mod tests {
     };
     use crate::checks::CheckId;
     use crate::doctor::stack::{DkmsEntry, OsRelease};
-    use crate::host::nvidia_fs::{GpuDriver, GpuDriverFlavour};
+    use crate::host::platform::nvidia_fs::{GpuDriver, GpuDriverFlavour};
 
     fn stack(family: Family, ofed: Ofed, provenance: Provenance) -> Stack {
         Stack {

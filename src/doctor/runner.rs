@@ -5,9 +5,10 @@
 //! never run; their outputs are read from `<root>/`[`RECORDED_DIR`]`/<key>`, where the key is the
 //! command line with spaces turned into `_` and `/` into `%` (see [`record_key`]).
 //!
-//! mount(8) and systemd strip `PATH`, so programs are found through [`crate::host::programs`].
+//! mount(8) and systemd strip `PATH`, so programs are found through [`crate::host::io::programs`].
 
-use crate::host::{programs, Root};
+use crate::host::io::programs;
+use crate::host::Root;
 
 /// Where a bundle keeps captured command outputs, relative to its root.
 pub const RECORDED_DIR: &str = "nfs-gds-commands";

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::runner::Runner;
 use crate::host::facts::HostFacts;
 use crate::host::modules::{ModuleOrigin, Resolution};
-use crate::host::nvidia_fs::GpuDriver;
+use crate::host::platform::nvidia_fs::GpuDriver;
 use crate::host::{read_first_line, HostError, Root};
 
 /// `/etc/os-release`, the fields that matter.
@@ -110,7 +110,7 @@ impl Ofed {
     }
 }
 
-pub use crate::host::dkms::{parse_dkms_status, DkmsEntry};
+pub use crate::host::boot::dkms::{parse_dkms_status, DkmsEntry};
 
 /// Who provides the rpcrdma that modprobe loads.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -3,9 +3,9 @@
 
 use serde::Serialize;
 
-use crate::host::facts::RPCRDMA;
 use crate::host::mounts::{is_rdma_netid, read_mount_table, MountTable, MountsError};
 use crate::host::{HostError, HostFacts};
+use crate::kmod::RPCRDMA;
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct RpcrdmaUsage {

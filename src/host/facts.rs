@@ -7,27 +7,24 @@
 
 use serde::Serialize;
 
-use super::boot_kernels::{self, BootKernels};
-use super::container::ContainerFacts;
-use super::cufile_json::{self, CufileLint};
-use super::gpl_rule::{self, GplRule};
-use super::kallsyms::{self, KallsymsEntry};
+use super::boot::boot_kernels::{self, BootKernels};
 use super::kernel::KernelInfo;
-use super::loaded_build::{self, LoadedBuild};
-use super::module_load::{self, ModuleLoad};
+use super::modules::gpl_rule::{self, GplRule};
+use super::modules::kallsyms::{self, KallsymsEntry};
+use super::modules::loaded_build::{self, LoadedBuild};
+use super::modules::module_load::{self, ModuleLoad};
+use super::modules::rpcrdma_requests::{read_rpcrdma_requests, RpcrdmaRequests};
+use super::modules::sysmodule::SysModule;
 use super::modules::{self, LoadedModule, ModuleTree, Resolution};
-use super::nvfs_probe::{self, ProbeOutcome};
-use super::nvfs_topology::NvfsTopology;
-use super::nvidia_fs::{GpuDriver, NvidiaFs};
-use super::pci::PciFacts;
-use super::rpcrdma_requests::{read_rpcrdma_requests, RpcrdmaRequests};
-use super::sysmodule::SysModule;
+use super::platform::container::ContainerFacts;
+use super::platform::cufile_json::{self, CufileLint};
+use super::platform::nvfs_probe::{self, ProbeOutcome};
+use super::platform::nvfs_topology::NvfsTopology;
+use super::platform::nvidia_fs::{GpuDriver, NvidiaFs};
+use super::platform::pci::PciFacts;
 use super::{HostError, Root};
 use crate::kmod::load_facts::LoadFacts;
-use crate::kmod::{self, ModuleFile, RPCRDMA_HOOKS};
-
-/// The module whose hooks GDS over NFS needs.
-pub const RPCRDMA: &str = "rpcrdma";
+use crate::kmod::{self, ModuleFile, RPCRDMA, RPCRDMA_HOOKS};
 
 /// rpcrdma as modprobe, the kernel and kallsyms see it.
 #[derive(Debug, Clone, Serialize)]
@@ -228,9 +225,9 @@ fn read_rpcrdma(
         Some(Resolution::File {
             path, exists: true, ..
         }) => {
-            let cache = crate::host::facts_cache::FactsCache::for_root(root);
+            let cache = crate::host::io::facts_cache::FactsCache::for_root(root);
             Some(
-                super::module_files::inspect_with_load_facts(
+                super::modules::module_files::inspect_with_load_facts(
                     root,
                     path,
                     &RPCRDMA_HOOKS,

@@ -64,7 +64,7 @@ impl KernelInfo {
         let release = read_first_line(root, "proc/sys/kernel/osrelease")?.filter(|r| {
             // The release names directories (`lib/modules/<release>`, `boot/vmlinuz-<release>`):
             // one with `/` or `..` in it would name others.
-            let plain = super::reader::is_plain_name(r);
+            let plain = super::io::reader::is_plain_name(r);
             if !plain {
                 tracing::warn!(
                     "{}: kernel release {r:?} is not a plain name (it has '/' or '..'): taking the release as unknown",

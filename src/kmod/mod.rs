@@ -3,7 +3,7 @@
 //! [`inspect_bytes`] answers, for one file's bytes: its compression, `.modinfo` identity, GNU
 //! build-id, and for each nvfs hook whether it is defined and how it is exported. Everything
 //! here is a pure function of bytes; reading the files (below the root, with the facts cache)
-//! is the business of `host::module_files`, and which file modprobe would pick that of
+//! is the business of `host::modules::module_files`, and which file modprobe would pick that of
 //! `host::modules`, the layer above.
 
 pub mod abi;
@@ -25,6 +25,15 @@ use serde::{Deserialize, Serialize};
 pub use decompress::{Compression, MODULE_SIZE_CAP};
 pub use elf::{Export, ExportLayout, SymbolFacts};
 pub use modinfo::Modinfo;
+
+/// The module whose hooks GDS over NFS needs (also the name `proto=rdma` requests).
+pub const RPCRDMA: &str = "rpcrdma";
+
+/// The GDS kernel driver's module name.
+pub const NVIDIA_FS: &str = "nvidia_fs";
+
+/// The modules whose load failures matter for GDS over NFS.
+pub const GDS_MODULES: [&str; 2] = [RPCRDMA, NVIDIA_FS];
 
 /// The two symbols nvidia-fs looks up in rpcrdma with `__symbol_get`.
 pub const RPCRDMA_HOOKS: [&str; 2] = [

@@ -8,7 +8,7 @@ use super::mount_nfs::MountNfs;
 use super::mounter::Mounter;
 use super::syscall::{SyscallMount, SystemResolver};
 use super::unmount::Unmounter;
-use crate::host::programs as tools;
+use crate::host::io::programs as tools;
 use std::path::PathBuf;
 
 use crate::host::Root;

@@ -31,9 +31,9 @@ use crate::checks::registry::{self, MountSubject};
 use crate::checks::render::plural;
 use crate::checks::{fix, render, CheckResult, Report};
 use crate::escape::escape_control;
-use crate::host::facts::RPCRDMA;
 use crate::host::mounts::{read_mount_table, Mount, MountTable, MountsError};
 use crate::host::{HostError, HostFacts, Root};
+use crate::kmod::RPCRDMA;
 use crate::policy::{Level, MountPolicy};
 use crate::verdict::{journal_lines, judge, Judgement, DOCTOR_HINT};
 
@@ -121,7 +121,7 @@ fn precheck<'l>(
             },
             None if !*load_tried => note(format!(
                 "no modprobe in {} below {}; the kernel loads {RPCRDMA} when mounting, so only the module file is checked",
-                crate::host::programs::SEARCH_PATH,
+                crate::host::io::programs::SEARCH_PATH,
                 root.dir().display()
             )),
             None => {}

@@ -38,7 +38,7 @@ impl ModuleLoader for Modprobe {
     }
 
     fn load(&mut self, module: &str) -> Result<(), LoadError> {
-        let status = crate::host::programs::command(&self.program)
+        let status = crate::host::io::programs::command(&self.program)
             .arg(module)
             .status()
             .map_err(|source| LoadError::Spawn {

@@ -48,7 +48,7 @@ impl Mounter for MountNfs {
     }
 
     fn mount(&mut self, call: &MountCall) -> Result<MountStatus, MountError> {
-        crate::host::programs::command(&self.program)
+        crate::host::io::programs::command(&self.program)
             .args(arguments(call))
             .status()
             .map(MountStatus::from_exit_status)

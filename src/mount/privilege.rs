@@ -53,7 +53,7 @@ impl Privileges for HostPrivileges {
             )
             .map_err(|e| format!("cannot read the process capabilities: {e}")),
             Some(path) => {
-                let bytes = crate::host::reader::read_named(path, crate::host::FileKind::Text)
+                let bytes = crate::host::io::reader::read_named(path, crate::host::FileKind::Text)
                     .map_err(|e| e.to_string())?
                     .ok_or_else(|| format!("cannot read {}: no such file", path.display()))?
                     .bytes;

@@ -148,7 +148,7 @@ impl Unmounter {
                     .map_err(|e| syscall(e.into()))
             }
             Unmounter::Program(program) => {
-                let status = crate::host::programs::command(program)
+                let status = crate::host::io::programs::command(program)
                     .arg(target)
                     .status()
                     .map_err(|source| UnmountError::Spawn {

@@ -1,7 +1,7 @@
 //! `container`: when nfs-gds runs in a container (from evidence, never guessed), the container
 //! sees what cuFile needs from the host: the `/dev/nvidia-fs*` nodes and `/run/udev`.
 
-use crate::checks::registry::{Check, Scope};
+use crate::checks::check::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Level};
 use crate::host::HostFacts;
 

@@ -2,7 +2,7 @@
 //! only this node's addresses, and does not allow the silent POSIX fallback. Advisory: cuFile
 //! runs with any of these, only not the way the admin thinks.
 
-use crate::checks::registry::{Check, Scope};
+use crate::checks::check::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Level};
 use crate::host::HostFacts;
 

@@ -2,9 +2,9 @@
 //! kernel module flavour that nvidia-fs needs (against the proprietary one nvidia_fs fails to
 //! load with "GPL-only symbols … from proprietary module nvidia").
 
-use crate::checks::registry::{Check, Scope};
+use crate::checks::check::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level};
-use crate::host::nvidia_fs::GpuDriverFlavour;
+use crate::host::platform::nvidia_fs::GpuDriverFlavour;
 use crate::host::HostFacts;
 
 pub const ID: CheckId = CheckId::new("gpu-driver");

@@ -2,7 +2,7 @@
 //! supports GDS ("IOMMU=off or pt"; Grace systems are the exception). Advisory: with the IOMMU
 //! translating, P2P DMA through the root port is slow or fails.
 
-use crate::checks::registry::{Check, Scope};
+use crate::checks::check::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level};
 use crate::host::HostFacts;
 

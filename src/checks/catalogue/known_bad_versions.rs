@@ -2,8 +2,8 @@
 //! DKMS builds from) is on the known-bad list, whose every entry names its public source.
 //! Advisory: the list knows releases, not this node's workload.
 
+use crate::checks::check::{Check, Scope};
 use crate::checks::known_bad;
-use crate::checks::registry::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Level};
 use crate::host::HostFacts;
 

@@ -7,7 +7,7 @@
 //! the helper, `check`, `verify`, `doctor`, the agent, the policy's ids, the README table —
 //! reads the list.
 
-use super::registry::Check;
+use super::check::Check;
 
 pub mod container;
 pub mod cufile_config;

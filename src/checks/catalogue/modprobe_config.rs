@@ -4,13 +4,14 @@
 //! something about the load (parameters, soft dependencies, a redirect, a blacklist that does not
 //! apply to the name requested) are reported as a warning, each with its file and line.
 
-use crate::checks::registry::{Check, Scope};
+use crate::checks::check::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level};
-use crate::host::modprobe_config::Origin;
-use crate::host::modprobe_effect::{
-    InstallKind, Lookup, ModuleOutcome, RequestExplanation, MODPROBE_RPCRDMA,
+use crate::host::modules::modprobe_config::Origin;
+use crate::host::modules::modprobe_effect::{
+    InstallKind, Lookup, ModuleOutcome, RequestExplanation,
 };
 use crate::host::HostFacts;
+use crate::kmod::RPCRDMA;
 
 pub const ID: CheckId = CheckId::new("modprobe-config");
 
@@ -144,10 +145,7 @@ fn run(facts: &HostFacts) -> CheckResult {
     if harm == Some(Harm::Stops) {
         result = result.remedy("remove or comment out the configuration lines named above, then run the initramfs update so early boot sees the same configuration");
     }
-    if requests
-        .redirected_to()
-        .is_some_and(|m| m != MODPROBE_RPCRDMA)
-    {
+    if requests.redirected_to().is_some_and(|m| m != RPCRDMA) {
         result = result.with(
             "resolution",
             "rpcrdma-module judges the module the alias names",

@@ -2,14 +2,14 @@
 //! `module.sig_enforce`, CONFIG_MODULE_SIG_FORCE), the rpcrdma and nvidia_fs files modprobe
 //! would load are signed, so they are not refused with "Key was rejected by service".
 
-use crate::checks::registry::{Check, Scope};
+use crate::checks::check::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level, Status};
-use crate::host::facts::RPCRDMA;
-use crate::host::gpl_rule::Enforcement;
-use crate::host::kernel_log::{parse_load_failures, LoadFailureKind};
-use crate::host::module_load::NVIDIA_FS;
+use crate::host::modules::gpl_rule::Enforcement;
+use crate::host::modules::kernel_log::{parse_load_failures, LoadFailureKind};
 use crate::host::HostFacts;
 use crate::kmod::load_facts::{LoadFacts, SignatureFacts};
+use crate::kmod::NVIDIA_FS;
+use crate::kmod::RPCRDMA;
 
 pub const ID: CheckId = CheckId::new("module-signature");
 

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::nfs_mounts::not_nfs;
-use crate::checks::registry::{Check, MountSubject, Scope};
+use crate::checks::check::{Check, MountSubject, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level};
 use crate::host::mounts::Mount;
 use crate::nfs::NFS_PORT;

@@ -2,7 +2,7 @@
 //! that the mount really runs over RDMA (nconnect gives one line per connection).
 
 use super::nfs_mounts::{describe, non_rdma_mounts_of, not_nfs};
-use crate::checks::registry::{Check, MountSubject, Scope};
+use crate::checks::check::{Check, MountSubject, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level};
 use crate::host::mounts::{Mount, MountTable};
 use crate::nfs::NfsSource;

@@ -2,11 +2,11 @@
 //! own module tree (DKMS built mlnx-nfsrdma for it), so GDS still works after the reboot.
 
 use super::rpcrdma_common::export_word;
-use crate::checks::registry::{Check, Scope};
+use crate::checks::check::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level};
-use crate::host::boot_kernels::KernelRpcrdma;
-use crate::host::dkms::{DkmsState, MLNX_NFSRDMA};
-use crate::host::gpl_rule::Enforcement;
+use crate::host::boot::boot_kernels::KernelRpcrdma;
+use crate::host::boot::dkms::{DkmsState, MLNX_NFSRDMA};
+use crate::host::modules::gpl_rule::Enforcement;
 use crate::host::modules::Resolution;
 use crate::host::HostFacts;
 use crate::kmod::Export;

@@ -3,9 +3,9 @@
 //! `probe = true`), since it makes nvidia-fs take a reference on rpcrdma for a moment.
 
 use super::{rpcrdma_hook_export, rpcrdma_hooks};
-use crate::checks::registry::{Check, Scope};
+use crate::checks::check::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level, Status};
-use crate::host::nvfs_probe::{ProbeOutcome, GPL_REFUSAL_LINE};
+use crate::host::platform::nvfs_probe::{ProbeOutcome, GPL_REFUSAL_LINE};
 use crate::host::HostFacts;
 
 pub const ID: CheckId = CheckId::new("nvfs-registration");
@@ -85,7 +85,7 @@ pub fn of_outcome(outcome: &ProbeOutcome, kernel_log: Option<&str>) -> CheckResu
 mod tests {
     use super::*;
     use crate::checks::Status;
-    use crate::host::nvfs_probe::probe;
+    use crate::host::platform::nvfs_probe::probe;
     use crate::host::Root;
 
     #[test]

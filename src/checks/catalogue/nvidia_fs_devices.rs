@@ -1,6 +1,6 @@
 //! `nvidia-fs-devices`: nvidia_fs has its `/dev/nvidia-fs*` nodes, which cuFile opens.
 
-use crate::checks::registry::{Check, Scope};
+use crate::checks::check::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Level};
 use crate::host::HostFacts;
 

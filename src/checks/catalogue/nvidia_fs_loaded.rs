@@ -1,7 +1,7 @@
 //! `nvidia-fs-loaded`: the GDS kernel driver `nvidia_fs` is loaded; without it every GPU read
 //! over NFS goes through CPU bounce buffers.
 
-use crate::checks::registry::{Check, Scope};
+use crate::checks::check::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level};
 use crate::host::HostFacts;
 

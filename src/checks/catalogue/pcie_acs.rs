@@ -2,7 +2,7 @@
 //! ACS on a switch, P2P DMA between a NIC and a GPU under it detours through the root complex.
 //! Advisory: some platforms need ACS for stability.
 
-use crate::checks::registry::{Check, Scope};
+use crate::checks::check::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level};
 use crate::host::HostFacts;
 

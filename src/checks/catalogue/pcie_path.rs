@@ -2,7 +2,7 @@
 //! `p2pdist` column of `/proc/driver/nvidia-fs/peer_distance` (127 and more: different root
 //! complexes). Advisory: P2P across root complexes is slow or unsupported.
 
-use crate::checks::registry::{Check, Scope};
+use crate::checks::check::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Level};
 use crate::host::HostFacts;
 

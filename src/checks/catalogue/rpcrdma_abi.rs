@@ -3,13 +3,13 @@
 //! refuse it with `disagrees about version of symbol`.
 
 use super::rpcrdma_common::origin_of;
-use crate::checks::registry::{Check, Scope};
+use crate::checks::check::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level};
-use crate::host::facts::RPCRDMA;
-use crate::host::kernel_log::{parse_load_failures, LoadFailure, LoadFailureKind};
+use crate::host::modules::kernel_log::{parse_load_failures, LoadFailure, LoadFailureKind};
 use crate::host::modules::ModuleOrigin;
 use crate::host::HostFacts;
 use crate::kmod::abi::{AbiVerdict, CrcMismatch, Uncompared};
+use crate::kmod::RPCRDMA;
 
 pub const ID: CheckId = CheckId::new("rpcrdma-abi");
 

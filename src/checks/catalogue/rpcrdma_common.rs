@@ -3,7 +3,7 @@
 
 use crate::checks::CheckResult;
 use crate::host::facts::RpcrdmaFacts;
-use crate::host::loaded_build::LoadedBuild;
+use crate::host::modules::loaded_build::LoadedBuild;
 use crate::host::modules::{ModuleOrigin, Resolution};
 use crate::kmod::{Export, ModuleFile};
 

@@ -4,10 +4,10 @@
 //! decides the mount (`rpcrdma-loaded`), and the file is judged as the next load
 //! (`rpcrdma-next-load`); so is one whose file lacks the hooks too, where a reload would not help.
 
-use crate::checks::registry::{Check, Scope};
+use crate::checks::check::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level};
-use crate::host::facts::RPCRDMA;
 use crate::host::HostFacts;
+use crate::kmod::RPCRDMA;
 use crate::kmod::RPCRDMA_HOOKS;
 
 pub const ID: CheckId = CheckId::new("rpcrdma-fresh");

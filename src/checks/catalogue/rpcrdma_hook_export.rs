@@ -2,9 +2,9 @@
 //! GPL, or plain on a kernel shown not to enforce the GPL-only rule (6.6 and its stable backports do).
 
 use super::rpcrdma_common::{export_word, file_is_next_load, GPL_FIX};
-use crate::checks::registry::{Check, Scope};
+use crate::checks::check::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level};
-use crate::host::gpl_rule::{Enforcement, GplRule};
+use crate::host::modules::gpl_rule::{Enforcement, GplRule};
 use crate::host::HostFacts;
 use crate::kmod::{Export, ModuleFile};
 

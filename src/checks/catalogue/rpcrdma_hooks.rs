@@ -2,7 +2,7 @@
 //! built-in rpcrdma, the kernel image does, per kallsyms).
 
 use super::rpcrdma_common::{file_evidence, file_is_next_load, missing_hooks_remedy, origin_of};
-use crate::checks::registry::{Check, Scope};
+use crate::checks::check::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level};
 use crate::host::modules::ModuleOrigin;
 use crate::host::HostFacts;

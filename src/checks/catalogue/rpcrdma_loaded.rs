@@ -2,10 +2,10 @@
 //! plain-exported where this kernel refuses that.
 
 use super::rpcrdma_common::{missing_hooks_remedy, origin_of, provenance_evidence, GPL_FIX};
-use crate::checks::registry::{Check, Scope};
+use crate::checks::check::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level, Status};
-use crate::host::gpl_rule::Enforcement;
-use crate::host::loaded_build::LoadedBuild;
+use crate::host::modules::gpl_rule::Enforcement;
+use crate::host::modules::loaded_build::LoadedBuild;
 use crate::host::HostFacts;
 use crate::kmod::RPCRDMA_HOOKS;
 

@@ -3,9 +3,9 @@
 //! followed, as modprobe follows it (aliases of the configuration win over the index).
 
 use super::rpcrdma_common::file_evidence;
-use crate::checks::registry::{Check, Scope};
+use crate::checks::check::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level};
-use crate::host::modprobe_effect::Lookup;
+use crate::host::modules::modprobe_effect::Lookup;
 use crate::host::modules::Resolution;
 use crate::host::HostFacts;
 

@@ -6,9 +6,9 @@
 use super::rpcrdma_common::{origin_of, provenance_evidence};
 use super::rpcrdma_hook_export::file_hook_export;
 use super::rpcrdma_hooks::file_hooks;
-use crate::checks::registry::{Check, Scope};
+use crate::checks::check::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Level, Status};
-use crate::host::loaded_build::LoadedBuild;
+use crate::host::modules::loaded_build::LoadedBuild;
 use crate::host::HostFacts;
 
 pub const ID: CheckId = CheckId::new("rpcrdma-next-load");

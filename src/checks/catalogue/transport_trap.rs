@@ -9,7 +9,7 @@
 //! over RDMA (a future mount could inherit their transport), not a failure of it.
 
 use super::nfs_mounts::{describe, non_rdma_mounts_of};
-use crate::checks::registry::{Check, MountSubject, Scope};
+use crate::checks::check::{Check, MountSubject, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level, Status};
 use crate::host::mounts::MountTable;
 use crate::nfs::{NfsSource, NfsVersion, Sameness, ServerHost};

@@ -1,0 +1,596 @@
+//! A root-only cache of module facts and kernel-image scans, so a node that checks every minute
+//! (the agent) or mounts several entries at boot does not decompress the same files each time.
+//!
+//! Each entry is keyed by the file's identity — canonical path, device, inode, size,
+//! modification and status-change times to the nanosecond, and a hash of the content — so a
+//! file that is replaced, rebuilt or touched is never mistaken for the old one (the change time
+//! cannot be set back by anyone, and the hash covers two same-size writes within one clock
+//! tick), and also by what was asked (the symbols looked for, the text searched) and by the
+//! nfs-gds version that wrote it. A hit still reads the file (to hash it) but skips the
+//! decompression and parsing, which is where the time goes. Entries are JSON files, one per
+//! inspected path, written atomically.
+//!
+//! Nobody but root may feed facts to a root process: the cache is used only when running as
+//! root, and a cache directory (or its parent) or entry that is not owned by root, or is writable
+//! by group or others, is refused with a warning and the facts are read from the file instead.
+//! The directory is `<root>/var/cache/nfs-gds` (so `--root` fixtures get their own), created with
+//! mode 0700; `NFS_GDS_CACHE_DIR` overrides it and `NFS_GDS_NO_CACHE=1` turns the cache off. A
+//! cache that cannot be created or written (a read-only root) is silently skipped: it is an
+//! optimisation, never a reason to fail.
+
+use std::collections::hash_map::DefaultHasher;
+use std::fs;
+use std::hash::{Hash, Hasher};
+use std::io::{self, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::host::Root;
+use crate::kmod::image_scan::ScanOutcome;
+use crate::kmod::ModuleFile;
+
+/// Overrides the cache directory (an absolute host path; `--root` does not apply to it).
+pub const ENV_DIR: &str = "NFS_GDS_CACHE_DIR";
+/// Any value other than empty or `0` turns the cache off.
+pub const ENV_OFF: &str = "NFS_GDS_NO_CACHE";
+/// The cache directory below the root.
+pub const DEFAULT_DIR: &str = "var/cache/nfs-gds";
+
+/// Bumped whenever the entry format or what the readers conclude changes.
+const FORMAT: u32 = 1;
+
+/// What identifies one version of a file.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct FileIdentity {
+    pub path: PathBuf,
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub mtime: (i64, i64),
+    pub ctime: (i64, i64),
+    /// SipHash of the content. File times move in clock ticks (milliseconds), so two writes of
+    /// the same size within one tick would otherwise look alike.
+    pub digest: u64,
+}
+
+impl FileIdentity {
+    /// Reads the file `path` names now and returns its identity and content.
+    pub fn read(path: &Path) -> io::Result<(Self, Vec<u8>)> {
+        let file = ReadFile::open(path)?;
+        Ok((file.identity(), file.bytes))
+    }
+}
+
+/// A file read whole, with the metadata of the very inode that was read.
+#[derive(Debug)]
+pub struct ReadFile {
+    /// The canonical path (symlinks resolved).
+    pub path: PathBuf,
+    meta: fs::Metadata,
+    pub bytes: Vec<u8>,
+}
+
+impl ReadFile {
+    /// Reads the file `path` names, with the host reader's rules (a regular file, capped).
+    pub fn open(path: &Path) -> io::Result<Self> {
+        let canonical = fs::canonicalize(path)?;
+        let read =
+            crate::host::io::reader::read_named(&canonical, crate::host::FileKind::of(&canonical))
+                .map_err(io::Error::other)?
+                .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+        Ok(ReadFile {
+            path: canonical,
+            meta: read.meta,
+            bytes: read.bytes,
+        })
+    }
+
+    /// The identity of what was read (hashing the content: call it only when a cache is used).
+    pub fn identity(&self) -> FileIdentity {
+        let mut h = DefaultHasher::new();
+        self.bytes.hash(&mut h);
+        let m = &self.meta;
+        FileIdentity {
+            path: self.path.clone(),
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.size(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+            digest: h.finish(),
+        }
+    }
+}
+
+impl From<crate::host::FileRead> for ReadFile {
+    /// A file the host reader read (below a root, resolved inside it); its path is the one shown
+    /// for it, as the root joins it.
+    fn from(read: crate::host::FileRead) -> Self {
+        ReadFile {
+            path: read.path,
+            meta: read.meta,
+            bytes: read.bytes,
+        }
+    }
+}
+
+/// Why a cache location was not trusted.
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    #[error("{} is not owned by uid {owner} (owner uid {uid})", path.display())]
+    Owner { path: PathBuf, owner: u32, uid: u32 },
+    #[error("{} is writable by group or others (mode {mode:o})", path.display())]
+    Writable { path: PathBuf, mode: u32 },
+    #[error("{} is not a {kind}", path.display())]
+    Kind { path: PathBuf, kind: &'static str },
+    #[error("cannot use {}: {source}", path.display())]
+    Io { path: PathBuf, source: io::Error },
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct ModuleEntry {
+    format: u32,
+    tool: String,
+    key: FileIdentity,
+    wanted: Vec<String>,
+    facts: ModuleFile,
+    /// `Modinfo::all` is not part of the facts' JSON form; kept here so a hit is complete.
+    modinfo_all: Vec<(String, String)>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct ScanEntry {
+    format: u32,
+    tool: String,
+    key: FileIdentity,
+    needle: String,
+    found: bool,
+    payload: String,
+}
+
+/// The cache in one directory, trusted only when owned by `owner`.
+#[derive(Debug, Clone)]
+pub struct FactsCache {
+    dir: PathBuf,
+    owner: u32,
+}
+
+fn env_disabled() -> bool {
+    std::env::var_os(ENV_OFF).is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+impl FactsCache {
+    /// The cache for `root`: `$NFS_GDS_CACHE_DIR` or `<root>/var/cache/nfs-gds`. `None` when
+    /// turned off or when not running as root.
+    pub fn for_root(root: &Root) -> Option<Self> {
+        if env_disabled() {
+            return None;
+        }
+        if !nix::unistd::geteuid().is_root() {
+            tracing::debug!("not running as root: the module facts cache is not used");
+            return None;
+        }
+        let dir = std::env::var_os(ENV_DIR)
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root.join(DEFAULT_DIR));
+        Some(FactsCache::with_owner(dir, 0))
+    }
+
+    /// A cache in `dir` whose directory and entries must belong to `owner` (root in
+    /// production; the test user in unit tests).
+    pub fn with_owner(dir: PathBuf, owner: u32) -> Self {
+        FactsCache { dir, owner }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn trusted(&self, path: &Path, m: &fs::Metadata, kind: &'static str) -> Result<(), Refusal> {
+        let is_kind = match kind {
+            "directory" => m.file_type().is_dir(),
+            _ => m.file_type().is_file(),
+        };
+        if !is_kind {
+            return Err(Refusal::Kind {
+                path: path.to_owned(),
+                kind,
+            });
+        }
+        if m.uid() != self.owner {
+            return Err(Refusal::Owner {
+                path: path.to_owned(),
+                owner: self.owner,
+                uid: m.uid(),
+            });
+        }
+        if m.mode() & 0o022 != 0 {
+            return Err(Refusal::Writable {
+                path: path.to_owned(),
+                mode: m.mode() & 0o7777,
+            });
+        }
+        Ok(())
+    }
+
+    /// Checks the directory (and that its parent cannot swap it out), creating it when absent.
+    fn ready_dir(&self, create: bool) -> Result<bool, Refusal> {
+        let io_err = |path: &Path| {
+            let path = path.to_owned();
+            move |source| Refusal::Io { path, source }
+        };
+        let m = match fs::symlink_metadata(&self.dir) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                if !create {
+                    return Ok(false);
+                }
+                if let Some(parent) = self.dir.parent() {
+                    fs::DirBuilder::new()
+                        .recursive(true)
+                        .mode(0o755)
+                        .create(parent)
+                        .map_err(io_err(parent))?;
+                }
+                // Judge the parent before making anything in it.
+                self.parent_trusted()?;
+                fs::DirBuilder::new()
+                    .mode(0o700)
+                    .create(&self.dir)
+                    .map_err(io_err(&self.dir))?;
+                fs::symlink_metadata(&self.dir).map_err(io_err(&self.dir))?
+            }
+            Err(e) => return Err(io_err(&self.dir)(e)),
+        };
+        self.trusted(&self.dir, &m, "directory")?;
+        self.parent_trusted()?;
+        Ok(true)
+    }
+
+    /// The cache directory's parent cannot swap it out: owned by root or the owner, and not
+    /// writable by others unless sticky (as `/tmp`, where only an entry's owner may rename it).
+    fn parent_trusted(&self) -> Result<(), Refusal> {
+        let io_err = |path: &Path| {
+            let path = path.to_owned();
+            move |source| Refusal::Io { path, source }
+        };
+        if let Some(parent) = self.dir.parent() {
+            let pm = fs::metadata(parent).map_err(io_err(parent))?;
+            let sticky = pm.mode() & 0o1000 != 0;
+            if pm.uid() != self.owner && pm.uid() != 0 {
+                return Err(Refusal::Owner {
+                    path: parent.to_owned(),
+                    owner: self.owner,
+                    uid: pm.uid(),
+                });
+            }
+            if pm.mode() & 0o022 != 0 && !sticky {
+                return Err(Refusal::Writable {
+                    path: parent.to_owned(),
+                    mode: pm.mode() & 0o7777,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn entry_path(&self, kind: &str, key: &FileIdentity) -> PathBuf {
+        let mut h = DefaultHasher::new();
+        key.path.hash(&mut h);
+        self.dir.join(format!("{kind}-{:016x}.json", h.finish()))
+    }
+
+    /// Reads a trusted entry; `None` on any miss, refusal or damage (refusals are logged).
+    fn load<T: for<'de> Deserialize<'de>>(&self, path: &Path) -> Option<T> {
+        match self.ready_dir(false) {
+            Ok(true) => {}
+            Ok(false) => return None,
+            Err(r) => {
+                tracing::warn!("not using the module facts cache: {r}");
+                return None;
+            }
+        }
+        // A FIFO or a device in the cache directory is refused unopened, like any host file.
+        let file = match crate::host::io::reader::read_named(path, crate::host::FileKind::Config) {
+            Ok(Some(f)) => f,
+            Ok(None) => return None,
+            Err(e) => {
+                tracing::warn!("cannot read cache entry: {e}");
+                return None;
+            }
+        };
+        if let Err(r) = self.trusted(path, &file.meta, "regular file") {
+            tracing::warn!("ignoring cache entry: {r}");
+            return None;
+        }
+        match serde_json::from_slice(&file.bytes) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                tracing::debug!("ignoring unreadable cache entry {}: {e}", path.display());
+                None
+            }
+        }
+    }
+
+    /// Writes an entry atomically (temporary file in the directory, then rename).
+    fn save<T: Serialize>(&self, path: &Path, value: &T) {
+        if let Err(r) = self.ready_dir(true) {
+            match r {
+                Refusal::Io { .. } => tracing::debug!("not caching: {r}"),
+                _ => tracing::warn!("not using the module facts cache: {r}"),
+            }
+            return;
+        }
+        let write = || -> io::Result<()> {
+            let mut tmp = tempfile::NamedTempFile::new_in(&self.dir)?;
+            tmp.as_file()
+                .set_permissions(fs::Permissions::from_mode(0o600))?;
+            serde_json::to_writer(&mut tmp, value)?;
+            tmp.flush()?;
+            tmp.persist(path).map_err(|e| e.error)?;
+            Ok(())
+        };
+        if let Err(e) = write() {
+            tracing::debug!("cannot write cache entry {}: {e}", path.display());
+        }
+    }
+
+    /// The cached facts of the module file with identity `key`, inspected for `wanted`.
+    pub fn module(&self, key: &FileIdentity, wanted: &[&str]) -> Option<ModuleFile> {
+        let entry: ModuleEntry = self.load(&self.entry_path("module", key))?;
+        let fresh = entry.format == FORMAT
+            && entry.tool == env!("CARGO_PKG_VERSION")
+            && &entry.key == key
+            && entry
+                .wanted
+                .iter()
+                .map(String::as_str)
+                .eq(wanted.iter().copied());
+        if !fresh {
+            return None;
+        }
+        let mut facts = entry.facts;
+        facts.modinfo.all = entry.modinfo_all;
+        tracing::debug!("module facts cache hit for {}", key.path.display());
+        Some(facts)
+    }
+
+    pub fn store_module(&self, key: &FileIdentity, wanted: &[&str], facts: &ModuleFile) {
+        let entry = ModuleEntry {
+            format: FORMAT,
+            tool: env!("CARGO_PKG_VERSION").to_string(),
+            key: key.clone(),
+            wanted: wanted.iter().map(|s| s.to_string()).collect(),
+            facts: facts.clone(),
+            modinfo_all: facts.modinfo.all.clone(),
+        };
+        self.save(&self.entry_path("module", key), &entry);
+    }
+
+    /// The cached scan of the kernel image with identity `key` for `needle`.
+    pub fn image_scan(&self, key: &FileIdentity, needle: &[u8]) -> Option<ScanOutcome> {
+        let entry: ScanEntry = self.load(&self.entry_path("image", key))?;
+        let fresh = entry.format == FORMAT
+            && entry.tool == env!("CARGO_PKG_VERSION")
+            && &entry.key == key
+            && entry.needle.as_bytes() == needle;
+        if !fresh {
+            return None;
+        }
+        let format = payload_name(&entry.payload)?;
+        tracing::debug!("kernel image scan cache hit for {}", key.path.display());
+        Some(if entry.found {
+            ScanOutcome::Found { format }
+        } else {
+            ScanOutcome::NotFound { format }
+        })
+    }
+
+    /// Stores a definite scan answer; errors and "no payload" are not cached.
+    pub fn store_image_scan(&self, key: &FileIdentity, needle: &[u8], outcome: &ScanOutcome) {
+        let (found, format) = match outcome {
+            ScanOutcome::Found { format } => (true, *format),
+            ScanOutcome::NotFound { format } => (false, *format),
+            _ => return,
+        };
+        let Ok(needle) = std::str::from_utf8(needle) else {
+            return;
+        };
+        let entry = ScanEntry {
+            format: FORMAT,
+            tool: env!("CARGO_PKG_VERSION").to_string(),
+            key: key.clone(),
+            needle: needle.to_string(),
+            found,
+            payload: format.to_string(),
+        };
+        self.save(&self.entry_path("image", key), &entry);
+    }
+}
+
+/// The static name of a payload format, as the scanner reports it.
+fn payload_name(s: &str) -> Option<&'static str> {
+    ["elf", "gzip", "xz", "zstd"].into_iter().find(|n| *n == s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kmod::{Compression, ExportLayout, Modinfo};
+
+    fn me() -> u32 {
+        nix::unistd::geteuid().as_raw()
+    }
+
+    fn facts(path: &Path) -> ModuleFile {
+        ModuleFile {
+            path: path.to_owned(),
+            compression: Compression::Zstd,
+            file_size: 3,
+            elf_size: 9,
+            modinfo: Modinfo {
+                name: Some("rpcrdma".into()),
+                all: vec![("name".into(), "rpcrdma".into())],
+                ..Modinfo::default()
+            },
+            build_id: Some("abcd".into()),
+            has_symtab: true,
+            export_layout: ExportLayout::SplitTables,
+            symbols: Vec::new(),
+        }
+    }
+
+    fn setup() -> (tempfile::TempDir, PathBuf, FactsCache) {
+        let tmp = tempfile::tempdir().unwrap();
+        let module = tmp.path().join("rpcrdma.ko.zst");
+        fs::write(&module, b"one").unwrap();
+        let cache = FactsCache::with_owner(tmp.path().join("cache/nfs-gds"), me());
+        (tmp, module, cache)
+    }
+
+    #[test]
+    fn hit_after_store_with_every_field() {
+        let (_tmp, module, cache) = setup();
+        let key = FileIdentity::read(&module).unwrap().0;
+        assert_eq!(cache.module(&key, &["a"]), None, "empty cache misses");
+        cache.store_module(&key, &["a"], &facts(&module));
+        let dir = fs::metadata(cache.dir()).unwrap();
+        assert_eq!(dir.mode() & 0o777, 0o700);
+        assert_eq!(cache.module(&key, &["a"]), Some(facts(&module)));
+        assert_eq!(cache.module(&key, &["b"]), None, "asked for other symbols");
+        let entry = fs::read_dir(cache.dir()).unwrap().next().unwrap().unwrap();
+        assert_eq!(entry.metadata().unwrap().mode() & 0o777, 0o600);
+    }
+
+    #[test]
+    fn a_replaced_or_touched_file_misses() {
+        let (tmp, module, cache) = setup();
+        let key = FileIdentity::read(&module).unwrap().0;
+        cache.store_module(&key, &["a"], &facts(&module));
+        // Same size, same content, new file: a new inode (and change time).
+        let other = tmp.path().join("new.ko.zst");
+        fs::write(&other, b"one").unwrap();
+        fs::rename(&other, &module).unwrap();
+        let new_key = FileIdentity::read(&module).unwrap().0;
+        assert_ne!(new_key, key);
+        assert_eq!(cache.module(&new_key, &["a"]), None);
+        // Rewritten in place right away with as many bytes: the times may not even move within
+        // one clock tick, the content hash does.
+        cache.store_module(&new_key, &["a"], &facts(&module));
+        fs::write(&module, b"two").unwrap();
+        let rewritten = FileIdentity::read(&module).unwrap().0;
+        assert_eq!((rewritten.ino, rewritten.size), (new_key.ino, new_key.size));
+        assert_ne!(rewritten.digest, new_key.digest);
+        assert_eq!(cache.module(&rewritten, &["a"]), None);
+    }
+
+    #[test]
+    fn nothing_is_created_inside_a_world_writable_parent() {
+        let (tmp, module, cache) = setup();
+        let parent = tmp.path().join("cache");
+        fs::create_dir(&parent).unwrap();
+        fs::set_permissions(&parent, fs::Permissions::from_mode(0o777)).unwrap();
+        let key = FileIdentity::read(&module).unwrap().0;
+        cache.store_module(&key, &["a"], &facts(&module));
+        assert!(
+            !cache.dir().exists(),
+            "the cache directory was created in an open parent"
+        );
+        assert!(matches!(
+            cache.ready_dir(true),
+            Err(Refusal::Writable { path, .. }) if path == parent
+        ));
+        // Sticky, as /tmp: others cannot rename what is ours, so it is used.
+        fs::set_permissions(&parent, fs::Permissions::from_mode(0o1777)).unwrap();
+        cache.store_module(&key, &["a"], &facts(&module));
+        assert!(cache.module(&key, &["a"]).is_some());
+    }
+
+    #[test]
+    fn a_world_writable_directory_or_entry_is_refused() {
+        let (_tmp, module, cache) = setup();
+        let key = FileIdentity::read(&module).unwrap().0;
+        cache.store_module(&key, &["a"], &facts(&module));
+        assert!(cache.module(&key, &["a"]).is_some());
+
+        fs::set_permissions(cache.dir(), fs::Permissions::from_mode(0o777)).unwrap();
+        assert_eq!(
+            cache.module(&key, &["a"]),
+            None,
+            "directory writable by others"
+        );
+        assert!(matches!(
+            cache.ready_dir(false),
+            Err(Refusal::Writable { .. })
+        ));
+        fs::set_permissions(cache.dir(), fs::Permissions::from_mode(0o700)).unwrap();
+
+        let entry = fs::read_dir(cache.dir())
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        fs::set_permissions(&entry, fs::Permissions::from_mode(0o666)).unwrap();
+        assert_eq!(cache.module(&key, &["a"]), None, "entry writable by others");
+    }
+
+    #[test]
+    fn someone_elses_directory_is_refused() {
+        let (_tmp, module, cache) = setup();
+        let key = FileIdentity::read(&module).unwrap().0;
+        cache.store_module(&key, &["a"], &facts(&module));
+        let stranger = FactsCache::with_owner(cache.dir().to_owned(), me().wrapping_add(1));
+        assert!(matches!(
+            stranger.ready_dir(false),
+            Err(Refusal::Owner { .. })
+        ));
+        assert_eq!(stranger.module(&key, &["a"]), None);
+    }
+
+    #[test]
+    fn a_symlinked_directory_is_refused() {
+        let (tmp, module, cache) = setup();
+        let real = tmp.path().join("elsewhere");
+        fs::create_dir(&real).unwrap();
+        fs::set_permissions(&real, fs::Permissions::from_mode(0o700)).unwrap();
+        fs::create_dir_all(cache.dir().parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&real, cache.dir()).unwrap();
+        let key = FileIdentity::read(&module).unwrap().0;
+        cache.store_module(&key, &["a"], &facts(&module));
+        assert_eq!(fs::read_dir(&real).unwrap().count(), 0, "nothing written");
+        assert!(matches!(cache.ready_dir(false), Err(Refusal::Kind { .. })));
+    }
+
+    #[test]
+    fn image_scans_cache_definite_answers_only() {
+        let (_tmp, module, cache) = setup();
+        let key = FileIdentity::read(&module).unwrap().0;
+        cache.store_image_scan(&key, b"needle", &ScanOutcome::NoPayload);
+        assert_eq!(cache.image_scan(&key, b"needle"), None);
+        cache.store_image_scan(&key, b"needle", &ScanOutcome::Found { format: "zstd" });
+        assert_eq!(
+            cache.image_scan(&key, b"needle"),
+            Some(ScanOutcome::Found { format: "zstd" })
+        );
+        assert_eq!(cache.image_scan(&key, b"other"), None);
+    }
+
+    #[test]
+    fn damaged_entries_are_misses() {
+        let (_tmp, module, cache) = setup();
+        let key = FileIdentity::read(&module).unwrap().0;
+        cache.store_module(&key, &["a"], &facts(&module));
+        let entry = fs::read_dir(cache.dir())
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        fs::write(&entry, b"{not json").unwrap();
+        assert_eq!(cache.module(&key, &["a"]), None);
+    }
+}

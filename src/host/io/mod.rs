@@ -1,0 +1,9 @@
+//! How nfs-gds reads the host: the hardened reader every read goes through, line streaming,
+//! configuration directories, the external programs it may run, and the root-only facts cache.
+
+pub mod conf_dirs;
+pub mod facts_cache;
+pub mod lines;
+pub mod programs;
+pub mod reader;
+pub mod root;

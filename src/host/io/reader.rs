@@ -1,0 +1,634 @@
+//! The one way nfs-gds opens a file to read it: resolved inside the root, checked on the
+//! descriptor, read up to a cap.
+//!
+//! Every read goes the same three steps. First the path is resolved to an `O_PATH` descriptor,
+//! which opens nothing: no FIFO blocks, no device driver's `open` runs (a watchdog is not armed,
+//! a tape does not rewind). Below a root other than `/` (a fixture tree, an unpacked `collect`
+//! bundle) the kernel resolves it with `openat2(RESOLVE_IN_ROOT)`, so symlinks and `..` stay
+//! inside the root; where `openat2` is missing (Linux before 5.6, some seccomp filters) the same
+//! walk is done component by component in [`walk_in_root`]. Then that descriptor is `fstat`ed
+//! and anything but a regular file is refused. procfs and sysfs files are regular files whose
+//! size says nothing (0 or 4096), so the size in `fstat` is never trusted. Last, the file itself
+//! is opened through `/proc/self/fd` (the very inode that was checked), and at most the cap
+//! of its [`FileKind`] is read, plus one byte to tell a file that is too large.
+
+use std::ffi::OsStr;
+use std::fs::{File, Metadata};
+use std::io::{self, Read};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{Mode, OFlags, ResolveFlags, CWD};
+
+use crate::host::HostError;
+
+/// What a file is read as, which decides how large it may be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// A small text file: a sysfs attribute, `os-release`, a version file, a command output.
+    Text,
+    /// The nfs-gds policy.
+    Policy,
+    /// `mountinfo`, `mountstats`, `mounts`, `fstab`.
+    MountTable,
+    /// `/proc/kallsyms`.
+    Kallsyms,
+    /// `modules.dep`, `modules.alias`, `modules.builtin` and their kin.
+    ModuleIndex,
+    /// A kernel module, plain or compressed.
+    ModuleFile,
+    /// A `vmlinuz`/`vmlinux`/`Image`.
+    KernelImage,
+    /// A JSON configuration such as `cufile.json`.
+    Config,
+}
+
+impl FileKind {
+    /// The most bytes a file of this kind may hold. Each is far above what real machines have
+    /// (a policy is a few KB; kallsyms of a distribution kernel about 15 MB; mountstats about
+    /// 4 KB per NFS mount; a compressed module a few MB, the largest plain ones about 100 MB;
+    /// kernel images under 100 MB unless they carry debug information).
+    pub fn cap(self) -> u64 {
+        const MIB: u64 = 1 << 20;
+        match self {
+            FileKind::Text => 16 * MIB,
+            FileKind::Policy => MIB,
+            FileKind::MountTable => 64 * MIB,
+            FileKind::Kallsyms => 256 * MIB,
+            FileKind::ModuleIndex => 64 * MIB,
+            FileKind::ModuleFile => 256 * MIB,
+            FileKind::KernelImage => 1024 * MIB,
+            FileKind::Config => 4 * MIB,
+        }
+    }
+
+    /// How an error names a file of this kind.
+    pub fn noun(self) -> &'static str {
+        match self {
+            FileKind::Text => "text file",
+            FileKind::Policy => "policy file",
+            FileKind::MountTable => "mount table",
+            FileKind::Kallsyms => "kallsyms",
+            FileKind::ModuleIndex => "module index",
+            FileKind::ModuleFile => "module file",
+            FileKind::KernelImage => "kernel image",
+            FileKind::Config => "configuration file",
+        }
+    }
+
+    /// The kind a host path is read as when the caller does not say: by its well-known name.
+    pub fn of(path: &Path) -> FileKind {
+        let name = path.file_name().and_then(OsStr::to_str).unwrap_or("");
+        let p = path.to_string_lossy();
+        if p.ends_with("/mountinfo")
+            || p.ends_with("/mountstats")
+            || p.ends_with("/mounts")
+            || p.ends_with("etc/fstab")
+        {
+            FileKind::MountTable
+        } else if name == "kallsyms" {
+            FileKind::Kallsyms
+        } else if name.starts_with("modules.") {
+            FileKind::ModuleIndex
+        } else if name.ends_with(".ko")
+            || [".ko.xz", ".ko.gz", ".ko.zst"]
+                .iter()
+                .any(|s| name.ends_with(s))
+        {
+            FileKind::ModuleFile
+        } else if ["vmlinuz-", "vmlinux-", "Image-"]
+            .iter()
+            .any(|s| name.starts_with(s))
+        {
+            FileKind::KernelImage
+        } else if name.ends_with(".toml") {
+            FileKind::Policy
+        } else if name.ends_with(".json") {
+            FileKind::Config
+        } else {
+            FileKind::Text
+        }
+    }
+}
+
+/// A file read whole, with the metadata of the very descriptor its bytes came from (so a check
+/// of owner and mode applies to exactly what is parsed).
+#[derive(Debug)]
+pub struct FileRead {
+    /// The path as the host sees it (with the root), for messages.
+    pub path: PathBuf,
+    pub meta: Metadata,
+    pub bytes: Vec<u8>,
+}
+
+/// Whether the last component may be a symlink that is followed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LastLink {
+    Follow,
+    /// Resolve to the link itself (`lstat` semantics).
+    Keep,
+}
+
+/// Symlinks followed in one resolution before giving up, as the kernel does (`ELOOP`).
+const MAX_LINKS: usize = 40;
+
+/// Reads the file `rel` names below `root_dir`, resolved inside it; `Ok(None)` when it does not
+/// exist. `shown` names it in errors.
+pub(crate) fn read_below(
+    root_dir: &Path,
+    rel: &Path,
+    shown: &Path,
+    kind: FileKind,
+) -> Result<Option<FileRead>, HostError> {
+    let fd = match resolve_below(root_dir, rel, LastLink::Follow) {
+        Ok(fd) => fd,
+        Err(e) if is_absent(&e) => return Ok(None),
+        Err(source) => return Err(read_error(shown, source)),
+    };
+    read_checked(fd, shown, kind).map(Some)
+}
+
+/// Opens the regular file `rel` names below `root_dir`, resolved inside it, for reads the caller
+/// makes itself (depmod's binary indexes, read node by node); `Ok(None)` when it does not exist.
+pub(crate) fn open_below(
+    root_dir: &Path,
+    rel: &Path,
+    shown: &Path,
+    kind: FileKind,
+) -> Result<Option<File>, HostError> {
+    let fd = match resolve_below(root_dir, rel, LastLink::Follow) {
+        Ok(fd) => fd,
+        Err(e) if is_absent(&e) => return Ok(None),
+        Err(source) => return Err(read_error(shown, source)),
+    };
+    open_checked(fd, shown, kind).map(|(file, _)| Some(file))
+}
+
+/// Reads a file named on the command line (`inspect-module PATH`, `--config FILE`): the path is
+/// taken as given (relative to the working directory) and symlinks are followed, but it is held
+/// to the same rules as any host file: a regular file, no larger than the cap of `kind`.
+/// `Ok(None)` when it does not exist.
+pub fn read_named(path: &Path, kind: FileKind) -> Result<Option<FileRead>, HostError> {
+    let fd = match rustix::fs::openat(CWD, path, path_flags(LastLink::Follow), Mode::empty()) {
+        Ok(fd) => fd,
+        Err(e) if is_absent(&e.into()) => return Ok(None),
+        Err(e) => return Err(read_error(path, e.into())),
+    };
+    read_checked(fd, path, kind).map(Some)
+}
+
+/// An `O_PATH` descriptor for `rel` below `root_dir`. On `/` this is ordinary resolution; below
+/// any other root, symlinks (absolute ones too) and `..` are resolved as if `root_dir` were `/`.
+pub(crate) fn resolve_below(root_dir: &Path, rel: &Path, last: LastLink) -> io::Result<OwnedFd> {
+    let rel = rel.strip_prefix("/").unwrap_or(rel);
+    if root_dir == Path::new("/") {
+        let path = Path::new("/").join(rel);
+        return Ok(rustix::fs::openat(
+            CWD,
+            &path,
+            path_flags(last),
+            Mode::empty(),
+        )?);
+    }
+    let root = rustix::fs::openat(
+        CWD,
+        root_dir,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    if rel.as_os_str().is_empty() {
+        return Ok(root);
+    }
+    let how = ResolveFlags::IN_ROOT | ResolveFlags::NO_MAGICLINKS;
+    for _ in 0..3 {
+        match rustix::fs::openat2(&root, rel, path_flags(last), Mode::empty(), how) {
+            Ok(fd) => return Ok(fd),
+            // A concurrent rename somewhere in the tree: the kernel asks to retry.
+            Err(rustix::io::Errno::AGAIN) => continue,
+            // No openat2 (before 5.6), or a filter that forbids it.
+            Err(rustix::io::Errno::NOSYS)
+            | Err(rustix::io::Errno::PERM)
+            | Err(rustix::io::Errno::INVAL)
+            | Err(rustix::io::Errno::TOOBIG) => break,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    walk_in_root(&root, rel, last)
+}
+
+fn path_flags(last: LastLink) -> OFlags {
+    let flags = OFlags::PATH | OFlags::CLOEXEC;
+    match last {
+        LastLink::Follow => flags,
+        LastLink::Keep => flags | OFlags::NOFOLLOW,
+    }
+}
+
+/// `RESOLVE_IN_ROOT` in user space: one component at a time from `root`, never following a
+/// symlink with the kernel's resolution. `..` goes back up the components walked (and stays at
+/// the root at the top), and a symlink's target is spliced into the rest of the path, from the
+/// root when it is absolute.
+pub(crate) fn walk_in_root(root: &OwnedFd, rel: &Path, last: LastLink) -> io::Result<OwnedFd> {
+    // The directories walked through, root first; the top is where the next name is looked up.
+    let mut stack: Vec<OwnedFd> = vec![root.try_clone()?];
+    // What remains to walk, the next component last.
+    let mut todo = components(rel.as_os_str().as_bytes());
+    todo.reverse();
+    let mut links = 0;
+    while let Some(name) = todo.pop() {
+        match name.as_slice() {
+            b"." => continue,
+            b".." => {
+                // `..` at the top of the root is the root.
+                if stack.len() > 1 {
+                    stack.pop();
+                }
+                continue;
+            }
+            _ => {}
+        }
+        let dir = top(&stack)?;
+        let name = OsStr::from_bytes(&name);
+        let fd = rustix::fs::openat(
+            dir,
+            name,
+            OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        let meta = File::from(fd.try_clone()?).metadata()?;
+        let is_last = todo.is_empty();
+        if meta.is_symlink() && !(is_last && last == LastLink::Keep) {
+            links += 1;
+            if links > MAX_LINKS {
+                return Err(rustix::io::Errno::LOOP.into());
+            }
+            let target = rustix::fs::readlinkat(dir, name, Vec::new())?;
+            if target.as_bytes().starts_with(b"/") {
+                stack.truncate(1);
+            }
+            let mut parts = components(target.as_bytes());
+            parts.reverse();
+            todo.extend(parts);
+            continue;
+        }
+        if is_last {
+            return Ok(fd);
+        }
+        if !meta.is_dir() {
+            return Err(io::Error::from(io::ErrorKind::NotADirectory));
+        }
+        stack.push(fd);
+    }
+    // The path ended in `.`, `..` or a link to a directory path that did.
+    top(&stack)?.try_clone()
+}
+
+/// The non-empty components of a path, as bytes.
+fn components(path: &[u8]) -> Vec<Vec<u8>> {
+    path.split(|b| *b == b'/')
+        .filter(|c| !c.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
+fn top(stack: &[OwnedFd]) -> io::Result<&OwnedFd> {
+    stack
+        .last()
+        .ok_or_else(|| io::Error::other("the walk lost its root"))
+}
+
+/// Checks what an `O_PATH` descriptor refers to and reads it.
+fn read_checked(fd: OwnedFd, shown: &Path, kind: FileKind) -> Result<FileRead, HostError> {
+    let (file, meta) = open_checked(fd, shown, kind)?;
+    let cap = kind.cap();
+    let mut bytes = Vec::with_capacity(meta.len().min(cap) as usize);
+    file.take(cap + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|source| read_error(shown, source))?;
+    if bytes.len() as u64 > cap {
+        return Err(too_large(shown, kind));
+    }
+    Ok(FileRead {
+        path: shown.to_owned(),
+        meta,
+        bytes,
+    })
+}
+
+/// Opens for reading the regular file an `O_PATH` descriptor refers to, and nothing else.
+fn open_checked(fd: OwnedFd, shown: &Path, kind: FileKind) -> Result<(File, Metadata), HostError> {
+    let probe = File::from(fd);
+    let meta = probe
+        .metadata()
+        .map_err(|source| read_error(shown, source))?;
+    if let Some(what) = not_regular(&meta) {
+        return Err(HostError::NotRegular {
+            path: shown.to_owned(),
+            what,
+        });
+    }
+    if meta.len() > kind.cap() {
+        return Err(too_large(shown, kind));
+    }
+    // The magic link names the inode just checked, whatever happened to the path since.
+    let reopen = PathBuf::from(format!("/proc/self/fd/{}", probe.as_fd().as_raw_fd()));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags((OFlags::NONBLOCK | OFlags::NOCTTY).bits() as i32)
+        .open(&reopen)
+        .map_err(|source| {
+            let source = if source.kind() == io::ErrorKind::NotFound {
+                io::Error::other("cannot reopen it safely: /proc is not mounted")
+            } else {
+                source
+            };
+            read_error(shown, source)
+        })?;
+    let opened = file
+        .metadata()
+        .map_err(|source| read_error(shown, source))?;
+    if (opened.dev(), opened.ino()) != (meta.dev(), meta.ino()) {
+        return Err(read_error(
+            shown,
+            io::Error::other("it changed while it was being opened"),
+        ));
+    }
+    Ok((file, opened))
+}
+
+/// What a file is when it is not a regular file, as an error says it.
+fn not_regular(meta: &Metadata) -> Option<&'static str> {
+    let t = meta.file_type();
+    if t.is_file() {
+        None
+    } else if t.is_dir() {
+        Some("a directory")
+    } else if t.is_fifo() {
+        Some("a FIFO")
+    } else if t.is_char_device() {
+        Some("a character device")
+    } else if t.is_block_device() {
+        Some("a block device")
+    } else if t.is_socket() {
+        Some("a socket")
+    } else if t.is_symlink() {
+        Some("a symbolic link")
+    } else {
+        Some("not a file")
+    }
+}
+
+fn too_large(path: &Path, kind: FileKind) -> HostError {
+    HostError::TooLarge {
+        path: path.to_owned(),
+        cap: kind.cap(),
+        noun: kind.noun(),
+    }
+}
+
+fn read_error(path: &Path, source: io::Error) -> HostError {
+    HostError::Read {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// "Not there" in any of the ways the kernel says it: no such file, or a path component that is
+/// not a directory.
+pub(crate) fn is_absent(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+    )
+}
+
+/// Whether a path component is fit to be spliced into a host path as one name: not empty, no
+/// `/`, not `.` or `..`, no NUL. Kernel releases read from a bundle go through it before they
+/// name a directory.
+pub fn is_plain_name(name: &str) -> bool {
+    !name.is_empty()
+        && name != "."
+        && !name.contains('/')
+        && !name.contains('\0')
+        && !name.contains("..")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    /// A bundle below `dir/root` and a secret beside it, outside.
+    struct Hostile {
+        dir: tempfile::TempDir,
+    }
+
+    impl Hostile {
+        fn new() -> Self {
+            let dir = tempfile::tempdir().unwrap();
+            let root = dir.path().join("root");
+            for d in ["etc", "usr/lib", "sys/module/nvidia_fs", "dev", "proc"] {
+                std::fs::create_dir_all(root.join(d)).unwrap();
+            }
+            std::fs::write(dir.path().join("secret"), "SECRET\n").unwrap();
+            std::fs::write(root.join("usr/lib/os-release"), "ID=debian\n").unwrap();
+            Hostile { dir }
+        }
+        fn root(&self) -> PathBuf {
+            self.dir.path().join("root")
+        }
+        fn secret(&self) -> PathBuf {
+            self.dir.path().join("secret")
+        }
+    }
+
+    /// Both resolvers below a root: the kernel's `RESOLVE_IN_ROOT` and the user-space walk.
+    fn both(root: &Path, rel: &str, last: LastLink) -> [io::Result<OwnedFd>; 2] {
+        let fd = rustix::fs::openat(
+            CWD,
+            root,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .unwrap();
+        [
+            resolve_below(root, Path::new(rel), last),
+            walk_in_root(&fd, Path::new(rel), last),
+        ]
+    }
+
+    fn content(fd: io::Result<OwnedFd>, kind: FileKind) -> Result<Option<String>, String> {
+        match fd {
+            Ok(fd) => read_checked(fd, Path::new("x"), kind)
+                .map(|f| Some(String::from_utf8_lossy(&f.bytes).into_owned()))
+                .map_err(|e| e.to_string()),
+            Err(e) if is_absent(&e) => Ok(None),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    #[test]
+    fn symlinks_out_of_the_root_resolve_inside_it() {
+        let h = Hostile::new();
+        let root = h.root();
+        symlink(h.secret(), root.join("sys/module/nvidia_fs/version")).unwrap();
+        symlink("../../../../secret", root.join("etc/os-release")).unwrap();
+        symlink("/etc/shadow", root.join("etc/shadow-link")).unwrap();
+        for rel in [
+            "sys/module/nvidia_fs/version",
+            "etc/os-release",
+            "etc/shadow-link",
+            "../secret",
+            "etc/../../secret",
+        ] {
+            for fd in both(&root, rel, LastLink::Follow) {
+                let got = content(fd, FileKind::Text);
+                assert!(
+                    !format!("{got:?}").contains("SECRET") && !format!("{got:?}").contains("root:"),
+                    "{rel}: {got:?}"
+                );
+            }
+        }
+        // The escaping relative link lands on the root's own `secret`, if it has one.
+        std::fs::write(root.join("secret"), "inside\n").unwrap();
+        for fd in both(&root, "etc/os-release", LastLink::Follow) {
+            assert_eq!(content(fd, FileKind::Text), Ok(Some("inside\n".into())));
+        }
+    }
+
+    #[test]
+    fn symlinks_inside_the_root_are_followed() {
+        let h = Hostile::new();
+        let root = h.root();
+        symlink("../usr/lib/os-release", root.join("etc/os-release")).unwrap();
+        symlink("/usr/lib", root.join("lib")).unwrap();
+        for rel in [
+            "etc/os-release",
+            "lib/os-release",
+            "etc/./../lib/os-release",
+        ] {
+            for fd in both(&root, rel, LastLink::Follow) {
+                assert_eq!(
+                    content(fd, FileKind::Text),
+                    Ok(Some("ID=debian\n".into())),
+                    "{rel}"
+                );
+            }
+        }
+        // `Keep` resolves to the link itself, which is no file to read.
+        for fd in both(&root, "etc/os-release", LastLink::Keep) {
+            let e = content(fd, FileKind::Text).unwrap_err();
+            assert!(e.contains("a symbolic link"), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_symlink_loop_is_an_error_not_a_hang() {
+        let h = Hostile::new();
+        let root = h.root();
+        symlink("b", root.join("etc/a")).unwrap();
+        symlink("a", root.join("etc/b")).unwrap();
+        for fd in both(&root, "etc/a", LastLink::Follow) {
+            let e = fd.unwrap_err();
+            assert_eq!(
+                e.raw_os_error(),
+                Some(rustix::io::Errno::LOOP.raw_os_error())
+            );
+        }
+    }
+
+    /// Runs `f` on a thread and fails the test if it does not return promptly.
+    fn promptly<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(f());
+        });
+        rx.recv_timeout(Duration::from_secs(10))
+            .expect("the read hung")
+    }
+
+    #[test]
+    fn fifos_and_devices_are_refused_without_blocking() {
+        let h = Hostile::new();
+        let root = h.root();
+        nix::unistd::mkfifo(&root.join("etc/os-release"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        symlink("/dev/zero", root.join("dev/zero-link")).unwrap();
+        let shown = root.join("etc/os-release");
+        let r = promptly(move || {
+            read_below(&root, Path::new("etc/os-release"), &shown, FileKind::Text)
+                .map(|f| f.map(|f| f.bytes))
+        });
+        let e = r.unwrap_err().to_string();
+        assert!(e.contains("is a FIFO, not a regular file"), "{e}");
+        assert!(e.contains("etc/os-release"), "names the file: {e}");
+        // Inside the root, a link to /dev/zero points at the root's own dev/zero: absent.
+        let root = h.root();
+        let r = read_below(&root, Path::new("dev/zero-link"), &root, FileKind::Text).unwrap();
+        assert!(r.is_none());
+        // Named on the command line, the link is followed, and the device refused unopened.
+        let fifo = h.root().join("etc/os-release");
+        let named = promptly(move || read_named(&fifo, FileKind::ModuleFile).map(|_| ()));
+        assert!(named.unwrap_err().to_string().contains("a FIFO"));
+        let e = read_named(&h.root().join("dev/zero-link"), FileKind::Policy).unwrap_err();
+        assert!(e.to_string().contains("is a character device"), "{e}");
+    }
+
+    #[test]
+    fn each_kind_has_its_cap() {
+        let h = Hostile::new();
+        let big = h.root().join("etc/nfs-gds.toml");
+        let f = File::create(&big).unwrap();
+        f.set_len(FileKind::Policy.cap() + 1).unwrap();
+        let e = read_named(&big, FileKind::Policy).unwrap_err().to_string();
+        assert!(e.contains("larger than 1048576 bytes"), "{e}");
+        assert!(e.contains("policy file"), "{e}");
+        f.set_len(FileKind::Policy.cap()).unwrap();
+        let read = read_named(&big, FileKind::Policy).unwrap().unwrap();
+        assert_eq!(read.bytes.len() as u64, FileKind::Policy.cap());
+        assert_eq!(read.meta.len(), FileKind::Policy.cap());
+    }
+
+    #[test]
+    fn proc_files_are_read_although_their_size_says_zero() {
+        let status = read_below(
+            Path::new("/"),
+            Path::new("proc/self/status"),
+            Path::new("/proc/self/status"),
+            FileKind::Text,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(status.meta.len(), 0);
+        assert!(String::from_utf8_lossy(&status.bytes).contains("Pid:"));
+    }
+
+    #[test]
+    fn kinds_follow_well_known_names() {
+        let of = |p: &str| FileKind::of(Path::new(p));
+        assert_eq!(of("proc/self/mountinfo"), FileKind::MountTable);
+        assert_eq!(of("/proc/self/mountstats"), FileKind::MountTable);
+        assert_eq!(of("/etc/fstab"), FileKind::MountTable);
+        assert_eq!(of("proc/kallsyms"), FileKind::Kallsyms);
+        assert_eq!(of("lib/modules/6.1.0/modules.dep"), FileKind::ModuleIndex);
+        assert_eq!(
+            of("lib/modules/6.1.0/updates/rpcrdma.ko.xz"),
+            FileKind::ModuleFile
+        );
+        assert_eq!(of("/boot/vmlinuz-6.1.0"), FileKind::KernelImage);
+        assert_eq!(of("/etc/nfs-gds/nfs-gds.toml"), FileKind::Policy);
+        assert_eq!(of("/etc/cufile.json"), FileKind::Config);
+        assert_eq!(of("sys/module/nvidia_fs/version"), FileKind::Text);
+    }
+
+    #[test]
+    fn release_names_are_single_plain_components() {
+        assert!(is_plain_name("6.1.0-50-amd64"));
+        for bad in ["", ".", "..", "../../x", "a/b", "6.1..0", "a\0b"] {
+            assert!(!is_plain_name(bad), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,280 @@
+//! The root every host path is resolved against, the record of what was read below it, and the
+//! error every failed read becomes (it always names the path).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::host::io::lines;
+use crate::host::io::reader::{self, LastLink};
+pub use crate::host::io::reader::{FileKind, FileRead};
+
+/// A failed read of a host file. Always names the path (as seen on the host, i.e. with the root).
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    #[error("cannot read {}: {source}", path.display())]
+    Read { path: PathBuf, source: io::Error },
+    #[error("{} is not valid UTF-8 text", path.display())]
+    NotText { path: PathBuf },
+    #[error("{} is corrupt: {reason}", path.display())]
+    Corrupt { path: PathBuf, reason: String },
+    #[error("cannot list {}: {source}", path.display())]
+    List { path: PathBuf, source: io::Error },
+    #[error("{} is {what}, not a regular file: not reading it", path.display())]
+    NotRegular { path: PathBuf, what: &'static str },
+    #[error("{} is larger than {cap} bytes, more than any {noun} should be: not reading it", path.display())]
+    TooLarge {
+        path: PathBuf,
+        cap: u64,
+        noun: &'static str,
+    },
+}
+
+/// The directory every host path is resolved against. A root made [`recording`](Root::recording)
+/// also keeps a [`Record`] of everything read through it (clones share it), which is how
+/// `collect` knows exactly what doctor read.
+#[derive(Debug, Clone)]
+pub struct Root {
+    dir: PathBuf,
+    record: Option<Arc<Mutex<Record>>>,
+}
+
+impl PartialEq for Root {
+    fn eq(&self, other: &Self) -> bool {
+        self.dir == other.dir
+    }
+}
+
+impl Eq for Root {}
+
+/// What was read below a root, by path relative to it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Record {
+    /// Files whose contents were read.
+    pub files: BTreeSet<PathBuf>,
+    /// Paths whose existence was looked at, and were there.
+    pub present: BTreeSet<PathBuf>,
+    /// Directories that were listed, with the names they held.
+    pub listed: BTreeMap<PathBuf, Vec<String>>,
+}
+
+impl Root {
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Root {
+            dir: dir.into(),
+            record: None,
+        }
+    }
+
+    /// The same root, keeping a record of what is read through it.
+    pub fn recording(&self) -> Self {
+        Root {
+            dir: self.dir.clone(),
+            record: Some(Arc::new(Mutex::new(Record::default()))),
+        }
+    }
+
+    /// What has been read so far through a recording root (empty for any other).
+    pub fn record(&self) -> Record {
+        self.record
+            .as_ref()
+            .and_then(|r| r.lock().ok().map(|r| r.clone()))
+            .unwrap_or_default()
+    }
+
+    fn note(&self, f: impl FnOnce(&mut Record)) {
+        if let Some(Ok(mut r)) = self.record.as_ref().map(|r| r.lock()) {
+            f(&mut r);
+        }
+    }
+
+    fn rel(rel: &Path) -> PathBuf {
+        rel.strip_prefix("/").unwrap_or(rel).to_owned()
+    }
+
+    /// The machine itself.
+    pub fn host() -> Self {
+        Root::new("/")
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Whether this is the machine's own `/` (only the choices made once for a command, and
+    /// the probe's refusal to open devices in a tree, ask).
+    pub fn is_host(&self) -> bool {
+        self.dir == Path::new("/")
+    }
+
+    /// `rel` below the root; a leading `/` in `rel` is ignored, so host paths can be passed as-is.
+    pub fn join(&self, rel: impl AsRef<Path>) -> PathBuf {
+        let rel = rel.as_ref();
+        let rel = rel.strip_prefix("/").unwrap_or(rel);
+        self.dir.join(rel)
+    }
+
+    /// The path below the root that a host path joined with [`Root::join`] stands for; `None`
+    /// when it is not below the root.
+    pub fn rel_of(&self, path: &Path) -> Option<PathBuf> {
+        path.strip_prefix(&self.dir).ok().map(Path::to_path_buf)
+    }
+
+    /// Reads a file as `kind` (which sets its size cap), resolved inside the root, together
+    /// with the metadata of the descriptor it was read from; `Ok(None)` when it does not exist.
+    /// Every other read of [`Root`] goes through this one.
+    pub fn read_file(
+        &self,
+        rel: impl AsRef<Path>,
+        kind: FileKind,
+    ) -> Result<Option<FileRead>, HostError> {
+        let rel = rel.as_ref();
+        let read = reader::read_below(&self.dir, rel, &self.join(rel), kind)?;
+        if read.is_some() {
+            self.note(|r| {
+                r.files.insert(Self::rel(rel));
+            });
+        }
+        Ok(read)
+    }
+
+    /// Opens a regular file below the root, resolved inside it, for a reader that reads it piece
+    /// by piece; recorded like a read. `Ok(None)` when it does not exist.
+    pub fn open_file(
+        &self,
+        rel: impl AsRef<Path>,
+        kind: FileKind,
+    ) -> Result<Option<std::fs::File>, HostError> {
+        let rel = rel.as_ref();
+        let file = reader::open_below(&self.dir, rel, &self.join(rel), kind)?;
+        if file.is_some() {
+            self.note(|r| {
+                r.files.insert(Self::rel(rel));
+            });
+        }
+        Ok(file)
+    }
+
+    /// Opens a regular file below the root, resolved inside it, to be read line by line (see
+    /// [`lines`]); recorded like a read. Its size cap follows from its name ([`FileKind::of`]).
+    /// `Ok(None)` when it does not exist.
+    pub fn read_lines(&self, rel: impl AsRef<Path>) -> Result<Option<lines::Lines>, HostError> {
+        let rel = rel.as_ref();
+        let kind = FileKind::of(rel);
+        Ok(self
+            .open_file(rel, kind)?
+            .map(|file| lines::Lines::new(file, &self.join(rel), kind)))
+    }
+
+    /// Reads a text file; `Ok(None)` when it does not exist. Its size cap follows from its name
+    /// ([`FileKind::of`]).
+    pub fn read_text(&self, rel: impl AsRef<Path>) -> Result<Option<String>, HostError> {
+        let rel = rel.as_ref();
+        match self.read_bytes(rel)? {
+            None => Ok(None),
+            Some(bytes) => match String::from_utf8(bytes) {
+                Ok(s) => Ok(Some(s)),
+                Err(_) => Err(HostError::NotText {
+                    path: self.join(rel),
+                }),
+            },
+        }
+    }
+
+    /// Reads a text file that may contain stray non-UTF-8 bytes (kernel logs, kallsyms of odd
+    /// modules); they are replaced rather than refused.
+    pub fn read_text_lossy(&self, rel: impl AsRef<Path>) -> Result<Option<String>, HostError> {
+        Ok(self
+            .read_bytes(rel)?
+            .map(|b| String::from_utf8_lossy(&b).into_owned()))
+    }
+
+    /// Reads a file's bytes; `Ok(None)` when it does not exist. Its size cap follows from its
+    /// name ([`FileKind::of`]).
+    pub fn read_bytes(&self, rel: impl AsRef<Path>) -> Result<Option<Vec<u8>>, HostError> {
+        let rel = rel.as_ref();
+        Ok(self.read_file(rel, FileKind::of(rel))?.map(|f| f.bytes))
+    }
+
+    /// Whether a path exists below the root (files, directories, device nodes, dangling links
+    /// alike). Nothing is opened.
+    pub fn exists(&self, rel: impl AsRef<Path>) -> bool {
+        let there = reader::resolve_below(&self.dir, rel.as_ref(), LastLink::Keep).is_ok();
+        if there {
+            self.note(|r| {
+                r.present.insert(Self::rel(rel.as_ref()));
+            });
+        }
+        there
+    }
+
+    /// Whether a path below the root is a regular file (after following symlinks inside the
+    /// root). Nothing is opened.
+    pub fn is_file(&self, rel: impl AsRef<Path>) -> bool {
+        reader::resolve_below(&self.dir, rel.as_ref(), LastLink::Follow)
+            .and_then(|fd| std::fs::File::from(fd).metadata())
+            .is_ok_and(|m| m.is_file())
+    }
+
+    /// The names in a directory, sorted; `Ok(None)` when the directory does not exist.
+    pub fn list_dir(&self, rel: impl AsRef<Path>) -> Result<Option<Vec<String>>, HostError> {
+        let rel = rel.as_ref();
+        let path = self.join(rel);
+        let list_error = |source: io::Error| HostError::List {
+            path: path.clone(),
+            source,
+        };
+        let fd = match reader::resolve_below(&self.dir, rel, LastLink::Follow) {
+            Ok(fd) => fd,
+            Err(e) if reader::is_absent(&e) => return Ok(None),
+            Err(e) => return Err(list_error(e)),
+        };
+        // Opening with O_DIRECTORY never reaches a device's open: it fails first on anything
+        // but a directory.
+        let dir = rustix::fs::openat(
+            &fd,
+            ".",
+            rustix::fs::OFlags::RDONLY
+                | rustix::fs::OFlags::DIRECTORY
+                | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        );
+        let dir = match dir {
+            Ok(dir) => dir,
+            Err(rustix::io::Errno::NOTDIR) => return Ok(None),
+            Err(e) => return Err(list_error(e.into())),
+        };
+        let entries = rustix::fs::Dir::new(dir).map_err(|e| list_error(e.into()))?;
+        let mut names = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| list_error(e.into()))?;
+            let name = entry.file_name().to_bytes();
+            if name != b"." && name != b".." {
+                names.push(String::from_utf8_lossy(name).into_owned());
+            }
+        }
+        names.sort();
+        self.note(|r| {
+            r.listed.insert(Self::rel(rel), names.clone());
+        });
+        Ok(Some(names))
+    }
+}
+
+/// Reads the first line of a sysfs-style file, trimmed; `None` when absent or empty. A value
+/// that is not UTF-8 text is that one fact unreadable: it is `None` too, with a warning, and
+/// does not stop whatever else is being read.
+pub fn read_first_line(root: &Root, rel: &str) -> Result<Option<String>, HostError> {
+    let text = match root.read_text(rel) {
+        Ok(text) => text,
+        Err(e @ HostError::NotText { .. }) => {
+            tracing::warn!("{e}: taking it as unreadable");
+            None
+        }
+        Err(e) => return Err(e),
+    };
+    Ok(text
+        .and_then(|s| s.lines().next().map(|l| l.trim().to_string()))
+        .filter(|s| !s.is_empty()))
+}

@@ -1,0 +1,630 @@
+//! Which kernel modules are loaded, and which file `modprobe NAME` would load.
+//!
+//! Resolution follows modprobe: a name or alias (`modules.alias`: `xprtrdma` and `rpcrdma6` are
+//! aliases of `rpcrdma`) → the entry in `modules.dep`, which already reflects depmod's search order
+//! (so DKMS `updates/dkms/`, RPM `extra/mlnx-nfsrdma/` and vendor paths win over `kernel/` where
+//! the distribution's depmod configuration says so) → the file; or "built in" from
+//! `modules.builtin`. Module names compare with `-` and `_` as the same character, as the kernel
+//! does.
+
+pub mod gpl_rule;
+pub mod kallsyms;
+pub mod kernel_config;
+pub mod kernel_log;
+pub mod loaded_build;
+pub mod modprobe_config;
+pub mod modprobe_effect;
+pub mod module_files;
+pub mod module_load;
+pub mod rpcrdma_requests;
+pub mod sig_enforcement;
+pub mod symbol_providers;
+pub mod sysmodule;
+
+use std::cell::OnceCell;
+use std::fs::File;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::host::{HostError, Root};
+use crate::kmod::index::{fnmatch, Index, IndexError};
+
+/// One line of `/proc/modules`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LoadedModule {
+    pub name: String,
+    pub size: u64,
+    pub refcount: Option<u32>,
+    pub used_by: Vec<String>,
+    pub state: String,
+}
+
+/// Parses `/proc/modules`: `name size refcount deps state address [taint]`.
+/// Lines that do not have that shape are skipped.
+pub fn parse_proc_modules(text: &str) -> Vec<LoadedModule> {
+    text.lines()
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.len() < 5 {
+                return None;
+            }
+            let used_by = if f[3] == "-" {
+                Vec::new()
+            } else {
+                f[3].split(',')
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            };
+            Some(LoadedModule {
+                name: f[0].to_string(),
+                size: f[1].parse().ok()?,
+                refcount: f[2].parse().ok(),
+                used_by,
+                state: f[4].to_string(),
+            })
+        })
+        .collect()
+}
+
+/// `/proc/modules`. A stray non-UTF-8 byte garbles only its own line (no module name matches
+/// it), so the list is read lossily rather than refused.
+pub fn read_proc_modules(root: &Root) -> Result<Option<Vec<LoadedModule>>, HostError> {
+    Ok(root
+        .read_text_lossy("proc/modules")?
+        .map(|t| parse_proc_modules(&t)))
+}
+
+/// The kernel's canonical spelling of a module name: `-` becomes `_`.
+pub fn normalize_name(name: &str) -> String {
+    name.replace('-', "_")
+}
+
+/// The module name a file provides: `…/rpcrdma.ko.zst` → `rpcrdma`.
+pub fn module_name_of_path(path: &str) -> String {
+    let base = path.rsplit('/').next().unwrap_or(path);
+    let stem = match base.find(".ko") {
+        Some(i) => &base[..i],
+        None => base,
+    };
+    normalize_name(stem)
+}
+
+/// One `modules.dep` line: the module file and the files it depends on, as written (relative to
+/// `/lib/modules/<release>/`, or absolute in very old trees).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DepEntry {
+    pub file: String,
+    pub deps: Vec<String>,
+}
+
+/// Parses `modules.dep`. Tolerates odd spacing (tabs, several blanks, trailing blanks, CRLF).
+pub fn parse_modules_dep(text: &str) -> Vec<DepEntry> {
+    text.lines()
+        .filter_map(|line| {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                return None;
+            }
+            let (file, deps) = line.split_once(':')?;
+            let file = file.trim();
+            if file.is_empty() {
+                return None;
+            }
+            Some(DepEntry {
+                file: file.to_string(),
+                deps: deps.split_whitespace().map(str::to_string).collect(),
+            })
+        })
+        .collect()
+}
+
+/// Parses `modules.alias` into `(pattern, module)` pairs.
+pub fn parse_modules_alias(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter_map(|line| {
+            let mut w = line.split_whitespace();
+            if w.next()? != "alias" {
+                return None;
+            }
+            Some((w.next()?.to_string(), w.next()?.to_string()))
+        })
+        .collect()
+}
+
+/// Parses `modules.builtin`: one module path per line (`kernel/net/sunrpc/xprtrdma/rpcrdma.ko`).
+pub fn parse_modules_builtin(text: &str) -> Vec<String> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Where a module file sits in the tree, which tells who shipped it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ModuleOrigin {
+    /// `kernel/…`: shipped with the kernel package (inbox).
+    Inbox,
+    /// `updates/dkms/…`: built by DKMS (Debian/Ubuntu layout).
+    UpdatesDkms,
+    /// `updates/…`: an out-of-tree package overriding the kernel's module.
+    Updates,
+    /// `extra/…`: out-of-tree (DKMS on RHEL, or RPM packages such as `extra/mlnx-nfsrdma/`).
+    Extra,
+    /// Any other directory (vendor layouts); the first path component is kept.
+    Other(String),
+}
+
+impl ModuleOrigin {
+    pub fn of(rel: &str) -> Self {
+        let mut parts = rel.trim_start_matches('/').split('/');
+        // Absolute paths from very old modules.dep files: skip to the part after the release.
+        let first = parts.next().unwrap_or("");
+        match first {
+            "kernel" => ModuleOrigin::Inbox,
+            "updates" => {
+                if parts.next() == Some("dkms") {
+                    ModuleOrigin::UpdatesDkms
+                } else {
+                    ModuleOrigin::Updates
+                }
+            }
+            "extra" => ModuleOrigin::Extra,
+            other => ModuleOrigin::Other(other.to_string()),
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            ModuleOrigin::Inbox => "the kernel's own module (kernel/)".into(),
+            ModuleOrigin::UpdatesDkms => "a DKMS build (updates/dkms/)".into(),
+            ModuleOrigin::Updates => "an out-of-tree package (updates/)".into(),
+            ModuleOrigin::Extra => "an out-of-tree package (extra/)".into(),
+            ModuleOrigin::Other(d) => format!("an out-of-tree package ({d}/)"),
+        }
+    }
+}
+
+/// What `modprobe NAME` would load.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Resolution {
+    File {
+        /// The module name (after alias resolution).
+        module: String,
+        /// The path as written in `modules.dep`.
+        rel_path: String,
+        /// The path on this host (below the root).
+        path: PathBuf,
+        origin: ModuleOrigin,
+        deps: Vec<String>,
+        /// Whether the file exists; a dangling `modules.dep` entry means depmod is out of date.
+        exists: bool,
+    },
+    BuiltIn {
+        module: String,
+    },
+    /// Not in `modules.dep` nor `modules.builtin`.
+    NotFound {
+        module: String,
+    },
+    /// There is no `modules.dep` for this kernel release (no module tree installed).
+    NoModuleTree {
+        dir: PathBuf,
+    },
+}
+
+/// One of depmod's indexes as the tree has it: the binary file modprobe reads when present, the
+/// text file otherwise (fixture trees, trees copied without their `.bin` files).
+/// A binary index is kept open and read with `pread` as lookups walk it.
+#[derive(Debug, Clone)]
+enum IndexData {
+    Binary { path: PathBuf, file: Arc<File> },
+    Text(String),
+    Absent,
+}
+
+impl IndexData {
+    /// Opens `<dir>/<name>.bin`, else reads `<dir>/<name>`.
+    fn read(root: &Root, dir_rel: &str, name: &str) -> Result<Self, HostError> {
+        let bin_rel = format!("{dir_rel}/{name}.bin");
+        let bin = root.join(&bin_rel);
+        if let Some(file) = root.open_file(&bin_rel, super::FileKind::ModuleIndex)? {
+            return Ok(IndexData::Binary {
+                path: bin,
+                file: Arc::new(file),
+            });
+        }
+        // Read lossily, like /proc/modules: a non-UTF-8 byte spoils one line, not the tree.
+        Ok(match root.read_text_lossy(format!("{dir_rel}/{name}"))? {
+            Some(t) => IndexData::Text(t),
+            None => IndexData::Absent,
+        })
+    }
+
+    fn index(&self) -> Result<Option<(Index<'_, File>, &Path)>, HostError> {
+        match self {
+            IndexData::Binary { path, file } => Index::open(file.as_ref())
+                .map(|i| Some((i, path.as_path())))
+                .map_err(|e| corrupt(path, e)),
+            _ => Ok(None),
+        }
+    }
+}
+
+fn corrupt(path: &Path, e: IndexError) -> HostError {
+    HostError::Corrupt {
+        path: path.to_owned(),
+        reason: e.to_string(),
+    }
+}
+
+/// An index read on first use, so a lookup that `modules.dep` answers never reads the 26,000
+/// aliases.
+#[derive(Debug, Clone, Default)]
+struct LazyIndex(OnceCell<IndexData>);
+
+impl LazyIndex {
+    fn get(&self, root: &Root, dir_rel: &str, name: &str) -> Result<&IndexData, HostError> {
+        if let Some(d) = self.0.get() {
+            return Ok(d);
+        }
+        let data = IndexData::read(root, dir_rel, name)?;
+        Ok(self.0.get_or_init(|| data))
+    }
+}
+
+/// The module tree of one kernel release: `lib/modules/<release>/`, with depmod's indexes read
+/// as lookups need them, binary (`modules.dep.bin`, …) where present, as modprobe does.
+#[derive(Debug, Clone)]
+pub struct ModuleTree {
+    /// The tree directory below the root, as a host path (`/lib/modules/<release>`).
+    pub dir_rel: String,
+    root: Root,
+    dep: LazyIndex,
+    alias: LazyIndex,
+    symbols: LazyIndex,
+    builtin: LazyIndex,
+}
+
+impl ModuleTree {
+    /// The tree of `release`: `/lib/modules/<release>`, else `/usr/lib/modules/<release>` when
+    /// only that one has a `modules.dep` (text or binary). Reads nothing yet.
+    pub fn read(root: &Root, release: &str) -> Result<Self, HostError> {
+        let candidates = [
+            format!("lib/modules/{release}"),
+            format!("usr/lib/modules/{release}"),
+        ];
+        let dir_rel = candidates
+            .iter()
+            .find(|d| {
+                root.exists(format!("{d}/modules.dep"))
+                    || root.exists(format!("{d}/modules.dep.bin"))
+            })
+            .unwrap_or(&candidates[0])
+            .clone();
+        Ok(ModuleTree {
+            dir_rel: format!("/{dir_rel}"),
+            root: root.clone(),
+            dep: LazyIndex::default(),
+            alias: LazyIndex::default(),
+            symbols: LazyIndex::default(),
+            builtin: LazyIndex::default(),
+        })
+    }
+
+    /// A tree over the given text indexes (for tests of the resolution rules).
+    pub fn from_text(
+        root: &Root,
+        dir_rel: &str,
+        dep: Option<&str>,
+        alias: &str,
+        builtin: &str,
+    ) -> Self {
+        let text = |t: &str| LazyIndex(OnceCell::from(IndexData::Text(t.to_string())));
+        ModuleTree {
+            dir_rel: dir_rel.to_string(),
+            root: root.clone(),
+            dep: match dep {
+                Some(d) => text(d),
+                None => LazyIndex(OnceCell::from(IndexData::Absent)),
+            },
+            alias: text(alias),
+            symbols: LazyIndex(OnceCell::from(IndexData::Absent)),
+            builtin: text(builtin),
+        }
+    }
+
+    fn data(&self, which: &'static str) -> Result<&IndexData, HostError> {
+        let lazy = match which {
+            "modules.dep" => &self.dep,
+            "modules.alias" => &self.alias,
+            "modules.symbols" => &self.symbols,
+            _ => &self.builtin,
+        };
+        lazy.get(&self.root, &self.dir_rel, which)
+    }
+
+    /// Whether the tree has a `modules.dep` (binary or text) at all.
+    pub fn has_dep_index(&self) -> Result<bool, HostError> {
+        Ok(!matches!(self.data("modules.dep")?, IndexData::Absent))
+    }
+
+    /// The `modules.dep` entry of a module name (normalized).
+    pub fn dep_entry(&self, module: &str) -> Result<Option<DepEntry>, HostError> {
+        let module = normalize_name(module);
+        let data = self.data("modules.dep")?;
+        if let Some((index, path)) = data.index()? {
+            let line = index.lookup(&module).map_err(|e| corrupt(path, e))?;
+            return Ok(line.and_then(|l| parse_modules_dep(&l).into_iter().next()));
+        }
+        let IndexData::Text(text) = data else {
+            return Ok(None);
+        };
+        Ok(text
+            .lines()
+            .filter(|line| {
+                line.split_once(':')
+                    .is_some_and(|(file, _)| module_name_of_path(file.trim()) == module)
+            })
+            .find_map(|line| parse_modules_dep(line).into_iter().next()))
+    }
+
+    /// The modules an alias stands for, in modprobe's order (`modules.alias` patterns matched as
+    /// `fnmatch` does).
+    pub fn alias_targets(&self, alias: &str) -> Result<Vec<String>, HostError> {
+        let wanted = normalize_name(alias);
+        let data = self.data("modules.alias")?;
+        if let Some((index, path)) = data.index()? {
+            let values = index.lookup_wild(&wanted).map_err(|e| corrupt(path, e))?;
+            return Ok(values
+                .into_iter()
+                .map(|v| normalize_name(&v.value))
+                .collect());
+        }
+        let IndexData::Text(text) = data else {
+            return Ok(Vec::new());
+        };
+        Ok(text
+            .lines()
+            .filter_map(|line| {
+                let mut w = line.split_whitespace();
+                if w.next()? != "alias" {
+                    return None;
+                }
+                let (pattern, module) = (w.next()?, w.next()?);
+                fnmatch(normalize_name(pattern).as_bytes(), wanted.as_bytes())
+                    .then(|| normalize_name(module))
+            })
+            .collect())
+    }
+
+    /// The module that exports `symbol`, as `modules.symbols` says (`alias symbol:<sym> <mod>`);
+    /// `None` when no module does (the kernel image itself, or nobody).
+    pub fn symbol_provider(&self, symbol: &str) -> Result<Option<String>, HostError> {
+        let key = format!("symbol:{symbol}");
+        let data = self.data("modules.symbols")?;
+        if let Some((index, path)) = data.index()? {
+            return index.lookup(&key).map_err(|e| corrupt(path, e));
+        }
+        let IndexData::Text(text) = data else {
+            return Ok(None);
+        };
+        Ok(text.lines().find_map(|line| {
+            let mut w = line.split_whitespace();
+            (w.next()? == "alias" && w.next()? == key).then(|| w.next().map(str::to_string))?
+        }))
+    }
+
+    /// Whether `module` is built into the kernel (`modules.builtin`).
+    pub fn is_builtin(&self, module: &str) -> Result<bool, HostError> {
+        let module = normalize_name(module);
+        let data = self.data("modules.builtin")?;
+        if let Some((index, path)) = data.index()? {
+            return Ok(!index
+                .lookup_all(&module)
+                .map_err(|e| corrupt(path, e))?
+                .is_empty());
+        }
+        let IndexData::Text(text) = data else {
+            return Ok(false);
+        };
+        Ok(parse_modules_builtin(text)
+            .iter()
+            .any(|l| module_name_of_path(l) == module))
+    }
+
+    /// The module a name or alias stands for, looked up as libkmod does: a module name in
+    /// `modules.dep`, else the first module of a matching `modules.alias` pattern, else a
+    /// built-in module, else the name itself.
+    pub fn canonical_name(&self, name_or_alias: &str) -> Result<String, HostError> {
+        let wanted = normalize_name(name_or_alias);
+        if self.dep_entry(&wanted)?.is_some() {
+            return Ok(wanted);
+        }
+        if let Some(m) = self.alias_targets(&wanted)?.into_iter().next() {
+            return Ok(m);
+        }
+        Ok(wanted)
+    }
+
+    /// The root the tree is read below.
+    pub fn root(&self) -> &Root {
+        &self.root
+    }
+
+    /// The host path of a `modules.dep` file entry.
+    pub fn path_of(&self, file: &str) -> PathBuf {
+        if file.starts_with('/') {
+            self.root.join(file)
+        } else {
+            self.root.join(format!("{}/{}", self.dir_rel, file))
+        }
+    }
+
+    /// What `modprobe name_or_alias` would load.
+    pub fn resolve(&self, root: &Root, name_or_alias: &str) -> Result<Resolution, HostError> {
+        if !self.has_dep_index()? {
+            return Ok(Resolution::NoModuleTree {
+                dir: root.join(&self.dir_rel),
+            });
+        }
+        // canonical_name, without looking the name up in modules.dep twice: the request and
+        // each dependency of it is resolved, and every lookup walks the index.
+        let wanted = normalize_name(name_or_alias);
+        let (module, entry) = match self.dep_entry(&wanted)? {
+            Some(e) => (wanted, Some(e)),
+            None => match self.alias_targets(&wanted)?.into_iter().next() {
+                Some(m) => {
+                    let e = self.dep_entry(&m)?;
+                    (m, e)
+                }
+                None => (wanted, None),
+            },
+        };
+        if let Some(e) = entry {
+            let rel = if e.file.starts_with('/') {
+                e.file.clone()
+            } else {
+                format!("{}/{}", self.dir_rel, e.file)
+            };
+            let path = root.join(&rel);
+            let rel_in_tree = e
+                .file
+                .strip_prefix(&format!("{}/", self.dir_rel))
+                .unwrap_or(&e.file);
+            return Ok(Resolution::File {
+                module,
+                rel_path: e.file.clone(),
+                exists: root.is_file(&rel),
+                path,
+                origin: ModuleOrigin::of(rel_in_tree),
+                deps: e.deps.clone(),
+            });
+        }
+        if self.is_builtin(&module)? {
+            return Ok(Resolution::BuiltIn { module });
+        }
+        Ok(Resolution::NotFound { module })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proc_modules_lines_parse() {
+        let text = "rpcrdma 364544 5 - Live 0x0000000000000000\n\
+                    sunrpc 692224 22 nfsd,rpcrdma,nfsv4, Live 0x0000000000000000\n\
+                    nvidia_fs 262144 0 - Live 0x0000000000000000 (OE)\n\
+                    garbage\n";
+        let m = parse_proc_modules(text);
+        assert_eq!(m.len(), 3);
+        assert_eq!(m[0].name, "rpcrdma");
+        assert_eq!(m[0].refcount, Some(5));
+        assert!(m[0].used_by.is_empty());
+        assert_eq!(m[1].used_by, vec!["nfsd", "rpcrdma", "nfsv4"]);
+        assert_eq!(m[2].state, "Live");
+    }
+
+    #[test]
+    fn builtin_lines_are_trimmed_and_blank_ones_skipped() {
+        let text = "kernel/fs/ext4/ext4.ko\r\n\n  \nkernel/net/sunrpc/xprtrdma/rpcrdma.ko  \n";
+        assert_eq!(
+            parse_modules_builtin(text),
+            vec![
+                "kernel/fs/ext4/ext4.ko",
+                "kernel/net/sunrpc/xprtrdma/rpcrdma.ko"
+            ]
+        );
+    }
+
+    #[test]
+    fn module_names_from_paths() {
+        assert_eq!(
+            module_name_of_path("kernel/net/sunrpc/xprtrdma/rpcrdma.ko.zst"),
+            "rpcrdma"
+        );
+        assert_eq!(module_name_of_path("extra/nvidia-fs.ko"), "nvidia_fs");
+        assert_eq!(module_name_of_path("updates/dkms/rpcrdma.ko"), "rpcrdma");
+    }
+
+    #[test]
+    fn modules_dep_tolerates_odd_spacing() {
+        let text = "kernel/a.ko:\n  updates/dkms/rpcrdma.ko.zst :\tkernel/b.ko   kernel/c.ko  \r\n\n# comment\nnot a line\n";
+        let d = parse_modules_dep(text);
+        assert_eq!(d.len(), 2);
+        assert_eq!(d[1].file, "updates/dkms/rpcrdma.ko.zst");
+        assert_eq!(d[1].deps, vec!["kernel/b.ko", "kernel/c.ko"]);
+    }
+
+    #[test]
+    fn origins_follow_the_first_component() {
+        assert_eq!(
+            ModuleOrigin::of("kernel/net/sunrpc/xprtrdma/rpcrdma.ko"),
+            ModuleOrigin::Inbox
+        );
+        assert_eq!(
+            ModuleOrigin::of("updates/dkms/rpcrdma.ko.zst"),
+            ModuleOrigin::UpdatesDkms
+        );
+        assert_eq!(
+            ModuleOrigin::of("extra/mlnx-nfsrdma/rpcrdma.ko.xz"),
+            ModuleOrigin::Extra
+        );
+        assert_eq!(
+            ModuleOrigin::of("vastnfs/rpcrdma.ko"),
+            ModuleOrigin::Other("vastnfs".into())
+        );
+    }
+
+    #[test]
+    fn aliases_resolve_to_the_module() {
+        let root = Root::new("/nonexistent");
+        let tree = ModuleTree::from_text(
+            &root,
+            "/lib/modules/6.1.0",
+            Some("kernel/net/sunrpc/xprtrdma/rpcrdma.ko: kernel/x.ko\n"),
+            "alias rpcrdma6 rpcrdma\nalias xprtrdma rpcrdma\nalias pci:v000015B3d*sv*sd*bc*sc*i* mlx5_core\n",
+            "kernel/fs/ext4/ext4.ko\n",
+        );
+        assert_eq!(tree.canonical_name("xprtrdma").unwrap(), "rpcrdma");
+        assert_eq!(tree.canonical_name("rpcrdma6").unwrap(), "rpcrdma");
+        assert_eq!(
+            tree.alias_targets("pci:v000015B3d0000101Bsv000015B3sd00000008bc02sc00i00")
+                .unwrap(),
+            vec!["mlx5_core"]
+        );
+        match tree.resolve(&root, "xprtrdma").unwrap() {
+            Resolution::File {
+                module,
+                origin,
+                exists,
+                ..
+            } => {
+                assert_eq!(module, "rpcrdma");
+                assert_eq!(origin, ModuleOrigin::Inbox);
+                assert!(!exists);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert_eq!(
+            tree.resolve(&root, "ext4").unwrap(),
+            Resolution::BuiltIn {
+                module: "ext4".into()
+            }
+        );
+        assert_eq!(
+            tree.resolve(&root, "nvidia-fs").unwrap(),
+            Resolution::NotFound {
+                module: "nvidia_fs".into()
+            }
+        );
+    }
+}

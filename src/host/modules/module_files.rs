@@ -1,0 +1,186 @@
+//! Module files and kernel images as read from the host: the reading half of what
+//! [`crate::kmod`] parses. Files below the root are read inside it ([`Root::read_file`]) and
+//! answered from the root-only facts cache ([`facts_cache`](crate::host::io::facts_cache)) when unchanged;
+//! files named on the command line are held to the same reader rules: regular files only, at
+//! most [`FileKind::ModuleFile`]'s cap.
+
+use std::path::Path;
+
+use crate::host::io::facts_cache::{self, FactsCache};
+use crate::host::io::reader::{self, FileKind, FileRead};
+use crate::host::{HostError, Root};
+use crate::kmod::image_scan::{scan_bytes, Budget, ScanOutcome};
+use crate::kmod::load_facts::{load_facts_of_bytes, LoadFacts};
+use crate::kmod::{self, inspect_bytes, Compression, KmodError, ModuleFile};
+
+/// Reads a module file whole: a regular file of at most [`crate::kmod::MODULE_SIZE_CAP`] bytes. Opened
+/// non-blocking, so a FIFO in its place is refused instead of waited on.
+pub fn read_module_bytes(path: &Path) -> Result<Vec<u8>, KmodError> {
+    Ok(reader::read_named(path, FileKind::ModuleFile)
+        .map_err(opening)?
+        .ok_or_else(|| absent(path))?
+        .bytes)
+}
+
+/// Reads and inspects a module file named on the command line (relative to the working
+/// directory, symlinks followed).
+pub fn inspect_file(path: &Path, wanted: &[&str]) -> Result<ModuleFile, KmodError> {
+    let file = reader::read_named(path, FileKind::ModuleFile)
+        .map_err(opening)?
+        .ok_or_else(|| absent(path))?;
+    inspect_bytes(path, &file.bytes, wanted)
+}
+
+fn absent(path: &Path) -> KmodError {
+    KmodError::Read {
+        path: path.to_owned(),
+        source: std::io::Error::from_raw_os_error(rustix::io::Errno::NOENT.raw_os_error()),
+    }
+}
+
+/// A directory given where a module file was expected gets its own words.
+fn opening(e: HostError) -> KmodError {
+    match e {
+        HostError::NotRegular {
+            path,
+            what: "a directory",
+        } => KmodError::IsDirectory { path },
+        e => KmodError::Unreadable(e.to_string()),
+    }
+}
+
+/// Reads the module file at `path` (a host path below `root`, as module resolution gives it),
+/// resolved inside the root, and inspects it: answered from `cache` when it holds the facts of
+/// this very version of the file (same identity and content hash); fresh answers are stored.
+/// Uncompressed modules bypass the cache: hashing them costs about what parsing them does.
+pub fn inspect_file_with_cache(
+    root: &Root,
+    path: &Path,
+    wanted: &[&str],
+    cache: Option<&FactsCache>,
+) -> Result<ModuleFile, KmodError> {
+    let rel = root.rel_of(path).unwrap_or_else(|| path.to_owned());
+    let file = root
+        .read_file(&rel, FileKind::ModuleFile)
+        .map_err(opening)?
+        .ok_or_else(|| absent(path))?;
+    inspect_read(file, wanted, cache)
+}
+
+/// Inspects a module file already read, consulting `cache` as [`inspect_file_with_cache`] does.
+pub fn inspect_read(
+    file: FileRead,
+    wanted: &[&str],
+    cache: Option<&FactsCache>,
+) -> Result<ModuleFile, KmodError> {
+    let path = file.path.clone();
+    let Some(cache) = cache else {
+        return inspect_bytes(&path, &file.bytes, wanted);
+    };
+    if matches!(
+        kmod::decompress::sniff(&file.bytes),
+        None | Some(Compression::None)
+    ) {
+        return inspect_bytes(&path, &file.bytes, wanted);
+    }
+    let file = facts_cache::ReadFile::from(file);
+    let key = file.identity();
+    if let Some(mut facts) = cache.module(&key, wanted) {
+        // The entry may have been written for the same file under another name.
+        facts.path = path;
+        return Ok(facts);
+    }
+    let facts = inspect_bytes(&path, &file.bytes, wanted)?;
+    cache.store_module(&key, wanted, &facts);
+    Ok(facts)
+}
+
+/// [`inspect_file_with_cache`] and the file's load facts from one read and one
+/// decompression: the load facts (symbol versions, signature) are parsed from the image that is
+/// decompressed anyway, and the inspection is answered from `cache` when it holds this file.
+pub fn inspect_with_load_facts(
+    root: &Root,
+    path: &Path,
+    wanted: &[&str],
+    cache: Option<&FactsCache>,
+) -> Result<(ModuleFile, Result<LoadFacts, String>), KmodError> {
+    let rel = root.rel_of(path).unwrap_or_else(|| path.to_owned());
+    let file = root
+        .read_file(&rel, FileKind::ModuleFile)
+        .map_err(opening)?
+        .ok_or_else(|| absent(path))?;
+    let read = facts_cache::ReadFile::from(file);
+    let (compression, image) = kmod::elf_image(path, &read.bytes)?;
+    let mut load = load_facts_of_bytes(path, &image).map_err(|e| e.to_string());
+    if let Ok(l) = &mut load {
+        l.compression = compression;
+    }
+    if compression == Compression::None {
+        return Ok((inspect_bytes(path, &read.bytes, wanted)?, load));
+    }
+    let inspected = match cache {
+        None => kmod::inspect_image(path, &read.bytes, compression, &image, wanted)?,
+        Some(cache) => {
+            let key = read.identity();
+            match cache.module(&key, wanted) {
+                Some(mut facts) => {
+                    facts.path = path.to_owned();
+                    facts
+                }
+                None => {
+                    let facts =
+                        kmod::inspect_image(path, &read.bytes, compression, &image, wanted)?;
+                    cache.store_module(&key, wanted, &facts);
+                    facts
+                }
+            }
+        }
+    };
+    Ok((inspected, load))
+}
+
+/// Reads a module file named on the command line and gives what decides whether it loads
+/// (symbol versions, exported CRCs, signature).
+pub fn read_load_facts(path: &Path) -> Result<LoadFacts, KmodError> {
+    let bytes = read_module_bytes(path)?;
+    load_facts_of_bytes(path, &bytes)
+}
+
+/// Scans the file at `path` (named on the command line) for `needle`.
+pub fn scan_file(path: &Path, needle: &[u8]) -> ScanOutcome {
+    match reader::read_named(path, FileKind::KernelImage) {
+        Ok(Some(file)) => scan_bytes(&file.bytes, needle, Budget::DEFAULT),
+        Ok(None) => ScanOutcome::Error(format!("cannot read {}: no such file", path.display())),
+        Err(e) => ScanOutcome::Error(e.to_string()),
+    }
+}
+
+/// Scans the image at `path` (a host path below `root`, read inside it) for `needle`, answered
+/// from `cache` when it holds the answer for this very version of the image (same identity and
+/// content hash): the scan decompresses tens of MB.
+pub fn scan_file_with_cache(
+    root: &Root,
+    path: &Path,
+    needle: &[u8],
+    cache: Option<&FactsCache>,
+) -> ScanOutcome {
+    let rel = root.rel_of(path).unwrap_or_else(|| path.to_owned());
+    let file = match root.read_file(&rel, FileKind::KernelImage) {
+        Ok(Some(file)) => file,
+        Ok(None) => {
+            return ScanOutcome::Error(format!("cannot read {}: no such file", path.display()))
+        }
+        Err(e) => return ScanOutcome::Error(e.to_string()),
+    };
+    let Some(cache) = cache else {
+        return scan_bytes(&file.bytes, needle, Budget::DEFAULT);
+    };
+    let file = facts_cache::ReadFile::from(file);
+    let key = file.identity();
+    if let Some(outcome) = cache.image_scan(&key, needle) {
+        return outcome;
+    }
+    let outcome = scan_bytes(&file.bytes, needle, Budget::DEFAULT);
+    cache.store_image_scan(&key, needle, &outcome);
+    outcome
+}

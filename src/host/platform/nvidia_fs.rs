@@ -1,0 +1,144 @@
+//! The GPUDirect Storage kernel driver (`nvidia_fs`) and the NVIDIA GPU driver it links to.
+//!
+//! `/sys/module/nvidia_fs/version` is the full driver version (`2.28.4`); `/proc/driver/nvidia-fs/`
+//! has `version` (`version: 2.28`), `devcount` and `modules`. `modules` lists a filesystem driver
+//! (e.g. `rpcrdma: …`) only while some process holds `/dev/nvidia-fs*` open and that driver's
+//! hooks registered; it always lists the placeholder `wekafsio: 1`.
+
+use serde::Serialize;
+
+use crate::host::{read_first_line, HostError, Root};
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct NvidiaFs {
+    /// `/sys/module/nvidia_fs` exists.
+    pub loaded: bool,
+    pub version: Option<String>,
+    /// `/dev/nvidia-fsN` names, in numeric order.
+    pub devices: Vec<String>,
+    /// `/proc/driver/nvidia-fs/version` (`version: 2.28`), if present.
+    pub proc_version: Option<String>,
+    /// The `name` of each line of `/proc/driver/nvidia-fs/modules`.
+    pub registered_modules: Option<Vec<String>>,
+    /// Versions of the nvidia-fs source trees DKMS builds from (`/usr/src/nvidia-fs-2.28.4`).
+    pub source_versions: Vec<String>,
+}
+
+impl NvidiaFs {
+    pub fn read(root: &Root) -> Result<Self, HostError> {
+        let loaded = root.exists("sys/module/nvidia_fs");
+        let version = read_first_line(root, "sys/module/nvidia_fs/version")?;
+        let mut devices: Vec<String> = root
+            .list_dir("dev")?
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|n| is_nvfs_device(n))
+            .collect();
+        devices.sort_by_key(|n| n["nvidia-fs".len()..].parse::<u32>().unwrap_or(u32::MAX));
+        let proc_version = read_first_line(root, "proc/driver/nvidia-fs/version")?
+            .map(|l| l.trim_start_matches("version:").trim().to_string());
+        let registered_modules = root
+            .read_text_lossy("proc/driver/nvidia-fs/modules")?
+            .map(|t| parse_registered_modules(&t));
+        let source_versions = root
+            .list_dir("usr/src")?
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|n| n.strip_prefix("nvidia-fs-"))
+            .map(str::to_string)
+            .collect();
+        Ok(NvidiaFs {
+            loaded,
+            version,
+            devices,
+            proc_version,
+            registered_modules,
+            source_versions,
+        })
+    }
+}
+
+fn is_nvfs_device(name: &str) -> bool {
+    name.strip_prefix("nvidia-fs")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Names from `/proc/driver/nvidia-fs/modules` (`name: version` lines).
+pub fn parse_registered_modules(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.split_once(':').map(|(n, _)| n.trim().to_string()))
+        .filter(|n| !n.is_empty())
+        .collect()
+}
+
+/// Which NVIDIA GPU kernel driver is loaded: nvidia-fs ≥ 2.17.5 links `nvidia_p2p_*` directly and
+/// so needs the open kernel modules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GpuDriverFlavour {
+    Open,
+    Proprietary,
+    Unknown,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GpuDriver {
+    pub loaded: bool,
+    pub version: Option<String>,
+    pub flavour: GpuDriverFlavour,
+    /// The `NVRM version:` line it was judged from, else the module's taint flags.
+    pub evidence: Option<String>,
+}
+
+impl GpuDriver {
+    pub fn read(root: &Root) -> Result<Self, HostError> {
+        let loaded = root.exists("sys/module/nvidia");
+        let version = read_first_line(root, "sys/module/nvidia/version")?;
+        let nvrm = root
+            .read_text_lossy("proc/driver/nvidia/version")?
+            .and_then(|t| {
+                t.lines()
+                    .find(|l| l.starts_with("NVRM"))
+                    .map(str::to_string)
+            });
+        // The kernel taints itself `P` for a module whose license is not GPL-compatible: the
+        // proprietary nvidia.ko; the open modules are "Dual MIT/GPL".
+        let taint = read_first_line(root, "sys/module/nvidia/taint")?;
+        let flavour = match (&nvrm, &taint) {
+            (Some(l), _) if l.contains("Open Kernel Module") => GpuDriverFlavour::Open,
+            (Some(l), _) if l.contains("Kernel Module") => GpuDriverFlavour::Proprietary,
+            (None, Some(t)) if t.contains('P') => GpuDriverFlavour::Proprietary,
+            (None, Some(_)) => GpuDriverFlavour::Open,
+            _ => GpuDriverFlavour::Unknown,
+        };
+        let evidence = nvrm.or(taint.map(|t| format!("/sys/module/nvidia/taint: {t}")));
+        Ok(GpuDriver {
+            loaded,
+            version,
+            flavour,
+            evidence,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_names_are_exact() {
+        assert!(is_nvfs_device("nvidia-fs0"));
+        assert!(is_nvfs_device("nvidia-fs15"));
+        assert!(!is_nvfs_device("nvidia-fs"));
+        assert!(!is_nvfs_device("nvidia-fsx"));
+        assert!(!is_nvfs_device("nvidia0"));
+    }
+
+    #[test]
+    fn registered_modules_lines() {
+        assert_eq!(
+            parse_registered_modules("wekafsio: 1\nrpcrdma: (null)\n"),
+            vec!["wekafsio", "rpcrdma"]
+        );
+    }
+}

@@ -214,6 +214,15 @@ impl Verdict {
     pub fn is_ready(self) -> bool {
         self != Verdict::NotReady
     }
+
+    /// The word for the verdict in labels, metrics and JSON (serde's name for it).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Ready => "ready",
+            Verdict::ReadyWithWarnings => "ready-with-warnings",
+            Verdict::NotReady => "not-ready",
+        }
+    }
 }
 
 /// A complete, self-describing result document, as printed by `--json`.

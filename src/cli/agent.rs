@@ -8,14 +8,13 @@ use std::time::{Duration, SystemTime};
 use clap::Args;
 
 use super::{exit, CmdError, Ctx};
-use crate::agent::intent::Records;
+use crate::agent::intent::read_declared;
 use crate::agent::outputs::{self, Outputs};
 use crate::agent::schedule::MAX_INTERVAL_SECS;
 use crate::agent::{labels, metrics, mounts, Pass};
 use crate::checks::Verdict;
 use crate::host::mounts::{read_init_mount_table, MountTable};
 use crate::host::HostFacts;
-use crate::mount::record::read_records;
 
 #[derive(Debug, Args)]
 pub struct AgentArgs {
@@ -55,12 +54,9 @@ fn check_node<'t>(
     let (facts, judged) = super::check::judge_node(ctx, &policy, args.probe)?;
     let table_path;
     (*table, table_path) = read_init_mount_table(&ctx.host.root)?;
-    let (records, bad) = read_records(&ctx.host.root)?;
-    for b in &bad {
-        tracing::warn!("ignoring mount record {}: {}", b.path.display(), b.reason);
-    }
+    let declared = read_declared(&ctx.host.root)?;
     let table: &'t MountTable = table;
-    let mounts = mounts::verify_meant_for_rdma(table, &Records::new(&records), &policy);
+    let mounts = mounts::verify_meant_for_rdma(table, &declared, &policy);
     let node = judged.into_report(
         "agent",
         &ctx.host.root.dir().display().to_string(),

@@ -175,6 +175,7 @@ pub fn collect(
                 policy,
                 probe: false,
                 cufile_override,
+                declared: &Default::default(),
             },
         )?;
         // The policy is loaded by the command, not through the root; it decides the verdict.

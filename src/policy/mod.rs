@@ -8,6 +8,7 @@
 
 pub mod effective;
 pub mod file;
+pub mod intent;
 pub mod trust;
 
 use std::collections::BTreeMap;

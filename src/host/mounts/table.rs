@@ -2,7 +2,7 @@
 //! mount. Both files are produced by the same walk over the namespace's mount list, so the n-th
 //! mount of a given mount point and device in one is the n-th in the other.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -108,8 +108,25 @@ impl MountTable {
         self.mounts.iter().find(|m| m.info.mount_id == id)
     }
 
-    /// The mount that is visible at `path`: of the mounts on that mount point, the one no other
-    /// mount on the same point is stacked on.
+    /// The ids of the mounts another mount is stacked on (a child on the same mount point):
+    /// what applications do not see. Every command that asks which mounts applications see
+    /// leaves these out; [`MountTable::topmost_at`] is never one of them. Mount ids are unique
+    /// in a namespace, so each child is compared with its one parent's mount point.
+    pub fn stacked_over(&self) -> HashSet<u32> {
+        let by_id: HashMap<u32, &Path> = self
+            .mounts
+            .iter()
+            .map(|m| (m.info.mount_id, m.info.mount_point()))
+            .collect();
+        self.mounts
+            .iter()
+            .filter(|o| by_id.get(&o.info.parent_id) == Some(&o.info.mount_point()))
+            .map(|o| o.info.parent_id)
+            .collect()
+    }
+
+    /// The mount that is visible at `path`: of the mounts on that mount point, the last one no
+    /// other mount on the same point is stacked on (see [`MountTable::stacked_over`]).
     pub fn topmost_at(&self, path: &Path) -> Option<&Mount> {
         let at: Vec<&Mount> = self
             .mounts
@@ -457,5 +474,8 @@ device 10.0.2.15:/export mounted on /mnt/a\\040b with fstype nfs4 statvers=1.1\n
             70
         );
         assert!(before.topmost_at(Path::new("/nowhere")).is_none());
+        // The one stacked over is the one topmost_at passes by.
+        assert!(before.stacked_over().is_empty());
+        assert_eq!(after.stacked_over(), HashSet::from([61]));
     }
 }

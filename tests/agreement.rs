@@ -515,3 +515,62 @@ fn every_command_gives_one_answer_for_each_check_and_verdict() {
         "{compared} comparisons in {cases} cases"
     );
 }
+
+/// A mount the helper recorded on another port than the policy's: every command expects the
+/// recorded port, and so does doctor on a bundle collected from the node.
+#[test]
+fn a_recorded_port_is_the_expected_port_everywhere_and_in_a_bundle() {
+    let f = Fixture::ready();
+    let gds = Nfs {
+        id: 70,
+        device: "0:50",
+        source: "10.0.2.15:/export",
+        target: "/mnt/gds",
+        proto: "rdma",
+        port: Some(20050),
+        xprt: "rdma",
+    };
+    f.table(
+        &format!("{BEFORE}{}", gds.info()),
+        &format!("{BEFORE_STATS}{}", gds.stats()),
+    );
+    let options = |root: &std::path::Path, args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_nfs-gds"))
+            .env_clear()
+            .arg("--root")
+            .arg(root)
+            .args(args)
+            .output()
+            .unwrap();
+        let doc = json(&String::from_utf8_lossy(&out.stdout), "json");
+        let checks = checks_of(&doc["checks"]);
+        let found = checks.iter().find(|(id, _)| *id == "mount-options");
+        found.map(|(_, c)| c.status.clone()).unwrap_or_default()
+    };
+    // Unrecorded, 20050 is the wrong port for verify and doctor alike.
+    assert_eq!(options(f.path(), &["verify", "/mnt/gds", "--json"]), "fail");
+    assert_eq!(options(f.path(), &["doctor", "--json"]), "fail");
+    f.write(
+        "run/nfs-gds/mounts/70-0.50.json",
+        r#"{"source":"10.0.2.15:/export","target":"/mnt/gds","device":"0:50","mount_id":70,"port":20050}"#,
+    );
+    assert_eq!(options(f.path(), &["verify", "/mnt/gds", "--json"]), "pass");
+    assert_eq!(options(f.path(), &["doctor", "--json"]), "pass");
+    let (code, _, err) = run(&f, &["agent", "--once"]);
+    assert_eq!(code, 0, "{err}");
+    let status = f.path().join("run/nfs-gds/status.json");
+    let agent = json(&std::fs::read_to_string(status).unwrap(), "status");
+    assert_eq!(agent["mounts"][0]["meant_by"], "recorded");
+    assert_eq!(agent["mounts"][0]["verdict"], "ready");
+    // The bundle carries the record, so doctor replays it to the same answer.
+    let archive = f.path().join("out/node.tgz");
+    f.write("out/.keep", "");
+    let (code, _, err) = run(&f, &["collect", "-o", archive.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let bundle = tempfile::tempdir().unwrap();
+    let file = std::fs::File::open(&archive).unwrap();
+    tar::Archive::new(flate2::read::GzDecoder::new(file))
+        .unpack(bundle.path())
+        .unwrap();
+    assert_eq!(options(bundle.path(), &["doctor", "--json"]), "pass");
+}

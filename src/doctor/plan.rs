@@ -8,10 +8,10 @@ use super::stack::{Family, Ofed, Provenance, Stack};
 use super::usage::RpcrdmaUsage;
 use std::collections::BTreeSet;
 
-use crate::host::modules::modprobe_config::Origin;
 use crate::checks::{CheckResult, Fix, Status};
 use crate::host::boot::boot_kernels::KernelRpcrdma;
 use crate::host::boot::dkms::{dkms_state, MLNX_NFSRDMA};
+use crate::host::modules::modprobe_config::Origin;
 use crate::host::platform::nvidia_fs::GpuDriverFlavour;
 
 /// A step `provision --apply` may run by itself: idempotent, and never disruptive.

@@ -121,8 +121,11 @@ const POLICIES: &[&str] = &[
     "default = \"warn\"\n[[mount]]\ntarget = \"/mnt/gds\"\n[mount.checks]\nmount-options = \"enforce\"\ntransport-trap = \"off\"\n",
 ];
 
+/// How a node differs from a ready one.
+type Change = fn(&Fixture);
+
 /// The nodes: (name, how it differs from a ready one).
-fn nodes() -> Vec<(&'static str, fn(&Fixture))> {
+fn nodes() -> Vec<(&'static str, Change)> {
     vec![
         ("ready", |_| {}),
         ("no device node", |f| f.remove("dev/nvidia-fs0")),
@@ -286,7 +289,7 @@ fn levels_agree(what: &str, who: &str, checks: &Checks, levels: &BTreeMap<String
 
 fn one_case(
     node: &str,
-    change: fn(&Fixture),
+    change: Change,
     table: &str,
     mounts: &[Nfs],
     fstab: &str,

@@ -36,7 +36,7 @@ pub struct MountVerdict<'a> {
     /// The transport of the first `xprt:` line, else the `proto=` option (node_exporter's
     /// `protocol`); `unknown` when neither shows.
     pub protocol: &'a str,
-    /// Why it is meant for RDMA: `recorded`, `policy` or `options`.
+    /// Why it is meant for RDMA: `recorded`, `policy`, `fstab` or `options`.
     pub meant_by: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_uid: Option<&'a str>,

@@ -5,28 +5,28 @@
 //! builds the remediation [`plan`]. Rendering is in [`render`]; the model serializes to JSON.
 
 pub mod collect;
-pub mod cufile;
 pub mod fstab;
 pub mod mounts;
 pub mod plan;
 pub mod provision;
 pub mod redact;
 pub mod render;
-pub mod runner;
 pub mod stack;
+pub mod stacks;
 pub mod usage;
 
 use serde::Serialize;
 
 use crate::checks::{fix, registry, CheckResult, Verdict, SCHEMA_VERSION};
+use crate::host::io::runner::Runner;
 use crate::host::mounts::read_mount_table;
 use crate::host::platform::nvidia_fs::GpuDriverFlavour;
+use crate::host::stack_facts::StackFacts;
 use crate::host::{HostError, HostFacts};
 use crate::policy::Policy;
 use crate::verdict;
 use plan::{PlanInput, Step};
-use runner::Runner;
-use stack::{Ofed, Provenance, Stack};
+use stack::{Ofed, Stack};
 use usage::RpcrdmaUsage;
 
 /// Something doctor noticed that is not a pass/fail check: context for the admin.
@@ -87,15 +87,12 @@ pub struct Inputs<'a> {
     pub policy: &'a Policy,
     /// Run the opt-in live registration probe.
     pub probe: bool,
-    /// The cuFile configuration `CUFILE_ENV_PATH_JSON` names on this machine, if any.
-    pub cufile_override: Option<&'a str>,
 }
 
 impl std::fmt::Debug for Inputs<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Inputs")
             .field("probe", &self.probe)
-            .field("cufile_override", &self.cufile_override)
             .finish_non_exhaustive()
     }
 }
@@ -106,12 +103,12 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
         runner,
         policy,
         probe,
-        ..
     } = inputs;
-    let stack = Stack::detect(facts, runner)?;
+    let found = StackFacts::read(facts, runner)?;
+    let stack = Stack::of(facts, &found);
     let table = read_mount_table(&facts.root);
     let usage = RpcrdmaUsage::with_table(facts, table.as_ref())?;
-    let kernel_log = runner.run("dmesg", &[]).ok_stdout().map(str::to_string);
+    let kernel_log = found.kernel_log.clone();
     // The checks show the kernel's own verdict on earlier loads as evidence.
     let mut with_log = facts.clone();
     with_log.kernel_log = kernel_log.clone();
@@ -128,13 +125,12 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
     );
     let mut verdict = node.verdict();
     let mut checks: Vec<CheckResult> = node.results;
-    let cufile = cufile::read_cufile(&facts.root, inputs.cufile_override)?;
-    let libcufile = cufile::find_libcufile_rdma(&facts.root)?;
+    let cufile = facts.cufile.as_ref();
 
     let mut findings = Vec::new();
     findings.push(finding(
         "libcufile_rdma",
-        match &libcufile {
+        match &found.libcufile_rdma {
             Some(p) => format!("{p} is installed. It serves cuFile's user-space RDMA only; kernel NFS mounts (rpcrdma) never use it, so it is not the problem here."),
             None => "libcufile_rdma.so is not installed. Kernel NFS mounts never use it (it serves cuFile's user-space RDMA only), so it is not needed for GDS over NFS.".into(),
         },
@@ -153,7 +149,7 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
             "no NVIDIA GPU driver (nvidia.ko) is loaded".into()
         },
     ));
-    findings.push(finding("rpcrdma-source", describe_provenance(&stack)));
+    findings.push(finding("rpcrdma-source", stack.describe()));
     if let Some((path, gds)) = &stack.ofa_gds_config {
         findings.push(finding(
             "ofa-gds-config",
@@ -208,7 +204,7 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
         }
         None => findings.push(finding("kernel-log", "the kernel log could not be read (dmesg needs root); registration failures would show as `failing symbol_get of non-GPLONLY symbol rpcrdma_register_nvfs_dma_ops`")),
     }
-    if let Some(c) = &cufile {
+    if let Some(c) = cufile {
         findings.push(finding(
             "cufile-json",
             match (&c.parse_error, c.compat_allowed()) {
@@ -256,7 +252,7 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
         && !gpu.loaded
         && facts.pci.gpus.is_empty()
         && matches!(stack.ofed, Ofed::None)
-        && matches!(stack.provenance, Provenance::Inbox | Provenance::Missing)
+        && !stack.provenance.is_vendor()
         && !stack.gpu_operator
         && stack.vastnfs_version.is_none();
     let gpu_without_driver = facts.pci.gpus.first().filter(|_| !gpu.loaded);
@@ -278,8 +274,7 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
             stack: &stack,
             checks: &checks,
             usage: &usage,
-            compat_allowed: cufile.as_ref().is_some_and(|c| c.compat_allowed())
-                && facts.nvidia_fs.loaded,
+            compat_allowed: cufile.is_some_and(|c| c.compat_allowed()) && facts.nvidia_fs.loaded,
             gds_mount: gds_mount.as_deref(),
             next_boot: facts
                 .boot
@@ -304,56 +299,4 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
         rpcrdma_usage: usage,
         plan,
     })
-}
-
-fn describe_provenance(s: &Stack) -> String {
-    let ofed = match &s.ofed {
-        Ofed::MlnxOfed { version } => format!("MLNX_OFED {version}"),
-        Ofed::Doca { version } => format!("DOCA-OFED {version}"),
-        Ofed::Other { line } => format!("OFED ({line})"),
-        Ofed::None => "no MLNX_OFED/DOCA-OFED (ofed_info absent)".into(),
-    };
-    let what = match s.provenance {
-        Provenance::Inbox => "the distribution kernel's inbox rpcrdma (never has the nvfs hooks)",
-        Provenance::NvidiaKernel => {
-            "the inbox rpcrdma of an NVIDIA linux-nvidia kernel (hooks compiled in)"
-        }
-        Provenance::Vastnfs => "VAST's NFS client bundle (vastnfs)",
-        Provenance::MofedDkms => "mlnx-nfsrdma built by DKMS",
-        Provenance::MofedPackage => "a prebuilt mlnx-nfsrdma package",
-        Provenance::OtherOutOfTree => "an out-of-tree rpcrdma of unknown origin",
-        Provenance::BuiltIn => "rpcrdma built into the kernel",
-        Provenance::Missing => "",
-    };
-    let mut text = if s.provenance == Provenance::Missing {
-        format!("no rpcrdma module was found for this kernel; {ofed}")
-    } else {
-        format!("rpcrdma comes from {what}; {ofed}")
-    };
-    if let Some(p) = &s.rpcrdma_package {
-        text.push_str(&format!("; file owned by package {p}"));
-    }
-    if let Some(v) = &s.vastnfs_version {
-        text.push_str(&format!("; vastnfs bundle {v}"));
-    }
-    let dkms: Vec<String> = s
-        .dkms
-        .iter()
-        .filter(|e| {
-            e.module.starts_with("mlnx") || e.module == "nvidia-fs" || e.module == "vastnfs"
-        })
-        .map(|e| {
-            format!(
-                "{}/{} {}: {}",
-                e.module,
-                e.version,
-                e.kernel.as_deref().unwrap_or(""),
-                e.state
-            )
-        })
-        .collect();
-    if !dkms.is_empty() {
-        text.push_str(&format!("; dkms: {}", dkms.join(", ")));
-    }
-    text
 }

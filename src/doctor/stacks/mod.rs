@@ -16,6 +16,7 @@ pub mod mofed_package;
 pub mod nvidia_kernel;
 pub mod ofed;
 pub mod other_out_of_tree;
+pub mod ubuntu_doca_ofed;
 pub mod vastnfs;
 
 use super::plan::Step;
@@ -29,6 +30,7 @@ pub const ALL: &[&dyn RpcrdmaStack] = &[
     &built_in::BuiltIn,
     &missing::Missing,
     &vastnfs::Vastnfs,
+    &ubuntu_doca_ofed::UbuntuDocaOfed,
     &nvidia_kernel::NvidiaKernel,
     &inbox::Inbox,
     &mofed_dkms::MofedDkms,

@@ -1,8 +1,10 @@
 //! `nfs-gds doctor`: the whole decision tree for this node, and the fix for its stack.
 //!
-//! [`diagnose`] runs the same node checks as the mount helper, adds what only a human needs to
-//! know (which stack provides rpcrdma, the GPU driver flavour, cufile.json, the kernel log), and
-//! builds the remediation [`plan`]. Rendering is in [`render`]; the model serializes to JSON.
+//! [`diagnose`] runs the same node checks as the mount helper on the host facts, composes the
+//! [`stack`] from the stack facts the host readers gather, adds the [`sections`] only a human
+//! needs (which stack provides rpcrdma, the GPU driver flavour, cufile.json, the kernel log), and
+//! builds the remediation [`plan`] from the [`stacks`] catalogue. Rendering is in [`render`]; the
+//! model serializes to JSON. Nothing here reads stack facts from the host itself.
 
 pub mod collect;
 pub mod fstab;
@@ -11,6 +13,7 @@ pub mod plan;
 pub mod provision;
 pub mod redact;
 pub mod render;
+pub mod sections;
 pub mod stack;
 pub mod stacks;
 pub mod usage;
@@ -20,7 +23,6 @@ use serde::Serialize;
 use crate::checks::{fix, registry, CheckResult, Verdict, SCHEMA_VERSION};
 use crate::host::io::runner::Runner;
 use crate::host::mounts::read_mount_table;
-use crate::host::platform::nvidia_fs::GpuDriverFlavour;
 use crate::host::stack_facts::StackFacts;
 use crate::host::{HostError, HostFacts};
 use crate::policy::Policy;
@@ -108,12 +110,11 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
     let stack = Stack::of(facts, &found);
     let table = read_mount_table(&facts.root);
     let usage = RpcrdmaUsage::with_table(facts, table.as_ref())?;
-    let kernel_log = found.kernel_log.clone();
     // The checks show the kernel's own verdict on earlier loads as evidence.
     let mut with_log = facts.clone();
-    with_log.kernel_log = kernel_log.clone();
+    with_log.kernel_log = found.kernel_log.clone();
     if probe {
-        with_log.run_probe(kernel_log.clone());
+        with_log.run_probe(found.kernel_log.clone());
     }
     let facts = &with_log;
     let node = verdict::judge(
@@ -125,95 +126,12 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
     );
     let mut verdict = node.verdict();
     let mut checks: Vec<CheckResult> = node.results;
-    let cufile = facts.cufile.as_ref();
-
-    let mut findings = Vec::new();
-    findings.push(finding(
-        "libcufile_rdma",
-        match &found.libcufile_rdma {
-            Some(p) => format!("{p} is installed. It serves cuFile's user-space RDMA only; kernel NFS mounts (rpcrdma) never use it, so it is not the problem here."),
-            None => "libcufile_rdma.so is not installed. Kernel NFS mounts never use it (it serves cuFile's user-space RDMA only), so it is not needed for GDS over NFS.".into(),
-        },
-    ));
-    let gpu = &stack.gpu_driver;
-    findings.push(finding(
-        "gpu-driver",
-        if gpu.loaded {
-            let flavour = match gpu.flavour {
-                GpuDriverFlavour::Open => "open kernel modules (required by nvidia-fs 2.17.5 and later)",
-                GpuDriverFlavour::Proprietary => "PROPRIETARY kernel module: nvidia-fs 2.17.5 and later does not load against it (`nvidia_fs: Unknown symbol nvidia_p2p_*`)",
-                GpuDriverFlavour::Unknown => "flavour unknown (/proc/driver/nvidia/version not readable)",
-            };
-            format!("nvidia.ko {} is loaded: {flavour}", gpu.version.as_deref().unwrap_or("(version unknown)"))
-        } else {
-            "no NVIDIA GPU driver (nvidia.ko) is loaded".into()
-        },
-    ));
-    findings.push(finding("rpcrdma-source", stack.describe()));
-    if let Some((path, gds)) = &stack.ofa_gds_config {
-        findings.push(finding(
-            "ofa-gds-config",
-            if *gds {
-                format!("{path}: CONFIG_GPU_DIRECT_STORAGE=y (mlnx-ofa_kernel configured with GDS)")
-            } else {
-                format!("{path}: CONFIG_GPU_DIRECT_STORAGE is not y: mlnx-ofa_kernel was configured without GDS, so mlnx-nfsrdma compiles no hooks")
-            },
-        ));
-    }
-    if let Some(rule) = &facts.gpl_rule {
-        findings.push(finding(
-            "kernel-gpl-rule",
-            format!(
-                "GPL-only __symbol_get is {}: {}",
-                rule.enforcement.as_str(),
-                rule.evidence
-            ),
-        ));
-    }
-    for k in &facts.boot.installed {
-        let next = facts
-            .boot
-            .next_boot
-            .as_ref()
-            .is_ok_and(|nb| nb.release.as_deref() == Some(k.release.as_str()));
-        let role = match (k.running, next) {
-            (true, true) => " (running, and the next boot)",
-            (true, false) => " (running)",
-            (false, true) => " (the next boot)",
-            (false, false) => "",
-        };
-        let text = match facts.boot.other(&k.release) {
-            Some(o) => crate::checks::catalogue::next_boot::kernel_line(o),
-            None => "judged by the checks above".to_string(),
-        };
-        findings.push(finding(
-            "installed-kernel",
-            format!("{}{role}: {text}", k.release),
-        ));
-    }
-    match &kernel_log {
-        Some(log) => {
-            let lines = relevant_log_lines(log);
-            if lines.is_empty() {
-                findings.push(finding("kernel-log", "the kernel log has no nvidia-fs registration or symbol_get failures"));
-            } else {
-                for l in lines {
-                    findings.push(finding("kernel-log", l));
-                }
-            }
-        }
-        None => findings.push(finding("kernel-log", "the kernel log could not be read (dmesg needs root); registration failures would show as `failing symbol_get of non-GPLONLY symbol rpcrdma_register_nvfs_dma_ops`")),
-    }
-    if let Some(c) = cufile {
-        findings.push(finding(
-            "cufile-json",
-            match (&c.parse_error, c.compat_allowed()) {
-                (Some(e), _) => format!("{} could not be parsed ({e}); cuFile's default allows compat mode", c.path),
-                (None, true) => format!("{}: allow_compat_mode is {} — applications silently fall back to POSIX I/O when GDS is unavailable; run once with CUFILE_ALLOW_COMPAT_MODE=false to prove GDS", c.path, if c.allow_compat_mode.is_some() { "true" } else { "unset (default true)" }),
-                (None, false) => format!("{}: allow_compat_mode is false — cuFile fails instead of falling back", c.path),
-            },
-        ));
-    }
+    let seen = sections::Seen {
+        facts,
+        found: &found,
+        stack: &stack,
+    };
+    let mut findings = sections::findings(sections::NODE, &seen);
     let fstab_entries = facts
         .root
         .read_text_lossy("etc/fstab")?
@@ -238,16 +156,9 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
             format!("the mount table could not be read: {e}"),
         )),
     }
-    if stack.gpu_operator {
-        findings.push(finding(
-            "gpu-operator",
-            format!(
-                "GPU Operator node; validations present: {}. Note the operator's nvidia-fs validation only runs `lsmod | grep nvidia_fs` and never checks that rpcrdma registered.",
-                if stack.operator_validations.is_empty() { "none".to_string() } else { stack.operator_validations.join(", ") }
-            ),
-        ));
-    }
+    findings.extend(sections::findings(sections::CLUSTER, &seen));
 
+    let gpu = &stack.gpu_driver;
     let no_nvidia_stack = !facts.nvidia_fs.loaded
         && !gpu.loaded
         && facts.pci.gpus.is_empty()
@@ -274,7 +185,8 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
             stack: &stack,
             checks: &checks,
             usage: &usage,
-            compat_allowed: cufile.is_some_and(|c| c.compat_allowed()) && facts.nvidia_fs.loaded,
+            compat_allowed: facts.cufile.as_ref().is_some_and(|c| c.compat_allowed())
+                && facts.nvidia_fs.loaded,
             gds_mount: gds_mount.as_deref(),
             next_boot: facts
                 .boot

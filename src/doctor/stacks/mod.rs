@@ -153,11 +153,6 @@ pub fn detect(d: &Detection) -> &'static dyn RpcrdmaStack {
         .unwrap_or(&missing::Missing)
 }
 
-/// The stack with this id.
-pub fn find(id: &str) -> Option<&'static dyn RpcrdmaStack> {
-    ALL.iter().copied().find(|s| s.id() == id)
-}
-
 /// Serializes a stack as its id.
 pub fn serialize_id<S: serde::Serializer>(
     stack: &&'static dyn RpcrdmaStack,
@@ -174,11 +169,36 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_stack_is_listed_once_and_found_by_its_id() {
+    fn every_stack_is_listed_once_under_its_own_id() {
         let mut seen = std::collections::BTreeSet::new();
         for s in ALL {
             assert!(seen.insert(s.id()), "{} listed twice", s.id());
-            assert_eq!(find(s.id()).map(|f| f.id()), Some(s.id()));
         }
+    }
+
+    #[test]
+    fn every_resolution_finds_a_stack() {
+        use crate::host::modules::Resolution;
+        let missing = Resolution::NotFound {
+            module: "rpcrdma".into(),
+        };
+        let builtin = Resolution::BuiltIn {
+            module: "rpcrdma".into(),
+        };
+        let file = test_support::resolved("odd/place/rpcrdma.ko");
+        let id = |r: Option<&Resolution>| {
+            detect(&Detection {
+                resolution: r,
+                release: "",
+                package: None,
+                dkms: &[],
+                vastnfs: false,
+            })
+            .id()
+        };
+        assert_eq!(id(None), missing::ID);
+        assert_eq!(id(Some(&missing)), missing::ID);
+        assert_eq!(id(Some(&builtin)), built_in::ID);
+        assert_eq!(id(Some(&file)), other_out_of_tree::ID);
     }
 }

@@ -39,3 +39,27 @@ impl RpcrdmaStack for NvidiaKernel {
         Remedy::manual(super::vastnfs::reinstall_against_rdma_stack())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::resolved;
+    use super::super::{detect, inbox};
+    use super::*;
+
+    #[test]
+    fn the_inbox_module_of_a_linux_nvidia_kernel_is_nvidias() {
+        let r = resolved("kernel/net/sunrpc/xprtrdma/rpcrdma.ko.zst");
+        let on = |release| {
+            detect(&Detection {
+                resolution: Some(&r),
+                release,
+                package: None,
+                dkms: &[],
+                vastnfs: false,
+            })
+            .id()
+        };
+        assert_eq!(on("6.8.0-1015-nvidia"), ID);
+        assert_eq!(on("6.8.0-45-generic"), inbox::ID);
+    }
+}

@@ -5,6 +5,7 @@
 //! its place in one of the lists.
 
 use super::stack::Stack;
+use super::stacks::driver_container;
 use super::{finding, relevant_log_lines, Finding};
 use crate::host::platform::nvidia_fs::GpuDriverFlavour;
 use crate::host::stack_facts::StackFacts;
@@ -164,15 +165,8 @@ fn cufile_json(seen: &Seen) -> Vec<Finding> {
 }
 
 fn gpu_operator(seen: &Seen) -> Vec<Finding> {
-    let s = seen.stack;
-    if !s.gpu_operator {
-        return vec![];
-    }
-    vec![finding(
-        "gpu-operator",
-        format!(
-            "GPU Operator node; validations present: {}. Note the operator's nvidia-fs validation only runs `lsmod | grep nvidia_fs` and never checks that rpcrdma registered.",
-            if s.operator_validations.is_empty() { "none".to_string() } else { s.operator_validations.join(", ") }
-        ),
-    )]
+    driver_container::describe(seen.stack)
+        .map(|text| finding("gpu-operator", text))
+        .into_iter()
+        .collect()
 }

@@ -1,47 +1,18 @@
 //! The GPU side of the plan: NVIDIA's GPU driver and its open flavour, nvidia-fs from packages or
-//! from the GPU Operator's driver container, and what a node without any of it would need.
+//! from the GPU Operator's [driver container](driver_container), and what a node without any of
+//! it would need.
 
 use super::step::{Action, Step};
-use crate::doctor::stack::{Family, Ofed, Stack};
+use crate::doctor::stack::{Family, Stack};
+use crate::doctor::stacks::driver_container;
 use crate::doctor::stacks::ofed::install_nfsrdma_step;
-
-/// The ClusterPolicy fragment that turns GDS on with the GPU Operator.
-pub fn cluster_policy_yaml(host_mofed: bool) -> String {
-    [
-        "apiVersion: nvidia.com/v1",
-        "kind: ClusterPolicy",
-        "metadata:",
-        "  name: cluster-policy",
-        "spec:",
-        "  driver:",
-        "    kernelModuleType: open      # nvidia-fs >= 2.17.5 needs the open GPU kernel modules",
-        "    rdma:",
-        "      enabled: true",
-        &format!(
-            "      useHostMofed: {host_mofed}{}",
-            "   # true when DOCA-OFED/MLNX_OFED is installed on the host"
-        ),
-        "  gds:",
-        "    enabled: true               # runs the nvidia-fs container that loads nvidia_fs",
-        "",
-    ]
-    .join("\n")
-}
 
 /// nvidia_fs is not loaded: the GPU Operator's switch, or the packages (and the open GPU
 /// modules nvidia-fs needs).
 pub(super) fn nvidia_fs_steps(s: &Stack) -> Vec<Step> {
     let mut steps = Vec::new();
-    if s.gpu_operator || s.kubernetes {
-        steps.push(Step::manual(
-            "Enable GDS in the GPU Operator",
-            "nvidia_fs is not loaded and this node is managed by Kubernetes: the GPU Operator loads it from its nvidia-fs container only when `gds.enabled` is set",
-            vec![
-                "kubectl patch clusterpolicies.nvidia.com/cluster-policy --type merge -p '{\"spec\":{\"gds\":{\"enabled\":true},\"driver\":{\"kernelModuleType\":\"open\",\"rdma\":{\"enabled\":true}}}}'".into(),
-                "# or apply this ClusterPolicy fragment:".into(),
-                cluster_policy_yaml(!matches!(s.ofed, Ofed::None)),
-            ],
-        ));
+    if driver_container::manages(s) {
+        steps.push(driver_container::enable_gds_step(s));
     } else {
         steps.push(Step::manual(
             "Install the GDS kernel driver (nvidia-fs)",

@@ -11,13 +11,14 @@ pub mod step;
 use std::collections::BTreeSet;
 
 use super::stack::{Family, Stack};
+use super::stacks::driver_container;
 use super::usage::RpcrdmaUsage;
 use crate::checks::catalogue::modprobe_config;
 use crate::checks::{CheckResult, Fix, Status};
 use crate::host::boot::boot_kernels::KernelRpcrdma;
 use crate::host::boot::dkms::{dkms_state, MLNX_NFSRDMA};
 use crate::host::platform::nvidia_fs::GpuDriverFlavour;
-pub use gpu::{cluster_policy_yaml, gds_node_needs};
+pub use gpu::gds_node_needs;
 pub use step::{Action, Step};
 
 /// Everything the planner looks at.
@@ -53,7 +54,7 @@ pub fn plan(input: &PlanInput) -> Vec<Step> {
     let kernel = s.kernel().to_string();
     let mut steps = Vec::new();
     let proprietary = s.gpu_driver.flavour == GpuDriverFlavour::Proprietary;
-    let operator = s.gpu_operator || s.kubernetes;
+    let operator = driver_container::manages(s);
     if fixes.contains(&Fix::GpuDriver)
         || (fixes.contains(&Fix::NvidiaFs) && proprietary && !operator)
     {
@@ -105,12 +106,8 @@ pub fn plan(input: &PlanInput) -> Vec<Step> {
     if fixes.contains(&Fix::ReloadRpcrdma) || rebuilt {
         steps.push(reload_step(input.usage));
     }
-    if s.kubernetes && fixes.contains(&Fix::HookedRpcrdma) {
-        steps.push(Step::manual(
-            "Let the Network Operator's DOCA driver load NFS-RDMA",
-            "the DOCA driver container skips mlnx-nfsrdma unless ENABLE_NFSRDMA is set",
-            vec!["set `ENABLE_NFSRDMA=true` in NicClusterPolicy spec.ofedDriver.env".into()],
-        ));
+    if hooked {
+        steps.extend(driver_container::nfsrdma_step(s));
     }
     for c in input
         .checks

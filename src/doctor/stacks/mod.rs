@@ -6,9 +6,11 @@
 //! install or rebuild a hooked rpcrdma, rebuild against the installed RDMA ABI, export the hooks
 //! GPL, sign the modules. What most stacks share (the inbox defaults, NVIDIA's OFED recipes) is in
 //! [`ofed`]; the plan iterates [`ALL`] and asks the stack it found. Adding a stack is one file
-//! here and its line in [`ALL`].
+//! here and its line in [`ALL`]. nvidia_fs has one alternative to the host's packages, the
+//! GPU Operator's [`driver_container`].
 
 pub mod built_in;
+pub mod driver_container;
 pub mod inbox;
 pub mod missing;
 pub mod mofed_dkms;

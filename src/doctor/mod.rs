@@ -212,3 +212,48 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
         plan,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::catalogue::cufile_config;
+    use crate::host::io::runner::RecordingRunner;
+    use crate::host::Root;
+
+    /// cufile.json is read once, with the host facts: what doctor reports of it is what the
+    /// checks judged, even when the file changes while doctor runs.
+    #[test]
+    fn cufile_json_is_the_one_the_checks_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("etc/cufile.json");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, r#"{ "properties": { "allow_compat_mode": false } }"#).unwrap();
+        let facts = HostFacts::read(&Root::new(dir.path())).unwrap();
+        std::fs::write(&path, r#"{ "properties": { "allow_compat_mode": true } }"#).unwrap();
+        let d = diagnose(
+            &facts,
+            Inputs {
+                runner: &RecordingRunner::default(),
+                policy: &Policy::default(),
+                probe: false,
+            },
+        )
+        .unwrap();
+        let text: Vec<&str> = d
+            .findings
+            .iter()
+            .filter(|f| f.topic == "cufile-json")
+            .map(|f| f.text.as_str())
+            .collect();
+        assert_eq!(
+            text,
+            vec!["/etc/cufile.json: allow_compat_mode is false — cuFile fails instead of falling back"]
+        );
+        let check = d.checks.iter().find(|c| c.id == cufile_config::ID).unwrap();
+        assert_eq!(check.status, crate::checks::Status::Pass, "{check:?}");
+        assert!(!d
+            .plan
+            .iter()
+            .any(|s| s.title.contains("compatibility mode")));
+    }
+}

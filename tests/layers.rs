@@ -111,6 +111,7 @@ const HOST_WINGS: &[&[&str]] = &[
     &["modules", "platform", "mounts"],
     &["boot"],
     &["facts"],
+    &["stack_facts"],
 ];
 
 /// The wing a name of `crate::host::` belongs to.

@@ -15,6 +15,7 @@ pub mod kernel;
 pub mod modules;
 pub mod mounts;
 pub mod platform;
+pub mod stack_facts;
 
 pub use facts::HostFacts;
 pub use io::reader::{FileKind, FileRead};

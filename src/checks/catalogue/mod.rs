@@ -37,6 +37,8 @@ mod nfs_mounts;
 mod rpcrdma_common;
 
 #[cfg(test)]
+mod expect;
+#[cfg(test)]
 mod mount_tests;
 
 /// Every check, in the order to fix them.

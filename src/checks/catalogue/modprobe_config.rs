@@ -17,7 +17,7 @@ pub const ID: CheckId = CheckId::new("modprobe-config");
 
 pub static CHECK: Check = Check {
     id: ID,
-    doc: "modprobe's configuration neither stops rpcrdma from loading (blacklist on the name requested, `install … /bin/false`) nor replaces its load with another command, for `modprobe rpcrdma` and the kernel's own request",
+    doc: "modprobe's configuration neither stops rpcrdma from loading (blacklist on the name requested, `install … /bin/false`) nor replaces its load with another command, for `modprobe rpcrdma` and the kernel's own request (`rpcrdma` since Linux 5.11, `xprtrdma` before); lines that only change the load warn, and so does a stopped next load while rpcrdma is loaded",
     scope: Scope::Node(run),
     default_level: Level::Enforce,
     waitable: false,

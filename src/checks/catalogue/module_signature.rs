@@ -15,7 +15,7 @@ pub const ID: CheckId = CheckId::new("module-signature");
 
 pub static CHECK: Check = Check {
     id: ID,
-    doc: "the rpcrdma and nvidia_fs files are signed where the kernel enforces module signatures (Secure Boot, `sig_enforce`, lockdown)",
+    doc: "the rpcrdma and nvidia_fs files are signed where the kernel enforces module signatures (Secure Boot, `sig_enforce`, lockdown; the evidence that decided is shown); the signer is reported",
     scope: Scope::Node(run),
     default_level: Level::Enforce,
     waitable: false,

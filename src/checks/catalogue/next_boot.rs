@@ -15,7 +15,7 @@ pub const ID: CheckId = CheckId::new("next-boot");
 
 pub static CHECK: Check = Check {
     id: ID,
-    doc: "the kernel the next boot starts has an rpcrdma with the hooks in its own module tree (DKMS built mlnx-nfsrdma for it)",
+    doc: "the kernel the next boot starts (GRUB, BLS entries, systemd-boot, else the newest installed) has an rpcrdma with the hooks in its own module tree (DKMS built mlnx-nfsrdma for it; the `dkms install` that fixes it is shown)",
     scope: Scope::Node(run),
     default_level: Level::Warn,
     waitable: false,

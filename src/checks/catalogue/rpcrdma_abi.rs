@@ -15,7 +15,7 @@ pub const ID: CheckId = CheckId::new("rpcrdma-abi");
 
 pub static CHECK: Check = Check {
     id: ID,
-    doc: "the symbol CRCs the rpcrdma file was built against match what its providers (ib_core, rdma_cm, …) export, so modprobe loads it",
+    doc: "the symbol CRCs the rpcrdma file was built against match what its providers (ib_core, rdma_cm, …) export, so modprobe does not refuse it with `disagrees about version of symbol` (skipped on a kernel built without CONFIG_MODVERSIONS)",
     scope: Scope::Node(run),
     default_level: Level::Enforce,
     waitable: false,

@@ -13,7 +13,7 @@ pub const ID: CheckId = CheckId::new("rpcrdma-module");
 
 pub static CHECK: Check = Check {
     id: ID,
-    doc: "modprobe resolves `rpcrdma` (through `modules.alias` and `modules.dep`, so DKMS `updates/`, RPM `extra/` and vendor paths win where depmod says so) to a readable module file, or it is built in",
+    doc: "modprobe resolves `rpcrdma` (through `modules.alias` and `modules.dep`, so DKMS `updates/`, RPM `extra/` and vendor paths win where depmod says so) to a readable module file, or it is built in; an `alias` of the modprobe configuration that makes rpcrdma mean another module is followed",
     scope: Scope::Node(run),
     default_level: Level::Enforce,
     waitable: true,

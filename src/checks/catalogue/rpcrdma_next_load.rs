@@ -15,7 +15,7 @@ pub const ID: CheckId = CheckId::new("rpcrdma-next-load");
 
 pub static CHECK: Check = Check {
     id: ID,
-    doc: "when another rpcrdma build is loaded, the file modprobe loads after `modprobe -r` or a reboot also carries the hooks, exported as this kernel accepts",
+    doc: "when another rpcrdma build is loaded, the file modprobe loads after `modprobe -r` or a reboot also carries the hooks, exported as this kernel accepts; a loaded build from outside the module tree is reported with the driver-container markers found (`/run/mellanox/drivers`, `/run/nvidia/driver`, `/run/nvidia/validations`)",
     scope: Scope::Node(run),
     default_level: Level::Warn,
     waitable: false,

@@ -40,7 +40,7 @@ mod rpcrdma_common;
 #[cfg(test)]
 mod expect;
 #[cfg(test)]
-mod mount_tests;
+pub(crate) mod mount_fixtures;
 
 /// Every check, in the order to fix them.
 pub static ALL: &[&Check] = &[

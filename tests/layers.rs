@@ -112,6 +112,8 @@ const HOST_WINGS: &[&[&str]] = &[
     &["boot"],
     &["facts"],
     &["stack_facts"],
+    // Test-only: HostFacts without a tree, for the checks' unit tests.
+    &["facts_builder"],
 ];
 
 /// The wing a name of `crate::host::` belongs to.

@@ -10,6 +10,8 @@
 
 pub mod boot;
 pub mod facts;
+#[cfg(test)]
+pub mod facts_builder;
 pub mod io;
 pub mod kernel;
 pub mod modules;

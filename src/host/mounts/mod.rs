@@ -10,18 +10,20 @@
 use std::path::PathBuf;
 
 mod escape;
+mod fields;
 mod mountinfo;
 mod mountstats;
+mod options;
 #[cfg(test)]
 mod samples;
 mod table;
 
 pub use escape::unescape;
-pub use mountinfo::{option_value, parse_mountinfo, parse_mountinfo_line, MountInfoEntry};
+pub use mountinfo::{parse_mountinfo, parse_mountinfo_line, MountInfoEntry};
 pub use mountstats::{
     is_rdma_netid, parse_mountstats, MountStats, MountStatsParser, MountStatsRecord, Xprt,
-    KEPT_OPTIONS, KEPT_SUPER_OPTIONS,
 };
+pub use options::{option_value, KEPT_OPTIONS, KEPT_SUPER_OPTIONS};
 pub use table::{Mount, MountTable};
 
 use mountinfo::MountInfoParser;

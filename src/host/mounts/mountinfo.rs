@@ -6,7 +6,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use super::escape::{lossy, unescaped};
-use super::mountstats::{KeptMemo, KEPT_SUPER_OPTIONS};
+use super::fields::Fields;
+use super::options::{option_in, KeptMemo, KEPT_SUPER_OPTIONS};
 use super::LineError;
 
 /// One line of `/proc/self/mountinfo`. Its fields but the ids are kept one after another in
@@ -130,28 +131,6 @@ impl EntryText {
     }
 }
 
-/// The value of `key=` in a list of `key=value` / `flag` options.
-pub fn option_value<'a>(mut options: impl Iterator<Item = &'a str>, key: &str) -> Option<&'a str> {
-    options.find_map(|o| o.strip_prefix(key).and_then(|rest| rest.strip_prefix('=')))
-}
-
-/// [`option_value`] of a comma-separated list, walked on its bytes (asked for every option of
-/// every mount, several times a check).
-pub(super) fn option_in<'a>(list: &'a str, key: &str) -> Option<&'a str> {
-    let mut rest = list;
-    loop {
-        let comma = rest.as_bytes().iter().position(|&b| b == b',');
-        let option = &rest[..comma.unwrap_or(rest.len())];
-        if let Some(value) = option
-            .strip_prefix(key)
-            .and_then(|after| after.strip_prefix('='))
-        {
-            return Some(value);
-        }
-        rest = &rest[comma? + 1..];
-    }
-}
-
 /// Parses mountinfo. Every line must have the documented shape
 /// `ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS…] - FSTYPE SOURCE SUPEROPTS`.
 pub fn parse_mountinfo(text: &[u8]) -> Result<Vec<MountInfoEntry>, LineError> {
@@ -165,52 +144,6 @@ pub fn parse_mountinfo(text: &[u8]) -> Result<Vec<MountInfoEntry>, LineError> {
         entries.extend(entry);
     }
     Ok(entries)
-}
-
-/// The space-separated fields of a line: on the stack, unless there are more than a kernel's
-/// lines have (a mountinfo line with many tags).
-pub(super) struct Fields<'l> {
-    few: [&'l [u8]; 16],
-    n: usize,
-    many: Vec<&'l [u8]>,
-}
-
-impl<'l> Fields<'l> {
-    pub(super) fn of(line: &'l [u8]) -> Self {
-        let mut f = Fields {
-            few: [&[]; 16],
-            n: 0,
-            many: Vec::new(),
-        };
-        // Found with memchr: a mount point or an option list is a long field.
-        let mut rest = line;
-        while !rest.is_empty() {
-            let end = memchr::memchr(b' ', rest).unwrap_or(rest.len());
-            let field = &rest[..end];
-            rest = rest.get(end + 1..).unwrap_or(&[]);
-            if field.is_empty() {
-                continue;
-            }
-            if f.n < f.few.len() {
-                f.few[f.n] = field;
-                f.n += 1;
-            } else {
-                if f.many.is_empty() {
-                    f.many.extend_from_slice(&f.few);
-                }
-                f.many.push(field);
-            }
-        }
-        f
-    }
-
-    pub(super) fn as_slice(&self) -> &[&'l [u8]] {
-        if self.many.is_empty() {
-            &self.few[..self.n]
-        } else {
-            &self.many
-        }
-    }
 }
 
 /// One line of mountinfo; `None` for a blank line.
@@ -306,6 +239,7 @@ fn parse_mountinfo_line_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::mounts::options::option_value;
     use crate::host::mounts::samples::*;
     use std::path::Path;
 

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use super::escape::{lossy, path_of, text_of};
-use super::mountinfo::option_in;
-use super::mountinfo::Fields;
+use super::fields::Fields;
+use super::options::{option_in, KeptMemo, KEPT_OPTIONS};
 
 /// One transport of an NFS mount: an `xprt:` line of mountstats.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,16 +32,6 @@ impl Xprt {
 pub fn is_rdma_netid(netid: &str) -> bool {
     matches!(netid, "rdma" | "rdma6")
 }
-
-/// The superblock options of a mountinfo line that are kept: the ones nfs-gds reads (the
-/// options the checks read, and `addr=`, the server address the kernel uses). A node with
-/// thousands of NFS mounts would otherwise hold some 200 bytes more per mount; a reader of
-/// another option adds it here.
-pub const KEPT_SUPER_OPTIONS: [&str; 4] = ["vers", "proto", "port", "addr"];
-
-/// The options of an `opts:` line that a mount keeps: the ones the checks read. The rest of
-/// the line (a dozen more options) is dropped, for a node with thousands of NFS mounts.
-pub const KEPT_OPTIONS: [&str; 3] = ["vers", "proto", "port"];
 
 /// What a mount keeps of its mountstats record: the transports and the options the checks read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -178,56 +168,6 @@ impl MountStatsParser {
 fn done(mut rec: MountStatsRecord) -> MountStatsRecord {
     rec.stats.xprts.shrink_to_fit();
     rec
-}
-
-/// The last list of options [`kept`] filtered, and what it kept.
-#[derive(Debug, Default)]
-pub(super) struct KeptMemo {
-    input: Vec<u8>,
-    output: String,
-}
-
-impl KeptMemo {
-    /// [`kept`], reusing the last answer for the same list.
-    pub(super) fn kept(&mut self, options: &[u8], keys: &[&str]) -> String {
-        self.kept_str(options, keys).to_string()
-    }
-
-    /// [`KeptMemo::kept`], borrowed.
-    pub(super) fn kept_str(&mut self, options: &[u8], keys: &[&str]) -> &str {
-        if self.input != options {
-            self.input.clear();
-            self.input.extend_from_slice(options);
-            self.output = kept(options, keys);
-        }
-        &self.output
-    }
-}
-
-/// The options of a comma-separated list whose key is one of `keys`, in order, in one walk
-/// over the bytes (the lists are long, their options short, and the kept ones few).
-fn kept(options: &[u8], keys: &[&str]) -> String {
-    let mut out = String::new();
-    let mut start = 0;
-    loop {
-        let rest = &options[start..];
-        let len = rest.iter().position(|&b| b == b',').unwrap_or(rest.len());
-        let o = &rest[..len];
-        let key = o.iter().position(|&b| b == b'=').map_or(o, |i| &o[..i]);
-        if keys
-            .iter()
-            .any(|k| k.len() == key.len() && k.as_bytes() == key)
-        {
-            if !out.is_empty() {
-                out.push(',');
-            }
-            out.push_str(&lossy(o));
-        }
-        if len == rest.len() {
-            return out;
-        }
-        start += len + 1;
-    }
 }
 
 /// `device DEV mounted on MNT with fstype TYPE [statvers=V]` or `no device mounted on …`.

@@ -7,7 +7,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use super::mountinfo::MountInfoEntry;
-use super::mountstats::{is_rdma_netid, MountStats, MountStatsRecord, Xprt, KEPT_OPTIONS};
+use super::mountstats::{is_rdma_netid, MountStats, MountStatsRecord, Xprt};
+use super::options::KEPT_OPTIONS;
 
 /// A mount: its mountinfo line and, when one could be paired, what it keeps of its mountstats
 /// record (whose device and mount point are the mountinfo line's: that is how they paired).

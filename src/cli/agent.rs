@@ -13,6 +13,7 @@ use crate::agent::outputs::{self, Outputs};
 use crate::agent::schedule::MAX_INTERVAL_SECS;
 use crate::agent::{labels, metrics, mounts, verdict_word, Pass};
 use crate::host::mounts::{read_init_mount_table, MountTable};
+use crate::host::platform::nvfs_stats::read_nvfs_stats;
 use crate::host::HostFacts;
 use crate::mount::record::read_records;
 
@@ -72,6 +73,7 @@ fn check_node<'t>(
         mount_table: table_path.display().to_string(),
         at,
         interval: Duration::from_secs(args.interval),
+        nvfs_stats: read_nvfs_stats(&ctx.host.root)?,
     };
     Ok((pass, facts))
 }

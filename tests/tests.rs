@@ -15,6 +15,7 @@ mod external_tools;
 mod host_kernels;
 mod hostile_bundle;
 mod inspect_module;
+mod io_path;
 mod layers;
 mod load_checks;
 mod loaded_module;

@@ -7,7 +7,9 @@
 pub mod collect;
 pub mod cufile;
 pub mod fstab;
+pub mod io_path;
 pub mod mounts;
+pub mod not_for_nfs;
 pub mod plan;
 pub mod provision;
 pub mod redact;
@@ -154,6 +156,8 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
         },
     ));
     findings.push(finding("rpcrdma-source", describe_provenance(&stack)));
+    findings.extend(io_path::findings(facts));
+    findings.extend(not_for_nfs::findings(facts)?);
     if let Some((path, gds)) = &stack.ofa_gds_config {
         findings.push(finding(
             "ofa-gds-config",

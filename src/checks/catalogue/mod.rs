@@ -19,6 +19,7 @@ pub mod module_signature;
 pub mod mount_options;
 pub mod mount_transport;
 pub mod next_boot;
+pub mod nic_gpu_distance;
 pub mod nvfs_registration;
 pub mod nvidia_fs_devices;
 pub mod nvidia_fs_loaded;
@@ -58,6 +59,7 @@ pub static ALL: &[&Check] = &[
     &iommu_mode::CHECK,
     &pcie_acs::CHECK,
     &pcie_path::CHECK,
+    &nic_gpu_distance::CHECK,
     &cufile_config::CHECK,
     &container::CHECK,
     &nvfs_registration::CHECK,

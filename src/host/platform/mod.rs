@@ -1,10 +1,14 @@
 //! The GPU side of the node: nvidia-fs and its live probe, counters and topology, the NVIDIA GPU driver,
-//! the PCI devices, cufile.json, and whether nfs-gds runs in a container.
+//! the PCI devices and the PCIe tree, the path from each NFS server to the NIC and GPUs, cufile.json, and whether nfs-gds runs in a container.
 
 pub mod container;
 pub mod cufile_json;
+pub mod io_path;
+pub mod net_route;
 pub mod nvfs_probe;
 pub mod nvfs_stats;
 pub mod nvfs_topology;
 pub mod nvidia_fs;
 pub mod pci;
+pub mod pcie_tree;
+pub mod rdma_netdev;

@@ -16,7 +16,9 @@ pub mod iommu_mode;
 pub mod known_bad_versions;
 pub mod modprobe_config;
 pub mod module_signature;
+pub mod mount_connections;
 pub mod mount_options;
+pub mod mount_pnfs;
 pub mod mount_transport;
 pub mod next_boot;
 pub mod nic_gpu_distance;
@@ -66,4 +68,6 @@ pub static ALL: &[&Check] = &[
     &transport_trap::CHECK,
     &mount_transport::CHECK,
     &mount_options::CHECK,
+    &mount_connections::CHECK,
+    &mount_pnfs::CHECK,
 ];

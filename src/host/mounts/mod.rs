@@ -12,6 +12,7 @@ use std::path::PathBuf;
 mod escape;
 mod mountinfo;
 mod mountstats;
+pub mod pnfs;
 #[cfg(test)]
 mod samples;
 mod table;

@@ -37,11 +37,11 @@ pub fn is_rdma_netid(netid: &str) -> bool {
 /// options the checks read, and `addr=`, the server address the kernel uses). A node with
 /// thousands of NFS mounts would otherwise hold some 200 bytes more per mount; a reader of
 /// another option adds it here.
-pub const KEPT_SUPER_OPTIONS: [&str; 4] = ["vers", "proto", "port", "addr"];
+pub const KEPT_SUPER_OPTIONS: [&str; 5] = ["vers", "proto", "port", "addr", "nconnect"];
 
 /// The options of an `opts:` line that a mount keeps: the ones the checks read. The rest of
 /// the line (a dozen more options) is dropped, for a node with thousands of NFS mounts.
-pub const KEPT_OPTIONS: [&str; 3] = ["vers", "proto", "port"];
+pub const KEPT_OPTIONS: [&str; 4] = ["vers", "proto", "port", "nconnect"];
 
 /// What a mount keeps of its mountstats record: the transports and the options the checks read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -49,6 +49,8 @@ pub struct MountStats {
     /// The [`KEPT_OPTIONS`] of the `opts:` line, comma-separated, in the line's order (NFS
     /// only).
     pub opts: String,
+    /// The pNFS layout type of the `nfsv4:` line (`LAYOUT_FLEX_FILES`), when it names one.
+    pub pnfs: Option<Box<str>>,
     /// Every `xprt:` line, in order (several with `nconnect=`).
     pub xprts: Vec<Xprt>,
 }
@@ -127,6 +129,12 @@ impl MountStatsParser {
             Some(b'o') => {
                 if let Some(opts) = rest.strip_prefix(b"opts:") {
                     current.stats.opts = self.opts.kept(opts.trim_ascii(), &KEPT_OPTIONS);
+                }
+            }
+            // `nfsv4:` lines always carry an `x` (`bm0=0x…`), so `feed_lines` hands them here.
+            Some(b'n') => {
+                if let Some(v4) = rest.strip_prefix(b"nfsv4:") {
+                    current.stats.pnfs = super::pnfs::parse_pnfs_layout(&lossy(v4)).map(Box::from);
                 }
             }
             Some(b'x') if rest.starts_with(b"xprt:") => {

@@ -34,3 +34,4 @@ mod setuid;
 #[cfg(feature = "external-tools")]
 mod systemd_unit;
 mod verify_cmd;
+mod watch;

@@ -9,6 +9,7 @@
 
 use std::path::PathBuf;
 
+pub mod counters;
 mod escape;
 mod mountinfo;
 mod mountstats;

@@ -23,6 +23,10 @@ use crate::host::{read_first_line, HostError, Root};
 /// How deep the walk goes below a host bridge (nested switches rarely pass 6).
 const MAX_DEPTH: usize = 16;
 
+/// How many PCI directories the walk lists at most: a large node has a few hundred functions;
+/// a tree of links that loop (a hostile bundle) stops here instead of multiplying.
+const MAX_DIRS: usize = 8192;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub enum PcieDistance {
     #[serde(rename = "PIX")]
@@ -118,6 +122,9 @@ pub fn read_places(root: &Root, wanted: &[&str]) -> Result<BTreeMap<String, Pcie
     if wanted.is_empty() {
         return Ok(found);
     }
+    let mut budget = MAX_DIRS;
+    // A function appears once in the tree; a name seen again came through a link that loops.
+    let mut seen = std::collections::HashSet::new();
     for host_bridge in root.list_dir("sys/devices")?.unwrap_or_default() {
         if !host_bridge.starts_with("pci") {
             continue;
@@ -125,8 +132,12 @@ pub fn read_places(root: &Root, wanted: &[&str]) -> Result<BTreeMap<String, Pcie
         let mut stack: Vec<(String, Vec<String>)> =
             vec![(format!("sys/devices/{host_bridge}"), vec![])];
         while let Some((dir, chain)) = stack.pop() {
+            if budget == 0 {
+                return Ok(found);
+            }
+            budget -= 1;
             for name in root.list_dir(&dir)?.unwrap_or_default() {
-                if !is_pci_address(&name) {
+                if !is_pci_address(&name) || !seen.insert(name.clone()) {
                     continue;
                 }
                 let path = format!("{dir}/{name}");
@@ -217,6 +228,26 @@ pub(crate) mod tests {
         // One socket: sysfs says -1 and nothing tells the nodes apart.
         let single = place("pci0000:ae", &["0000:ae:00.0"], "0000:af:00.0", None);
         assert_eq!(gpu.distance(&single), PcieDistance::Node);
+    }
+
+    #[test]
+    fn the_walk_finds_places_and_ends_on_links_that_loop() {
+        let d = tempfile::tempdir().unwrap();
+        let dev = d
+            .path()
+            .join("sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0");
+        std::fs::create_dir_all(dev.join("power")).unwrap();
+        std::fs::write(dev.join("numa_node"), "1\n").unwrap();
+        // Two links back up, named like functions: without a bound the walk would multiply.
+        std::os::unix::fs::symlink("..", dev.join("0000:3c:00.0")).unwrap();
+        std::os::unix::fs::symlink("..", dev.join("0000:3c:01.0")).unwrap();
+        let root = Root::new(d.path());
+        let places = read_places(&root, &["0000:3b:00.0", "0000:99:00.0"]).unwrap();
+        let p = &places["0000:3b:00.0"];
+        assert_eq!(p.host_bridge, "pci0000:3a");
+        assert_eq!(p.bridges, ["0000:3a:00.0"]);
+        assert_eq!(p.numa_node, Some(1));
+        assert!(!places.contains_key("0000:99:00.0"));
     }
 
     #[test]

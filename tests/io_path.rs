@@ -107,10 +107,15 @@ fn across_sockets_warns_with_the_published_figures() {
         "{r}"
     );
     assert!(r["evidence"].to_string().contains("6.9 GiB/s"), "{r}");
-    // The doctor shows the same path.
+    // The doctor shows the same path, and the mounts of that server.
+    f.write(
+        "proc/self/mountinfo",
+        "1 0 254:0 / / rw - ext4 /dev/vda rw\n\
+         61 1 0:50 / /mnt/gds rw - nfs4 filer:/export rw,vers=4.2,proto=rdma,port=20049,addr=10.20.0.5\n",
+    );
     let out = run(&f, &["doctor"]);
     let text = stdout(&out);
-    assert!(text.contains("GPU 0000:3d:00.0 SYS"), "{text}");
+    assert!(text.contains("NFS v4 server filer (mounted on /mnt/gds): 10.20.0.5 (port 20049) → route 10.20.0.0/16 dev ib0 → mlx5_0 → 0000:3e:00.0; to the GPUs: GPU 0000:3d:00.0 SYS"), "{text}");
 }
 
 #[test]

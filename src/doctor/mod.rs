@@ -156,7 +156,7 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
         },
     ));
     findings.push(finding("rpcrdma-source", describe_provenance(&stack)));
-    findings.extend(io_path::findings(facts));
+    findings.extend(io_path::findings(facts, table.as_ref().ok()));
     findings.extend(not_for_nfs::findings(facts)?);
     if let Some((path, gds)) = &stack.ofa_gds_config {
         findings.push(finding(

@@ -157,3 +157,32 @@ fn doctor_says_what_does_not_matter_for_kernel_nfs_where_the_node_has_it() {
         assert!(text.contains(said), "{said}: {text}");
     }
 }
+
+#[test]
+fn a_bundle_replays_the_path_and_the_classification() {
+    let f = node("pci0000:3a/0000:3a:00.0", 0, "pci0000:ae/0000:ae:00.0", 1);
+    let doctor = |root: &std::path::Path| -> serde_json::Value {
+        let out = nfs_gds()
+            .arg("--root")
+            .arg(root)
+            .args(["doctor", "--json"])
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let original = doctor(f.root());
+    let work = tempfile::tempdir().unwrap();
+    let archive = work.path().join("node.tgz");
+    let out = run(&f, &["collect", "-o", archive.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let bundle = work.path().join("bundle");
+    std::fs::create_dir(&bundle).unwrap();
+    let file = std::fs::File::open(&archive).unwrap();
+    tar::Archive::new(flate2::read::GzDecoder::new(file))
+        .unpack(&bundle)
+        .unwrap();
+    let replayed = doctor(&bundle);
+    let r = check_result(&replayed, "nic-gpu-distance");
+    assert_eq!(r["status"], "warn", "{r}");
+    assert_eq!(r, check_result(&original, "nic-gpu-distance"));
+}

@@ -171,16 +171,7 @@ fn a_bundle_replays_the_path_and_the_classification() {
         serde_json::from_slice(&out.stdout).unwrap()
     };
     let original = doctor(f.root());
-    let work = tempfile::tempdir().unwrap();
-    let archive = work.path().join("node.tgz");
-    let out = run(&f, &["collect", "-o", archive.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let bundle = work.path().join("bundle");
-    std::fs::create_dir(&bundle).unwrap();
-    let file = std::fs::File::open(&archive).unwrap();
-    tar::Archive::new(flate2::read::GzDecoder::new(file))
-        .unpack(&bundle)
-        .unwrap();
+    let (_work, bundle) = collect_bundle(&f);
     let replayed = doctor(&bundle);
     let r = check_result(&replayed, "nic-gpu-distance");
     assert_eq!(r["status"], "warn", "{r}");

@@ -165,7 +165,11 @@ impl IoPaths {
                 .iter()
                 .filter_map(|(_, _, n)| n.as_ref()?.pci.as_deref()),
         );
-        let places = if gpus.is_empty() {
+        // The PCIe walk only matters where a server is reached by a device with RDMA.
+        let any_rdma = paths
+            .iter()
+            .any(|(_, _, n)| n.as_ref().is_some_and(|n| !n.rdma_devices.is_empty()));
+        let places = if gpus.is_empty() || !any_rdma {
             BTreeMap::new()
         } else {
             read_places(root, &wanted)?

@@ -14,7 +14,7 @@
 //! - `NODE`: under different host bridges of one NUMA node;
 //! - `SYS`: on different NUMA nodes (the CPU interconnect between sockets).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde::Serialize;
 
@@ -116,15 +116,33 @@ fn is_pci_address(name: &str) -> bool {
             .all(|(i, c)| matches!(i, 4 | 7 | 10) || c.is_ascii_hexdigit())
 }
 
-/// The places of the functions in `wanted`, found by walking `sys/devices/pci*`.
+/// One wanted function's place, read at `path` below its host bridge.
+fn place_of(
+    root: &Root,
+    path: &str,
+    address: &str,
+    host_bridge: &str,
+    bridges: &[String],
+) -> Result<PciePlace, HostError> {
+    let numa = read_first_line(root, &format!("{path}/numa_node"))?
+        .and_then(|n| n.parse::<i64>().ok())
+        .and_then(|n| u32::try_from(n).ok());
+    Ok(PciePlace {
+        address: address.to_string(),
+        host_bridge: host_bridge.to_string(),
+        bridges: bridges.to_vec(),
+        numa_node: numa,
+    })
+}
+
+/// The places of the functions in `wanted`, found by walking `sys/devices/pci*`; the walk ends
+/// as soon as every one is found.
 pub fn read_places(root: &Root, wanted: &[&str]) -> Result<BTreeMap<String, PciePlace>, HostError> {
+    let wanted: BTreeSet<&str> = wanted.iter().copied().collect();
     let mut found = BTreeMap::new();
-    if wanted.is_empty() {
-        return Ok(found);
-    }
     let mut budget = MAX_DIRS;
     // A function appears once in the tree; a name seen again came through a link that loops.
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = HashSet::new();
     for host_bridge in root.list_dir("sys/devices")?.unwrap_or_default() {
         if !host_bridge.starts_with("pci") {
             continue;
@@ -132,7 +150,7 @@ pub fn read_places(root: &Root, wanted: &[&str]) -> Result<BTreeMap<String, Pcie
         let mut stack: Vec<(String, Vec<String>)> =
             vec![(format!("sys/devices/{host_bridge}"), vec![])];
         while let Some((dir, chain)) = stack.pop() {
-            if budget == 0 {
+            if budget == 0 || found.len() == wanted.len() {
                 return Ok(found);
             }
             budget -= 1;
@@ -141,19 +159,9 @@ pub fn read_places(root: &Root, wanted: &[&str]) -> Result<BTreeMap<String, Pcie
                     continue;
                 }
                 let path = format!("{dir}/{name}");
-                if wanted.contains(&name.as_str()) {
-                    let numa = read_first_line(root, &format!("{path}/numa_node"))?
-                        .and_then(|n| n.parse::<i64>().ok())
-                        .and_then(|n| u32::try_from(n).ok());
-                    found.insert(
-                        name.clone(),
-                        PciePlace {
-                            address: name.clone(),
-                            host_bridge: host_bridge.clone(),
-                            bridges: chain.clone(),
-                            numa_node: numa,
-                        },
-                    );
+                if wanted.contains(name.as_str()) {
+                    let place = place_of(root, &path, &name, &host_bridge, &chain)?;
+                    found.insert(name.clone(), place);
                 }
                 if chain.len() < MAX_DEPTH {
                     let mut below = chain.clone();

@@ -17,3 +17,4 @@ pub mod mount;
 pub mod nfs;
 pub mod policy;
 pub mod verdict;
+pub mod watch;

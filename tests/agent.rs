@@ -308,3 +308,30 @@ fn default_outputs_are_written_below_the_root() {
     // node_exporter's directory does not exist below the root: no textfile is written anywhere.
     assert!(!f.root().join("var/lib/prometheus").exists());
 }
+
+#[test]
+fn nvidia_fs_counters_are_published_beside_the_readiness() {
+    let spec = ModuleSpec::rpcrdma("6.8.0-45-generic");
+    let f = node_with(&spec, DKMS, Packing::Zstd);
+    f.write(
+        "proc/driver/nvidia-fs/stats",
+        include_str!("fixtures/nvidia-fs/stats-enabled.txt"),
+    );
+    let out = tempfile::tempdir().unwrap();
+    let o = agent_once(&f, out.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let prom = std::fs::read_to_string(out.path().join("textfile/nfs-gds.prom")).unwrap();
+    assert!(prom.contains("nfs_gds_nvfs_io_stats_enabled 1\n"), "{prom}");
+    assert!(prom.contains("nfs_gds_nvfs_operations_total{op=\"read\"} 38912\n"));
+    assert!(prom.contains("# TYPE nfs_gds_nvfs_bytes_total counter\n"));
+    // A stats file of another format is said, not guessed at; the pass still publishes.
+    f.write(
+        "proc/driver/nvidia-fs/stats",
+        "NVFS statistics(ver: 9.0)\nReads : n=many\n",
+    );
+    let o = agent_once(&f, out.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let prom = std::fs::read_to_string(out.path().join("textfile/nfs-gds.prom")).unwrap();
+    assert!(prom.contains("nfs_gds_nvfs_stats_readable 0\n"), "{prom}");
+    assert!(!prom.contains("nfs_gds_nvfs_operations_total"));
+}

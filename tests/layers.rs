@@ -15,7 +15,7 @@ const LAYERS: &[&[&str]] = &[
     &["checks"],
     &["policy"],
     &["verdict"],
-    &["mount", "doctor"],
+    &["mount", "doctor", "watch"],
     &["agent"],
     &["cli"],
 ];

@@ -16,6 +16,7 @@ mod external_tools;
 mod host_kernels;
 mod hostile_bundle;
 mod inspect_module;
+mod io_path;
 mod layers;
 mod load_checks;
 mod loaded_module;
@@ -34,3 +35,4 @@ mod setuid;
 #[cfg(feature = "external-tools")]
 mod systemd_unit;
 mod verify_cmd;
+mod watch;

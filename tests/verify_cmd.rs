@@ -17,10 +17,10 @@ fn an_rdma_mount_verifies() {
         .stdout(
             predicate::str::starts_with("nfs-gds verify /mnt/gds: READY\n")
                 .and(predicate::str::contains(
-                    "PASS     mount-transport  the mount runs over RDMA",
+                    "PASS     mount-transport    the mount runs over RDMA",
                 ))
                 .and(predicate::str::contains(
-                    "PASS     mount-options    proto=rdma on port 20049",
+                    "PASS     mount-options      proto=rdma on port 20049",
                 )),
         );
 }

@@ -49,6 +49,9 @@ _nfs__gds() {
             nfs__gds,verify)
                 cmd="nfs__gds__subcmd__verify"
                 ;;
+            nfs__gds,watch)
+                cmd="nfs__gds__subcmd__watch"
+                ;;
             nfs__gds__subcmd__help,agent)
                 cmd="nfs__gds__subcmd__help__subcmd__agent"
                 ;;
@@ -82,6 +85,9 @@ _nfs__gds() {
             nfs__gds__subcmd__help,verify)
                 cmd="nfs__gds__subcmd__help__subcmd__verify"
                 ;;
+            nfs__gds__subcmd__help,watch)
+                cmd="nfs__gds__subcmd__help__subcmd__watch"
+                ;;
             nfs__gds__subcmd__help__subcmd__policy,check)
                 cmd="nfs__gds__subcmd__help__subcmd__policy__subcmd__check"
                 ;;
@@ -113,7 +119,7 @@ _nfs__gds() {
 
     case "${cmd}" in
         nfs__gds)
-            opts="-v -h -V --root --config --verbose --color --help --version check inspect-module doctor provision collect agent mount verify policy completions help"
+            opts="-v -h -V --root --config --verbose --color --help --version check inspect-module doctor provision collect agent mount verify watch policy completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -297,7 +303,7 @@ _nfs__gds() {
             return 0
             ;;
         nfs__subcmd__gds__subcmd__help)
-            opts="check inspect-module doctor provision collect agent mount verify policy completions help"
+            opts="check inspect-module doctor provision collect agent mount verify watch policy completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -479,6 +485,20 @@ _nfs__gds() {
             return 0
             ;;
         nfs__subcmd__gds__subcmd__help__subcmd__verify)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        nfs__subcmd__gds__subcmd__help__subcmd__watch)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -720,6 +740,36 @@ _nfs__gds() {
             fi
             case "${prev}" in
                 --port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        nfs__subcmd__gds__subcmd__watch)
+            opts="-v -h --seconds --json --root --config --verbose --color --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --seconds)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -5,6 +5,7 @@
 
 use std::io::{self, Write};
 
+use super::nvfs_metrics;
 use super::schedule::unix_seconds;
 use super::Pass;
 use crate::checks::Status;
@@ -35,13 +36,23 @@ const STATUSES: [Status; 5] = [
     Status::Skip,
 ];
 
-fn header(out: &mut impl Write, name: &str, help: &str) -> io::Result<()> {
+pub(super) fn header(out: &mut impl Write, name: &str, help: &str) -> io::Result<()> {
+    typed_header(out, name, help, "gauge")
+}
+
+/// HELP and TYPE lines of a metric of type `kind` (`gauge`, `counter`).
+pub(super) fn typed_header(
+    out: &mut impl Write,
+    name: &str,
+    help: &str,
+    kind: &str,
+) -> io::Result<()> {
     writeln!(out, "# HELP {name} {help}")?;
-    writeln!(out, "# TYPE {name} gauge")
+    writeln!(out, "# TYPE {name} {kind}")
 }
 
 /// `k="v",…`, values escaped.
-fn write_labels(out: &mut impl Write, pairs: &[(&str, &str)]) -> io::Result<()> {
+pub(super) fn write_labels(out: &mut impl Write, pairs: &[(&str, &str)]) -> io::Result<()> {
     for (i, (k, v)) in pairs.iter().enumerate() {
         if i > 0 {
             out.write_all(b",")?;
@@ -142,6 +153,9 @@ fn write_all_series(pass: &Pass, info: &[(&str, String)], out: &mut impl Write) 
     writeln!(out, "nfs_gds_ready {}", u8::from(pass.is_ready()))?;
     check_series(pass, out)?;
     mount_series(pass, out)?;
+    if let Some(stats) = &pass.nvfs_stats {
+        nvfs_metrics::write_nvfs_series(stats.as_ref().ok(), out)?;
+    }
     header(
         out,
         "nfs_gds_info",

@@ -14,6 +14,7 @@ pub mod labels;
 pub mod metrics;
 pub mod mounts;
 mod mounts_json;
+mod nvfs_metrics;
 pub mod outputs;
 mod plain;
 pub mod schedule;
@@ -23,6 +24,7 @@ use std::time::{Duration, SystemTime};
 use serde::Serialize;
 
 use crate::checks::{Report, Status, Verdict};
+use crate::host::platform::nvfs_stats::NvfsStats;
 use mounts::MountVerdict;
 
 /// The coarse state fleets schedule on (`gds-nfs=ready|degraded|absent`).
@@ -58,6 +60,9 @@ pub struct Pass<'a> {
     pub mount_table: String,
     pub at: SystemTime,
     pub interval: Duration,
+    /// nvidia-fs's counters (`/proc/driver/nvidia-fs/stats`), or why they could not be read;
+    /// `None` when nvidia-fs publishes none.
+    pub nvfs_stats: Option<Result<NvfsStats, String>>,
 }
 
 impl Pass<'_> {
@@ -144,6 +149,7 @@ pub(crate) mod tests {
             mount_table: "proc/1/mountinfo".into(),
             at: SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000),
             interval: Duration::from_secs(60),
+            nvfs_stats: None,
         }
     }
 

@@ -282,6 +282,11 @@ device 10.0.0.9:/home mounted on /mnt/home with fstype nfs4 statvers=1.1
                 (crate::checks::catalogue::transport_trap::ID, Status::Fail),
                 (crate::checks::catalogue::mount_transport::ID, Status::Fail),
                 (crate::checks::catalogue::mount_options::ID, Status::Fail),
+                (
+                    crate::checks::catalogue::mount_connections::ID,
+                    Status::Skip
+                ),
+                (crate::checks::catalogue::mount_pnfs::ID, Status::Pass),
             ]
         );
         assert!(

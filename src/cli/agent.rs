@@ -14,6 +14,7 @@ use crate::agent::schedule::MAX_INTERVAL_SECS;
 use crate::agent::{labels, metrics, mounts, Pass};
 use crate::checks::Verdict;
 use crate::host::mounts::{read_init_mount_table, MountTable};
+use crate::host::platform::nvfs_stats::read_nvfs_stats;
 use crate::host::HostFacts;
 
 #[derive(Debug, Args)]
@@ -69,6 +70,7 @@ fn check_node<'t>(
         mount_table: table_path.display().to_string(),
         at,
         interval: Duration::from_secs(args.interval),
+        nvfs_stats: read_nvfs_stats(&ctx.host.root)?,
     };
     Ok((pass, facts))
 }

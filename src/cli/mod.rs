@@ -17,6 +17,7 @@ pub mod mount_helper;
 pub mod policy;
 pub mod provision;
 pub mod verify;
+pub mod watch;
 
 use std::ffi::OsString;
 use std::io::IsTerminal;
@@ -105,6 +106,8 @@ pub enum Command {
     Mount(mount_helper::MountArgs),
     /// Run the post-mount checks for an existing mount
     Verify(verify::VerifyArgs),
+    /// Watch a mount while a workload runs: did nvidia-fs move the bytes it served?
+    Watch(watch::WatchArgs),
     /// Validate a policy file, or show the level of every check for a mount
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
@@ -222,6 +225,7 @@ pub fn run(argv: Vec<OsString>) -> u8 {
         Command::Agent(args) => agent::run(&args, &ctx),
         Command::Mount(args) => return mount_helper::run(&args, &ctx, cli.global.verbose),
         Command::Verify(args) => verify::run(&args, &ctx),
+        Command::Watch(args) => watch::run(&args, &ctx),
         Command::Policy(cmd) => policy::run(&cmd, &ctx),
         Command::Completions(args) => completions::run(&args, &ctx),
     };

@@ -8,7 +8,9 @@
 
 pub mod collect;
 pub mod fstab;
+pub mod io_path;
 pub mod mounts;
+pub mod not_for_nfs;
 pub mod plan;
 pub mod provision;
 pub mod redact;
@@ -133,6 +135,7 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
         facts,
         found: &found,
         stack: &stack,
+        table: table.as_ref().ok(),
     };
     let mut findings = sections::findings(sections::NODE, &seen);
     let fstab_entries = facts

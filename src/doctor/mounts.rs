@@ -103,7 +103,9 @@ pub fn review(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::catalogue::{mount_options, mount_transport, transport_trap};
+    use crate::checks::catalogue::{
+        mount_connections, mount_options, mount_pnfs, mount_transport, transport_trap,
+    };
     use crate::checks::Status;
     use crate::host::mounts::{parse_mountinfo, parse_mountstats};
 
@@ -155,6 +157,8 @@ device 10.0.2.15:/export mounted on /mnt/gds with fstype nfs4 statvers=1.1
                 (transport_trap::ID, Status::Warn),
                 (mount_transport::ID, Status::Pass),
                 (mount_options::ID, Status::Pass),
+                (mount_connections::ID, Status::Pass),
+                (mount_pnfs::ID, Status::Pass),
             ]
         );
         assert!(r.checks.iter().all(|c| c.summary.contains("/mnt/gds")));

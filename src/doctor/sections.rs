@@ -7,6 +7,7 @@
 use super::stack::Stack;
 use super::stacks::driver_container;
 use super::{finding, relevant_log_lines, Finding};
+use crate::host::mounts::MountTable;
 use crate::host::platform::nvidia_fs::GpuDriverFlavour;
 use crate::host::stack_facts::StackFacts;
 use crate::host::HostFacts;
@@ -17,6 +18,8 @@ pub struct Seen<'a> {
     pub facts: &'a HostFacts,
     pub found: &'a StackFacts,
     pub stack: &'a Stack,
+    /// The mount table, when it could be read.
+    pub table: Option<&'a MountTable>,
 }
 
 pub type Section = fn(&Seen) -> Vec<Finding>;
@@ -26,6 +29,8 @@ pub const NODE: &[Section] = &[
     libcufile_rdma,
     gpu_driver,
     rpcrdma_source,
+    io_path,
+    super::not_for_nfs::findings,
     ofa_gds_config,
     kernel_gpl_rule,
     installed_kernels,
@@ -73,6 +78,10 @@ fn gpu_driver(seen: &Seen) -> Vec<Finding> {
 
 fn rpcrdma_source(seen: &Seen) -> Vec<Finding> {
     vec![finding("rpcrdma-source", seen.stack.describe())]
+}
+
+fn io_path(seen: &Seen) -> Vec<Finding> {
+    super::io_path::findings(seen.facts, seen.table)
 }
 
 fn ofa_gds_config(seen: &Seen) -> Vec<Finding> {

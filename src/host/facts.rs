@@ -18,6 +18,7 @@ use super::modules::sysmodule::SysModule;
 use super::modules::{self, LoadedModule, ModuleTree, Resolution};
 use super::platform::container::ContainerFacts;
 use super::platform::cufile_json::{self, CufileLint};
+use super::platform::io_path::IoPaths;
 use super::platform::nvfs_probe::{self, ProbeOutcome};
 use super::platform::nvfs_topology::NvfsTopology;
 use super::platform::nvidia_fs::{GpuDriver, NvidiaFs};
@@ -125,6 +126,8 @@ pub struct HostFacts {
     pub kernel_log: Option<String>,
     /// NVIDIA GPUs and RDMA NICs on the PCI bus.
     pub pci: PciFacts,
+    /// The path from each NFS server to the NIC that carries it and the GPUs.
+    pub io_paths: IoPaths,
     /// The NVIDIA GPU kernel driver (nvidia.ko) and its flavour.
     pub gpu_driver: GpuDriver,
     /// `/proc/cmdline`, when readable.
@@ -158,6 +161,8 @@ impl HostFacts {
             .then(|| gpl_rule::read(root, &kernel));
         let rpcrdma_load = module_load::read_module_load(root, &kernel, rpcrdma_load_facts)?;
         let boot = boot_kernels::read_boot_kernels(root, &kernel)?;
+        let pci = PciFacts::read(root)?;
+        let gpus: Vec<String> = pci.gpus.iter().map(|g| g.address.clone()).collect();
         Ok(HostFacts {
             root: root.clone(),
             kernel,
@@ -168,7 +173,8 @@ impl HostFacts {
             rpcrdma_load,
             boot,
             kernel_log: None,
-            pci: PciFacts::read(root)?,
+            io_paths: IoPaths::read(root, &gpus)?,
+            pci,
             gpu_driver: GpuDriver::read(root)?,
             cmdline: root.read_text_lossy("proc/cmdline")?,
             nvfs_topology: NvfsTopology::read(root)?,

@@ -26,6 +26,7 @@ use super::modules::sysmodule::SysModule;
 use super::modules::{LoadedModule, ModuleOrigin, Resolution};
 use super::platform::container::ContainerFacts;
 use super::platform::cufile_json::CufileLint;
+use super::platform::io_path::IoPaths;
 use super::platform::nvfs_topology::NvfsTopology;
 use super::platform::nvidia_fs::{GpuDriver, GpuDriverFlavour, NvidiaFs};
 use super::platform::pci::{PciDevice, PciFacts, MELLANOX_VENDOR, NVIDIA_VENDOR};
@@ -76,6 +77,7 @@ impl HostFactsBuilder {
         nvfs_topology: NvfsTopology,
         cufile: Option<CufileLint>,
         container: ContainerFacts,
+        io_paths: IoPaths,
         probe: Option<ProbeRun>,
     }
 
@@ -161,6 +163,7 @@ fn ordinary() -> HostFacts {
         nvfs_topology: NvfsTopology::default(),
         cufile: None,
         container: ContainerFacts::default(),
+        io_paths: IoPaths::default(),
         probe: None,
     }
 }

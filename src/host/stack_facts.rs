@@ -11,7 +11,7 @@ use super::boot::dkms::{parse_dkms_status, DkmsEntry};
 use super::facts::HostFacts;
 use super::io::runner::Runner;
 use super::modules::Resolution;
-use super::platform::libcufile::find_libcufile_rdma;
+use super::platform::libcufile::{find_gds_tool, find_libcufile_rdma};
 use super::platform::ofed::{read_ofa_gds_config, Ofed};
 use super::platform::os_release::OsRelease;
 use super::platform::packages::owner_package;
@@ -40,6 +40,11 @@ pub struct StackFacts {
     pub kubernetes: bool,
     /// Where `libcufile_rdma.so` is installed.
     pub libcufile_rdma: Option<String>,
+    /// Where GDS's `gdscheck` and `gdsio` are installed.
+    pub gdscheck: Option<String>,
+    pub gdsio: Option<String>,
+    /// `/etc/cuobj.json` (cuObject's configuration) exists.
+    pub cuobj_json: bool,
     /// `dmesg`, when it could be read.
     #[serde(skip)]
     pub kernel_log: Option<String>,
@@ -70,6 +75,9 @@ impl StackFacts {
             gpu_operator: root.exists("run/nvidia/validations") || root.exists("run/nvidia/driver"),
             kubernetes: root.exists("var/lib/kubelet") || root.exists("etc/kubernetes"),
             libcufile_rdma: find_libcufile_rdma(root)?,
+            gdscheck: find_gds_tool(root, "gdscheck")?,
+            gdsio: find_gds_tool(root, "gdsio")?,
+            cuobj_json: root.exists("etc/cuobj.json"),
             kernel_log: runner.run("dmesg", &[]).ok_stdout().map(str::to_string),
             os,
         })

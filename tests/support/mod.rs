@@ -117,3 +117,19 @@ pub fn spec_release(spec: &ModuleSpec) -> String {
         .expect("vermagic has a release")
         .to_string()
 }
+
+/// `nfs-gds collect` of a fixture, unpacked: the temporary directory that holds it, and the
+/// bundle's root inside.
+pub fn collect_bundle(f: &Fixture) -> (tempfile::TempDir, std::path::PathBuf) {
+    let work = tempfile::tempdir().unwrap();
+    let archive = work.path().join("node.tgz");
+    let out = run(f, &["collect", "-o", archive.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let bundle = work.path().join("bundle");
+    std::fs::create_dir(&bundle).unwrap();
+    let file = std::fs::File::open(&archive).expect("archive");
+    tar::Archive::new(flate2::read::GzDecoder::new(file))
+        .unpack(&bundle)
+        .expect("unpack");
+    (work, bundle)
+}

@@ -71,6 +71,7 @@ mod tests {
                 parse_error: parse_error.map(str::to_string),
                 allow_compat_mode: compat,
                 problems: problems.iter().map(|p| p.to_string()).collect(),
+                nfs_irrelevant: Vec::new(),
             }))
             .build()
     }

@@ -17,9 +17,12 @@ pub mod iommu_mode;
 pub mod known_bad_versions;
 pub mod modprobe_config;
 pub mod module_signature;
+pub mod mount_connections;
 pub mod mount_options;
+pub mod mount_pnfs;
 pub mod mount_transport;
 pub mod next_boot;
+pub mod nic_gpu_distance;
 pub mod nvfs_registration;
 pub mod nvidia_fs_devices;
 pub mod nvidia_fs_loaded;
@@ -61,10 +64,13 @@ pub static ALL: &[&Check] = &[
     &iommu_mode::CHECK,
     &pcie_acs::CHECK,
     &pcie_path::CHECK,
+    &nic_gpu_distance::CHECK,
     &cufile_config::CHECK,
     &container::CHECK,
     &nvfs_registration::CHECK,
     &transport_trap::CHECK,
     &mount_transport::CHECK,
     &mount_options::CHECK,
+    &mount_connections::CHECK,
+    &mount_pnfs::CHECK,
 ];

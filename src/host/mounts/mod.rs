@@ -9,11 +9,13 @@
 
 use std::path::PathBuf;
 
+pub mod counters;
 mod escape;
 mod fields;
 mod mountinfo;
 mod mountstats;
 mod options;
+pub mod pnfs;
 #[cfg(test)]
 mod samples;
 mod table;

@@ -39,6 +39,8 @@ pub struct MountStats {
     /// The [`KEPT_OPTIONS`] of the `opts:` line, comma-separated, in the line's order (NFS
     /// only).
     pub opts: String,
+    /// The pNFS layout type of the `nfsv4:` line (`LAYOUT_FLEX_FILES`), when it names one.
+    pub pnfs: Option<Box<str>>,
     /// Every `xprt:` line, in order (several with `nconnect=`).
     pub xprts: Vec<Xprt>,
 }
@@ -117,6 +119,12 @@ impl MountStatsParser {
             Some(b'o') => {
                 if let Some(opts) = rest.strip_prefix(b"opts:") {
                     current.stats.opts = self.opts.kept(opts.trim_ascii(), &KEPT_OPTIONS);
+                }
+            }
+            // `nfsv4:` lines always carry an `x` (`bm0=0x…`), so `feed_lines` hands them here.
+            Some(b'n') => {
+                if let Some(v4) = rest.strip_prefix(b"nfsv4:") {
+                    current.stats.pnfs = super::pnfs::parse_pnfs_layout(&lossy(v4)).map(Box::from);
                 }
             }
             Some(b'x') if rest.starts_with(b"xprt:") => {

@@ -7,11 +7,11 @@ use super::escape::lossy;
 /// options the checks read, and `addr=`, the server address the kernel uses). A node with
 /// thousands of NFS mounts would otherwise hold some 200 bytes more per mount; a reader of
 /// another option adds it here.
-pub const KEPT_SUPER_OPTIONS: [&str; 4] = ["vers", "proto", "port", "addr"];
+pub const KEPT_SUPER_OPTIONS: [&str; 5] = ["vers", "proto", "port", "addr", "nconnect"];
 
 /// The options of an `opts:` line that a mount keeps: the ones the checks read. The rest of
 /// the line (a dozen more options) is dropped, for a node with thousands of NFS mounts.
-pub const KEPT_OPTIONS: [&str; 3] = ["vers", "proto", "port"];
+pub const KEPT_OPTIONS: [&str; 4] = ["vers", "proto", "port", "nconnect"];
 
 /// The last list of options [`kept`] filtered, and what it kept.
 #[derive(Debug, Default)]

@@ -408,7 +408,7 @@ device 10.0.2.15:/export mounted on /mnt/rdma with fstype nfs4 statvers=1.1
         assert_eq!(by(40).transports(), ["rdma", "tcp"]);
         assert_eq!(
             by(40).stats.as_ref().unwrap().opts,
-            "vers=4.2,proto=rdma,port=20049"
+            "vers=4.2,nconnect=2,proto=rdma,port=20049"
         );
         assert_eq!(by(41).stats.as_ref().unwrap().xprts, []);
         assert_eq!(by(41).transports(), ["tcp"]);

@@ -5,6 +5,13 @@
 //! (`/etc/cufile.json`): a key outside it is almost always a typo, which cuFile ignores without
 //! a word. `fs.nfs.mount_table` only parses as `{ "/mnt/x": { "rdma_dev_addr_list": [...] } }`,
 //! and `rdma_dev_addr_list` entries must be this node's own addresses.
+//!
+//! GDS 1.17–1.20 added keys the lint knows: `block.{nvme,raid1,raid10}.use_pci_p2pdma`,
+//! `sparse.p2p_compat_enable`, `properties.gpu_bounce_buffer_slab_config`,
+//! `properties.vanilla_posix_mode` (POSIX I/O when GDS libraries are missing: as silent as compat
+//! mode), and moved cuObject's settings (`rdma_transport_type`) to their own `/etc/cuobj.json`.
+//! The P2PDMA switches are for NVMe only: for NFS they are set in vain, and the lint lists them
+//! apart ([`CufileLint::nfs_irrelevant`]) so doctor can say so.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -20,6 +27,7 @@ const TOP: &[&str] = &[
     "block",
     "denylist",
     "miscellaneous",
+    "sparse",
 ];
 const PROPERTIES: &[&str] = &[
     "gpu_bounce_buffer_slab_config",
@@ -34,6 +42,7 @@ const PROPERTIES: &[&str] = &[
     "use_pci_p2pdma",
     "allow_compat_mode",
     "force_compat_mode",
+    "vanilla_posix_mode",
     "gds_rdma_write_support",
     "io_batchsize",
     "io_priority",
@@ -45,6 +54,11 @@ const PROPERTIES: &[&str] = &[
     "rdma_dynamic_routing_order",
 ];
 const FS_NFS: &[&str] = &["use_pci_p2pdma", "rdma_dev_addr_list", "mount_table"];
+/// `block.*` (GDS 1.19): each a `{ "use_pci_p2pdma": bool }`.
+const BLOCK: &[&str] = &["nvme", "raid1", "raid10"];
+const SPARSE: &[&str] = &["p2p_compat_enable"];
+/// cuObject's settings, in `/etc/cuobj.json` since GDS 1.20.
+const CUOBJ_ONLY: &[&str] = &["rdma_transport_type"];
 
 /// What the lint found in one cufile.json.
 #[derive(Debug, Clone, Serialize)]
@@ -56,6 +70,9 @@ pub struct CufileLint {
     pub allow_compat_mode: Option<bool>,
     /// Each mistake, naming the key.
     pub problems: Vec<String>,
+    /// P2PDMA switches that are on (`use_pci_p2pdma` anywhere): NVMe only, nothing for NFS.
+    #[serde(default)]
+    pub nfs_irrelevant: Vec<String>,
 }
 
 impl CufileLint {
@@ -189,6 +206,7 @@ pub fn lint(path: &str, text: &str, local: Option<&[String]>) -> CufileLint {
                 parse_error: Some(format!("line {}: {e}", e.line())),
                 allow_compat_mode: None,
                 problems: Vec::new(),
+                nfs_irrelevant: Vec::new(),
             }
         }
     };
@@ -222,12 +240,69 @@ pub fn lint(path: &str, text: &str, local: Option<&[String]>) -> CufileLint {
     if let Some(table) = nfs.get("mount_table") {
         lint_mount_table(table, local, &mut problems);
     }
+    lint_newer_keys(&v, &props, &mut problems);
+    let nfs_irrelevant = p2pdma_switches(&v);
     CufileLint {
         path: path.to_string(),
         parse_error: None,
         allow_compat_mode: compat.and_then(Value::as_bool),
         problems,
+        nfs_irrelevant,
     }
+}
+
+fn must_be_bool(v: &Value, at: &str, problems: &mut Vec<String>) {
+    if !v.is_boolean() {
+        problems.push(format!("`{at}` must be true or false"));
+    }
+}
+
+/// The GDS 1.17–1.20 keys: `block.*`, `sparse`, `vanilla_posix_mode`, and cuObject's keys that
+/// moved to cuobj.json.
+fn lint_newer_keys(v: &Value, props: &Value, problems: &mut Vec<String>) {
+    let block = v.get("block").cloned().unwrap_or(Value::Null);
+    unknown_keys(&block, "block.", BLOCK, problems);
+    for dev in BLOCK {
+        if let Some(entry) = block.get(dev) {
+            let at = format!("block.{dev}.");
+            unknown_keys(entry, &at, &["use_pci_p2pdma"], problems);
+            if let Some(b) = entry.get("use_pci_p2pdma") {
+                must_be_bool(b, &format!("{at}use_pci_p2pdma"), problems);
+            }
+        }
+    }
+    let sparse = v.get("sparse").cloned().unwrap_or(Value::Null);
+    unknown_keys(&sparse, "sparse.", SPARSE, problems);
+    if let Some(b) = sparse.get("p2p_compat_enable") {
+        must_be_bool(b, "sparse.p2p_compat_enable", problems);
+    }
+    match props.get("vanilla_posix_mode") {
+        Some(Value::Bool(true)) => problems.push(
+            "`properties.vanilla_posix_mode` is true: where GDS libraries are missing cuFile does plain POSIX I/O without a word, as silent as compat mode".into(),
+        ),
+        Some(Value::Bool(false)) | None => {}
+        Some(_) => problems.push("`properties.vanilla_posix_mode` must be true or false".into()),
+    }
+    for key in CUOBJ_ONLY {
+        if props.get(key).is_some() {
+            problems.push(format!(
+                "`properties.{key}` is cuObject's: since GDS 1.20 it is read from /etc/cuobj.json (`CUOBJ_*`), not cufile.json"
+            ));
+        }
+    }
+}
+
+/// The `use_pci_p2pdma` switches that are on, by key.
+fn p2pdma_switches(v: &Value) -> Vec<String> {
+    let mut at = vec![
+        "/properties/use_pci_p2pdma".to_string(),
+        "/fs/nfs/use_pci_p2pdma".to_string(),
+    ];
+    at.extend(BLOCK.iter().map(|d| format!("/block/{d}/use_pci_p2pdma")));
+    at.into_iter()
+        .filter(|p| v.pointer(p) == Some(&Value::Bool(true)))
+        .map(|p| p.trim_start_matches('/').replace('/', "."))
+        .collect()
 }
 
 const TABLE_SHAPE: &str = r#"{ "/mnt/data": { "rdma_dev_addr_list": ["10.0.0.1"] } }"#;
@@ -305,6 +380,7 @@ pub fn read_cufile_lint(root: &Root) -> Result<Option<CufileLint>, HostError> {
                 parse_error: Some(e.to_string()),
                 allow_compat_mode: None,
                 problems: Vec::new(),
+                nfs_irrelevant: Vec::new(),
             }))
         }
     };
@@ -320,6 +396,7 @@ pub fn read_cufile_lint(root: &Root) -> Result<Option<CufileLint>, HostError> {
             parse_error: Some("not valid UTF-8 text".into()),
             allow_compat_mode: None,
             problems: Vec::new(),
+            nfs_irrelevant: Vec::new(),
         },
     }))
 }
@@ -381,6 +458,50 @@ mod tests {
         let l = lint("c.json", text, None);
         assert_eq!(l.problems.len(), 1, "{:?}", l.problems);
         assert!(l.problems[0].contains("fs.nfs.mount_table./mnt/data"));
+    }
+
+    #[test]
+    fn the_gds_1_17_to_1_20_keys_are_known() {
+        let text = r#"{
+            "properties": { "gpu_bounce_buffer_slab_config": { "nvfs": [] }, "vanilla_posix_mode": false,
+                            "use_pci_p2pdma": true },
+            "block": { "nvme": { "use_pci_p2pdma": true }, "raid1": { "use_pci_p2pdma": false },
+                       "raid10": { "use_pci_p2pdma": false } },
+            "sparse": { "p2p_compat_enable": true }
+        }"#;
+        let l = lint("c.json", text, None);
+        assert_eq!(l.problems, Vec::<String>::new());
+        assert_eq!(
+            l.nfs_irrelevant,
+            vec!["properties.use_pci_p2pdma", "block.nvme.use_pci_p2pdma"]
+        );
+    }
+
+    #[test]
+    fn the_newer_keys_mistakes_are_named() {
+        let text = r#"{
+            "properties": { "vanilla_posix_mode": true, "rdma_transport_type": "rc" },
+            "block": { "nvme": { "use_pci_p2pdma": "yes" }, "raid5": {} },
+            "sparse": { "p2p_compat": true }
+        }"#;
+        let all = lint("c.json", text, None).problems.join("\n");
+        assert!(
+            all.contains("`properties.vanilla_posix_mode` is true"),
+            "{all}"
+        );
+        assert!(all.contains("rdma_transport_type` is cuObject's"), "{all}");
+        assert!(
+            all.contains("`block.nvme.use_pci_p2pdma` must be true or false"),
+            "{all}"
+        );
+        assert!(
+            all.contains("`block.raid5` is not a cuFile setting"),
+            "{all}"
+        );
+        assert!(
+            all.contains("`sparse.p2p_compat` is not a cuFile setting"),
+            "{all}"
+        );
     }
 
     #[test]

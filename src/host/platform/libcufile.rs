@@ -1,5 +1,6 @@
-//! Where `libcufile_rdma.so` is installed. Kernel NFS mounts never use it (it serves cuFile's
-//! user-space RDMA), so it is only reported, to stop anyone chasing it.
+//! Where CUDA's GDS user-space pieces are installed: `libcufile_rdma.so`, the `gdscheck` and
+//! `gdsio` tools, cuObject's `cuobj.json`. Kernel NFS mounts use none of them, so they are only
+//! reported, to stop anyone chasing them.
 
 use crate::host::{HostError, Root};
 
@@ -26,6 +27,19 @@ pub fn find_libcufile_rdma(root: &Root) -> Result<Option<String>, HostError> {
         if let Some(names) = root.list_dir(&d)? {
             if let Some(n) = names.iter().find(|n| n.starts_with("libcufile_rdma.so")) {
                 return Ok(Some(format!("{d}/{n}")));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Where CUDA installs one of GDS's tools (`gdscheck`, `gdsio`), if it does.
+pub fn find_gds_tool(root: &Root, tool: &str) -> Result<Option<String>, HostError> {
+    for cuda in root.list_dir("usr/local")?.unwrap_or_default() {
+        if cuda.starts_with("cuda") {
+            let path = format!("/usr/local/{cuda}/gds/tools/{tool}");
+            if root.exists(&path) {
+                return Ok(Some(path));
             }
         }
     }

@@ -19,6 +19,7 @@ set -u
 # shellcheck disable=SC2034  # run by run_plan in lib.sh
 PLAN=(
     "scenario infra-stock                  scn_infra_stock"
+    "scenario io-nconnect-table            scn_io_nconnect"
     "scenario s1-stock-enforce-refuses     scn_s1"
     "scenario s2-warn-mounts-over-rdma     scn_s2"
     "scenario s3-fstab                     scn_s3"
@@ -107,6 +108,44 @@ scn_infra_stock() {
     run umount-tcp 60 umount /mnt/tcp
     expect_rc umount-tcp 0
     [ -x /sbin/mount.nfs-gds ] && [ -x /usr/sbin/nfs-gds ] || fail "nfs-gds is not installed as /sbin/mount.nfs-gds and /usr/sbin/nfs-gds"
+}
+
+# One plain mount(8) of the export over RDMA with OPTS on /mnt/nconnect: how many `xprt: rdma`
+# lines the kernel made, a row of the table, and what verify's mount-connections says of it.
+nconnect_row() {
+    local name=$1 fstype=$2 opts=$3 asked=$4 got rel
+    run "mount-$name" 120 mount -t "$fstype" -o "$opts,proto=rdma,port=$RDMA_PORT" "$SPEC" /mnt/nconnect
+    expect_rc "mount-$name" 0
+    got=$(mount_xprts /mnt/nconnect | grep -c '^rdma$')
+    rel=$(uname -r)
+    printf '| %s | `%s` | %s | %s |\n' "$rel" "$opts" "$asked" "$got" | tee -a "$SCN_DIR/nconnect-table.md"
+    run "verify-$name" 60 nfs-gds verify /mnt/nconnect --json
+    expect_json "verify-$name"
+    if [ "$got" -ge "$asked" ]; then
+        expect_status "verify-$name" mount-connections pass
+    else
+        expect_status "verify-$name" mount-connections warn
+        case $opts in
+            vers=4*) expect_summary "verify-$name" mount-connections b326df4a8ec6 ;;
+        esac
+    fi
+    expect_status "verify-$name" mount-pnfs pass skip
+    run "doctor-$name" 180 nfs-gds doctor
+    expect_output "doctor-$name" rxe0 "doctor's I/O path does not name the soft-RoCE device on the route to $SERVER"
+    umount /mnt/nconnect || fail "cannot unmount /mnt/nconnect"
+}
+
+scn_io_nconnect() {
+    note "the observed nconnect table: RDMA connections the kernel makes for vers=4.2 and vers=3"
+    note "with nconnect=4 (README: before b326df4a8ec6, NFSv4.x over RDMA makes one whatever nconnect says)"
+    require_stock_kernel
+    mkdir -p /mnt/nconnect
+    printf '| kernel | options | nconnect | xprt: rdma lines |\n|---|---|---|---|\n' >"$SCN_DIR/nconnect-table.md"
+    nconnect_row v42-n4 nfs4 vers=4.2,nconnect=4 4
+    nconnect_row v3-n4 nfs vers=3,nconnect=4 4
+    nconnect_row v42-n1 nfs4 vers=4.2 1
+    note "table (in $SCN_DIR/nconnect-table.md):"
+    sed 's/^/    | /' "$SCN_DIR/nconnect-table.md"
 }
 
 scn_s1() {

@@ -16,4 +16,6 @@ pub mod kmod;
 pub mod mount;
 pub mod nfs;
 pub mod policy;
+#[cfg(test)]
+mod testkit;
 pub mod verdict;

@@ -7,7 +7,9 @@
 pub mod fixture;
 pub mod kmod_index;
 pub mod module_gen;
+pub mod mount_table;
 pub mod pack;
+pub mod tree;
 
 use std::process::Output;
 
@@ -19,6 +21,7 @@ pub use module_gen::{
     ImportTables, Layout, ModuleSpec, HOOKS,
 };
 pub use pack::{pack, Packing};
+pub use tree::Tree;
 
 /// The `nfs-gds` binary, with no `NFS_GDS_*` variables inherited from the caller's environment
 /// and colour off.

@@ -7,6 +7,7 @@ use crate::checks::registry::verify_mount as verify;
 use crate::checks::Status;
 use crate::host::mounts::{parse_mountinfo, parse_mountstats, MountTable};
 use crate::nfs::{NfsVersion, ServerHost};
+use crate::testkit::table;
 
 const CAPTURE: &str = include_str!("../../../tests/fixtures/mountstats.txt");
 
@@ -17,13 +18,6 @@ fn capture() -> MountTable {
     MountTable::join(
         parse_mountinfo(CAPTURE_MOUNTINFO.as_bytes()).unwrap(),
         parse_mountstats(CAPTURE.as_bytes()),
-    )
-}
-
-fn table(mountinfo: &str, mountstats: &str) -> MountTable {
-    MountTable::join(
-        parse_mountinfo(mountinfo.as_bytes()).unwrap(),
-        parse_mountstats(mountstats.as_bytes()),
     )
 }
 

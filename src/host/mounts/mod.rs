@@ -953,6 +953,7 @@ pub fn read_init_mount_table(root: &Root) -> Result<(MountTable, PathBuf), Mount
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testkit::table;
 
     const CAPTURE: &str = include_str!("../../../tests/fixtures/mountstats.txt");
 
@@ -1533,13 +1534,6 @@ no device mounted on /x with fstype none\n";
         assert!(err.reason.contains("mount id"), "{err:?}");
         let err = parse_mountinfo(b"22 1 254:0 / / rw -\n").unwrap_err();
         assert!(err.reason.contains("too few"), "{err:?}");
-    }
-
-    fn table(mountinfo: &str, mountstats: &str) -> MountTable {
-        MountTable::join(
-            parse_mountinfo(mountinfo.as_bytes()).unwrap(),
-            parse_mountstats(mountstats.as_bytes()),
-        )
     }
 
     #[test]

@@ -4,12 +4,12 @@ use super::*;
 
 #[test]
 fn a_verified_rdma_mount_exits_0() {
-    let t = Tree::new();
+    let t = gds_node();
     let o = run(
         &t,
         &request("rw,_netdev", false),
         "",
-        mounter(t.path(), mounted("rdma"), 0, false),
+        mounter(t.root(), mounted("rdma"), 0, false),
     );
     assert_eq!(o.code, 0, "{}", o.err);
     assert_eq!(
@@ -28,14 +28,14 @@ fn a_verified_rdma_mount_exits_0() {
 
 #[test]
 fn verbose_says_what_was_verified() {
-    let t = Tree::new();
+    let t = gds_node();
     let mut req = request("rw", false);
     req.verbose = 1;
     let o = run(
         &t,
         &req,
         "[checks]\nrpcrdma-hook-export = \"off\"\n",
-        mounter(t.path(), mounted("rdma"), 0, false),
+        mounter(t.root(), mounted("rdma"), 0, false),
     );
     assert_eq!(o.code, 0);
     assert!(
@@ -47,13 +47,13 @@ fn verbose_says_what_was_verified() {
 
 #[test]
 fn a_failing_enforced_precheck_refuses_before_mounting() {
-    let t = Tree::new();
-    std::fs::remove_dir_all(t.path().join("sys/module/nvidia_fs")).unwrap();
+    let t = gds_node();
+    std::fs::remove_dir_all(t.root().join("sys/module/nvidia_fs")).unwrap();
     let o = run(
         &t,
         &request("rw", false),
         "",
-        mounter(t.path(), mounted("rdma"), 0, false),
+        mounter(t.root(), mounted("rdma"), 0, false),
     );
     assert_eq!(o.code, 32);
     assert!(o.calls.is_empty(), "nothing may be mounted: {:?}", o.calls);
@@ -77,13 +77,13 @@ fn a_failing_enforced_precheck_refuses_before_mounting() {
 
 #[test]
 fn warn_mounts_anyway_and_says_so() {
-    let t = Tree::new();
-    std::fs::remove_dir_all(t.path().join("sys/module/nvidia_fs")).unwrap();
+    let t = gds_node();
+    std::fs::remove_dir_all(t.root().join("sys/module/nvidia_fs")).unwrap();
     let o = run(
         &t,
         &request("rw,gds_policy=warn", false),
         "",
-        mounter(t.path(), mounted("rdma"), 0, false),
+        mounter(t.root(), mounted("rdma"), 0, false),
     );
     assert_eq!(o.code, 0, "{}", o.err);
     assert_eq!(o.calls.len(), 1);
@@ -97,14 +97,14 @@ fn warn_mounts_anyway_and_says_so() {
 
 #[test]
 fn off_skips_the_check_entirely() {
-    let t = Tree::new();
-    std::fs::remove_dir_all(t.path().join("sys/module/nvidia_fs")).unwrap();
-    std::fs::remove_file(t.path().join("dev/nvidia-fs0")).unwrap();
+    let t = gds_node();
+    std::fs::remove_dir_all(t.root().join("sys/module/nvidia_fs")).unwrap();
+    std::fs::remove_file(t.root().join("dev/nvidia-fs0")).unwrap();
     let o = run(
         &t,
         &request("rw", false),
         "[checks]\nnvidia-fs-loaded = \"off\"\nrpcrdma-hook-export = \"off\"\n",
-        mounter(t.path(), mounted("rdma"), 0, false),
+        mounter(t.root(), mounted("rdma"), 0, false),
     );
     assert_eq!(o.code, 0, "{}", o.err);
     assert!(o.err.is_empty(), "{}", o.err);

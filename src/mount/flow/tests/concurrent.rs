@@ -104,9 +104,9 @@ struct Tally {
 fn reused_mount_ids_never_keep_a_refused_mount_or_refuse_a_good_one() {
     const HELPERS: usize = 20;
     const RUNS: usize = 15;
-    let t = Tree::new();
+    let t = gds_node();
     let kernel = Arc::new(Mutex::new(Kernel {
-        dir: t.path().to_owned(),
+        dir: t.root().to_owned(),
         mounts: Vec::new(),
         publishes: 0,
         reused: 0,
@@ -136,7 +136,7 @@ fn reused_mount_ids_never_keep_a_refused_mount_or_refuse_a_good_one() {
         .map(|i| {
             let kernel = kernel.clone();
             let tally = tally.clone();
-            let root = t.path().to_owned();
+            let root = t.root().to_owned();
             let wrong = wrong.clone();
             std::thread::spawn(move || {
                 let proto: &'static str = if i % 2 == 0 { "rdma" } else { "tcp" };

@@ -25,8 +25,8 @@ impl Clock for ModuleArrives<'_> {
 
 #[test]
 fn the_wait_rechecks_until_the_module_arrives() {
-    let t = Tree::new();
-    std::fs::remove_dir_all(t.path().join("sys/module/nvidia_fs")).unwrap();
+    let t = gds_node();
+    std::fs::remove_dir_all(t.root().join("sys/module/nvidia_fs")).unwrap();
     let clock = ModuleArrives {
         inner: FakeClock::default(),
         tree: &t,
@@ -37,7 +37,7 @@ fn the_wait_rechecks_until_the_module_arrives() {
         &t,
         &request("rw,gds_wait=60", false),
         "",
-        mounter(t.path(), mounted("rdma"), 0, false),
+        mounter(t.root(), mounted("rdma"), 0, false),
         &clock,
         None,
     );
@@ -55,13 +55,13 @@ fn the_wait_rechecks_until_the_module_arrives() {
         o.err
     );
     // The policy file's wait applies too, and gives up.
-    std::fs::remove_dir_all(t.path().join("sys/module/nvidia_fs")).unwrap();
+    std::fs::remove_dir_all(t.root().join("sys/module/nvidia_fs")).unwrap();
     let clock = FakeClock::default();
     let o = run_with(
         &t,
         &request("rw", false),
         "wait = 4\n",
-        mounter(t.path(), mounted("rdma"), 0, false),
+        mounter(t.root(), mounted("rdma"), 0, false),
         &clock,
         None,
     );
@@ -72,7 +72,7 @@ fn the_wait_rechecks_until_the_module_arrives() {
 
 /// A tree whose rpcrdma is a (dangling) module file, so it is loadable and not loaded.
 fn tree_with_module_rpcrdma() -> Tree {
-    let t = Tree::new();
+    let t = gds_node();
     t.write("lib/modules/6.1.0-test/modules.builtin", "");
     t.write(
         "lib/modules/6.1.0-test/modules.dep",
@@ -85,7 +85,7 @@ fn tree_with_module_rpcrdma() -> Tree {
 #[test]
 fn rpcrdma_is_loaded_first_and_then_checked() {
     let t = tree_with_module_rpcrdma();
-    let root = t.path().to_owned();
+    let root = t.root().to_owned();
     let loader = RecordingLoader::new(move |_| {
         write_below(
             &root,
@@ -103,7 +103,7 @@ fn rpcrdma_is_loaded_first_and_then_checked() {
         &t,
         &request("rw,gds_policy=warn", false),
         "",
-        mounter(t.path(), mounted("rdma"), 0, false),
+        mounter(t.root(), mounted("rdma"), 0, false),
         &FakeClock::default(),
         Some(loader),
     );
@@ -128,7 +128,7 @@ fn a_failed_modprobe_is_noted_once_and_the_checks_still_run() {
         &t,
         &request("rw,gds_wait=4", false),
         "",
-        mounter(t.path(), mounted("rdma"), 0, false),
+        mounter(t.root(), mounted("rdma"), 0, false),
         &clock,
         Some(loader),
     );
@@ -151,18 +151,18 @@ fn modprobe_is_not_run_when_disabled_or_built_in() {
         &t,
         &request("rw", false),
         "modprobe-rpcrdma = false\n",
-        mounter(t.path(), mounted("rdma"), 0, false),
+        mounter(t.root(), mounted("rdma"), 0, false),
         &FakeClock::default(),
         Some(loader),
     );
     assert!(o.loads.is_empty());
-    let t = Tree::new();
+    let t = gds_node();
     let loader = RecordingLoader::new(|_| Ok(()));
     let o = run_with(
         &t,
         &request("rw", false),
         "",
-        mounter(t.path(), mounted("rdma"), 0, false),
+        mounter(t.root(), mounted("rdma"), 0, false),
         &FakeClock::default(),
         Some(loader),
     );
@@ -173,7 +173,7 @@ fn modprobe_is_not_run_when_disabled_or_built_in() {
         &t,
         &request("rw,gds_policy=warn", false),
         "",
-        mounter(t.path(), mounted("rdma"), 0, false),
+        mounter(t.root(), mounted("rdma"), 0, false),
     );
     assert!(
         o.err
@@ -185,14 +185,14 @@ fn modprobe_is_not_run_when_disabled_or_built_in() {
 
 #[test]
 fn the_live_probe_refuses_when_rpcrdma_did_not_register() {
-    let t = Tree::new();
+    let t = gds_node();
     t.write("proc/driver/nvidia-fs/modules", "wekafsio: 1\n");
     let policy = "probe = true\n[checks]\nrpcrdma-hook-export = \"off\"\n";
     let o = run(
         &t,
         &request("rw", false),
         policy,
-        mounter(t.path(), mounted("rdma"), 0, false),
+        mounter(t.root(), mounted("rdma"), 0, false),
     );
     assert_eq!(o.code, 32, "{}", o.err);
     assert!(o.calls.is_empty(), "nothing may be mounted: {:?}", o.calls);
@@ -210,7 +210,7 @@ fn the_live_probe_refuses_when_rpcrdma_did_not_register() {
         &t,
         &request("rw", false),
         policy,
-        mounter(t.path(), mounted("rdma"), 0, false),
+        mounter(t.root(), mounted("rdma"), 0, false),
     );
     assert_eq!(o.code, 0, "{}", o.err);
     // Without `probe = true` the probe does not run at all.
@@ -219,7 +219,7 @@ fn the_live_probe_refuses_when_rpcrdma_did_not_register() {
         &t,
         &request("rw", false),
         "[checks]\nrpcrdma-hook-export = \"off\"\n",
-        mounter(t.path(), mounted("rdma"), 0, false),
+        mounter(t.root(), mounted("rdma"), 0, false),
     );
     assert_eq!(o.code, 0, "{}", o.err);
     assert!(!o.err.contains("nvfs-registration"), "{}", o.err);

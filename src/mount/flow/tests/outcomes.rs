@@ -4,12 +4,12 @@ use super::*;
 
 #[test]
 fn a_mount_nfs_failure_is_passed_on() {
-    let t = Tree::new();
+    let t = gds_node();
     let o = run(
         &t,
         &request("rw", false),
         "",
-        mounter(t.path(), None, 32, false),
+        mounter(t.root(), None, 32, false),
     );
     assert_eq!(o.code, 32);
     assert!(
@@ -23,19 +23,19 @@ fn a_mount_nfs_failure_is_passed_on() {
         &t,
         &request("rw", false),
         "",
-        mounter(t.path(), None, 1, false),
+        mounter(t.root(), None, 1, false),
     );
     assert_eq!(o.code, 1);
 }
 
 #[test]
 fn success_without_a_mount_is_not_a_mount() {
-    let t = Tree::new();
+    let t = gds_node();
     let o = run(
         &t,
         &request("rw", false),
         "",
-        mounter(t.path(), None, 0, false),
+        mounter(t.root(), None, 0, false),
     );
     assert_eq!(o.code, 32);
     assert!(
@@ -48,25 +48,25 @@ fn success_without_a_mount_is_not_a_mount() {
 
 #[test]
 fn a_verified_mount_keeps_a_nonzero_mount_nfs_status() {
-    let t = Tree::new();
+    let t = gds_node();
     let o = run(
         &t,
         &request("rw", false),
         "",
-        mounter(t.path(), mounted("rdma"), 16, false),
+        mounter(t.root(), mounted("rdma"), 16, false),
     );
     assert_eq!(o.code, 16);
 }
 
 #[test]
 fn an_unreadable_mount_table_is_a_system_error() {
-    let t = Tree::new();
-    std::fs::remove_file(t.path().join("proc/self/mountinfo")).unwrap();
+    let t = gds_node();
+    std::fs::remove_file(t.root().join("proc/self/mountinfo")).unwrap();
     let o = run(
         &t,
         &request("rw", false),
         "",
-        mounter(t.path(), mounted("rdma"), 0, false),
+        mounter(t.root(), mounted("rdma"), 0, false),
     );
     assert_eq!(o.code, 2);
     assert!(
@@ -79,13 +79,13 @@ fn an_unreadable_mount_table_is_a_system_error() {
 
 #[test]
 fn fake_runs_the_checks_prints_the_plan_and_mounts_nothing() {
-    let t = Tree::new();
+    let t = gds_node();
     let loader = RecordingLoader::new(|_| Ok(()));
     let o = run_with(
         &t,
         &request("rw,gds_wait=30", true),
         "",
-        mounter(t.path(), mounted("rdma"), 0, false),
+        mounter(t.root(), mounted("rdma"), 0, false),
         &FakeClock::default(),
         Some(loader),
     );
@@ -108,12 +108,12 @@ fn fake_runs_the_checks_prints_the_plan_and_mounts_nothing() {
         o.out
     );
 
-    std::fs::remove_dir_all(t.path().join("sys/module/nvidia_fs")).unwrap();
+    std::fs::remove_dir_all(t.root().join("sys/module/nvidia_fs")).unwrap();
     let o = run(
         &t,
         &request("rw", true),
         "",
-        mounter(t.path(), mounted("rdma"), 0, false),
+        mounter(t.root(), mounted("rdma"), 0, false),
     );
     assert_eq!(o.code, 32);
     assert!(o.calls.is_empty());

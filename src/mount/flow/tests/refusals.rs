@@ -4,16 +4,16 @@ use super::*;
 
 #[test]
 fn an_existing_tcp_mount_of_the_server_refuses_before_mounting() {
-    let t = Tree::new();
+    let t = gds_node();
     t.table(
-        &format!("{BEFORE}{}", nfs_line(40, "/mnt/tcp", "tcp")),
+        &format!("{BEFORE}{}", nfs_info(40, "/mnt/tcp", "tcp")),
         &format!("{BEFORE_STATS}{}", nfs_stats("/mnt/tcp", "tcp")),
     );
     let o = run(
         &t,
         &request("rw", false),
         "",
-        mounter(t.path(), mounted("tcp"), 0, false),
+        mounter(t.root(), mounted("tcp"), 0, false),
     );
     assert_eq!(o.code, 32);
     assert!(o.calls.is_empty());
@@ -29,19 +29,19 @@ fn an_existing_tcp_mount_of_the_server_refuses_before_mounting() {
         &t,
         &request("rw,vers=3", false),
         "[checks]\nrpcrdma-hook-export = \"off\"\n",
-        mounter(t.path(), mounted("rdma"), 0, false),
+        mounter(t.root(), mounted("rdma"), 0, false),
     );
     assert_eq!(o.code, 0, "{}", o.err);
 }
 
 #[test]
 fn a_new_mount_over_tcp_is_unmounted_and_refused() {
-    let t = Tree::new();
+    let t = gds_node();
     let o = run(
         &t,
         &request("rw", false),
         "",
-        mounter(t.path(), mounted("tcp"), 0, false),
+        mounter(t.root(), mounted("tcp"), 0, false),
     );
     assert_eq!(o.code, 32);
     assert_eq!(o.calls[1], "unmount /mnt/data (id 70, device 0:50)");
@@ -63,18 +63,18 @@ fn a_new_mount_over_tcp_is_unmounted_and_refused() {
 /// ran gives its id to the new mount, which must still be seen as new (and refused).
 #[test]
 fn a_new_mount_that_reuses_a_freed_id_is_still_new() {
-    let t = Tree::new();
+    let t = gds_node();
     let other = "40 1 0:50 / /mnt/other rw - nfs4 10.0.2.99:/e rw,vers=4.2,proto=rdma,port=20049\n";
     t.table(&format!("{BEFORE}{other}"), BEFORE_STATS);
     let after = (
-        format!("{BEFORE}{}", nfs_line(40, "/mnt/data", "tcp")),
+        format!("{BEFORE}{}", nfs_info(40, "/mnt/data", "tcp")),
         format!("{BEFORE_STATS}{}", nfs_stats("/mnt/data", "tcp")),
     );
     let o = run(
         &t,
         &request("rw", false),
         "",
-        mounter(t.path(), Some(after), 0, false),
+        mounter(t.root(), Some(after), 0, false),
     );
     assert_eq!(o.code, 32, "{}", o.err);
     assert_eq!(o.calls[1], "unmount /mnt/data (id 40, device 0:50)");
@@ -89,14 +89,14 @@ fn a_new_mount_that_reuses_a_freed_id_is_still_new() {
     // The same with an RDMA mount: verified and kept, not "no mount appeared".
     t.table(&format!("{BEFORE}{other}"), BEFORE_STATS);
     let after = (
-        format!("{BEFORE}{}", nfs_line(40, "/mnt/data", "rdma")),
+        format!("{BEFORE}{}", nfs_info(40, "/mnt/data", "rdma")),
         format!("{BEFORE_STATS}{}", nfs_stats("/mnt/data", "rdma")),
     );
     let o = run(
         &t,
         &request("rw", false),
         "[checks]\nrpcrdma-hook-export = \"off\"\n",
-        mounter(t.path(), Some(after), 0, false),
+        mounter(t.root(), Some(after), 0, false),
     );
     assert_eq!(o.code, 0, "{}", o.err);
     assert_eq!(o.calls.len(), 1);
@@ -104,7 +104,7 @@ fn a_new_mount_that_reuses_a_freed_id_is_still_new() {
 
 #[test]
 fn a_newline_in_the_spec_cannot_forge_a_log_line() {
-    let t = Tree::new();
+    let t = gds_node();
     let args = HelperArgs {
         spec: "10.0.2.15:/export\nnfs-gds: mounted 10.0.2.15:/export on /mnt/data".into(),
         dir: "/mnt/data".into(),
@@ -112,7 +112,7 @@ fn a_newline_in_the_spec_cannot_forge_a_log_line() {
         ..Default::default()
     };
     let req = MountRequest::new(&args, OptionDefaults::default(), Path::new("/")).unwrap();
-    let o = run(&t, &req, "", mounter(t.path(), mounted("tcp"), 0, false));
+    let o = run(&t, &req, "", mounter(t.root(), mounted("tcp"), 0, false));
     assert_eq!(o.code, 32);
     for line in o.err.lines() {
         assert!(!line.starts_with("nfs-gds: mounted"), "forged: {line}");
@@ -123,16 +123,16 @@ fn a_newline_in_the_spec_cannot_forge_a_log_line() {
 
 #[test]
 fn a_mount_that_appears_on_another_path_is_named() {
-    let t = Tree::new();
+    let t = gds_node();
     let after = (
-        format!("{BEFORE}{}", nfs_line(70, "/elsewhere", "tcp")),
+        format!("{BEFORE}{}", nfs_info(70, "/elsewhere", "tcp")),
         BEFORE_STATS.to_string(),
     );
     let o = run(
         &t,
         &request("rw", false),
         "",
-        mounter(t.path(), Some(after), 0, false),
+        mounter(t.root(), Some(after), 0, false),
     );
     assert_eq!(o.code, 32);
     assert_eq!(o.calls.len(), 1, "never unmounted by nfs-gds");
@@ -146,12 +146,12 @@ fn a_mount_that_appears_on_another_path_is_named() {
 
 #[test]
 fn a_failed_unmount_after_a_refusal_is_loud() {
-    let t = Tree::new();
+    let t = gds_node();
     let o = run(
         &t,
         &request("rw", false),
         "",
-        mounter(t.path(), mounted("tcp"), 0, true),
+        mounter(t.root(), mounted("tcp"), 0, true),
     );
     assert_eq!(o.code, 32);
     assert!(o.err.contains("; UNMOUNTING IT FAILED"), "{}", o.err);
@@ -164,13 +164,12 @@ fn a_failed_unmount_after_a_refusal_is_loud() {
 
 #[test]
 fn an_unmount_that_leaves_the_mount_in_place_is_a_failure() {
-    let t = Tree::new();
-    let root = t.path().to_owned();
+    let t = gds_node();
+    let root = t.root().to_owned();
     let after = mounted("tcp").unwrap();
     let m = RecordingMounter::new(
         move |_| {
-            write_below(&root, "proc/self/mountinfo", &after.0);
-            write_below(&root, "proc/self/mountstats", &after.1);
+            write_table(&root, &after.0, &after.1);
             Ok(MountStatus::Exited(0))
         },
         |_| Ok(()),
@@ -182,12 +181,12 @@ fn an_unmount_that_leaves_the_mount_in_place_is_a_failure() {
 
 #[test]
 fn warn_keeps_a_tcp_mount_and_says_so() {
-    let t = Tree::new();
+    let t = gds_node();
     let o = run(
         &t,
         &request("rw,gds_policy=warn", false),
         "",
-        mounter(t.path(), mounted("tcp"), 0, false),
+        mounter(t.root(), mounted("tcp"), 0, false),
     );
     assert_eq!(o.code, 0);
     assert_eq!(o.calls.len(), 1, "no unmount under warn");

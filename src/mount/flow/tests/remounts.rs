@@ -4,14 +4,14 @@ use super::*;
 
 #[test]
 fn already_mounted_is_verified_and_never_unmounted() {
-    let t = Tree::new();
+    let t = gds_node();
     let (info, stats) = mounted("rdma").unwrap();
     t.table(&info, &stats);
     let o = run(
         &t,
         &request("rw", false),
         "[checks]\nrpcrdma-hook-export = \"off\"\n",
-        mounter(t.path(), None, 0, false),
+        mounter(t.root(), None, 0, false),
     );
     assert_eq!(o.code, 0, "{}", o.err);
     assert!(o.err.contains("nfs-gds: /mnt/data was already mounted (mount id 70, 10.0.2.15:/export) and mount.nfs left it as it was; verifying that mount"), "{}", o.err);
@@ -23,7 +23,7 @@ fn already_mounted_is_verified_and_never_unmounted() {
         &t,
         &request("rw", false),
         "",
-        mounter(t.path(), None, 0, false),
+        mounter(t.root(), None, 0, false),
     );
     assert_eq!(o.code, 32);
     assert!(o.calls.is_empty());
@@ -32,7 +32,7 @@ fn already_mounted_is_verified_and_never_unmounted() {
         &t,
         &request("rw", false),
         "[checks]\ntransport-trap = \"off\"\n",
-        mounter(t.path(), None, 0, false),
+        mounter(t.root(), None, 0, false),
     );
     assert_eq!(o.code, 32);
     assert_eq!(
@@ -46,14 +46,14 @@ fn already_mounted_is_verified_and_never_unmounted() {
 
 #[test]
 fn remount_verifies_the_existing_mount_and_never_unmounts_it() {
-    let t = Tree::new();
+    let t = gds_node();
     let (info, stats) = mounted("rdma").unwrap();
     t.table(&info, &stats);
     let o = run(
         &t,
         &request("remount,ro", false),
         "",
-        mounter(t.path(), None, 0, false),
+        mounter(t.root(), None, 0, false),
     );
     assert_eq!(o.code, 0, "{}", o.err);
     assert_eq!(
@@ -68,7 +68,7 @@ fn remount_verifies_the_existing_mount_and_never_unmounts_it() {
         &t,
         &request("remount,ro", false),
         "",
-        mounter(t.path(), None, 0, false),
+        mounter(t.root(), None, 0, false),
     );
     assert_eq!(o.code, 32);
     assert_eq!(o.calls.len(), 1, "no unmount: {:?}", o.calls);
@@ -84,7 +84,7 @@ fn remount_verifies_the_existing_mount_and_never_unmounts_it() {
         &t,
         &request("remount,ro", false),
         "",
-        mounter(t.path(), None, 32, false),
+        mounter(t.root(), None, 32, false),
     );
     assert_eq!(o.code, 32);
     assert!(
@@ -98,7 +98,7 @@ fn remount_verifies_the_existing_mount_and_never_unmounts_it() {
         &t,
         &request("remount,ro", true),
         "",
-        mounter(t.path(), None, 0, false),
+        mounter(t.root(), None, 0, false),
     );
     assert_eq!(o.code, 0);
     assert!(o.calls.is_empty());
@@ -107,10 +107,10 @@ fn remount_verifies_the_existing_mount_and_never_unmounts_it() {
 
 #[test]
 fn undo_leaves_alone_a_mount_that_is_no_longer_on_top() {
-    let t = Tree::new();
+    let t = gds_node();
     let stacked = format!(
         "{BEFORE}{}71 70 0:51 / /mnt/data rw - nfs4 other:/x rw,proto=rdma\n",
-        nfs_line(70, "/mnt/data", "tcp")
+        nfs_info(70, "/mnt/data", "tcp")
     );
     t.table(&stacked, "");
     let unmounts = Rc::new(Cell::new(0));
@@ -122,7 +122,7 @@ fn undo_leaves_alone_a_mount_that_is_no_longer_on_top() {
             Ok(())
         },
     );
-    let root = t.root();
+    let root = Root::new(t.root());
     let clock = FakeClock::default();
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let mut h = Helper {

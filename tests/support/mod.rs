@@ -10,6 +10,7 @@ pub mod module_gen;
 pub mod mount_table;
 pub mod pack;
 pub mod tree;
+pub mod two_kernels;
 
 use std::process::Output;
 
@@ -22,6 +23,7 @@ pub use module_gen::{
 };
 pub use pack::{pack, Packing};
 pub use tree::Tree;
+pub use two_kernels::{two_kernels, MOFED, NEXT};
 
 /// The `nfs-gds` binary, with no `NFS_GDS_*` variables inherited from the caller's environment
 /// and colour off.

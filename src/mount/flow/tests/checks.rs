@@ -5,12 +5,7 @@ use super::*;
 #[test]
 fn a_verified_rdma_mount_exits_0() {
     let t = gds_node();
-    let o = run(
-        &t,
-        &request("rw,_netdev", false),
-        "",
-        mounter(t.root(), mounted("rdma"), 0, false),
-    );
+    let o = run(&t, &request("rw,_netdev", false), "", mounts(&t, "rdma"));
     assert_eq!(o.code, 0, "{}", o.err);
     assert_eq!(
         o.calls,
@@ -35,7 +30,7 @@ fn verbose_says_what_was_verified() {
         &t,
         &req,
         "[checks]\nrpcrdma-hook-export = \"off\"\n",
-        mounter(t.root(), mounted("rdma"), 0, false),
+        mounts(&t, "rdma"),
     );
     assert_eq!(o.code, 0);
     assert!(
@@ -49,12 +44,7 @@ fn verbose_says_what_was_verified() {
 fn a_failing_enforced_precheck_refuses_before_mounting() {
     let t = gds_node();
     std::fs::remove_dir_all(t.root().join("sys/module/nvidia_fs")).unwrap();
-    let o = run(
-        &t,
-        &request("rw", false),
-        "",
-        mounter(t.root(), mounted("rdma"), 0, false),
-    );
+    let o = run(&t, &request("rw", false), "", mounts(&t, "rdma"));
     assert_eq!(o.code, 32);
     assert!(o.calls.is_empty(), "nothing may be mounted: {:?}", o.calls);
     let lines: Vec<&str> = o.err.lines().collect();
@@ -83,7 +73,7 @@ fn warn_mounts_anyway_and_says_so() {
         &t,
         &request("rw,gds_policy=warn", false),
         "",
-        mounter(t.root(), mounted("rdma"), 0, false),
+        mounts(&t, "rdma"),
     );
     assert_eq!(o.code, 0, "{}", o.err);
     assert_eq!(o.calls.len(), 1);
@@ -104,7 +94,7 @@ fn off_skips_the_check_entirely() {
         &t,
         &request("rw", false),
         "[checks]\nnvidia-fs-loaded = \"off\"\nrpcrdma-hook-export = \"off\"\n",
-        mounter(t.root(), mounted("rdma"), 0, false),
+        mounts(&t, "rdma"),
     );
     assert_eq!(o.code, 0, "{}", o.err);
     assert!(o.err.is_empty(), "{}", o.err);

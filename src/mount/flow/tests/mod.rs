@@ -12,7 +12,7 @@ use crate::mount::modprobe::LoadError;
 use crate::mount::mounter::{MountStatus, UnmountError};
 use crate::nfs::OptionDefaults;
 use crate::policy::file::parse;
-use crate::testkit::mount_text::{nfs_info, nfs_stats, with_mount, BEFORE, BEFORE_STATS};
+use crate::testkit::mount_text::{nfs_info, with_mount, BEFORE, BEFORE_STATS};
 use crate::testkit::{write_below, write_table, Tree};
 
 /// A node ready for GDS (nvidia_fs loaded, a built-in rpcrdma with GPL hooks) and no NFS mount.
@@ -63,6 +63,23 @@ fn mounter(
             Ok(())
         },
     )
+}
+
+/// A mounter whose mount adds an NFS mount of /mnt/data over `proto` and exits 0.
+fn mounts(t: &Tree, proto: &str) -> RecordingMounter {
+    mounter(t.root(), mounted(proto), 0, false)
+}
+
+/// A mounter whose mount adds nothing to the table (the mount point is already mounted, or
+/// mount.nfs mounted nothing) and exits with `code`.
+fn no_new_mount(t: &Tree, code: i32) -> RecordingMounter {
+    mounter(t.root(), None, code, false)
+}
+
+/// Puts an NFS mount of /mnt/data over `proto` into the table before the helper runs.
+fn already_mounted(t: &Tree, proto: &str) {
+    let (info, stats) = with_mount(70, "/mnt/data", proto);
+    t.table(&info, &stats);
 }
 
 fn mounted(proto: &str) -> Option<(String, String)> {

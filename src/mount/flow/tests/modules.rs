@@ -37,7 +37,7 @@ fn the_wait_rechecks_until_the_module_arrives() {
         &t,
         &request("rw,gds_wait=60", false),
         "",
-        mounter(t.root(), mounted("rdma"), 0, false),
+        mounts(&t, "rdma"),
         &clock,
         None,
     );
@@ -61,7 +61,7 @@ fn the_wait_rechecks_until_the_module_arrives() {
         &t,
         &request("rw", false),
         "wait = 4\n",
-        mounter(t.root(), mounted("rdma"), 0, false),
+        mounts(&t, "rdma"),
         &clock,
         None,
     );
@@ -103,7 +103,7 @@ fn rpcrdma_is_loaded_first_and_then_checked() {
         &t,
         &request("rw,gds_policy=warn", false),
         "",
-        mounter(t.root(), mounted("rdma"), 0, false),
+        mounts(&t, "rdma"),
         &FakeClock::default(),
         Some(loader),
     );
@@ -128,7 +128,7 @@ fn a_failed_modprobe_is_noted_once_and_the_checks_still_run() {
         &t,
         &request("rw,gds_wait=4", false),
         "",
-        mounter(t.root(), mounted("rdma"), 0, false),
+        mounts(&t, "rdma"),
         &clock,
         Some(loader),
     );
@@ -151,7 +151,7 @@ fn modprobe_is_not_run_when_disabled_or_built_in() {
         &t,
         &request("rw", false),
         "modprobe-rpcrdma = false\n",
-        mounter(t.root(), mounted("rdma"), 0, false),
+        mounts(&t, "rdma"),
         &FakeClock::default(),
         Some(loader),
     );
@@ -162,7 +162,7 @@ fn modprobe_is_not_run_when_disabled_or_built_in() {
         &t,
         &request("rw", false),
         "",
-        mounter(t.root(), mounted("rdma"), 0, false),
+        mounts(&t, "rdma"),
         &FakeClock::default(),
         Some(loader),
     );
@@ -173,7 +173,7 @@ fn modprobe_is_not_run_when_disabled_or_built_in() {
         &t,
         &request("rw,gds_policy=warn", false),
         "",
-        mounter(t.root(), mounted("rdma"), 0, false),
+        mounts(&t, "rdma"),
     );
     assert!(
         o.err
@@ -188,12 +188,7 @@ fn the_live_probe_refuses_when_rpcrdma_did_not_register() {
     let t = gds_node();
     t.write("proc/driver/nvidia-fs/modules", "wekafsio: 1\n");
     let policy = "probe = true\n[checks]\nrpcrdma-hook-export = \"off\"\n";
-    let o = run(
-        &t,
-        &request("rw", false),
-        policy,
-        mounter(t.root(), mounted("rdma"), 0, false),
-    );
+    let o = run(&t, &request("rw", false), policy, mounts(&t, "rdma"));
     assert_eq!(o.code, 32, "{}", o.err);
     assert!(o.calls.is_empty(), "nothing may be mounted: {:?}", o.calls);
     assert!(
@@ -206,12 +201,7 @@ fn the_live_probe_refuses_when_rpcrdma_did_not_register() {
         "proc/driver/nvidia-fs/modules",
         "wekafsio: 1\nrpcrdma: (null)\n",
     );
-    let o = run(
-        &t,
-        &request("rw", false),
-        policy,
-        mounter(t.root(), mounted("rdma"), 0, false),
-    );
+    let o = run(&t, &request("rw", false), policy, mounts(&t, "rdma"));
     assert_eq!(o.code, 0, "{}", o.err);
     // Without `probe = true` the probe does not run at all.
     t.write("proc/driver/nvidia-fs/modules", "wekafsio: 1\n");
@@ -219,7 +209,7 @@ fn the_live_probe_refuses_when_rpcrdma_did_not_register() {
         &t,
         &request("rw", false),
         "[checks]\nrpcrdma-hook-export = \"off\"\n",
-        mounter(t.root(), mounted("rdma"), 0, false),
+        mounts(&t, "rdma"),
     );
     assert_eq!(o.code, 0, "{}", o.err);
     assert!(!o.err.contains("nvfs-registration"), "{}", o.err);

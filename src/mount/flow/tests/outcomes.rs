@@ -5,12 +5,7 @@ use super::*;
 #[test]
 fn a_mount_nfs_failure_is_passed_on() {
     let t = gds_node();
-    let o = run(
-        &t,
-        &request("rw", false),
-        "",
-        mounter(t.root(), None, 32, false),
-    );
+    let o = run(&t, &request("rw", false), "", no_new_mount(&t, 32));
     assert_eq!(o.code, 32);
     assert!(
         o.err.contains(
@@ -19,24 +14,14 @@ fn a_mount_nfs_failure_is_passed_on() {
         "{}",
         o.err
     );
-    let o = run(
-        &t,
-        &request("rw", false),
-        "",
-        mounter(t.root(), None, 1, false),
-    );
+    let o = run(&t, &request("rw", false), "", no_new_mount(&t, 1));
     assert_eq!(o.code, 1);
 }
 
 #[test]
 fn success_without_a_mount_is_not_a_mount() {
     let t = gds_node();
-    let o = run(
-        &t,
-        &request("rw", false),
-        "",
-        mounter(t.root(), None, 0, false),
-    );
+    let o = run(&t, &request("rw", false), "", no_new_mount(&t, 0));
     assert_eq!(o.code, 32);
     assert!(
         o.err
@@ -62,12 +47,7 @@ fn a_verified_mount_keeps_a_nonzero_mount_nfs_status() {
 fn an_unreadable_mount_table_is_a_system_error() {
     let t = gds_node();
     std::fs::remove_file(t.root().join("proc/self/mountinfo")).unwrap();
-    let o = run(
-        &t,
-        &request("rw", false),
-        "",
-        mounter(t.root(), mounted("rdma"), 0, false),
-    );
+    let o = run(&t, &request("rw", false), "", mounts(&t, "rdma"));
     assert_eq!(o.code, 2);
     assert!(
         o.err.contains("proc/self/mountinfo does not exist"),
@@ -85,7 +65,7 @@ fn fake_runs_the_checks_prints_the_plan_and_mounts_nothing() {
         &t,
         &request("rw,gds_wait=30", true),
         "",
-        mounter(t.root(), mounted("rdma"), 0, false),
+        mounts(&t, "rdma"),
         &FakeClock::default(),
         Some(loader),
     );
@@ -109,12 +89,7 @@ fn fake_runs_the_checks_prints_the_plan_and_mounts_nothing() {
     );
 
     std::fs::remove_dir_all(t.root().join("sys/module/nvidia_fs")).unwrap();
-    let o = run(
-        &t,
-        &request("rw", true),
-        "",
-        mounter(t.root(), mounted("rdma"), 0, false),
-    );
+    let o = run(&t, &request("rw", true), "", mounts(&t, "rdma"));
     assert_eq!(o.code, 32);
     assert!(o.calls.is_empty());
     assert!(o.err.contains("would REFUSE to mount"), "{}", o.err);

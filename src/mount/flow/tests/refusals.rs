@@ -5,16 +5,9 @@ use super::*;
 #[test]
 fn an_existing_tcp_mount_of_the_server_refuses_before_mounting() {
     let t = gds_node();
-    t.table(
-        &format!("{BEFORE}{}", nfs_info(40, "/mnt/tcp", "tcp")),
-        &format!("{BEFORE_STATS}{}", nfs_stats("/mnt/tcp", "tcp")),
-    );
-    let o = run(
-        &t,
-        &request("rw", false),
-        "",
-        mounter(t.root(), mounted("tcp"), 0, false),
-    );
+    let (info, stats) = with_mount(40, "/mnt/tcp", "tcp");
+    t.table(&info, &stats);
+    let o = run(&t, &request("rw", false), "", mounts(&t, "tcp"));
     assert_eq!(o.code, 32);
     assert!(o.calls.is_empty());
     assert!(o.err.contains("nfs-gds: FAIL transport-trap [enforce]: 10.0.2.15 already has an NFSv4 mount over tcp (/mnt/tcp)"), "{}", o.err);
@@ -29,7 +22,7 @@ fn an_existing_tcp_mount_of_the_server_refuses_before_mounting() {
         &t,
         &request("rw,vers=3", false),
         "[checks]\nrpcrdma-hook-export = \"off\"\n",
-        mounter(t.root(), mounted("rdma"), 0, false),
+        mounts(&t, "rdma"),
     );
     assert_eq!(o.code, 0, "{}", o.err);
 }
@@ -37,12 +30,7 @@ fn an_existing_tcp_mount_of_the_server_refuses_before_mounting() {
 #[test]
 fn a_new_mount_over_tcp_is_unmounted_and_refused() {
     let t = gds_node();
-    let o = run(
-        &t,
-        &request("rw", false),
-        "",
-        mounter(t.root(), mounted("tcp"), 0, false),
-    );
+    let o = run(&t, &request("rw", false), "", mounts(&t, "tcp"));
     assert_eq!(o.code, 32);
     assert_eq!(o.calls[1], "unmount /mnt/data (id 70, device 0:50)");
     assert!(
@@ -66,10 +54,7 @@ fn a_new_mount_that_reuses_a_freed_id_is_still_new() {
     let t = gds_node();
     let other = "40 1 0:50 / /mnt/other rw - nfs4 10.0.2.99:/e rw,vers=4.2,proto=rdma,port=20049\n";
     t.table(&format!("{BEFORE}{other}"), BEFORE_STATS);
-    let after = (
-        format!("{BEFORE}{}", nfs_info(40, "/mnt/data", "tcp")),
-        format!("{BEFORE_STATS}{}", nfs_stats("/mnt/data", "tcp")),
-    );
+    let after = with_mount(40, "/mnt/data", "tcp");
     let o = run(
         &t,
         &request("rw", false),
@@ -88,10 +73,7 @@ fn a_new_mount_that_reuses_a_freed_id_is_still_new() {
 
     // The same with an RDMA mount: verified and kept, not "no mount appeared".
     t.table(&format!("{BEFORE}{other}"), BEFORE_STATS);
-    let after = (
-        format!("{BEFORE}{}", nfs_info(40, "/mnt/data", "rdma")),
-        format!("{BEFORE_STATS}{}", nfs_stats("/mnt/data", "rdma")),
-    );
+    let after = with_mount(40, "/mnt/data", "rdma");
     let o = run(
         &t,
         &request("rw", false),
@@ -112,7 +94,7 @@ fn a_newline_in_the_spec_cannot_forge_a_log_line() {
         ..Default::default()
     };
     let req = MountRequest::new(&args, OptionDefaults::default(), Path::new("/")).unwrap();
-    let o = run(&t, &req, "", mounter(t.root(), mounted("tcp"), 0, false));
+    let o = run(&t, &req, "", mounts(&t, "tcp"));
     assert_eq!(o.code, 32);
     for line in o.err.lines() {
         assert!(!line.starts_with("nfs-gds: mounted"), "forged: {line}");
@@ -186,7 +168,7 @@ fn warn_keeps_a_tcp_mount_and_says_so() {
         &t,
         &request("rw,gds_policy=warn", false),
         "",
-        mounter(t.root(), mounted("tcp"), 0, false),
+        mounts(&t, "tcp"),
     );
     assert_eq!(o.code, 0);
     assert_eq!(o.calls.len(), 1, "no unmount under warn");

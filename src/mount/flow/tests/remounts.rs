@@ -5,26 +5,19 @@ use super::*;
 #[test]
 fn already_mounted_is_verified_and_never_unmounted() {
     let t = gds_node();
-    let (info, stats) = mounted("rdma").unwrap();
-    t.table(&info, &stats);
+    already_mounted(&t, "rdma");
     let o = run(
         &t,
         &request("rw", false),
         "[checks]\nrpcrdma-hook-export = \"off\"\n",
-        mounter(t.root(), None, 0, false),
+        no_new_mount(&t, 0),
     );
     assert_eq!(o.code, 0, "{}", o.err);
     assert!(o.err.contains("nfs-gds: /mnt/data was already mounted (mount id 70, 10.0.2.15:/export) and mount.nfs left it as it was; verifying that mount"), "{}", o.err);
 
-    let (info, stats) = mounted("tcp").unwrap();
-    t.table(&info, &stats);
+    already_mounted(&t, "tcp");
     // The pre-existing tcp mount is itself the trap: refused before mounting.
-    let o = run(
-        &t,
-        &request("rw", false),
-        "",
-        mounter(t.root(), None, 0, false),
-    );
+    let o = run(&t, &request("rw", false), "", no_new_mount(&t, 0));
     assert_eq!(o.code, 32);
     assert!(o.calls.is_empty());
     // With the trap check off, mount.nfs is run, reports success, and the tcp mount stays.
@@ -32,7 +25,7 @@ fn already_mounted_is_verified_and_never_unmounted() {
         &t,
         &request("rw", false),
         "[checks]\ntransport-trap = \"off\"\n",
-        mounter(t.root(), None, 0, false),
+        no_new_mount(&t, 0),
     );
     assert_eq!(o.code, 32);
     assert_eq!(
@@ -47,14 +40,8 @@ fn already_mounted_is_verified_and_never_unmounted() {
 #[test]
 fn remount_verifies_the_existing_mount_and_never_unmounts_it() {
     let t = gds_node();
-    let (info, stats) = mounted("rdma").unwrap();
-    t.table(&info, &stats);
-    let o = run(
-        &t,
-        &request("remount,ro", false),
-        "",
-        mounter(t.root(), None, 0, false),
-    );
+    already_mounted(&t, "rdma");
+    let o = run(&t, &request("remount,ro", false), "", no_new_mount(&t, 0));
     assert_eq!(o.code, 0, "{}", o.err);
     assert_eq!(
         o.calls,
@@ -62,14 +49,8 @@ fn remount_verifies_the_existing_mount_and_never_unmounts_it() {
     );
     assert!(o.err.is_empty(), "no pre-checks on a remount: {}", o.err);
 
-    let (info, stats) = mounted("tcp").unwrap();
-    t.table(&info, &stats);
-    let o = run(
-        &t,
-        &request("remount,ro", false),
-        "",
-        mounter(t.root(), None, 0, false),
-    );
+    already_mounted(&t, "tcp");
+    let o = run(&t, &request("remount,ro", false), "", no_new_mount(&t, 0));
     assert_eq!(o.code, 32);
     assert_eq!(o.calls.len(), 1, "no unmount: {:?}", o.calls);
     assert!(
@@ -80,12 +61,7 @@ fn remount_verifies_the_existing_mount_and_never_unmounts_it() {
         o.err
     );
 
-    let o = run(
-        &t,
-        &request("remount,ro", false),
-        "",
-        mounter(t.root(), None, 32, false),
-    );
+    let o = run(&t, &request("remount,ro", false), "", no_new_mount(&t, 32));
     assert_eq!(o.code, 32);
     assert!(
         o.err
@@ -94,12 +70,7 @@ fn remount_verifies_the_existing_mount_and_never_unmounts_it() {
         o.err
     );
 
-    let o = run(
-        &t,
-        &request("remount,ro", true),
-        "",
-        mounter(t.root(), None, 0, false),
-    );
+    let o = run(&t, &request("remount,ro", true), "", no_new_mount(&t, 0));
     assert_eq!(o.code, 0);
     assert!(o.calls.is_empty());
     assert!(o.out.contains("  remount: fake-mount"), "{}", o.out);

@@ -226,3 +226,29 @@ fn every_host_wing_has_a_place_and_host_has_no_loose_files() {
         );
     }
 }
+
+/// The most lines a source file under `src/` may have: past it, a file holds more than one idea.
+const MAX_LINES: usize = 800;
+
+/// Files over [`MAX_LINES`] while they are being split; each entry goes with its split.
+const BEING_SPLIT: &[&str] = &["host/mounts/mod.rs", "doctor/plan.rs"];
+
+#[test]
+fn no_source_file_is_over_800_lines() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let mut long = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+        let lines = std::fs::read_to_string(&f).unwrap().lines().count();
+        if lines > MAX_LINES && !BEING_SPLIT.contains(&rel.as_str()) {
+            long.push(format!("src/{rel}: {lines} lines"));
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "over {MAX_LINES} lines, split by subject:\n{}",
+        long.join("\n")
+    );
+}

@@ -730,10 +730,6 @@ impl MountTable {
         MountTable { mounts }
     }
 
-    pub fn ids(&self) -> Vec<u32> {
-        self.mounts.iter().map(|m| m.info.mount_id).collect()
-    }
-
     pub fn by_id(&self, id: u32) -> Option<&Mount> {
         self.mounts.iter().find(|m| m.info.mount_id == id)
     }
@@ -846,18 +842,6 @@ impl<'a> Pairing<'a> {
     fn into_paired(self) -> Vec<Option<MountStats>> {
         self.paired
     }
-}
-
-/// Reads and parses mountinfo below the root, line by line. A missing file is an error:
-/// without it nothing can be verified.
-pub fn read_mountinfo(root: &Root) -> Result<Vec<MountInfoEntry>, MountsError> {
-    read_mountinfo_at(root, MOUNTINFO)
-}
-
-fn read_mountinfo_at(root: &Root, rel: &str) -> Result<Vec<MountInfoEntry>, MountsError> {
-    let mut entries = Vec::new();
-    stream_mountinfo_at(root, rel, |e| entries.push(e))?;
-    Ok(entries)
 }
 
 /// Streams mountinfo below the root through `each` line's entry.

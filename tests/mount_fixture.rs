@@ -67,17 +67,17 @@ impl Fixture {
     /// capabilities; the fake tools installed.
     pub fn ready() -> Self {
         let f = Fixture { dir: Tree::new() };
-        f.write("proc/sys/kernel/osrelease", &format!("{RELEASE}\n"));
+        f.write("proc/sys/kernel/osrelease", format!("{RELEASE}\n"));
         f.write(
             "proc/version",
-            &format!("Linux version {RELEASE} (debian-kernel@lists.debian.org) #1 SMP PREEMPT_DYNAMIC Debian 6.1.176-1 (2026-05-02)\n"),
+            format!("Linux version {RELEASE} (debian-kernel@lists.debian.org) #1 SMP PREEMPT_DYNAMIC Debian 6.1.176-1 (2026-05-02)\n"),
         );
         f.write(
             "proc/self/status",
             "Name:\tmount.nfs-gds\nCapEff:\t000001ffffffffff\n",
         );
         f.write("proc/modules", MODULES_WITH_RPCRDMA);
-        f.write("proc/kallsyms", &loaded_kallsyms());
+        f.write("proc/kallsyms", loaded_kallsyms());
         f.write("sys/module/nvidia_fs/version", "2.28.4\n");
         f.write("dev/nvidia-fs0", "");
         // Signatures checked, not enforced: no Secure Boot.
@@ -88,14 +88,14 @@ impl Fixture {
         );
         let tree = format!("lib/modules/{RELEASE}");
         f.write(
-            &format!("{tree}/modules.dep"),
+            format!("{tree}/modules.dep"),
             "updates/dkms/rpcrdma.ko: kernel/net/sunrpc/sunrpc.ko\nkernel/net/sunrpc/sunrpc.ko:\n",
         );
-        f.write(&format!("{tree}/updates/dkms/rpcrdma.ko"), &rpcrdma_ko());
+        f.write(format!("{tree}/updates/dkms/rpcrdma.ko"), rpcrdma_ko());
         f.write("sys/module/rpcrdma/initstate", "live\n");
         f.write(
             "sys/module/rpcrdma/notes/.note.gnu.build-id",
-            &support::module_gen::build_id_note(&BUILD_ID),
+            support::module_gen::build_id_note(&BUILD_ID),
         );
         f.table(BEFORE, BEFORE_STATS);
         std::fs::create_dir_all(f.root().join("record")).unwrap();
@@ -108,7 +108,7 @@ impl Fixture {
 
     /// What `tool` does when run.
     pub fn scenario(&self, tool: &str, file: &str, text: &str) {
-        self.write(&format!("scenario/{tool}/{file}"), text);
+        self.write(format!("scenario/{tool}/{file}"), text);
     }
 
     /// `tool` turns the table into (info, stats).

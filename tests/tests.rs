@@ -4,6 +4,7 @@
 mod support;
 
 mod agent;
+mod agreement;
 mod bad_inputs;
 mod cache;
 mod check;

@@ -3,6 +3,7 @@
 use clap::Args;
 
 use super::{exit, CmdError, Ctx};
+use crate::agent::intent::read_declared;
 use crate::doctor::{self, render};
 use crate::host::HostFacts;
 
@@ -26,6 +27,7 @@ pub fn diagnose_host(ctx: &Ctx, probe: bool) -> Result<doctor::Diagnosis, CmdErr
     let runner = ctx.host.runner();
     let policy = ctx.policy()?;
     let cufile = ctx.host.cufile_override();
+    let declared = read_declared(&ctx.host.root)?;
     Ok(doctor::diagnose(
         &facts,
         doctor::Inputs {
@@ -33,6 +35,7 @@ pub fn diagnose_host(ctx: &Ctx, probe: bool) -> Result<doctor::Diagnosis, CmdErr
             policy: &policy,
             probe,
             cufile_override: cufile.as_deref(),
+            declared: &declared,
         },
     )?)
 }
@@ -46,9 +49,5 @@ pub fn run(args: &DoctorArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     } else {
         print!("{}", render::text(&d, ctx.style));
     }
-    Ok(if d.verdict.is_ready() {
-        exit::READY
-    } else {
-        exit::NOT_READY
-    })
+    Ok(exit::of(d.verdict))
 }

@@ -24,6 +24,7 @@ use super::relevant_log_lines;
 use super::runner::{record_key, Output, Runner, RECORDED_DIR};
 use crate::host::{HostError, HostFacts, Root};
 use crate::kmod::RPCRDMA_HOOKS;
+use crate::policy::intent::Declared;
 use crate::policy::Policy;
 
 #[derive(Debug, thiserror::Error)]
@@ -157,17 +158,21 @@ impl Runner for Capturing<'_> {
 }
 
 /// Writes the archive of `doctor` on this node to `out` (gzip-compressed tar): what it read,
-/// and the policy it judged under.
+/// and the policy it judged under. `read_declared` reads what the node declares about its
+/// mounts (the helper's records, fstab), which doctor is handed.
 pub fn collect(
     root: &Root,
     policy_path: &Path,
     policy: &Policy,
     runner: &dyn Runner,
     cufile_override: Option<&str>,
+    read_declared: &dyn Fn(&Root) -> Result<Declared, HostError>,
     out: &Path,
 ) -> Result<Collected, CollectError> {
     let mut collected = archive_reads(root, runner, out, |root, runner| {
         let facts = HostFacts::read(root)?;
+        // Read through the recording root: the helper's records and fstab go in the bundle.
+        let declared = read_declared(root)?;
         super::diagnose(
             &facts,
             super::Inputs {
@@ -175,6 +180,7 @@ pub fn collect(
                 policy,
                 probe: false,
                 cufile_override,
+                declared: &declared,
             },
         )?;
         // The policy is loaded by the command, not through the root; it decides the verdict.

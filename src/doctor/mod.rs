@@ -89,6 +89,8 @@ pub struct Inputs<'a> {
     pub probe: bool,
     /// The cuFile configuration `CUFILE_ENV_PATH_JSON` names on this machine, if any.
     pub cufile_override: Option<&'a str>,
+    /// What the helper recorded of the mounts it made (which are meant for GDS, on which port).
+    pub declared: &'a crate::policy::intent::Declared,
 }
 
 impl std::fmt::Debug for Inputs<'_> {
@@ -231,7 +233,7 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
     let mut gds_mount = fstab_entries.first().map(|e| e.target.clone());
     match &table {
         Ok(table) => {
-            let review = mounts::review(table, &fstab_entries, policy);
+            let review = mounts::review(table, &fstab_entries, inputs.declared, policy);
             verdict = verdict.max(review.verdict);
             gds_mount = gds_mount.or(review.gds_mounts.first().cloned());
             findings.extend(review.findings);

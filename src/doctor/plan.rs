@@ -8,10 +8,10 @@ use super::stack::{Family, Ofed, Provenance, Stack};
 use super::usage::RpcrdmaUsage;
 use std::collections::BTreeSet;
 
-use crate::checks::catalogue::modprobe_config;
 use crate::checks::{CheckResult, Fix, Status};
 use crate::host::boot::boot_kernels::KernelRpcrdma;
 use crate::host::boot::dkms::{dkms_state, MLNX_NFSRDMA};
+use crate::host::modules::modprobe_config::Origin;
 use crate::host::platform::nvidia_fs::GpuDriverFlavour;
 
 /// A step `provision --apply` may run by itself: idempotent, and never disruptive.
@@ -244,12 +244,7 @@ pub fn plan(input: &PlanInput) -> Vec<Step> {
         .iter()
         .filter(|c| c.status == Status::Fail && c.fixes.contains(&Fix::ModprobeConfig))
     {
-        let lines = c
-            .evidence
-            .iter()
-            .filter(|e| e.what == modprobe_config::STOPPED_BY)
-            .filter_map(|e| comment_out_command(&e.seen))
-            .collect();
+        let lines = c.found_at.iter().map(comment_out_command).collect();
         steps.push(Step::manual(
             "Remove the modprobe configuration that stops rpcrdma",
             c.summary.clone(),
@@ -297,16 +292,14 @@ pub fn plan(input: &PlanInput) -> Vec<Step> {
     steps
 }
 
-/// The command that comments out the configuration line at `origin` (`FILE:LINE`); the kernel
-/// command line is edited in the bootloader instead.
-fn comment_out_command(origin: &str) -> Option<String> {
-    let (file, line) = origin.rsplit_once(':')?;
-    let line: usize = line.parse().ok()?;
-    Some(if file == "/proc/cmdline" {
+/// The command that comments out the configuration line at `origin`; the kernel command line
+/// is edited in the bootloader instead.
+fn comment_out_command(origin: &Origin) -> String {
+    if origin.file == "/proc/cmdline" {
         "remove the `modprobe.blacklist=` entry naming rpcrdma from the kernel command line (GRUB_CMDLINE_LINUX), then update the bootloader".to_string()
     } else {
-        format!("sed -i '{line}s/^/# /' {file}")
-    })
+        format!("sed -i '{}s/^/# /' {}", origin.line, origin.file)
+    }
 }
 
 /// nvidia_fs is not loaded: the GPU Operator's switch, or the packages (and the open GPU

@@ -140,7 +140,9 @@ fn run(facts: &HostFacts) -> CheckResult {
         result = result.with(what, seen);
     }
     for origin in &stopping {
-        result = result.with(STOPPED_BY, origin.to_string());
+        result = result
+            .with(STOPPED_BY, origin.to_string())
+            .at(origin.clone());
     }
     if harm == Some(Harm::Stops) {
         result = result.remedy("remove or comment out the configuration lines named above, then run the initramfs update so early boot sees the same configuration");

@@ -20,13 +20,11 @@ pub struct DoctorArgs {
     pub markdown: bool,
 }
 
-/// Doctor's diagnosis of the host, with what the host handle chose (runner, cuFile override)
-/// and the policy; `provision` acts on the same diagnosis.
+/// Doctor's diagnosis of the host, with what the host handle chose (the runner) and the policy; `provision` acts on the same diagnosis.
 pub fn diagnose_host(ctx: &Ctx, probe: bool) -> Result<doctor::Diagnosis, CmdError> {
     let facts = HostFacts::read(&ctx.host.root)?;
     let runner = ctx.host.runner();
     let policy = ctx.policy()?;
-    let cufile = ctx.host.cufile_override();
     let declared = read_declared(&ctx.host.root)?;
     Ok(doctor::diagnose(
         &facts,
@@ -34,7 +32,6 @@ pub fn diagnose_host(ctx: &Ctx, probe: bool) -> Result<doctor::Diagnosis, CmdErr
             runner: runner.as_ref(),
             policy: &policy,
             probe,
-            cufile_override: cufile.as_deref(),
             declared: &declared,
         },
     )?)

@@ -9,8 +9,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::doctor::runner::{RecordedRunner, Runner, SystemRunner};
 use crate::host::io::programs;
+use crate::host::io::runner::{RecordedRunner, Runner, SystemRunner};
 use crate::host::Root;
 use crate::mount::backend::{self, NoMountNfs};
 use crate::mount::mounter::Mounter;
@@ -54,13 +54,6 @@ impl Host {
         } else {
             Trust::for_tree(&self.root)
         }
-    }
-
-    /// `CUFILE_ENV_PATH_JSON` names the cuFile configuration of this machine, never of a tree.
-    pub fn cufile_override(&self) -> Option<String> {
-        self.machine
-            .then(|| std::env::var("CUFILE_ENV_PATH_JSON").ok())
-            .flatten()
     }
 
     /// The helper's `-N`: setns(2) here; in a tree, the namespace's own `proc/` stands in.

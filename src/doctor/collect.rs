@@ -4,7 +4,7 @@
 //! There is no list of files here: doctor runs against a recording [`Root`] and a capturing
 //! runner, and the archive holds what they saw — so a reader added to doctor is collected by
 //! construction. Command outputs go under [`RECORDED_DIR`] where the
-//! [`RecordedRunner`](super::runner::RecordedRunner) finds them. Nothing secret goes in:
+//! [`RecordedRunner`](crate::host::io::runner::RecordedRunner) finds them. Nothing secret goes in:
 //! `/proc/kallsyms` is cut down to the hook lines, the kernel log to the lines doctor looks
 //! for, and every file passes through [`redact`] on its way in (credentials in mount options
 //! and the policy, kallsyms addresses). The archive is written to a temporary file of mode 0600
@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use super::redact;
 use super::relevant_log_lines;
-use super::runner::{record_key, Output, Runner, RECORDED_DIR};
+use crate::host::io::runner::{record_key, Output, Runner, RECORDED_DIR};
 use crate::host::{HostError, HostFacts, Root};
 use crate::kmod::RPCRDMA_HOOKS;
 use crate::policy::intent::Declared;
@@ -165,7 +165,6 @@ pub fn collect(
     policy_path: &Path,
     policy: &Policy,
     runner: &dyn Runner,
-    cufile_override: Option<&str>,
     read_declared: &dyn Fn(&Root) -> Result<Declared, HostError>,
     out: &Path,
 ) -> Result<Collected, CollectError> {
@@ -179,7 +178,6 @@ pub fn collect(
                 runner,
                 policy,
                 probe: false,
-                cufile_override,
                 declared: &declared,
             },
         )?;
@@ -196,7 +194,7 @@ pub fn collect(
 /// Runs `read` against a recording root and a capturing runner, then archives exactly what it
 /// read (files, the directories it listed, the paths whose existence it looked at) and the
 /// command outputs it used, laid out so that `read` against the unpacked archive, with a
-/// [`RecordedRunner`](super::runner::RecordedRunner), sees the same host.
+/// [`RecordedRunner`](crate::host::io::runner::RecordedRunner), sees the same host.
 pub fn archive_reads(
     root: &Root,
     runner: &dyn Runner,
@@ -310,7 +308,7 @@ fn for_archive(rel: &Path, bytes: Vec<u8>) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::doctor::runner::{RecordedRunner, RecordingRunner};
+    use crate::host::io::runner::{RecordedRunner, RecordingRunner};
 
     /// A reader doctor does not have: a file, a directory listing, a device node's existence
     /// and a command, as a new check would add them.

@@ -16,5 +16,7 @@ pub mod kmod;
 pub mod mount;
 pub mod nfs;
 pub mod policy;
+#[cfg(test)]
+mod testkit;
 pub mod verdict;
 pub mod watch;

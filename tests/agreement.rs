@@ -356,7 +356,7 @@ fn one_case(
     let doctor_checks = doctor["checks"].as_array().unwrap().clone();
 
     f.write("out/.keep", "");
-    let status_file = f.path().join("out/status.json");
+    let status_file = f.root().join("out/status.json");
     let (code, _, err) = run(
         &f,
         &[
@@ -365,9 +365,9 @@ fn one_case(
             "--status-file",
             status_file.to_str().unwrap(),
             "--nfd-dir",
-            f.path().join("out/nfd").to_str().unwrap(),
+            f.root().join("out/nfd").to_str().unwrap(),
             "--textfile-dir",
-            f.path().join("out/tf").to_str().unwrap(),
+            f.root().join("out/tf").to_str().unwrap(),
         ],
     );
     let agent = json(
@@ -551,22 +551,22 @@ fn a_recorded_port_is_the_expected_port_everywhere_and_in_a_bundle() {
         found.map(|(_, c)| c.status.clone()).unwrap_or_default()
     };
     // Unrecorded, 20050 is the wrong port for verify and doctor alike.
-    assert_eq!(options(f.path(), &["verify", "/mnt/gds", "--json"]), "fail");
-    assert_eq!(options(f.path(), &["doctor", "--json"]), "fail");
+    assert_eq!(options(f.root(), &["verify", "/mnt/gds", "--json"]), "fail");
+    assert_eq!(options(f.root(), &["doctor", "--json"]), "fail");
     f.write(
         "run/nfs-gds/mounts/70-0.50.json",
         r#"{"source":"10.0.2.15:/export","target":"/mnt/gds","device":"0:50","mount_id":70,"port":20050}"#,
     );
-    assert_eq!(options(f.path(), &["verify", "/mnt/gds", "--json"]), "pass");
-    assert_eq!(options(f.path(), &["doctor", "--json"]), "pass");
+    assert_eq!(options(f.root(), &["verify", "/mnt/gds", "--json"]), "pass");
+    assert_eq!(options(f.root(), &["doctor", "--json"]), "pass");
     let (code, _, err) = run(&f, &["agent", "--once"]);
     assert_eq!(code, 0, "{err}");
-    let status = f.path().join("run/nfs-gds/status.json");
+    let status = f.root().join("run/nfs-gds/status.json");
     let agent = json(&std::fs::read_to_string(status).unwrap(), "status");
     assert_eq!(agent["mounts"][0]["meant_by"], "recorded");
     assert_eq!(agent["mounts"][0]["verdict"], "ready");
     // The bundle carries the record, so doctor replays it to the same answer.
-    let archive = f.path().join("out/node.tgz");
+    let archive = f.root().join("out/node.tgz");
     f.write("out/.keep", "");
     let (code, _, err) = run(&f, &["collect", "-o", archive.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");

@@ -24,37 +24,20 @@ use crate::support::pack::{vmlinuz, ImageFormat};
 use crate::support::*;
 
 const RUNNING: &str = "6.1.0-50-amd64";
-const NEXT: &str = "6.12.117+deb13-amd64";
-const MOFED: &str = "24.10.OFED.24.10.1.1.4.1";
 
 fn root(f: &Fixture) -> Root {
     Root::new(f.root())
 }
 
-/// A Debian node running 6.1.0-50 with mlnx-nfsrdma installed by DKMS, and 6.12.117 installed
-/// beside it with only the inbox rpcrdma: DKMS never built for it.
-fn two_kernels() -> Fixture {
-    let f = Fixture::debian12();
-    let spec = ModuleSpec::rpcrdma(RUNNING);
-    f.install_rpcrdma(DKMS, ".ko", &build(&spec));
+/// [`two_kernels`] with images and configs for both kernels, the running one's with the GPL-only
+/// rule; and a rescue image without a tree and a tree without an image, neither a kernel.
+fn node() -> Fixture {
+    let f = two_kernels();
     f.write(
         format!("boot/vmlinuz-{RUNNING}"),
         vmlinuz(true, ImageFormat::Gzip),
     );
     f.write(format!("boot/config-{RUNNING}"), "CONFIG_MODULE_SIG=y\n");
-    let next_tree = format!("lib/modules/{NEXT}");
-    f.write(
-        format!("{next_tree}/modules.dep"),
-        format!("{INBOX}.ko: kernel/net/sunrpc/sunrpc.ko\nkernel/net/sunrpc/sunrpc.ko:\n"),
-    );
-    f.write(
-        format!("{next_tree}/modules.alias"),
-        "alias xprtrdma rpcrdma\n",
-    );
-    f.write(
-        format!("{next_tree}/{INBOX}.ko"),
-        build(&ModuleSpec::rpcrdma(NEXT).hooks(None)),
-    );
     f.write(
         format!("boot/vmlinuz-{NEXT}"),
         vmlinuz(false, ImageFormat::Gzip),
@@ -63,24 +46,8 @@ fn two_kernels() -> Fixture {
         format!("boot/config-{NEXT}"),
         "CONFIG_MODULE_SIG=y\nCONFIG_LOCK_DOWN_IN_EFI_SECURE_BOOT=y\n",
     );
-    // A rescue image without a tree, and a tree without an image: neither is a kernel.
     f.write("boot/vmlinuz-0-rescue-0123abcd", b"MZ");
     f.write("lib/modules/5.10.0-28-amd64/modules.dep", "");
-    // DKMS built and installed mlnx-nfsrdma for the running kernel only.
-    let dkms = format!("var/lib/dkms/{MLNX_NFSRDMA}");
-    f.write(
-        format!("{dkms}/{MOFED}/{RUNNING}/x86_64/module/rpcrdma.ko"),
-        b"",
-    );
-    std::os::unix::fs::symlink(
-        format!("{MOFED}/{RUNNING}/x86_64"),
-        f.path(format!("{dkms}/kernel-{RUNNING}-x86_64")),
-    )
-    .expect("dkms link");
-    f.write(
-        format!("{dkms}/{MOFED}/source/dkms.conf"),
-        "PACKAGE_NAME=mlnx-nfsrdma\n",
-    );
     f
 }
 
@@ -107,7 +74,7 @@ submenu 'Advanced options for Debian GNU/Linux' $menuentry_id_option 'gnulinux-a
 
 #[test]
 fn every_installed_kernel_is_found_with_its_tree_and_its_own_gpl_rule() {
-    let f = two_kernels();
+    let f = node();
     let r = root(&f);
     let kernels = read_installed_kernels(&r, Some(RUNNING)).unwrap();
     let releases: Vec<&str> = kernels.iter().map(|k| k.release.as_str()).collect();
@@ -148,7 +115,7 @@ fn every_installed_kernel_is_found_with_its_tree_and_its_own_gpl_rule() {
 
 #[test]
 fn dkms_tree_shows_the_second_kernel_without_the_build() {
-    let f = two_kernels();
+    let f = node();
     let entries = dkms::read_dkms_tree(&root(&f)).unwrap();
     assert_eq!(
         dkms::dkms_state(&entries, MLNX_NFSRDMA, RUNNING),
@@ -166,7 +133,7 @@ fn dkms_tree_shows_the_second_kernel_without_the_build() {
 
 #[test]
 fn grub_saved_entry_and_one_shot_next_entry() {
-    let f = two_kernels();
+    let f = node();
     f.write("boot/grub/grub.cfg", DEBIAN_GRUB_CFG);
     f.write("etc/default/grub", "GRUB_DEFAULT=saved\nGRUB_TIMEOUT=5\n");
     f.write(
@@ -280,7 +247,7 @@ fn efivar(f: &Fixture, value: u8) {
 
 #[test]
 fn secure_boot_on_locks_down_the_running_and_the_next_kernel() {
-    let f = two_kernels();
+    let f = node();
     efivar(&f, 1);
     f.write(
         "sys/kernel/security/lockdown",
@@ -321,7 +288,7 @@ fn secure_boot_on_locks_down_the_running_and_the_next_kernel() {
 
 #[test]
 fn secure_boot_off_enforces_nothing_unless_the_command_line_asks() {
-    let f = two_kernels();
+    let f = node();
     efivar(&f, 0);
     f.write(
         "sys/kernel/security/lockdown",

@@ -20,6 +20,10 @@ const LAYERS: &[&[&str]] = &[
     &["cli"],
 ];
 
+/// Compiled only for the unit tests (`#[cfg(test)]`), outside the layers: any module's tests may
+/// use it, and it may use any layer.
+const TEST_ONLY: &str = "testkit";
+
 fn layer_of(module: &str) -> usize {
     LAYERS
         .iter()
@@ -74,7 +78,7 @@ fn no_module_imports_a_higher_or_equal_layer() {
         for f in files {
             let text = std::fs::read_to_string(&f).unwrap();
             for r in references(&text) {
-                if r == *module {
+                if r == *module || r == TEST_ONLY {
                     continue;
                 }
                 if layer_of(&r) >= layer_of(module) {
@@ -96,11 +100,16 @@ fn every_top_level_module_has_a_layer() {
     for e in std::fs::read_dir(&src).unwrap() {
         let p = e.unwrap().path();
         let name = p.file_stem().unwrap().to_str().unwrap().to_string();
-        if matches!(name.as_str(), "lib" | "main") {
+        if matches!(name.as_str(), "lib" | "main" | TEST_ONLY) {
             continue;
         }
         layer_of(&name);
     }
+    let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
+    assert!(
+        lib.contains(&format!("#[cfg(test)]\nmod {TEST_ONLY};")),
+        "src/lib.rs must declare {TEST_ONLY} for tests only"
+    );
 }
 
 /// The wings of `src/host`, lowest first, on the same rule: a wing imports only from wings
@@ -219,4 +228,27 @@ fn every_host_wing_has_a_place_and_host_has_no_loose_files() {
             "src/host/{name} is in no wing: add it to HOST_WINGS"
         );
     }
+}
+
+/// The most lines a source file under `src/` may have: past it, a file holds more than one idea.
+const MAX_LINES: usize = 800;
+
+#[test]
+fn no_source_file_is_over_800_lines() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let mut long = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+        let lines = std::fs::read_to_string(&f).unwrap().lines().count();
+        if lines > MAX_LINES {
+            long.push(format!("src/{rel}: {lines} lines"));
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "over {MAX_LINES} lines, split by subject:\n{}",
+        long.join("\n")
+    );
 }

@@ -10,7 +10,6 @@ use serde_json::Value;
 use crate::support::*;
 
 const RELEASE: &str = "6.1.0-50-amd64";
-const NEXT: &str = "6.12.117+deb13-amd64";
 const IB_SYMBOLS: [&str; 3] = ["ib_dma_virt_map_sg", "ib_alloc_pd_user", "ib_drain_qp"];
 const SECURE_BOOT: &str =
     "sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-e0a9f7a9b0ae";
@@ -287,38 +286,13 @@ fn an_unsigned_nvidia_fs_is_judged_too_and_unknown_enforcement_warns() {
     assert!(summary(&doc, "module-signature").contains("not known"));
 }
 
-/// The running Debian 12 kernel with its DKMS rpcrdma, and `NEXT` installed beside it with only
-/// the inbox rpcrdma (no hooks); DKMS built mlnx-nfsrdma 24.10 for the running kernel only.
-fn two_kernels() -> Fixture {
-    let f = node_with(&ModuleSpec::rpcrdma(RELEASE), DKMS, Packing::Plain);
+/// [`two_kernels`] with nvidia_fs loaded and boot images that say nothing of the GPL-only rule.
+fn node() -> Fixture {
+    let mut f = two_kernels();
+    f.nvidia_fs("2.28.4", 1);
     f.write("etc/os-release", "ID=debian\nVERSION_ID=\"12\"\n");
     f.boot_image(b"");
     f.write(format!("boot/vmlinuz-{NEXT}"), b"");
-    let next_tree = format!("lib/modules/{NEXT}");
-    f.write(
-        format!("{next_tree}/{INBOX}.ko.xz"),
-        pack(
-            &build(&ModuleSpec::rpcrdma(NEXT).hooks(None)),
-            Packing::XzCrc32,
-        ),
-    );
-    f.write(
-        format!("{next_tree}/modules.dep"),
-        format!("{INBOX}.ko.xz: kernel/net/sunrpc/sunrpc.ko\nkernel/net/sunrpc/sunrpc.ko:\n"),
-    );
-    f.write(
-        format!("{next_tree}/modules.alias"),
-        "alias xprtrdma rpcrdma\n",
-    );
-    f.write(
-        format!("var/lib/dkms/mlnx-nfsrdma/24.10/{RELEASE}/x86_64/module/rpcrdma.ko"),
-        b"",
-    );
-    std::os::unix::fs::symlink(
-        format!("24.10/{RELEASE}/x86_64"),
-        f.path(format!("var/lib/dkms/mlnx-nfsrdma/kernel-{RELEASE}-x86_64")),
-    )
-    .unwrap();
     f
 }
 
@@ -338,7 +312,7 @@ fn grub(f: &Fixture, saved: &str) {
 
 #[test]
 fn grub_booting_a_kernel_without_the_dkms_build_warns_with_the_dkms_install() {
-    let f = two_kernels();
+    let f = node();
     grub(&f, NEXT);
     let (code, doc) = check_json(&f);
     // Advisory: the node is ready now, the next boot is not.
@@ -356,11 +330,11 @@ fn grub_booting_a_kernel_without_the_dkms_build_warns_with_the_dkms_install() {
     );
     assert!(
         s.contains(&format!(
-            "dkms status shows mlnx-nfsrdma (24.10) not built for it (built for: {RELEASE})"
+            "dkms status shows mlnx-nfsrdma ({MOFED}) not built for it (built for: {RELEASE})"
         )),
         "{s}"
     );
-    let cmd = format!("dkms install -m mlnx-nfsrdma -v 24.10 -k {NEXT}");
+    let cmd = format!("dkms install -m mlnx-nfsrdma -v {MOFED} -k {NEXT}");
     assert!(remedy(&doc, "next-boot").contains(&cmd), "{doc:#}");
     let ev = evidence(&doc, "next-boot");
     assert!(ev.contains("saved_entry=gnulinux-6.12.117"), "{ev}");
@@ -401,7 +375,7 @@ fn grub_booting_a_kernel_without_the_dkms_build_warns_with_the_dkms_install() {
 
 #[test]
 fn grub_booting_the_running_kernel_again_passes_and_lists_the_other() {
-    let f = two_kernels();
+    let f = node();
     grub(&f, RELEASE);
     let (_, doc) = check_json(&f);
     assert_eq!(status(&doc, "next-boot"), "pass", "{doc:#}");
@@ -411,7 +385,7 @@ fn grub_booting_the_running_kernel_again_passes_and_lists_the_other() {
 
 #[test]
 fn bls_entries_choose_the_next_kernel_and_a_hooked_build_there_passes() {
-    let f = two_kernels();
+    let f = node();
     let next_tree = format!("lib/modules/{NEXT}");
     f.write(
         format!("{next_tree}/updates/dkms/rpcrdma.ko"),

@@ -10,12 +10,13 @@
 //!   `modules`/`kallsyms` over `proc/…` (to simulate the new mount, an unmount, a loaded
 //!   module), prints `stdout` and `stderr`, and exits with the number in `exit` (default 0).
 
-use std::os::unix::fs::PermissionsExt;
+use std::ops::Deref;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
-use crate::support::{self, HOOKS};
+pub use crate::support::mount_table::{nfs_info, nfs_stats, with_mount, BEFORE, BEFORE_STATS};
+use crate::support::{self, Tree, HOOKS};
 
 pub const RELEASE: &str = "6.1.0-50-amd64";
 const BUILD_ID: [u8; 20] = [0x5a; 20];
@@ -41,48 +42,6 @@ code=0
 exit "$code"
 "#;
 
-pub const BEFORE: &str = "\
-1 0 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw
-21 1 0:21 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw
-";
-pub const BEFORE_STATS: &str = "\
-device /dev/vda mounted on / with fstype ext4
-device proc mounted on /proc with fstype proc
-";
-
-/// A mountinfo line of an NFSv4 mount of 10.0.2.15:/export.
-pub fn nfs_info(id: u32, target: &str, proto: &str) -> String {
-    let port = if proto == "tcp" { "" } else { ",port=20049" };
-    format!("{id} 1 0:50 / {target} rw,relatime shared:40 - nfs4 10.0.2.15:/export rw,vers=4.2,rsize=262144,wsize=262144,namlen=255,hard,proto={proto}{port},timeo=600,retrans=2,sec=sys,clientaddr=10.0.2.15,local_lock=none,addr=10.0.2.15\n")
-}
-
-/// Its mountstats record, shaped like the VM capture.
-pub fn nfs_stats(target: &str, proto: &str) -> String {
-    let port = if proto == "tcp" { "" } else { ",port=20049" };
-    let xprt = if proto == "tcp" {
-        "tcp 0 0 2 0 0 39 39 0 39 0 2 0 0"
-    } else {
-        "rdma 0 0 1 0 0 121 121 0 1096 0 131 1 11 120676 2562 0 0 110132 5 0 0 0 0 66 131 0 0"
-    };
-    format!(
-        "device 10.0.2.15:/export mounted on {target} with fstype nfs4 statvers=1.1\n\
-\topts:\trw,vers=4.2,rsize=262144,wsize=262144,namlen=255,acregmin=3,acregmax=60,acdirmin=30,acdirmax=60,hard,proto={proto}{port},timeo=600,retrans=2,sec=sys,clientaddr=10.0.2.15,local_lock=none\n\
-\tage:\t1\n\
-\tRPC iostats version: 1.1  p/v: 100003/4 (nfs)\n\
-\txprt:\t{xprt}\n\
-\tper-op statistics\n\
-\t        NULL: 1 1 0 40 24 43 4 49 0\n\n"
-    )
-}
-
-/// The table with one NFS mount added.
-pub fn with_mount(id: u32, target: &str, proto: &str) -> (String, String) {
-    (
-        format!("{BEFORE}{}", nfs_info(id, target, proto)),
-        format!("{BEFORE_STATS}{}", nfs_stats(target, proto)),
-    )
-}
-
 /// A DKMS rpcrdma for this release that defines both hooks and exports them GPL.
 pub fn rpcrdma_ko() -> Vec<u8> {
     support::build(&support::ModuleSpec::rpcrdma(RELEASE).build_id(Some(BUILD_ID.to_vec())))
@@ -97,9 +56,9 @@ pub fn loaded_kallsyms() -> String {
 
 pub const MODULES_WITH_RPCRDMA: &str = "nvidia_fs 262144 0 - Live 0x0 (OE)\nrpcrdma 364544 0 - Live 0x0\nsunrpc 692224 1 rpcrdma, Live 0x0\n";
 
-/// A root tree for the helper.
+/// A root tree for the helper; it writes files as the [`Tree`] it derefs to.
 pub struct Fixture {
-    pub dir: tempfile::TempDir,
+    dir: Tree,
 }
 
 impl Fixture {
@@ -107,21 +66,18 @@ impl Fixture {
     /// rpcrdma is a GPL-hooked module file, loaded, same build-id; no NFS mounts; root's
     /// capabilities; the fake tools installed.
     pub fn ready() -> Self {
-        let f = Fixture {
-            dir: tempfile::tempdir().expect("tempdir"),
-        };
-        std::fs::set_permissions(f.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-        f.write("proc/sys/kernel/osrelease", &format!("{RELEASE}\n"));
+        let f = Fixture { dir: Tree::new() };
+        f.write("proc/sys/kernel/osrelease", format!("{RELEASE}\n"));
         f.write(
             "proc/version",
-            &format!("Linux version {RELEASE} (debian-kernel@lists.debian.org) #1 SMP PREEMPT_DYNAMIC Debian 6.1.176-1 (2026-05-02)\n"),
+            format!("Linux version {RELEASE} (debian-kernel@lists.debian.org) #1 SMP PREEMPT_DYNAMIC Debian 6.1.176-1 (2026-05-02)\n"),
         );
         f.write(
             "proc/self/status",
             "Name:\tmount.nfs-gds\nCapEff:\t000001ffffffffff\n",
         );
         f.write("proc/modules", MODULES_WITH_RPCRDMA);
-        f.write("proc/kallsyms", &loaded_kallsyms());
+        f.write("proc/kallsyms", loaded_kallsyms());
         f.write("sys/module/nvidia_fs/version", "2.28.4\n");
         f.write("dev/nvidia-fs0", "");
         // Signatures checked, not enforced: no Secure Boot.
@@ -132,65 +88,27 @@ impl Fixture {
         );
         let tree = format!("lib/modules/{RELEASE}");
         f.write(
-            &format!("{tree}/modules.dep"),
+            format!("{tree}/modules.dep"),
             "updates/dkms/rpcrdma.ko: kernel/net/sunrpc/sunrpc.ko\nkernel/net/sunrpc/sunrpc.ko:\n",
         );
-        f.write_bytes(&format!("{tree}/updates/dkms/rpcrdma.ko"), &rpcrdma_ko());
+        f.write(format!("{tree}/updates/dkms/rpcrdma.ko"), rpcrdma_ko());
         f.write("sys/module/rpcrdma/initstate", "live\n");
-        f.write_bytes(
+        f.write(
             "sys/module/rpcrdma/notes/.note.gnu.build-id",
-            &support::module_gen::build_id_note(&BUILD_ID),
+            support::module_gen::build_id_note(&BUILD_ID),
         );
         f.table(BEFORE, BEFORE_STATS);
-        std::fs::create_dir_all(f.path().join("record")).unwrap();
-        std::fs::create_dir_all(f.path().join("mnt/gds")).unwrap();
+        std::fs::create_dir_all(f.root().join("record")).unwrap();
+        std::fs::create_dir_all(f.root().join("mnt/gds")).unwrap();
         for tool in ["usr/sbin/mount.nfs", "usr/sbin/modprobe", "usr/bin/umount"] {
             f.executable(tool, FAKE_TOOL);
         }
         f
     }
 
-    pub fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    pub fn write(&self, rel: &str, text: &str) {
-        self.write_bytes(rel, text.as_bytes());
-    }
-
-    pub fn write_bytes(&self, rel: &str, bytes: &[u8]) {
-        let p = self.path().join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, bytes).unwrap();
-    }
-
-    pub fn executable(&self, rel: &str, text: &str) {
-        self.write(rel, text);
-        std::fs::set_permissions(
-            self.path().join(rel),
-            std::fs::Permissions::from_mode(0o755),
-        )
-        .unwrap();
-    }
-
-    pub fn remove(&self, rel: &str) {
-        let p = self.path().join(rel);
-        if p.is_dir() {
-            std::fs::remove_dir_all(p).unwrap();
-        } else {
-            std::fs::remove_file(p).unwrap();
-        }
-    }
-
-    /// The current mount table.
-    pub fn table(&self, info: &str, stats: &str) {
-        self.write("proc/self/mountinfo", info);
-        self.write("proc/self/mountstats", stats);
-    }
-
     /// What `tool` does when run.
     pub fn scenario(&self, tool: &str, file: &str, text: &str) {
-        self.write(&format!("scenario/{tool}/{file}"), text);
+        self.write(format!("scenario/{tool}/{file}"), text);
     }
 
     /// `tool` turns the table into (info, stats).
@@ -201,21 +119,19 @@ impl Fixture {
 
     /// Every invocation of `tool`, one line each.
     pub fn record(&self, tool: &str) -> Vec<String> {
-        std::fs::read_to_string(self.path().join(format!("record/{tool}.argv")))
+        std::fs::read_to_string(self.path(format!("record/{tool}.argv")))
             .map(|t| t.lines().map(str::to_string).collect())
             .unwrap_or_default()
     }
 
     pub fn recorded_path(&self, tool: &str) -> Vec<String> {
-        std::fs::read_to_string(self.path().join(format!("record/{tool}.path")))
+        std::fs::read_to_string(self.path(format!("record/{tool}.path")))
             .map(|t| t.lines().map(str::to_string).collect())
             .unwrap_or_default()
     }
 
     pub fn policy(&self, text: &str) -> PathBuf {
-        let p = self.path().join("etc/nfs-gds/nfs-gds.toml");
-        self.write("etc/nfs-gds/nfs-gds.toml", text);
-        p
+        self.write("etc/nfs-gds/nfs-gds.toml", text)
     }
 
     /// The binary started as mount(8) starts a helper: argv[0] `/sbin/mount.nfs-gds`, an
@@ -224,14 +140,22 @@ impl Fixture {
         let mut c = Command::new(env!("CARGO_BIN_EXE_nfs-gds"));
         c.arg0("/sbin/mount.nfs-gds")
             .env_clear()
-            .env("NFS_GDS_ROOT", self.path());
+            .env("NFS_GDS_ROOT", self.root());
         c
     }
 
     /// `nfs-gds --root ROOT ARGS…`, also without PATH.
     pub fn nfs_gds(&self) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_nfs-gds"));
-        c.env_clear().arg("--root").arg(self.path());
+        c.env_clear().arg("--root").arg(self.root());
         c
+    }
+}
+
+impl Deref for Fixture {
+    type Target = Tree;
+
+    fn deref(&self) -> &Tree {
+        &self.dir
     }
 }

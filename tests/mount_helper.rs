@@ -231,11 +231,11 @@ fn fake_runs_every_check_and_mounts_nothing() {
                 .and(predicate::str::contains("  PASS     transport-trap"))
                 .and(predicate::str::contains(format!(
                     "  load:    {}/usr/sbin/modprobe rpcrdma\n",
-                    f.path().display()
+                    f.root().display()
                 )))
                 .and(predicate::str::contains(format!(
                     "  mount:   {}/usr/sbin/mount.nfs {SPEC} {DIR} -v -o {RDMA_OPTS}\n",
-                    f.path().display()
+                    f.root().display()
                 ))),
         );
     for tool in ["mount.nfs", "modprobe", "umount"] {
@@ -330,7 +330,7 @@ fn a_failed_unmount_after_a_refusal_says_what_to_run() {
     f.scenario_table("mount.nfs", &mounted_tcp());
     f.scenario("umount", "exit", "32");
     f.scenario("umount", "stderr", "umount: /mnt/gds: target is busy.");
-    let umount = f.path().join("usr/bin/umount");
+    let umount = f.root().join("usr/bin/umount");
     f.helper()
         .args([SPEC, DIR])
         .assert()
@@ -515,7 +515,7 @@ fn the_policy_file_and_a_mount_rule_decide_levels() {
         .code(32);
     // An explicit config file that does not exist is an error; NFS_GDS_CONFIG names one.
     f.helper()
-        .env("NFS_GDS_CONFIG", f.path().join("nope.toml"))
+        .env("NFS_GDS_CONFIG", f.root().join("nope.toml"))
         .args([SPEC, DIR])
         .assert()
         .code(1)
@@ -628,7 +628,7 @@ fn a_kept_mount_is_recorded_and_the_agent_holds_it_to_rdma_after_its_options_say
         .args([SPEC, DIR, "-o", "rw,gds_policy=warn"])
         .assert()
         .code(0);
-    let records: Vec<_> = std::fs::read_dir(f.path().join("run/nfs-gds/mounts"))
+    let records: Vec<_> = std::fs::read_dir(f.root().join("run/nfs-gds/mounts"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
@@ -669,5 +669,5 @@ fn a_refused_mount_is_not_recorded() {
     f.scenario_table("mount.nfs", &mounted_tcp());
     f.scenario_table("umount", &(BEFORE.to_string(), BEFORE_STATS.to_string()));
     f.helper().args([SPEC, DIR, "-o", "rw"]).assert().code(32);
-    assert!(!f.path().join("run/nfs-gds/mounts").exists());
+    assert!(!f.root().join("run/nfs-gds/mounts").exists());
 }

@@ -210,15 +210,8 @@ pub fn verify_meant_for_rdma<'a>(
 mod tests {
     use super::*;
     use crate::checks::Status;
-    use crate::host::mounts::{parse_mountinfo, parse_mountstats};
     use crate::policy::MountRule;
-
-    fn table(mountinfo: &str, mountstats: &str) -> MountTable {
-        MountTable::join(
-            parse_mountinfo(mountinfo.as_bytes()).unwrap(),
-            parse_mountstats(mountstats.as_bytes()),
-        )
-    }
+    use crate::testkit::table;
 
     const POD: &str = "/var/lib/kubelet/pods/u-1/volumes/kubernetes.io~nfs/data";
 

@@ -107,14 +107,7 @@ mod tests {
         mount_connections, mount_options, mount_pnfs, mount_transport, transport_trap,
     };
     use crate::checks::Status;
-    use crate::host::mounts::{parse_mountinfo, parse_mountstats};
-
-    fn table(mountinfo: &str, mountstats: &str) -> MountTable {
-        MountTable::join(
-            parse_mountinfo(mountinfo.as_bytes()).unwrap(),
-            parse_mountstats(mountstats.as_bytes()),
-        )
-    }
+    use crate::testkit::table;
 
     const INFO: &str = "\
 25 1 254:0 / / rw - ext4 /dev/vda rw

@@ -24,38 +24,6 @@ pub enum KernelModversions {
     Unknown,
 }
 
-impl KernelModversions {
-    /// From the kernel's build configuration (`/boot/config-<release>`, named by `source`):
-    /// `CONFIG_MODVERSIONS=y`, or `# CONFIG_MODVERSIONS is not set` / no line at all.
-    pub fn from_config(text: &str, source: &str) -> Self {
-        let set = text.lines().any(|l| l.trim() == "CONFIG_MODVERSIONS=y");
-        if set {
-            KernelModversions::Enabled {
-                evidence: format!("CONFIG_MODVERSIONS=y in {source}"),
-            }
-        } else {
-            KernelModversions::Disabled {
-                evidence: format!("CONFIG_MODVERSIONS is not set in {source}"),
-            }
-        }
-    }
-
-    /// From the `vermagic` of a module built with the kernel itself (an inbox module, named by
-    /// `source`): the kernel's own vermagic carries the word `modversions` exactly when it was
-    /// built with CONFIG_MODVERSIONS.
-    pub fn from_vermagic(vermagic: &str, source: &str) -> Self {
-        if vermagic.split_whitespace().any(|w| w == "modversions") {
-            KernelModversions::Enabled {
-                evidence: format!("vermagic of {source} says modversions"),
-            }
-        } else {
-            KernelModversions::Disabled {
-                evidence: format!("vermagic of {source} lacks modversions"),
-            }
-        }
-    }
-}
-
 /// Where a provider's CRC was read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -332,30 +300,6 @@ mod tests {
         let v = compare_import_crcs(&ImportVersions::Unversioned, &ON, |_| unreachable!());
         assert!(matches!(v, AbiVerdict::NotApplicable { .. }));
         assert!(!v.refuses_load());
-    }
-
-    #[test]
-    fn the_kernel_setting_is_read_from_config_or_vermagic() {
-        let c = KernelModversions::from_config(
-            "CONFIG_MODULES=y\nCONFIG_MODVERSIONS=y\n",
-            "/boot/config-6.1.0-50-amd64",
-        );
-        assert!(matches!(c, KernelModversions::Enabled { .. }));
-        let c =
-            KernelModversions::from_config("# CONFIG_MODVERSIONS is not set\n", "/boot/config-x");
-        assert_eq!(
-            c,
-            KernelModversions::Disabled {
-                evidence: "CONFIG_MODVERSIONS is not set in /boot/config-x".into()
-            }
-        );
-        let v = KernelModversions::from_vermagic(
-            "6.1.0-50-amd64 SMP preempt mod_unload modversions ",
-            "sunrpc.ko",
-        );
-        assert!(matches!(v, KernelModversions::Enabled { .. }));
-        let v = KernelModversions::from_vermagic("6.1.0 SMP mod_unload ", "sunrpc.ko");
-        assert!(matches!(v, KernelModversions::Disabled { .. }));
     }
 
     #[test]

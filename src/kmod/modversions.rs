@@ -181,12 +181,6 @@ fn word_size(image: &Image<'_>) -> usize {
     }
 }
 
-/// The import versions of an ELF module image.
-pub fn read_import_versions(bytes: &[u8]) -> Result<ImportVersions, ElfError> {
-    let image = Image::parse(bytes)?;
-    import_versions_of(&image)
-}
-
 pub(super) fn import_versions_of(image: &Image<'_>) -> Result<ImportVersions, ElfError> {
     let endian = image.ctx.le;
     let ext_crcs = image.find_section("__version_ext_crcs");
@@ -209,12 +203,6 @@ pub(super) fn import_versions_of(image: &Image<'_>) -> Result<ImportVersions, El
             })
         }
     }
-}
-
-/// The export CRCs of an ELF module image.
-pub fn read_export_crcs(bytes: &[u8]) -> Result<ExportCrcs, ElfError> {
-    let image = Image::parse(bytes)?;
-    export_crcs_of(&image)
 }
 
 pub(super) fn export_crcs_of(image: &Image<'_>) -> Result<ExportCrcs, ElfError> {

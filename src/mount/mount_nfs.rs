@@ -8,10 +8,9 @@
 //! stdin, stdout and stderr are the helper's, so its messages reach the admin unchanged.
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use super::identity::MountIdentity;
-use super::mounter::{MountCall, MountError, MountStatus, Mounter, UnmountError};
+use super::mounter::{MountCall, MountError, MountStatus, Mounting};
 use super::unmount::Unmounter;
 
 #[derive(Debug, Clone)]
@@ -37,7 +36,7 @@ pub fn arguments(call: &MountCall) -> Vec<OsString> {
     args
 }
 
-impl Mounter for MountNfs {
+impl Mounting for MountNfs {
     fn plan(&self, call: &MountCall) -> String {
         let mut line = self.program.display().to_string();
         for a in arguments(call) {
@@ -58,16 +57,8 @@ impl Mounter for MountNfs {
             })
     }
 
-    fn identify(&self, mount: MountIdentity) -> MountIdentity {
-        self.unmounter.identify(mount)
-    }
-
-    fn unmount(&mut self, mount: &MountIdentity) -> Result<(), UnmountError> {
-        self.unmounter.unmount(mount)
-    }
-
-    fn unmount_command(&self, target: &Path) -> String {
-        self.unmounter.command(target)
+    fn unmounter(&self) -> &Unmounter {
+        &self.unmounter
     }
 }
 

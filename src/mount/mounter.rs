@@ -1,12 +1,14 @@
 //! The one way the helper mounts and unmounts: the [`Mounter`] trait.
 //!
 //! Backends: [`super::mount_nfs::MountNfs`] (exec `mount.nfs`, the default) and
-//! [`super::syscall::SyscallMount`] (mount(2) directly, for hosts without nfs-utils). Both unmount
-//! through an [`super::unmount::Unmounter`]. Tests use the recording fake in `fake.rs`.
+//! [`super::syscall::SyscallMount`] (mount(2) directly, for hosts without nfs-utils). Both are
+//! [`Mounting`]: they unmount through an [`Unmounter`], which makes them a [`Mounter`]. Tests use
+//! the recording fake in `fake.rs`.
 
 use std::path::{Path, PathBuf};
 
 use super::identity::MountIdentity;
+use super::unmount::Unmounter;
 use crate::nfs::NfsSource;
 use crate::nfs::NfsVersion;
 
@@ -131,6 +133,39 @@ pub trait Mounter {
     fn unmount(&mut self, mount: &MountIdentity) -> Result<(), UnmountError>;
     /// The command an admin should run when [`Mounter::unmount`] failed.
     fn unmount_command(&self, target: &Path) -> String;
+}
+
+/// A backend that mounts its own way and undoes its mounts through an [`Unmounter`]: it is a
+/// [`Mounter`] whose `identify`, `unmount` and `unmount_command` are the unmounter's.
+pub trait Mounting {
+    /// As [`Mounter::plan`].
+    fn plan(&self, call: &MountCall) -> String;
+    /// As [`Mounter::mount`].
+    fn mount(&mut self, call: &MountCall) -> Result<MountStatus, MountError>;
+    /// What unmounts this backend's mounts.
+    fn unmounter(&self) -> &Unmounter;
+}
+
+impl<B: Mounting> Mounter for B {
+    fn plan(&self, call: &MountCall) -> String {
+        Mounting::plan(self, call)
+    }
+
+    fn mount(&mut self, call: &MountCall) -> Result<MountStatus, MountError> {
+        Mounting::mount(self, call)
+    }
+
+    fn identify(&self, mount: MountIdentity) -> MountIdentity {
+        self.unmounter().identify(mount)
+    }
+
+    fn unmount(&mut self, mount: &MountIdentity) -> Result<(), UnmountError> {
+        self.unmounter().unmount(mount)
+    }
+
+    fn unmount_command(&self, target: &Path) -> String {
+        self.unmounter().command(target)
+    }
 }
 
 #[cfg(test)]

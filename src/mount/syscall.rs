@@ -12,12 +12,11 @@
 
 use std::io;
 use std::net::{IpAddr, ToSocketAddrs};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use sys_mount::{Mount, MountFlags};
 
-use super::identity::MountIdentity;
-use super::mounter::{MountCall, MountError, MountStatus, Mounter, UnmountError};
+use super::mounter::{MountCall, MountError, MountStatus, Mounting};
 use super::options::split;
 use super::unmount::Unmounter;
 
@@ -145,7 +144,7 @@ impl std::fmt::Debug for SyscallMount {
     }
 }
 
-impl Mounter for SyscallMount {
+impl Mounting for SyscallMount {
     fn plan(&self, call: &MountCall) -> String {
         // No DNS for a plan: show where addr= will come from.
         struct Placeholder;
@@ -200,16 +199,8 @@ impl Mounter for SyscallMount {
             })
     }
 
-    fn identify(&self, mount: MountIdentity) -> MountIdentity {
-        self.unmounter.identify(mount)
-    }
-
-    fn unmount(&mut self, mount: &MountIdentity) -> Result<(), UnmountError> {
-        self.unmounter.unmount(mount)
-    }
-
-    fn unmount_command(&self, target: &Path) -> String {
-        self.unmounter.command(target)
+    fn unmounter(&self) -> &Unmounter {
+        &self.unmounter
     }
 }
 

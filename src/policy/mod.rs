@@ -131,9 +131,6 @@ pub enum PolicyError {
     },
     #[error(transparent)]
     Untrusted(#[from] TrustError),
-    /// Not a regular file, or too large to be a policy.
-    #[error(transparent)]
-    File(crate::host::HostError),
 }
 
 /// The policy file for a root: the default path below it, or an explicitly named file.

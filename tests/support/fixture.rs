@@ -6,9 +6,11 @@
 //! loaded and no nvidia_fs; each scenario adds what it needs.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::ops::Deref;
+use std::path::PathBuf;
 
 use super::module_gen::{build_id_note, HOOKS};
+use super::tree::Tree;
 
 /// Where an rpcrdma file lives in each packaging.
 pub const INBOX: &str = "kernel/net/sunrpc/xprtrdma/rpcrdma";
@@ -39,9 +41,10 @@ pub struct Loaded {
     pub version: Option<String>,
 }
 
+/// A node's root tree; it writes files as the [`Tree`] it derefs to.
 #[derive(Debug)]
 pub struct Fixture {
-    dir: tempfile::TempDir,
+    dir: Tree,
     pub release: String,
     proc_modules: Vec<String>,
     kallsyms: Vec<String>,
@@ -49,12 +52,8 @@ pub struct Fixture {
 
 impl Fixture {
     pub fn new(release: &str) -> Self {
-        let dir = tempfile::Builder::new()
-            .prefix("nfs-gds-fixture-")
-            .tempdir()
-            .expect("temporary directory");
         let f = Fixture {
-            dir,
+            dir: Tree::new(),
             release: release.to_string(),
             proc_modules: Vec::new(),
             kallsyms: vec![
@@ -98,34 +97,9 @@ impl Fixture {
         f
     }
 
-    pub fn root(&self) -> &Path {
-        self.dir.path()
-    }
-
     /// `lib/modules/<release>`, relative to the root.
     pub fn tree(&self) -> String {
         format!("lib/modules/{}", self.release)
-    }
-
-    pub fn path(&self, rel: impl AsRef<Path>) -> PathBuf {
-        self.root().join(rel)
-    }
-
-    pub fn write(&self, rel: impl AsRef<Path>, data: impl AsRef<[u8]>) -> PathBuf {
-        let path = self.path(rel);
-        fs::create_dir_all(path.parent().expect("a file below the root"))
-            .expect("create fixture directory");
-        fs::write(&path, data).expect("write fixture file");
-        path
-    }
-
-    pub fn remove(&self, rel: impl AsRef<Path>) {
-        let path = self.path(rel);
-        if path.is_dir() {
-            fs::remove_dir_all(&path).expect("remove fixture directory");
-        } else {
-            fs::remove_file(&path).expect("remove fixture file");
-        }
     }
 
     /// Installs an rpcrdma file at `<stem><suffix>` in the module tree (`stem` one of
@@ -229,5 +203,13 @@ fn hooks_letter(hooks: KallsymsHooks) -> Option<char> {
         KallsymsHooks::None => None,
         KallsymsHooks::Upper => Some('T'),
         KallsymsHooks::Lower => Some('t'),
+    }
+}
+
+impl Deref for Fixture {
+    type Target = Tree;
+
+    fn deref(&self) -> &Tree {
+        &self.dir
     }
 }

@@ -8,7 +8,10 @@ pub mod fixture;
 pub mod generated;
 pub mod kmod_index;
 pub mod module_gen;
+pub mod mount_table;
 pub mod pack;
+pub mod tree;
+pub mod two_kernels;
 
 use std::process::Output;
 
@@ -20,6 +23,8 @@ pub use module_gen::{
     ImportTables, Layout, ModuleSpec, HOOKS,
 };
 pub use pack::{pack, Packing};
+pub use tree::Tree;
+pub use two_kernels::{two_kernels, MOFED, NEXT};
 
 /// The `nfs-gds` binary, with no `NFS_GDS_*` variables inherited from the caller's environment
 /// and colour off.

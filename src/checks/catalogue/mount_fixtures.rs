@@ -1,7 +1,7 @@
 //! The mount tables the mount checks' unit tests judge: the capture of two real RDMA mounts, and
 //! a hand-written node where a TCP mount of the server came first.
 
-use crate::host::mounts::{parse_mountinfo, parse_mountstats, MountTable};
+use crate::host::mounts::MountTable;
 use crate::nfs::ServerHost;
 
 const CAPTURE: &str = include_str!("../../../tests/fixtures/mountstats.txt");
@@ -14,12 +14,7 @@ pub fn capture() -> MountTable {
     table(CAPTURE_MOUNTINFO, CAPTURE)
 }
 
-pub fn table(mountinfo: &str, mountstats: &str) -> MountTable {
-    MountTable::join(
-        parse_mountinfo(mountinfo.as_bytes()).unwrap(),
-        parse_mountstats(mountstats.as_bytes()),
-    )
-}
+pub use crate::testkit::table;
 
 /// `/mnt/tcp` (id 40) over TCP, then `/mnt/gds` (id 41), meant for RDMA, which inherited it.
 pub const TCP_FIRST: &str = "\

@@ -21,15 +21,6 @@ pub const MLNX_NFSRDMA: &str = "mlnx-nfsrdma";
 /// The DKMS package that builds nvidia_fs.
 pub const NVIDIA_FS: &str = "nvidia-fs";
 
-/// The DKMS package that builds a kernel module GDS needs, when there is one.
-pub fn dkms_package_for(module: &str) -> Option<&'static str> {
-    match module.replace('-', "_").as_str() {
-        "rpcrdma" => Some(MLNX_NFSRDMA),
-        "nvidia_fs" => Some(NVIDIA_FS),
-        _ => None,
-    }
-}
-
 /// One line of `dkms status` (or one directory of the DKMS tree).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DkmsEntry {
@@ -270,8 +261,6 @@ mod tests {
             dkms_state(&e, "vastnfs", "6.1.0-50-amd64"),
             DkmsState::Unknown
         );
-        assert_eq!(dkms_package_for("nvidia-fs"), Some(NVIDIA_FS));
-        assert_eq!(dkms_package_for("rpcrdma"), Some(MLNX_NFSRDMA));
     }
 
     #[test]

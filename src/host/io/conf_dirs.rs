@@ -20,15 +20,6 @@ pub const MODPROBE_DIRS: [&str; 5] = [
     "/lib/modprobe.d",
 ];
 
-/// depmod's directories, earliest wins.
-pub const DEPMOD_DIRS: [&str; 5] = [
-    "/etc/depmod.d",
-    "/run/depmod.d",
-    "/usr/local/lib/depmod.d",
-    "/usr/lib/depmod.d",
-    "/lib/depmod.d",
-];
-
 /// A configuration file that is read, or one hidden by a file of the same name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ConfFile {

@@ -48,16 +48,6 @@ impl KernelConfig {
     pub fn is_yes(&self, name: &str) -> bool {
         self.get(name) == Some(&ConfigValue::Yes)
     }
-
-    /// `=y` or `=m`.
-    pub fn is_enabled(&self, name: &str) -> bool {
-        matches!(self.get(name), Some(ConfigValue::Yes | ConfigValue::Module))
-    }
-
-    /// `# … is not set`, or absent from the file.
-    pub fn is_off(&self, name: &str) -> bool {
-        matches!(self.get(name), None | Some(ConfigValue::NotSet))
-    }
 }
 
 /// Parses `.config` text. Lines of neither form are ignored.
@@ -149,9 +139,6 @@ mod tests {
             options: o,
         };
         assert!(c.is_yes("CONFIG_MODULE_SIG"));
-        assert!(c.is_off("CONFIG_MODULE_SIG_FORCE"));
-        assert!(c.is_off("CONFIG_NOT_MENTIONED"));
-        assert!(c.is_enabled("CONFIG_SUNRPC_XPRT_RDMA"));
     }
 
     #[test]

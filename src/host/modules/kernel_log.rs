@@ -36,32 +36,6 @@ pub enum LoadFailureKind {
     VerificationFailed,
 }
 
-impl LoadFailureKind {
-    /// One sentence for a report.
-    pub fn describe(&self) -> String {
-        match self {
-            LoadFailureKind::SymbolVersionMismatch { symbol } => format!(
-                "its CRC for {symbol} differs from the one the loaded provider exports (built against other modules)"
-            ),
-            LoadFailureKind::UnknownSymbol { symbol } => {
-                format!("no loaded module provides {symbol}")
-            }
-            LoadFailureKind::KeyRejected => {
-                "its signature was required and rejected (Key was rejected by service)".into()
-            }
-            LoadFailureKind::SignatureRejected { reason } => {
-                format!("the kernel enforces module signatures and rejected a {reason}")
-            }
-            LoadFailureKind::LockdownRestricted { process } => format!(
-                "lockdown refused an unsigned module ({process} tried to load it)"
-            ),
-            LoadFailureKind::VerificationFailed => {
-                "it loaded unsigned and tainted the kernel (signatures are not enforced)".into()
-            }
-        }
-    }
-}
-
 /// One recognised line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LoadFailure {
@@ -103,16 +77,6 @@ pub fn parse_load_failures(log: &str, modules: &[&str]) -> Vec<LoadFailure> {
 /// Whether `line` reports a load failure of one of [`GDS_MODULES`] (or of an unnamed module).
 pub fn is_gds_load_failure(line: &str) -> bool {
     !parse_load_failures(line, &GDS_MODULES).is_empty()
-}
-
-impl LoadFailure {
-    /// Failures of `module` (and unnamed ones) among `all`.
-    pub fn of_module<'a>(all: &'a [LoadFailure], module: &str) -> Vec<&'a LoadFailure> {
-        let m = normalize_name(module);
-        all.iter()
-            .filter(|f| f.module.as_deref().is_none_or(|n| n == m))
-            .collect()
-    }
 }
 
 const DISAGREES: &str = ": disagrees about version of symbol ";
@@ -315,15 +279,5 @@ insmod: ERROR: could not insert module /root/nvidia-fs.ko: Key was rejected by s
         );
         assert!(f.iter().all(|f| f.module.as_deref() != Some("é")));
         assert!(f.iter().any(|f| f.kind == LoadFailureKind::KeyRejected));
-    }
-
-    #[test]
-    fn of_module_keeps_unnamed_refusals() {
-        let f = parse_load_failures(LOG, &GDS_MODULES);
-        let nv = LoadFailure::of_module(&f, "nvidia_fs");
-        assert!(nv
-            .iter()
-            .all(|f| f.module.as_deref().is_none_or(|m| m == "nvidia_fs")));
-        assert!(nv.iter().any(|f| f.module.is_none()));
     }
 }

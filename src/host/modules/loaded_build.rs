@@ -50,13 +50,6 @@ pub enum LoadedBuild {
     Unknown,
 }
 
-impl LoadedBuild {
-    /// Whether the loaded build is known to differ from the resolved file.
-    pub fn differs(&self) -> bool {
-        !matches!(self, LoadedBuild::ResolvedFile | LoadedBuild::Unknown)
-    }
-}
-
 /// The driver-container markers that exist below the root.
 pub fn read_markers(root: &Root) -> Vec<String> {
     DRIVER_CONTAINER_MARKERS

@@ -146,15 +146,6 @@ pub fn read_load_facts(path: &Path) -> Result<LoadFacts, KmodError> {
     load_facts_of_bytes(path, &bytes)
 }
 
-/// Scans the file at `path` (named on the command line) for `needle`.
-pub fn scan_file(path: &Path, needle: &[u8]) -> ScanOutcome {
-    match reader::read_named(path, FileKind::KernelImage) {
-        Ok(Some(file)) => scan_bytes(&file.bytes, needle, Budget::DEFAULT),
-        Ok(None) => ScanOutcome::Error(format!("cannot read {}: no such file", path.display())),
-        Err(e) => ScanOutcome::Error(e.to_string()),
-    }
-}
-
 /// Scans the image at `path` (a host path below `root`, read inside it) for `needle`, answered
 /// from `cache` when it holds the answer for this very version of the image (same identity and
 /// content hash): the scan decompresses tens of MB.

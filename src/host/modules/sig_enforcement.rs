@@ -20,8 +20,6 @@ use crate::host::modules::gpl_rule::Enforcement;
 use crate::host::modules::kernel_config::KernelConfig;
 use crate::host::{read_first_line, HostError, Root};
 
-/// The EFI global variable GUID.
-pub const EFI_GLOBAL_GUID: &str = "8be4df61-93ca-11d2-aa0d-e0a9f7a9b0ae";
 /// `SecureBoot`: 1 when the firmware verifies what it boots.
 pub const SECURE_BOOT_VAR: &str =
     "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-e0a9f7a9b0ae";

@@ -58,18 +58,6 @@ pub struct LineError {
     pub reason: String,
 }
 
-/// Reads and parses mountinfo below the root, line by line. A missing file is an error:
-/// without it nothing can be verified.
-pub fn read_mountinfo(root: &Root) -> Result<Vec<MountInfoEntry>, MountsError> {
-    read_mountinfo_at(root, MOUNTINFO)
-}
-
-fn read_mountinfo_at(root: &Root, rel: &str) -> Result<Vec<MountInfoEntry>, MountsError> {
-    let mut entries = Vec::new();
-    stream_mountinfo_at(root, rel, |e| entries.push(e))?;
-    Ok(entries)
-}
-
 /// Streams mountinfo below the root through `each` line's entry.
 fn stream_mountinfo_at(
     root: &Root,

@@ -1,7 +1,7 @@
 //! Mount table texts the parsers' tests share, and the parser and pairing of before that the
 //! streamed ones are checked against.
 
-use super::*;
+pub(super) use crate::testkit::table;
 
 pub(super) const CAPTURE: &str = include_str!("../../../tests/fixtures/mountstats.txt");
 
@@ -13,13 +13,6 @@ pub(super) const MOUNTINFO_TEXT: &str = "\
 61 22 0:50 / /mnt/rdma rw,relatime shared:30 - nfs4 10.0.2.15:/export rw,vers=4.2,rsize=262144,proto=rdma,port=20049,addr=10.0.2.15
 62 22 0:50 / /mnt/a\\040b rw,relatime - nfs4 10.0.2.15:/export rw,vers=4.2,proto=tcp,addr=10.0.2.15
 ";
-
-pub(super) fn table(mountinfo: &str, mountstats: &str) -> MountTable {
-    MountTable::join(
-        parse_mountinfo(mountinfo.as_bytes()).unwrap(),
-        parse_mountstats(mountstats.as_bytes()),
-    )
-}
 
 /// The parser and pairing as they were when mountstats was read whole, kept to show that
 /// the streamed table is the same table.

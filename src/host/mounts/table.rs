@@ -101,10 +101,6 @@ impl MountTable {
         MountTable { mounts }
     }
 
-    pub fn ids(&self) -> Vec<u32> {
-        self.mounts.iter().map(|m| m.info.mount_id).collect()
-    }
-
     pub fn by_id(&self, id: u32) -> Option<&Mount> {
         self.mounts.iter().find(|m| m.info.mount_id == id)
     }

@@ -19,6 +19,7 @@ pub mod modprobe;
 pub mod mount_nfs;
 pub mod mounter;
 pub mod namespace;
+pub mod near_miss;
 pub mod options;
 pub mod privilege;
 pub mod record;

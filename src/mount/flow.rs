@@ -484,7 +484,7 @@ impl Helper<'_> {
                 Some(l) => l.plan(RPCRDMA),
                 None => format!("(no modprobe found; the kernel loads {RPCRDMA} at mount time)"),
             };
-            let _ = writeln!(self.out, "  load:    {line}");
+            let _ = writeln!(self.out, "  load:    {}", escape_control(&line));
         }
         if !policy.wait.is_zero() {
             let _ = writeln!(
@@ -493,11 +493,16 @@ impl Helper<'_> {
                 policy.wait.as_secs()
             );
         }
-        let _ = writeln!(self.out, "  mount:   {}", self.mounter.plan(&req.call()));
+        // SPEC, DIR and the options are quoted as given: escaped, as every message is.
+        let _ = writeln!(
+            self.out,
+            "  mount:   {}",
+            escape_control(&self.mounter.plan(&req.call()))
+        );
         let _ = writeln!(
             self.out,
             "  verify:  a new mount id on {}; every xprt: line rdma; proto={}; port={}",
-            req.target.display(),
+            escape_control(&req.target.display().to_string()),
             req.options.netid,
             req.options.port
         );
@@ -534,11 +539,15 @@ impl Helper<'_> {
         }
         if req.fake {
             let _ = writeln!(self.out, "plan (-f: nothing is run):");
-            let _ = writeln!(self.out, "  remount: {}", self.mounter.plan(&call));
+            let _ = writeln!(
+                self.out,
+                "  remount: {}",
+                escape_control(&self.mounter.plan(&call))
+            );
             let _ = writeln!(
                 self.out,
                 "  verify:  the mount on {}: every xprt: line rdma; proto=rdma|rdma6; port={}",
-                req.target.display(),
+                escape_control(&req.target.display().to_string()),
                 req.options.port
             );
             return Ok(SUCCESS);

@@ -25,6 +25,7 @@ pub mod privilege;
 pub mod record;
 pub mod request;
 pub mod syscall;
+pub mod target_lock;
 pub mod target_path;
 pub mod unmount;
 pub mod wait;

@@ -11,7 +11,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use super::identity::MountIdentity;
-use super::mounter::{MountCall, MountError, MountStatus, Mounter, UnmountError};
+use super::mounter::{MountCall, MountError, MountStatus, Mounter, Pin, UnmountError};
 use super::unmount::Unmounter;
 
 #[derive(Debug, Clone)]
@@ -60,6 +60,10 @@ impl Mounter for MountNfs {
 
     fn identify(&self, mount: MountIdentity) -> MountIdentity {
         self.unmounter.identify(mount)
+    }
+
+    fn pin(&self, mount: &MountIdentity) -> Option<Pin> {
+        self.unmounter.pin(mount)
     }
 
     fn unmount(&mut self, mount: &MountIdentity) -> Result<(), UnmountError> {

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use sys_mount::{Mount, MountFlags};
 
 use super::identity::MountIdentity;
-use super::mounter::{MountCall, MountError, MountStatus, Mounter, UnmountError};
+use super::mounter::{MountCall, MountError, MountStatus, Mounter, Pin, UnmountError};
 use super::options::split;
 use super::unmount::Unmounter;
 
@@ -202,6 +202,10 @@ impl Mounter for SyscallMount {
 
     fn identify(&self, mount: MountIdentity) -> MountIdentity {
         self.unmounter.identify(mount)
+    }
+
+    fn pin(&self, mount: &MountIdentity) -> Option<Pin> {
+        self.unmounter.pin(mount)
     }
 
     fn unmount(&mut self, mount: &MountIdentity) -> Result<(), UnmountError> {

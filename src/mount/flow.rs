@@ -5,7 +5,8 @@
 //!    wait while enforced failures remain that may clear by themselves.
 //! 2. An enforced failure refuses before mounting (32). `-f` stops here either way, printing the
 //!    checks and the plan.
-//! 3. Take the mount point's lock (one helper per DIR at a time); pin the mount on top of DIR so that its id and device cannot be reused meanwhile;
+//! 3. Take the mount point's lock (one helper per DIR at a time) and hold SIGTERM, SIGINT and
+//!    SIGHUP; pin the mount on top of DIR so that its id and device cannot be reused meanwhile;
 //!    mount through the [`Mounter`], noting the mounts on the target before and after, each by
 //!    its identity (mount id, device, parent, mount point: the kernel reuses freed ids at once)
 //!    and its source: `mount.nfs` exits 0 when the target already carries the same mount, so
@@ -15,6 +16,7 @@
 //!    target — and refuses (32). Several new mounts of SPEC at once (another mount of the same
 //!    source ran beside this one) are all judged, and none is unmounted: which one the helper
 //!    made cannot be told. A new mount of another source is someone else's, and left alone.
+//! 5. A held signal that arrived meanwhile ends the helper now, with 128 + its number.
 //!
 //! A remount runs no pre-checks (the transport of an existing mount cannot change): it is
 //! passed to `mount.nfs`, then the existing mount is verified; a failure refuses (32) but the
@@ -30,7 +32,7 @@ use super::modprobe::ModuleLoader;
 use super::mounter::{MountCall, MountError, MountStatus, Mounter};
 use super::request::MountRequest;
 use super::target_lock::{self, LockError};
-use super::wait;
+use super::{signals, wait};
 use crate::checks::registry::{self, MountSubject};
 use crate::checks::render::plural;
 use crate::checks::{fix, render, CheckResult, Report};
@@ -258,14 +260,22 @@ impl Helper<'_> {
         }
 
         let call = req.call();
-        // One helper per mount point, from before the table is read until the new mount is
-        // verified, undone or recorded.
+        // One helper per mount point, and every held signal noted, from before the table is
+        // read until the new mount is verified, undone or recorded.
         let _lock = target_lock::take(self.root, &req.target, self.clock)?;
+        let hold = signals::Hold::start();
         let before = read_mount_table(self.root)?;
         // The mount on top now cannot give its id or device to a mount that appears meanwhile.
         let pin = before
             .topmost_at(&req.target)
             .and_then(|m| self.mounter.pin(&MountIdentity::of(&m.info)));
+        if let Some(sig) = hold.caught() {
+            self.say(&format!(
+                "stopped by {sig} before mounting; nothing was mounted on {}",
+                req.target.display()
+            ));
+            return Ok(signals::exit_code(sig));
+        }
         let status = self.mounter.mount(&call)?;
         let after = read_mount_table(self.root)?;
         drop(pin);
@@ -275,7 +285,17 @@ impl Helper<'_> {
             before: &before,
             after: &after,
         };
-        self.judge_new(req, policy, &attempt)
+        let code = self.judge_new(req, policy, &attempt)?;
+        match hold.caught() {
+            Some(sig) => {
+                self.say(&format!(
+                    "{sig} arrived while mounting {}: nfs-gds finished with the mount first (as said above) and stops now",
+                    Self::subject(req)
+                ));
+                Ok(signals::exit_code(sig))
+            }
+            None => Ok(code),
+        }
     }
 
     /// Finds what the mount call made on the target and judges it: every new mount of SPEC on

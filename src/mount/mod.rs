@@ -24,6 +24,7 @@ pub mod options;
 pub mod privilege;
 pub mod record;
 pub mod request;
+pub mod signals;
 pub mod syscall;
 pub mod target_lock;
 pub mod target_path;

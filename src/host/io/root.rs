@@ -37,7 +37,7 @@ pub enum HostError {
 #[derive(Debug, Clone)]
 pub struct Root {
     dir: PathBuf,
-    /// Whether `dir` resolves to `/` (`/tmp/..` does): decided once, when the root is made.
+    /// Whether `dir` resolves to `/` (`/var/..` does): decided once, when the root is made.
     host: bool,
     record: Option<Arc<Mutex<Record>>>,
 }

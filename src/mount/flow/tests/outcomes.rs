@@ -1,0 +1,121 @@
+//! What mount.nfs reported and what the helper makes of it, and the fake run that mounts nothing.
+
+use super::*;
+
+#[test]
+fn a_mount_nfs_failure_is_passed_on() {
+    let t = Tree::new();
+    let o = run(
+        &t,
+        &request("rw", false),
+        "",
+        mounter(t.path(), None, 32, false),
+    );
+    assert_eq!(o.code, 32);
+    assert!(
+        o.err.contains(
+            "nfs-gds: fake-mount failed (exit status 32); nothing was mounted on /mnt/data"
+        ),
+        "{}",
+        o.err
+    );
+    let o = run(
+        &t,
+        &request("rw", false),
+        "",
+        mounter(t.path(), None, 1, false),
+    );
+    assert_eq!(o.code, 1);
+}
+
+#[test]
+fn success_without_a_mount_is_not_a_mount() {
+    let t = Tree::new();
+    let o = run(
+        &t,
+        &request("rw", false),
+        "",
+        mounter(t.path(), None, 0, false),
+    );
+    assert_eq!(o.code, 32);
+    assert!(
+        o.err
+            .contains("reported success, but no mount appeared on /mnt/data"),
+        "{}",
+        o.err
+    );
+}
+
+#[test]
+fn a_verified_mount_keeps_a_nonzero_mount_nfs_status() {
+    let t = Tree::new();
+    let o = run(
+        &t,
+        &request("rw", false),
+        "",
+        mounter(t.path(), mounted("rdma"), 16, false),
+    );
+    assert_eq!(o.code, 16);
+}
+
+#[test]
+fn an_unreadable_mount_table_is_a_system_error() {
+    let t = Tree::new();
+    std::fs::remove_file(t.path().join("proc/self/mountinfo")).unwrap();
+    let o = run(
+        &t,
+        &request("rw", false),
+        "",
+        mounter(t.path(), mounted("rdma"), 0, false),
+    );
+    assert_eq!(o.code, 2);
+    assert!(
+        o.err.contains("proc/self/mountinfo does not exist"),
+        "{}",
+        o.err
+    );
+    assert!(o.calls.is_empty());
+}
+
+#[test]
+fn fake_runs_the_checks_prints_the_plan_and_mounts_nothing() {
+    let t = Tree::new();
+    let loader = RecordingLoader::new(|_| Ok(()));
+    let o = run_with(
+        &t,
+        &request("rw,gds_wait=30", true),
+        "",
+        mounter(t.path(), mounted("rdma"), 0, false),
+        &FakeClock::default(),
+        Some(loader),
+    );
+    assert_eq!(o.code, 0, "{}", o.err);
+    assert!(o.calls.is_empty());
+    assert!(o.loads.is_empty(), "-f loads nothing");
+    assert!(
+        o.out
+            .starts_with("nfs-gds mount 10.0.2.15:/export on /mnt/data: READY, WITH WARNINGS"),
+        "{}",
+        o.out
+    );
+    assert!(o.out.contains("  mount:   fake-mount 10.0.2.15:/export /mnt/data -o rw,vers=4.2,proto=rdma,port=20049\n"), "{}", o.out);
+    assert!(o.out.contains("  wait:    up to 30 s"), "{}", o.out);
+    assert!(
+        o.out.contains(
+            "  verify:  a new mount id on /mnt/data; every xprt: line rdma; proto=rdma; port=20049"
+        ),
+        "{}",
+        o.out
+    );
+
+    std::fs::remove_dir_all(t.path().join("sys/module/nvidia_fs")).unwrap();
+    let o = run(
+        &t,
+        &request("rw", true),
+        "",
+        mounter(t.path(), mounted("rdma"), 0, false),
+    );
+    assert_eq!(o.code, 32);
+    assert!(o.calls.is_empty());
+    assert!(o.err.contains("would REFUSE to mount"), "{}", o.err);
+}

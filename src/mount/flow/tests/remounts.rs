@@ -1,0 +1,153 @@
+//! Mounts that exist already: verified, remounted or gone from the top, and never unmounted.
+
+use super::*;
+
+#[test]
+fn already_mounted_is_verified_and_never_unmounted() {
+    let t = Tree::new();
+    let (info, stats) = mounted("rdma").unwrap();
+    t.table(&info, &stats);
+    let o = run(
+        &t,
+        &request("rw", false),
+        "[checks]\nrpcrdma-hook-export = \"off\"\n",
+        mounter(t.path(), None, 0, false),
+    );
+    assert_eq!(o.code, 0, "{}", o.err);
+    assert!(o.err.contains("nfs-gds: /mnt/data was already mounted (mount id 70, 10.0.2.15:/export) and mount.nfs left it as it was; verifying that mount"), "{}", o.err);
+
+    let (info, stats) = mounted("tcp").unwrap();
+    t.table(&info, &stats);
+    // The pre-existing tcp mount is itself the trap: refused before mounting.
+    let o = run(
+        &t,
+        &request("rw", false),
+        "",
+        mounter(t.path(), None, 0, false),
+    );
+    assert_eq!(o.code, 32);
+    assert!(o.calls.is_empty());
+    // With the trap check off, mount.nfs is run, reports success, and the tcp mount stays.
+    let o = run(
+        &t,
+        &request("rw", false),
+        "[checks]\ntransport-trap = \"off\"\n",
+        mounter(t.path(), None, 0, false),
+    );
+    assert_eq!(o.code, 32);
+    assert_eq!(
+        o.calls.len(),
+        1,
+        "never unmount a mount that was there before: {:?}",
+        o.calls
+    );
+    assert!(o.err.contains("REFUSED /mnt/data: the mount on it (id 70) failed 2 checks under policy enforce; it was there before nfs-gds ran, so nfs-gds leaves it mounted: unmount it (`umount /mnt/data`) and mount again"), "{}", o.err);
+}
+
+#[test]
+fn remount_verifies_the_existing_mount_and_never_unmounts_it() {
+    let t = Tree::new();
+    let (info, stats) = mounted("rdma").unwrap();
+    t.table(&info, &stats);
+    let o = run(
+        &t,
+        &request("remount,ro", false),
+        "",
+        mounter(t.path(), None, 0, false),
+    );
+    assert_eq!(o.code, 0, "{}", o.err);
+    assert_eq!(
+        o.calls,
+        ["fake-mount 10.0.2.15:/export /mnt/data -o remount,ro"]
+    );
+    assert!(o.err.is_empty(), "no pre-checks on a remount: {}", o.err);
+
+    let (info, stats) = mounted("tcp").unwrap();
+    t.table(&info, &stats);
+    let o = run(
+        &t,
+        &request("remount,ro", false),
+        "",
+        mounter(t.path(), None, 0, false),
+    );
+    assert_eq!(o.code, 32);
+    assert_eq!(o.calls.len(), 1, "no unmount: {:?}", o.calls);
+    assert!(
+        o.err.contains(
+            "the remount was applied to a mount nfs-gds did not make, so nfs-gds leaves it mounted"
+        ),
+        "{}",
+        o.err
+    );
+
+    let o = run(
+        &t,
+        &request("remount,ro", false),
+        "",
+        mounter(t.path(), None, 32, false),
+    );
+    assert_eq!(o.code, 32);
+    assert!(
+        o.err
+            .contains("the remount of /mnt/data failed (exit status 32)"),
+        "{}",
+        o.err
+    );
+
+    let o = run(
+        &t,
+        &request("remount,ro", true),
+        "",
+        mounter(t.path(), None, 0, false),
+    );
+    assert_eq!(o.code, 0);
+    assert!(o.calls.is_empty());
+    assert!(o.out.contains("  remount: fake-mount"), "{}", o.out);
+}
+
+#[test]
+fn undo_leaves_alone_a_mount_that_is_no_longer_on_top() {
+    let t = Tree::new();
+    let stacked = format!(
+        "{BEFORE}{}71 70 0:51 / /mnt/data rw - nfs4 other:/x rw,proto=rdma\n",
+        nfs_line(70, "/mnt/data", "tcp")
+    );
+    t.table(&stacked, "");
+    let unmounts = Rc::new(Cell::new(0));
+    let counter = unmounts.clone();
+    let mut m = RecordingMounter::new(
+        |_| Ok(MountStatus::Exited(0)),
+        move |_| {
+            counter.set(counter.get() + 1);
+            Ok(())
+        },
+    );
+    let root = t.root();
+    let clock = FakeClock::default();
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let mut h = Helper {
+        root: &root,
+        mounter: &mut m,
+        loader: None,
+        clock: &clock,
+        out: &mut out,
+        err: &mut err,
+    };
+    let table = read_mount_table(&root).unwrap();
+    let undo = h.undo(&MountIdentity::of(&table.by_id(70).unwrap().info));
+    assert_eq!(
+        undo,
+        Undo::NotAttempted("another mount (id 71) is now on top of it".into())
+    );
+    assert_eq!(
+        h.undo(&MountIdentity {
+            mount_id: 99,
+            parent_id: 1,
+            device: "0:99".into(),
+            mount_point: "/nowhere".into(),
+            unique_id: None,
+        }),
+        Undo::NotAttempted("it is no longer mounted".into())
+    );
+    assert_eq!(unmounts.get(), 0);
+}

@@ -26,13 +26,12 @@ pub use trust::{Trust, TrustError};
 /// Where the policy lives on a host.
 pub const DEFAULT_PATH: &str = "/etc/nfs-gds/nfs-gds.toml";
 
-/// How the helper mounts.
-
 /// The longest wait for the pre-checks a policy or `gds_wait=` may ask for: one hour. A mount
 /// that is not ready by then will not become ready by waiting, and an unbounded number would
 /// hold mount(8) (and the boot) for good.
 pub const MAX_WAIT_SECS: u64 = 3600;
 
+/// How the helper mounts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Backend {

@@ -740,6 +740,4 @@ impl Helper<'_> {
 }
 
 #[cfg(test)]
-mod same_target_tests;
-#[cfg(test)]
 mod tests;

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::kernel_table::{publish, NfsLine};
 use super::*;
 use crate::mount::args::HelperArgs;
 use crate::mount::clock::SystemClock;
@@ -144,28 +145,25 @@ impl Kernel {
     }
 
     fn publish(&mut self) {
-        let mut info = "1 0 254:0 / / rw - ext4 /dev/vda rw\n".to_string();
-        let mut stats = "device /dev/vda mounted on / with fstype ext4\n".to_string();
-        for m in self.mounts.iter().filter(|m| !m.detached) {
-            let port = if m.proto == "tcp" { "" } else { ",port=20049" };
-            info.push_str(&format!(
-                "{} {} 0:{} / {} rw,relatime - nfs4 {} rw,vers=4.2,proto={}{port},addr=10.0.2.15\n",
-                m.id, m.parent, m.dev, m.point, m.source, m.proto
-            ));
-            stats.push_str(&format!(
-                "device {} mounted on {} with fstype nfs4 statvers=1.1\n\
-\topts:\trw,vers=4.2,hard,proto={}{port}\n\
-\txprt:\t{} 0 0 1 0 0 121 121 0 1096 0 131 1 11\n",
-                m.source, m.point, m.proto, m.proto
-            ));
-        }
         self.publishes += 1;
-        for (name, text) in [("mountinfo", info), ("mountstats", stats)] {
-            let dir = self.dir.join("proc/self");
-            let tmp = dir.join(format!(".{name}.{}", self.publishes));
-            std::fs::write(&tmp, text).unwrap();
-            std::fs::rename(&tmp, dir.join(name)).unwrap();
-        }
+        let lines: Vec<NfsLine> = self
+            .mounts
+            .iter()
+            .filter(|m| !m.detached)
+            .map(|m| NfsLine {
+                id: m.id,
+                parent: m.parent,
+                dev: m.dev,
+                point: &m.point,
+                source: &m.source,
+                proto: m.proto,
+            })
+            .collect();
+        let root = (
+            "1 0 254:0 / / rw - ext4 /dev/vda rw\n",
+            "device /dev/vda mounted on / with fstype ext4\n",
+        );
+        publish(&self.dir, self.publishes, root, &lines);
     }
 }
 

@@ -244,6 +244,39 @@ fn fake_runs_every_check_and_mounts_nothing() {
 }
 
 #[test]
+fn fake_plan_lines_cannot_be_forged_by_the_dir_or_the_options() {
+    let f = ready_rdma();
+    let dir =
+        "/mnt/gds\nnfs-gds: mounted 10.0.2.15:/export on /mnt/gds (mount id 70): runs over rdma";
+    let out = f
+        .helper()
+        .args([
+            SPEC,
+            dir,
+            "-f",
+            "-o",
+            "rw,context=\"\u{1b}[2J\u{1b}]0;owned\u{7}\"",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    for line in stdout.lines().chain(stderr.lines()) {
+        assert!(!line.starts_with("nfs-gds: mounted"), "forged: {line}");
+        assert!(
+            !line.contains('\u{1b}') && !line.contains('\u{7}'),
+            "raw escape: {line:?}"
+        );
+    }
+    assert!(
+        stdout.contains("/mnt/gds\\nnfs-gds: mounted") && stdout.contains("\\u{1b}[2J"),
+        "{stdout}"
+    );
+    assert!(f.record("mount.nfs").is_empty());
+}
+
+#[test]
 fn a_failing_precheck_refuses_with_one_line_per_check() {
     let f = ready_rdma();
     f.remove("sys/module/nvidia_fs");

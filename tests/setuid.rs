@@ -66,3 +66,26 @@ fn a_setuid_copy_refuses_every_command() {
     }
     assert!(!target.exists(), "collect wrote through a setuid copy");
 }
+
+#[test]
+fn a_setuid_helper_refuses_before_it_parses_its_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let Some(copy) = setuid_copy(dir.path()) else {
+        eprintln!("skipped: a setuid copy needs root to chown");
+        return;
+    };
+    let helper = dir.path().join("mount.nfs-gds");
+    std::fs::rename(&copy, &helper).unwrap();
+    let runs: &[&[&str]] = &[&["-h"], &["-V"], &[], &["only-one-argument"]];
+    for args in runs {
+        let out = run_fresh_copy(std::process::Command::new(&helper).args(*args));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("must not be installed setuid") && !err.contains("Usage"),
+            "{args:?}: {err}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}

@@ -1,8 +1,8 @@
 //! The mount(8) helper persona: `mount.nfs-gds SPEC DIR [-sfnv] [-N NS] [-o OPTS]`, also reached
 //! as `nfs-gds mount …`.
 //!
-//! Order matters: parse (usage errors exit 1) → refuse setuid and, unless `-f`, a caller without
-//! CAP_SYS_ADMIN → load the policy (the caller's, read before switching namespace) → enter the
+//! Order matters: refuse setuid → parse (usage errors exit 1) → unless `-f`, refuse a caller
+//! without CAP_SYS_ADMIN → load the policy (the caller's, read before switching namespace) → enter the
 //! `-N` namespace before anything reads `/proc` → validate the request → choose the backend →
 //! run the flow. Started by mount(8), the helper has no `PATH`, `HOME` or terminal; `--root` and
 //! `--config` come from `NFS_GDS_ROOT` / `NFS_GDS_CONFIG` (mount(8) passes no such flags).
@@ -63,6 +63,10 @@ fn fail(message: impl std::fmt::Display, code: u8) -> u8 {
 
 fn run_helper(raw: &[OsString], host: &Host, config: Option<&Path>, verbose: u8) -> u8 {
     let root = &host.root;
+    // Before parsing: not even -h, -V or a usage message is answered setuid.
+    if let Err(e) = privilege::refuse_setuid(&host.privileges()) {
+        return fail(&e, e.exit_code());
+    }
     let a = match args::parse(raw) {
         Ok(Parsed::Run(a)) => a,
         Ok(Parsed::Help) => {

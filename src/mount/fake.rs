@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::clock::Clock;
 use super::identity::MountIdentity;
 use super::modprobe::{LoadError, ModuleLoader};
-use super::mounter::{MountCall, MountError, MountStatus, Mounter, UnmountError};
+use super::mounter::{MountCall, MountError, MountStatus, Mounter, Pin, UnmountError};
 use super::privilege::Privileges;
 
 /// Virtual time: sleeping advances it and is recorded.
@@ -67,12 +67,15 @@ impl Privileges for FakePrivileges {
 
 type OnMount = Box<dyn FnMut(&MountCall) -> Result<MountStatus, MountError>>;
 type OnUnmount = Box<dyn FnMut(&MountIdentity) -> Result<(), UnmountError>>;
+type OnPin = Box<dyn Fn(&MountIdentity) -> Option<Pin>>;
 
 /// Records every call as a line; what a call does is up to the test.
 pub struct RecordingMounter {
     pub calls: Vec<String>,
     pub on_mount: OnMount,
     pub on_unmount: OnUnmount,
+    /// What pinning does; by default nothing can be pinned (as below a fixture root).
+    pub on_pin: Option<OnPin>,
 }
 
 impl std::fmt::Debug for RecordingMounter {
@@ -92,7 +95,14 @@ impl RecordingMounter {
             calls: Vec::new(),
             on_mount: Box::new(on_mount),
             on_unmount: Box::new(on_unmount),
+            on_pin: None,
         }
+    }
+
+    /// The same mounter, pinning mounts with `on_pin`.
+    pub fn pinning(mut self, on_pin: impl Fn(&MountIdentity) -> Option<Pin> + 'static) -> Self {
+        self.on_pin = Some(Box::new(on_pin));
+        self
     }
 }
 
@@ -109,6 +119,10 @@ impl Mounter for RecordingMounter {
     fn mount(&mut self, call: &MountCall) -> Result<MountStatus, MountError> {
         self.calls.push(self.plan(call));
         (self.on_mount)(call)
+    }
+
+    fn pin(&self, mount: &MountIdentity) -> Option<Pin> {
+        self.on_pin.as_ref().and_then(|f| f(mount))
     }
 
     fn unmount(&mut self, mount: &MountIdentity) -> Result<(), UnmountError> {

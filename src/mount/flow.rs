@@ -5,13 +5,18 @@
 //!    wait while enforced failures remain that may clear by themselves.
 //! 2. An enforced failure refuses before mounting (32). `-f` stops here either way, printing the
 //!    checks and the plan.
-//! 3. Mount through the [`Mounter`], noting the mounts on the target before and after, each by
-//!    its identity (mount id, device, parent, mount point: the kernel reuses freed ids at once):
-//!    `mount.nfs` exits 0 when the target already carries the same mount, so only a new
-//!    identity is a new mount.
-//! 4. Verify the new mount's `xprt:` lines and options. An enforced failure unmounts exactly that
-//!    mount, by its identity — only if it is still the one on top of the target — and refuses
-//!    (32).
+//! 3. Take the mount point's lock (one helper per DIR at a time) and hold SIGTERM, SIGINT and
+//!    SIGHUP; pin the mount on top of DIR so that its id and device cannot be reused meanwhile;
+//!    mount through the [`Mounter`], noting the mounts on the target before and after, each by
+//!    its identity (mount id, device, parent, mount point: the kernel reuses freed ids at once)
+//!    and its source: `mount.nfs` exits 0 when the target already carries the same mount, so
+//!    only a new identity is a new mount, and only a new mount of SPEC is the helper's.
+//! 4. Verify every new mount of SPEC on DIR: its `xprt:` lines and options. An enforced failure
+//!    unmounts exactly that mount, by its identity — only if it is still the one on top of the
+//!    target — and refuses (32). Several new mounts of SPEC at once (another mount of the same
+//!    source ran beside this one) are all judged, and none is unmounted: which one the helper
+//!    made cannot be told. A new mount of another source is someone else's, and left alone.
+//! 5. A held signal that arrived meanwhile ends the helper now, with 128 + its number.
 //!
 //! A remount runs no pre-checks (the transport of an existing mount cannot change): it is
 //! passed to `mount.nfs`, then the existing mount is verified; a failure refuses (32) but the
@@ -22,11 +27,12 @@ use std::io::Write;
 
 use super::clock::Clock;
 use super::exit_code::{FAIL, SUCCESS, SYSERR};
-use super::identity::{new_mount_on, new_mounts, MountIdentity};
+use super::identity::{is_of_spec, new_mounts, new_mounts_on, MountIdentity};
 use super::modprobe::ModuleLoader;
-use super::mounter::{MountError, Mounter};
+use super::mounter::{MountCall, MountError, MountStatus, Mounter};
 use super::request::MountRequest;
-use super::wait;
+use super::target_lock::{self, LockError};
+use super::{signals, wait};
 use crate::checks::registry::{self, MountSubject};
 use crate::checks::render::plural;
 use crate::checks::{fix, render, CheckResult};
@@ -47,6 +53,8 @@ enum FlowError {
     Mounts(#[from] MountsError),
     #[error(transparent)]
     Mount(#[from] MountError),
+    #[error(transparent)]
+    Lock(#[from] LockError),
 }
 
 impl FlowError {
@@ -54,6 +62,8 @@ impl FlowError {
         match self {
             FlowError::Host(_) | FlowError::Mounts(_) => SYSERR,
             FlowError::Mount(e) => e.exit_code(),
+            FlowError::Lock(LockError::Io { .. }) => SYSERR,
+            FlowError::Lock(LockError::Busy { .. }) => FAIL,
         }
     }
 }
@@ -77,6 +87,15 @@ impl std::fmt::Debug for Helper<'_> {
             .field("root", &self.root)
             .finish_non_exhaustive()
     }
+}
+
+/// One call of the mounter: what it was asked, how it ended, and the table around it.
+#[derive(Debug, Clone, Copy)]
+struct Attempt<'a> {
+    call: &'a MountCall,
+    status: MountStatus,
+    before: &'a MountTable,
+    after: &'a MountTable,
 }
 
 /// What happened when the helper tried to take back a refused mount.
@@ -241,46 +260,188 @@ impl Helper<'_> {
         }
 
         let call = req.call();
+        // One helper per mount point, and every held signal noted, from before the table is
+        // read until the new mount is verified, undone or recorded.
+        let _lock = target_lock::take(self.root, &req.target, self.clock)?;
+        let hold = signals::Hold::start();
         let before = read_mount_table(self.root)?;
+        // The mount on top now cannot give its id or device to a mount that appears meanwhile.
+        let pin = before
+            .topmost_at(&req.target)
+            .and_then(|m| self.mounter.pin(&MountIdentity::of(&m.info)));
+        if let Some(sig) = hold.caught() {
+            self.say(&format!(
+                "stopped by {sig} before mounting; nothing was mounted on {}",
+                req.target.display()
+            ));
+            return Ok(signals::exit_code(sig));
+        }
         let status = self.mounter.mount(&call)?;
         let after = read_mount_table(self.root)?;
-
-        if let Some(new) = new_mount_on(&before, &after, &req.target) {
-            let id = new.info.mount_id;
-            let post = judge(registry::after_mount(new, &after, req.options.port), policy);
-            if post.refused() {
-                let identity = self.mounter.identify(MountIdentity::of(&new.info));
-                let undo = self.undo(&identity);
-                self.refuse_after_mount(req, id, &post, &undo);
-                return Ok(FAIL);
-            }
-            self.warn_if_needed(req, &post, "mounted");
-            if let Err(e) = super::record::write_record(self.root, new, req.options.port, &after) {
+        drop(pin);
+        let attempt = Attempt {
+            call: &call,
+            status,
+            before: &before,
+            after: &after,
+        };
+        let code = self.judge_new(req, policy, &attempt)?;
+        match hold.caught() {
+            Some(sig) => {
                 self.say(&format!(
-                    "{e}; nfs-gds agent will not know this mount was meant for RDMA"
+                    "{sig} arrived while mounting {}: nfs-gds finished with the mount first (as said above) and stops now",
+                    Self::subject(req)
                 ));
+                Ok(signals::exit_code(sig))
             }
-            if req.verbose > 0 && post.warnings.is_empty() {
-                self.say(&format!(
-                    "mounted {} (mount id {id}): {}",
-                    Self::subject(req),
-                    Self::proof(new)
-                ));
-            }
-            return Ok(if status.success() {
-                SUCCESS
-            } else {
-                status.exit_code()
-            });
+            None => Ok(code),
         }
+    }
+
+    /// Finds what the mount call made on the target and judges it: every new mount of SPEC on
+    /// DIR, by identity and source; a new mount of another source is someone else's.
+    fn judge_new(
+        &mut self,
+        req: &MountRequest,
+        policy: &MountPolicy,
+        attempt: &Attempt,
+    ) -> Result<u8, FlowError> {
+        let Attempt {
+            status,
+            before,
+            after,
+            ..
+        } = *attempt;
+        let (ours, others): (Vec<&Mount>, Vec<&Mount>) = new_mounts_on(before, after, &req.target)
+            .into_iter()
+            .partition(|m| is_of_spec(m.info.source(), &req.spec));
+        if !others.is_empty() {
+            self.say(&format!(
+                "during this mount, {} of another source appeared on {}: {}; not nfs-gds's, so it is neither judged nor unmounted here",
+                if others.len() == 1 { "a mount" } else { "mounts" },
+                req.target.display(),
+                Self::list(&others)
+            ));
+        }
+        let status_code = if status.success() {
+            SUCCESS
+        } else {
+            status.exit_code()
+        };
+        match ours.as_slice() {
+            [] => self.no_new_mount(req, policy, attempt),
+            [new] => {
+                let new = *new;
+                let id = new.info.mount_id;
+                let post = judge(registry::after_mount(new, after, req.options.port), policy);
+                if post.refused() {
+                    let identity = self.mounter.identify(MountIdentity::of(&new.info));
+                    let undo = self.undo(&identity);
+                    self.refuse_after_mount(req, id, &post, &undo);
+                    return Ok(FAIL);
+                }
+                self.keep(req, new, &post, after);
+                Ok(status_code)
+            }
+            several => {
+                let judged: Vec<(&Mount, Judgement)> = several
+                    .iter()
+                    .map(|m| {
+                        let post = judge(registry::after_mount(m, after, req.options.port), policy);
+                        (*m, post)
+                    })
+                    .collect();
+                if judged.iter().any(|(_, post)| post.refused()) {
+                    self.refuse_several(req, &judged);
+                    return Ok(FAIL);
+                }
+                for (m, post) in &judged {
+                    self.keep(req, m, post, after);
+                }
+                Ok(status_code)
+            }
+        }
+    }
+
+    /// "path (mount id N)" for each mount.
+    fn list(mounts: &[&Mount]) -> String {
+        mounts
+            .iter()
+            .map(|m| {
+                format!(
+                    "{} of {} (mount id {})",
+                    m.info.mount_point().display(),
+                    m.info.source(),
+                    m.info.mount_id
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// A new mount that passed: warnings, the record for the agent, the proof under `-v`.
+    fn keep(&mut self, req: &MountRequest, new: &Mount, post: &Judgement, after: &MountTable) {
+        self.warn_if_needed(req, post, "mounted");
+        if let Err(e) = super::record::write_record(self.root, new, req.options.port, after) {
+            self.say(&format!(
+                "{e}; nfs-gds agent will not know this mount was meant for RDMA"
+            ));
+        }
+        if req.verbose > 0 && post.warnings.is_empty() {
+            self.say(&format!(
+                "mounted {} (mount id {}): {}",
+                Self::subject(req),
+                new.info.mount_id,
+                Self::proof(new)
+            ));
+        }
+    }
+
+    /// Several new mounts of SPEC on DIR at once, one of them refused: another mount of the same
+    /// source ran beside this one, and which mount is nfs-gds's cannot be told, so none is
+    /// unmounted.
+    fn refuse_several(&mut self, req: &MountRequest, judged: &[(&Mount, Judgement)]) {
+        let mounts: Vec<&Mount> = judged.iter().map(|(m, _)| *m).collect();
+        self.say(&format!(
+            "REFUSED {}: {} new mounts of it appeared during this mount ({}), so another mount of the same source ran at the same time; nfs-gds cannot tell which one it made and unmounts none of them",
+            Self::subject(req),
+            mounts.len(),
+            Self::list(&mounts)
+        ));
+        for (m, post) in judged.iter().filter(|(_, post)| post.refused()) {
+            self.say(&format!(
+                "mount id {} failed {} under policy enforce:",
+                m.info.mount_id,
+                plural(post.refusals.len(), "check")
+            ));
+            self.print_judgement_lines(post);
+        }
+        self.say(&format!(
+            "check `findmnt {}` and unmount the refused mounts by hand: {}",
+            req.target.display(),
+            self.mounter.unmount_command(&req.target)
+        ));
+        self.say(DOCTOR_HINT);
+    }
+
+    /// No new mount of SPEC on DIR: mount.nfs failed, left an existing mount as it was, or the
+    /// mount appeared elsewhere.
+    fn no_new_mount(
+        &mut self,
+        req: &MountRequest,
+        policy: &MountPolicy,
+        attempt: &Attempt,
+    ) -> Result<u8, FlowError> {
+        let Attempt {
+            call,
+            status,
+            before,
+            after,
+        } = *attempt;
         if !status.success() {
             self.say(&format!(
                 "{} failed ({status}); nothing was mounted on {}",
-                self.mounter
-                    .plan(&call)
-                    .split(' ')
-                    .next()
-                    .unwrap_or("mount"),
+                self.mounter.plan(call).split(' ').next().unwrap_or("mount"),
                 req.target.display()
             ));
             return Ok(status.exit_code());
@@ -293,12 +454,12 @@ impl Helper<'_> {
                     req.target.display(),
                     old.info.source()
                 ));
-                self.verify_existing(req, policy, &after, id, "it was there before nfs-gds ran")
+                self.verify_existing(req, policy, after, id, "it was there before nfs-gds ran")
             }
             None => {
-                let elsewhere: Vec<String> = new_mounts(&before, &after)
+                let elsewhere: Vec<String> = new_mounts(before, after)
                     .into_iter()
-                    .filter(|m| m.is_nfs() && m.info.source() == req.spec)
+                    .filter(|m| m.is_nfs() && is_of_spec(m.info.source(), &req.spec))
                     .map(|m| {
                         format!(
                             "{} (mount id {})",
@@ -484,7 +645,7 @@ impl Helper<'_> {
                 Some(l) => l.plan(RPCRDMA),
                 None => format!("(no modprobe found; the kernel loads {RPCRDMA} at mount time)"),
             };
-            let _ = writeln!(self.out, "  load:    {line}");
+            let _ = writeln!(self.out, "  load:    {}", escape_control(&line));
         }
         if !policy.wait.is_zero() {
             let _ = writeln!(
@@ -493,11 +654,16 @@ impl Helper<'_> {
                 policy.wait.as_secs()
             );
         }
-        let _ = writeln!(self.out, "  mount:   {}", self.mounter.plan(&req.call()));
+        // SPEC, DIR and the options are quoted as given: escaped, as every message is.
+        let _ = writeln!(
+            self.out,
+            "  mount:   {}",
+            escape_control(&self.mounter.plan(&req.call()))
+        );
         let _ = writeln!(
             self.out,
             "  verify:  a new mount id on {}; every xprt: line rdma; proto={}; port={}",
-            req.target.display(),
+            escape_control(&req.target.display().to_string()),
             req.options.netid,
             req.options.port
         );
@@ -534,11 +700,15 @@ impl Helper<'_> {
         }
         if req.fake {
             let _ = writeln!(self.out, "plan (-f: nothing is run):");
-            let _ = writeln!(self.out, "  remount: {}", self.mounter.plan(&call));
+            let _ = writeln!(
+                self.out,
+                "  remount: {}",
+                escape_control(&self.mounter.plan(&call))
+            );
             let _ = writeln!(
                 self.out,
                 "  verify:  the mount on {}: every xprt: line rdma; proto=rdma|rdma6; port={}",
-                req.target.display(),
+                escape_control(&req.target.display().to_string()),
                 req.options.port
             );
             return Ok(SUCCESS);

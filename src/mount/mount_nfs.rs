@@ -13,6 +13,9 @@ use std::path::PathBuf;
 use super::mounter::{MountCall, MountError, MountStatus, Mounting};
 use super::unmount::Unmounter;
 
+/// How often the helper looks whether `mount.nfs` has finished.
+const WAIT_POLL: std::time::Duration = std::time::Duration::from_millis(20);
+
 #[derive(Debug, Clone)]
 pub struct MountNfs {
     pub program: PathBuf,
@@ -47,14 +50,30 @@ impl Mounting for MountNfs {
     }
 
     fn mount(&mut self, call: &MountCall) -> Result<MountStatus, MountError> {
-        crate::host::io::programs::command(&self.program)
+        let spawn_error = |source| MountError::Spawn {
+            program: self.program.clone(),
+            source,
+        };
+        let mut child = crate::host::io::programs::command(&self.program)
             .args(arguments(call))
-            .status()
-            .map(MountStatus::from_exit_status)
-            .map_err(|source| MountError::Spawn {
-                program: self.program.clone(),
-                source,
-            })
+            .spawn()
+            .map_err(spawn_error)?;
+        // Waiting by polling, so that a signal the helper holds (see `signals`) is passed on
+        // to mount.nfs: one sent to the helper alone must still stop a mount that is retrying.
+        let mut forwarded = false;
+        loop {
+            if let Some(status) = child.try_wait().map_err(spawn_error)? {
+                return Ok(MountStatus::from_exit_status(status));
+            }
+            if let (false, Some(sig)) = (forwarded, super::signals::caught()) {
+                let pid = i32::try_from(child.id()).map(nix::unistd::Pid::from_raw);
+                if let Ok(pid) = pid {
+                    let _ = nix::sys::signal::kill(pid, sig);
+                }
+                forwarded = true;
+            }
+            std::thread::sleep(WAIT_POLL);
+        }
     }
 
     fn unmounter(&self) -> &Unmounter {

@@ -120,6 +120,11 @@ pub enum UnmountError {
     NoUmountBelowRoot { root: PathBuf },
 }
 
+/// Something that keeps a mount referenced until it is dropped: while it lives, the kernel
+/// cannot hand that mount's id or device number to another mount, even if the mount is
+/// unmounted meanwhile.
+pub type Pin = Box<dyn std::any::Any>;
+
 pub trait Mounter {
     /// What [`Mounter::mount`] will do, as one line (a command line, or the syscall).
     fn plan(&self, call: &MountCall) -> String;
@@ -128,6 +133,13 @@ pub trait Mounter {
     /// Adds what the live kernel knows about a mount found in mountinfo (its unique id).
     fn identify(&self, mount: MountIdentity) -> MountIdentity {
         mount
+    }
+    /// Pins `mount`, the mount on top of its mount point, across the mount call, so that a mount
+    /// appearing during the call cannot reuse its identity. `None` where nothing can be pinned
+    /// (fixture roots) or the mount on top is no longer `mount`.
+    fn pin(&self, mount: &MountIdentity) -> Option<Pin> {
+        let _ = mount;
+        None
     }
     /// Unmounts exactly `mount`, and nothing else that may be on its mount point.
     fn unmount(&mut self, mount: &MountIdentity) -> Result<(), UnmountError>;
@@ -157,6 +169,10 @@ impl<B: Mounting> Mounter for B {
 
     fn identify(&self, mount: MountIdentity) -> MountIdentity {
         self.unmounter().identify(mount)
+    }
+
+    fn pin(&self, mount: &MountIdentity) -> Option<Pin> {
+        self.unmounter().pin(mount)
     }
 
     fn unmount(&mut self, mount: &MountIdentity) -> Result<(), UnmountError> {

@@ -58,24 +58,6 @@ enum Pattern {
     OursMisspelt,
 }
 
-/// The helper's own option names, after `gds` and a separator.
-const OUR_NAMES: &[&str] = &["policy", "wait"];
-
-/// `gds` followed by `_`, `.`, `-`, or directly by one of our names, in any case.
-fn looks_like_ours(opt: &str) -> bool {
-    let key = opt
-        .split_once('=')
-        .map_or(opt, |(k, _)| k)
-        .to_ascii_lowercase();
-    let Some(rest) = key.strip_prefix("gds") else {
-        return false;
-    };
-    match rest.chars().next() {
-        Some('_' | '.' | '-') => true,
-        _ => OUR_NAMES.iter().any(|n| rest.starts_with(n)),
-    }
-}
-
 impl Pattern {
     fn matches(self, opt: &str) -> bool {
         let (key, value) = match opt.split_once('=') {
@@ -88,7 +70,7 @@ impl Pattern {
             Pattern::FlagOrKey(k) => key == k,
             Pattern::KeyValue(k, values) => key == k && value.is_some_and(|v| values.contains(&v)),
             Pattern::Prefix(p) => opt.starts_with(p),
-            Pattern::OursMisspelt => looks_like_ours(opt),
+            Pattern::OursMisspelt => super::near_miss::looks_like_ours(opt),
         }
     }
 }
@@ -181,7 +163,9 @@ pub fn classify(opt: &str) -> Kind {
 }
 
 /// Splits an option string on commas that are not inside double quotes (SELinux contexts such as
-/// `context="system_u:object_r:nfs_t:s0:c1,c2"` carry commas). Empty items are dropped.
+/// `context="system_u:object_r:nfs_t:s0:c1,c2"` carry commas). Each item is stripped of ASCII
+/// whitespace at both ends (a unit's `Options=` passes `_netdev, gds_policy=enforce` verbatim,
+/// and the item is `gds_policy=enforce` all the same); empty items are dropped.
 pub fn split(options: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
@@ -192,18 +176,18 @@ pub fn split(options: &str) -> Vec<String> {
                 quoted = !quoted;
                 cur.push(c);
             }
-            ',' if !quoted => {
-                if !cur.is_empty() {
-                    out.push(std::mem::take(&mut cur));
-                }
-            }
+            ',' if !quoted => out.push(std::mem::take(&mut cur)),
             _ => cur.push(c),
         }
     }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
+    out.push(cur);
+    out.into_iter()
+        .map(|o| {
+            o.trim_matches(|c: char| c.is_ascii_whitespace())
+                .to_string()
+        })
+        .filter(|o| !o.is_empty())
+        .collect()
 }
 
 /// Why an option string cannot be used. Each message names the option.
@@ -326,6 +310,15 @@ pub fn rebuild(
                 let secs = value_of(&opt)
                     .parse::<u64>()
                     .map_err(|_| bad(&opt, "the wait is a whole number of seconds"))?;
+                if secs > crate::policy::MAX_WAIT_SECS {
+                    return Err(bad(
+                        &opt,
+                        format!(
+                            "the wait is at most {} seconds (one hour)",
+                            crate::policy::MAX_WAIT_SECS
+                        ),
+                    ));
+                }
                 once(&mut wait, secs, &opt)?;
                 dropped.push(opt);
             }
@@ -673,6 +666,28 @@ mod tests {
     }
 
     #[test]
+    fn whitespace_and_look_alikes_never_reach_mount_nfs() {
+        // A unit's Options= passes the space after a comma verbatim.
+        let r = rebuilt("_netdev, gds_policy=enforce,\thard ").unwrap();
+        assert_eq!(r.policy, Some(Level::Enforce));
+        assert_eq!(r.option_string(), "hard,vers=4.2,proto=rdma,port=20049");
+        for o in [
+            "nfs-gds.policy=off",
+            "gds:policy=off",
+            "gds/policy=off",
+            "nfs_gds_policy=off",
+            "gds\u{2010}policy=off",
+            "\u{ff47}\u{ff44}\u{ff53}_policy=off",
+        ] {
+            assert_eq!(
+                rebuilt(&format!("sloppy, {o}")),
+                Err(OptionError::UnknownGds(o.into())),
+                "{o}"
+            );
+        }
+    }
+
+    #[test]
     fn valued_forms_of_refused_flags_are_refused() {
         for o in ["bg=1", "bg=", "bg=yes"] {
             let e = rebuilt(&format!("rw,{o}")).unwrap_err();
@@ -698,6 +713,13 @@ mod tests {
         let r = rebuilt("gds_wait=30,gds_policy=off").unwrap();
         assert_eq!(r.wait, Some(30));
         assert_eq!(r.policy, Some(Level::Off));
+        assert_eq!(
+            rebuilt("gds_wait=18446744073709551615")
+                .unwrap_err()
+                .to_string(),
+            "option gds_wait=18446744073709551615: the wait is at most 3600 seconds (one hour)"
+        );
+        assert_eq!(rebuilt("gds_wait=3600").unwrap().wait, Some(3600));
         assert!(matches!(
             rebuilt("gds_wait=soon"),
             Err(OptionError::BadValue { .. })

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{statx, AtFlags, Mode, OFlags, StatxFlags};
 
 use super::identity::MountIdentity;
-use super::mounter::UnmountError;
+use super::mounter::{Pin, UnmountError};
 
 /// `STATX_MNT_ID_UNIQUE` (Linux 6.8): `stx_mnt_id` becomes the 64-bit id that is never reused.
 const STATX_MNT_ID_UNIQUE: u32 = 0x4000;
@@ -118,6 +118,20 @@ impl Unmounter {
             }
         }
         mount
+    }
+
+    /// An `O_PATH` descriptor of `mount`'s mount point, when the mount it resolves to is
+    /// `mount`: it keeps that mount referenced, so its id and device number stay taken until the
+    /// descriptor is closed. Fixture roots pin nothing.
+    pub fn pin(&self, mount: &MountIdentity) -> Option<Pin> {
+        if let Unmounter::Syscall { .. } = self {
+            let fd = open_target(&mount.mount_point).ok()?;
+            let s = seen(&fd).ok()?;
+            if mismatch(mount, &s).is_none() {
+                return Some(Box::new(fd));
+            }
+        }
+        None
     }
 
     pub fn unmount(&self, mount: &MountIdentity) -> Result<(), UnmountError> {

@@ -48,6 +48,17 @@ fn deserialize_port<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u16>, D::E
     Ok(Some(p))
 }
 
+fn deserialize_wait<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    let w = u64::deserialize(d)?;
+    if w > super::MAX_WAIT_SECS {
+        return Err(de::Error::custom(format!(
+            "the wait is at most {} seconds (one hour), not {w}",
+            super::MAX_WAIT_SECS
+        )));
+    }
+    Ok(Some(w))
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct OptionsTable {
@@ -65,6 +76,7 @@ struct MountTable {
     default: Option<Level>,
     #[serde(default)]
     checks: BTreeMap<CheckId, Level>,
+    #[serde(default, deserialize_with = "deserialize_wait")]
     wait: Option<u64>,
 }
 
@@ -115,6 +127,7 @@ struct PolicyFile {
     checks: BTreeMap<CheckId, Level>,
     modprobe_rpcrdma: Option<bool>,
     probe: Option<bool>,
+    #[serde(default, deserialize_with = "deserialize_wait")]
     wait: Option<u64>,
     backend: Option<Backend>,
     #[serde(default)]
@@ -268,6 +281,17 @@ default = "off"
         assert!(e.message.contains("unknown variant `strict`"), "{e:?}");
         let e = err("wait = \"long\"\n");
         assert_eq!((e.line, e.column), (1, 8));
+        let e = err("wait = 18446744073709551615\n");
+        assert_eq!(
+            (e.line, e.message.as_str()),
+            (
+                1,
+                "the wait is at most 3600 seconds (one hour), not 18446744073709551615"
+            )
+        );
+        let e = err("[[mount]]\ntarget = \"/mnt/a\"\nwait = 3601\n");
+        assert_eq!(e.line, 3, "{e:?}");
+        assert!(parse("wait = 3600\n").is_ok());
         let e = err("wait = -1\n");
         assert_eq!(e.line, 1);
         let e = err("\n[options]\nvers = 4.2\n");

@@ -27,6 +27,11 @@ pub use trust::{Trust, TrustError};
 /// Where the policy lives on a host.
 pub const DEFAULT_PATH: &str = "/etc/nfs-gds/nfs-gds.toml";
 
+/// The longest wait for the pre-checks a policy or `gds_wait=` may ask for: one hour. A mount
+/// that is not ready by then will not become ready by waiting, and an unbounded number would
+/// hold mount(8) (and the boot) for good.
+pub const MAX_WAIT_SECS: u64 = 3600;
+
 /// How the helper mounts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -90,7 +95,7 @@ pub struct Policy {
     pub modprobe_rpcrdma: bool,
     /// Run the live registration probe (`nvfs-registration`) among the pre-checks.
     pub probe: bool,
-    /// Seconds to wait for the pre-checks to pass.
+    /// Seconds to wait for the pre-checks to pass, at most [`MAX_WAIT_SECS`].
     pub wait: u64,
     pub backend: Backend,
     pub options: OptionDefaults,

@@ -37,6 +37,8 @@ pub enum HostError {
 #[derive(Debug, Clone)]
 pub struct Root {
     dir: PathBuf,
+    /// Whether `dir` resolves to `/` (`/var/..` does): decided once, when the root is made.
+    host: bool,
     record: Option<Arc<Mutex<Record>>>,
 }
 
@@ -61,8 +63,12 @@ pub struct Record {
 
 impl Root {
     pub fn new(dir: impl Into<PathBuf>) -> Self {
+        let dir = dir.into();
+        let host = dir == Path::new("/")
+            || std::fs::canonicalize(&dir).is_ok_and(|real| real == Path::new("/"));
         Root {
-            dir: dir.into(),
+            dir,
+            host,
             record: None,
         }
     }
@@ -71,6 +77,7 @@ impl Root {
     pub fn recording(&self) -> Self {
         Root {
             dir: self.dir.clone(),
+            host: self.host,
             record: Some(Arc::new(Mutex::new(Record::default()))),
         }
     }
@@ -102,10 +109,10 @@ impl Root {
         &self.dir
     }
 
-    /// Whether this is the machine's own `/` (only the choices made once for a command, and
-    /// the probe's refusal to open devices in a tree, ask).
+    /// Whether this is the machine's own `/`, however it was spelt (only the choices made once
+    /// for a command, and the probe's refusal to open devices in a tree, ask).
     pub fn is_host(&self) -> bool {
-        self.dir == Path::new("/")
+        self.host
     }
 
     /// `rel` below the root; a leading `/` in `rel` is ignored, so host paths can be passed as-is.
@@ -277,4 +284,25 @@ pub fn read_first_line(root: &Root, rel: &str) -> Result<Option<String>, HostErr
     Ok(text
         .and_then(|s| s.lines().next().map(|l| l.trim().to_string()))
         .filter(|s| !s.is_empty()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_host_is_told_by_where_the_path_leads_not_how_it_is_spelt() {
+        let tree = tempfile::tempdir().unwrap();
+        assert!(!Root::new(tree.path()).is_host());
+        // As many `..` as the tree is deep lead back to `/`.
+        let mut up = tree.path().to_path_buf();
+        for _ in 1..tree.path().components().count() {
+            up.push("..");
+        }
+        assert_ne!(up, Path::new("/"));
+        assert!(Root::new(&up).is_host(), "{}", up.display());
+        assert!(Root::new(&up).recording().is_host());
+        assert!(Root::host().is_host());
+        assert!(!Root::new(tree.path().join("missing/..")).is_host());
+    }
 }

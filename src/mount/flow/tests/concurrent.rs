@@ -2,6 +2,7 @@
 //! (as the kernel's IDA does), with other mounts coming and going beside them, half the servers
 //! falling back to TCP. Every refused TCP mount must be gone afterwards and every RDMA mount kept.
 
+use super::kernel_table::{publish, NfsLine};
 use super::*;
 use std::sync::{Arc, Mutex};
 
@@ -60,28 +61,20 @@ impl Kernel {
     }
 
     fn publish(&mut self) {
-        let mut info = BEFORE.to_string();
-        let mut stats = BEFORE_STATS.to_string();
-        for m in &self.mounts {
-            let port = if m.proto == "tcp" { "" } else { ",port=20049" };
-            info.push_str(&format!(
-                "{} 1 0:{} / {} rw,relatime - nfs4 {} rw,vers=4.2,proto={}{port},addr=10.0.2.15\n",
-                m.id, m.dev, m.point, m.source, m.proto
-            ));
-            stats.push_str(&format!(
-                "device {} mounted on {} with fstype nfs4 statvers=1.1\n\
-\topts:\trw,vers=4.2,hard,proto={}{port}\n\
-\txprt:\t{} 0 0 1 0 0 121 121 0 1096 0 131 1 11\n",
-                m.source, m.point, m.proto, m.proto
-            ));
-        }
         self.publishes += 1;
-        for (name, text) in [("mountinfo", info), ("mountstats", stats)] {
-            let dir = self.dir.join("proc/self");
-            let tmp = dir.join(format!(".{name}.{}", self.publishes));
-            std::fs::write(&tmp, text).unwrap();
-            std::fs::rename(&tmp, dir.join(name)).unwrap();
-        }
+        let lines: Vec<NfsLine> = self
+            .mounts
+            .iter()
+            .map(|m| NfsLine {
+                id: m.id,
+                parent: 1,
+                dev: m.dev,
+                point: &m.point,
+                source: &m.source,
+                proto: m.proto,
+            })
+            .collect();
+        publish(&self.dir, self.publishes, (BEFORE, BEFORE_STATS), &lines);
     }
 }
 

@@ -148,7 +148,9 @@ fn run(tree: &Tree, req: &MountRequest, policy: &str, m: RecordingMounter) -> Ou
 
 mod checks;
 mod concurrent;
+mod kernel_table;
 mod modules;
 mod outcomes;
 mod refusals;
 mod remounts;
+mod same_target;

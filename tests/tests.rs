@@ -16,6 +16,7 @@ mod host_kernels;
 mod hostile_bundle;
 mod inspect_module;
 mod layers;
+mod lint;
 mod load_checks;
 mod loaded_module;
 mod manual_pages;

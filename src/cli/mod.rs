@@ -13,6 +13,7 @@ pub mod completions;
 pub mod doctor;
 pub mod host;
 pub mod inspect_module;
+pub mod lint;
 pub mod mount_helper;
 pub mod policy;
 pub mod provision;
@@ -94,6 +95,8 @@ pub enum Command {
     /// Validate a policy file, or show the level of every check for a mount
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
+    /// Check Kubernetes manifests (ClusterPolicy, NicClusterPolicy, NFS StorageClass/PV) for GDS
+    Lint(lint::LintArgs),
     /// Print a shell completion script (e.g. `nfs-gds completions bash`)
     Completions(completions::CompletionsArgs),
 }
@@ -209,6 +212,7 @@ pub fn run(argv: Vec<OsString>) -> u8 {
         Command::Mount(args) => return mount_helper::run(&args, &ctx, cli.global.verbose),
         Command::Verify(args) => verify::run(&args, &ctx),
         Command::Policy(cmd) => policy::run(&cmd, &ctx),
+        Command::Lint(args) => lint::run(&args, &ctx),
         Command::Completions(args) => completions::run(&args, &ctx),
     };
     match result {

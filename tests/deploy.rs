@@ -70,26 +70,23 @@ fn the_daemonset_and_image_run_the_agent_with_arguments_it_accepts() {
 }
 
 #[test]
-fn the_example_policy_for_kubelet_mounts_parses() {
-    let f = node_with(
-        &ModuleSpec::rpcrdma("6.8.0-45-generic"),
-        DKMS,
-        Packing::Plain,
-    );
-    f.write(
-        "proc/self/mountinfo",
-        "1 0 254:0 / / rw - ext4 /dev/vda rw\n",
-    );
-    let o = nfs_gds()
-        .arg("--root")
-        .arg(f.root())
-        .arg("--config")
-        .arg(deploy("examples/policy-for-kubelet-mounts.toml"))
-        .args(["verify", "/mnt/nothing"])
-        .output()
-        .unwrap();
-    // 1: nothing is mounted there; 2 would be a policy error.
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+fn the_example_policies_parse() {
+    let f = ready_node();
+    for policy in [
+        "examples/policy-for-kubelet-mounts.toml",
+        "kustomize/configmap/nfs-gds.toml",
+    ] {
+        let o = nfs_gds()
+            .arg("--root")
+            .arg(f.root())
+            .arg("--config")
+            .arg(deploy(policy))
+            .args(["verify", "/mnt/nothing"])
+            .output()
+            .unwrap();
+        // 1: nothing is mounted there; 2 would be a policy error.
+        assert_eq!(o.status.code(), Some(1), "{policy}: {}", stderr(&o));
+    }
 }
 
 /// The DaemonSet's read-only host mounts as `(host path, path in the container)`, and the
@@ -241,4 +238,26 @@ fn the_daemonset_mounts_every_host_path_the_agent_reads_read_only() {
         unmounted.is_empty(),
         "the agent reads these host paths, which deploy/kustomize/base/daemonset.yaml does not mount read-only: {unmounted:?}"
     );
+}
+
+#[test]
+fn the_nfd_taint_rule_matches_the_label_the_agent_writes() {
+    use saphyr::{LoadableYamlNode, Yaml};
+    let text = std::fs::read_to_string(deploy("kustomize/nfd-taint/nodefeaturerule.yaml")).unwrap();
+    let doc = Yaml::load_from_str(&text).unwrap().remove(0);
+    let rule = &doc["spec"]["rules"][0];
+    assert_eq!(rule["taints"][0]["effect"].as_str(), Some("NoSchedule"));
+    let exprs = rule["matchFeatures"][0]["matchExpressions"]
+        .as_mapping()
+        .unwrap();
+    let label = format!("{}gds-nfs", nfs_gds::agent::labels::LABEL_PREFIX);
+    let (key, expr) = exprs.iter().next().unwrap();
+    assert_eq!(key.as_str(), Some(label.as_str()));
+    let values: Vec<_> = expr["value"]
+        .as_vec()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(values, [nfs_gds::agent::Tier::Degraded.as_str()]);
 }

@@ -245,3 +245,40 @@ fn policy_show_gives_every_level_and_the_wait_for_a_mount() {
         assert!(text.contains(c.id.as_str()), "{} missing: {text}", c.id);
     }
 }
+
+/// The policy as kubelet publishes a ConfigMap key below `--root`: a 0777 volume directory,
+/// `..data` pointing at a timestamped data directory, the key a symlink through `..data`.
+#[test]
+fn a_policy_from_a_configmap_volume_is_trusted_and_a_looser_one_is_not() {
+    use std::os::unix::fs::{symlink, PermissionsExt};
+    let f = node_with(
+        &ModuleSpec::rpcrdma("6.8.0-45-generic"),
+        DKMS,
+        Packing::Plain,
+    );
+    let chmod = |p: &std::path::Path, mode| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    let data = "..2026_12_01_20_00_00.1234567890";
+    f.write(
+        format!("etc/nfs-gds/{data}/nfs-gds.toml"),
+        "default = \"warn\"\n",
+    );
+    let vol = f.path("etc/nfs-gds");
+    chmod(&vol, 0o777);
+    chmod(&vol.join(data), 0o755);
+    chmod(&vol.join(data).join("nfs-gds.toml"), 0o644);
+    symlink(data, vol.join("..data")).unwrap();
+    symlink("..data/nfs-gds.toml", vol.join("nfs-gds.toml")).unwrap();
+    let o = run(&f, &["policy", "show"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("warn"), "{}", stdout(&o));
+    // Without `..data` pointing at it, the 0777 directory is just a writable directory.
+    std::fs::remove_file(vol.join("..data")).unwrap();
+    symlink(data, vol.join("..other")).unwrap();
+    std::fs::remove_file(vol.join("nfs-gds.toml")).unwrap();
+    symlink(format!("{data}/nfs-gds.toml"), vol.join("nfs-gds.toml")).unwrap();
+    let o = run(&f, &["policy", "show"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("is writable by"), "{}", stderr(&o));
+}

@@ -4,6 +4,7 @@
 mod support;
 
 mod agent;
+mod agent_lifecycle;
 mod bad_inputs;
 mod cache;
 mod check;

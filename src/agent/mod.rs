@@ -17,6 +17,7 @@ mod mounts_json;
 pub mod outputs;
 mod plain;
 pub mod schedule;
+pub mod shutdown;
 
 use std::time::{Duration, SystemTime};
 

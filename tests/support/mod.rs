@@ -108,6 +108,21 @@ pub fn node_with(spec: &ModuleSpec, stem: &str, packing: Packing) -> Fixture {
     f
 }
 
+/// A ready node (nvidia_fs loaded, a DKMS rpcrdma with GPL hooks) whose own mount table holds
+/// only its root filesystem.
+pub fn ready_node() -> Fixture {
+    let f = node_with(
+        &ModuleSpec::rpcrdma("6.8.0-45-generic"),
+        DKMS,
+        Packing::Plain,
+    );
+    f.write(
+        "proc/self/mountinfo",
+        "1 0 254:0 / / rw - ext4 /dev/vda rw\n",
+    );
+    f
+}
+
 /// The kernel release a spec was built for (first word of its vermagic).
 pub fn spec_release(spec: &ModuleSpec) -> String {
     spec.vermagic

@@ -9,6 +9,7 @@ mod bad_inputs;
 mod cache;
 mod check;
 mod cli;
+mod closed_pipe;
 mod deploy;
 mod doctor;
 #[cfg(feature = "external-tools")]

@@ -59,30 +59,30 @@ fn outputs_of(args: &AgentArgs, ctx: &Ctx) -> Outputs {
 }
 
 /// `--health`: whether the last pass is recent, from the status file every pass rewrites.
-fn health(args: &AgentArgs, ctx: &Ctx) -> u8 {
+fn health(args: &AgentArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let status = outputs_of(args, ctx).status;
     let interval = Duration::from_secs(args.interval);
     match std::fs::metadata(&status).and_then(|m| m.modified()) {
         Ok(at) if schedule::is_fresh(at, SystemTime::now(), interval) => {
-            println!(
+            outln!(
                 "nfs-gds agent: alive (last pass {})",
                 humantime::format_rfc3339_seconds(at)
             );
-            exit::READY
+            Ok(exit::READY)
         }
         Ok(at) => {
-            println!(
+            outln!(
                 "nfs-gds agent: stale: the last pass ({}, {}) is more than {} x {} s old",
                 humantime::format_rfc3339_seconds(at),
                 status.display(),
                 schedule::STALE_INTERVALS,
                 args.interval
             );
-            exit::NOT_READY
+            Ok(exit::NOT_READY)
         }
         Err(e) => {
-            println!("nfs-gds agent: no pass yet ({}: {e})", status.display());
-            exit::NOT_READY
+            outln!("nfs-gds agent: no pass yet ({}: {e})", status.display());
+            Ok(exit::NOT_READY)
         }
     }
 }
@@ -169,7 +169,7 @@ fn one_pass(args: &AgentArgs, ctx: &Ctx, table: &mut MountTable) -> Result<Outco
 
 pub fn run(args: &AgentArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     if args.health {
-        return Ok(health(args, ctx));
+        return health(args, ctx);
     }
     if args.once {
         let mut table = MountTable::default();
@@ -177,7 +177,7 @@ pub fn run(args: &AgentArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         // The process ends here; its memory goes back with it.
         std::mem::forget(table);
         let pass = pass?;
-        println!("{}", pass.line);
+        outln!("{}", pass.line);
         return Ok(if pass.ready {
             exit::READY
         } else {

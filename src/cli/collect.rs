@@ -25,13 +25,13 @@ pub fn run(args: &CollectArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         ctx.host.cufile_override().as_deref(),
         &args.output,
     )?;
-    println!(
+    outln!(
         "nfs-gds collect: wrote {} ({} files, {} command outputs)",
         args.output.display(),
         c.files.len(),
         c.commands.len()
     );
-    println!(
+    outln!(
         "unpack it with `mkdir bundle && tar -xzf {} -C bundle` and run `nfs-gds --root bundle doctor`",
         args.output.display()
     );

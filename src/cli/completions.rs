@@ -14,6 +14,9 @@ pub struct CompletionsArgs {
 
 pub fn run(args: &CompletionsArgs, _ctx: &Ctx) -> Result<u8, CmdError> {
     let mut cmd = Cli::command();
-    clap_complete::generate(args.shell, &mut cmd, "nfs-gds", &mut std::io::stdout());
+    // Into memory first: clap_complete panics on a failed write (a closed pipe).
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut cmd, "nfs-gds", &mut script);
+    std::io::Write::write_all(&mut std::io::stdout().lock(), &script)?;
     Ok(exit::READY)
 }

@@ -275,9 +275,9 @@ pub fn run(args: &InspectArgs, ctx: &Ctx) -> Result<u8, CmdError> {
             checks: &checks,
             kernel_rule: rule.as_ref(),
         };
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print!("{}", text(&file, v, rule.as_ref(), &checks, ctx.style));
+        out!("{}", text(&file, v, rule.as_ref(), &checks, ctx.style));
     }
     Ok(if v == HooksVerdict::Usable {
         exit::READY

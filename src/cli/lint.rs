@@ -54,10 +54,10 @@ pub fn run(args: &LintArgs, _ctx: &Ctx) -> Result<u8, CmdError> {
             judged: report.judged,
             findings: &report.findings,
         };
-        println!("{}", serde_json::to_string_pretty(&json)?);
+        outln!("{}", serde_json::to_string_pretty(&json)?);
     } else {
         for f in &report.findings {
-            println!(
+            outln!(
                 "{}:{}: {}: {} [{}]",
                 f.file,
                 f.line,
@@ -67,7 +67,7 @@ pub fn run(args: &LintArgs, _ctx: &Ctx) -> Result<u8, CmdError> {
             );
         }
         let count = |s| report.findings.iter().filter(|f| f.severity == s).count();
-        println!(
+        outln!(
             "nfs-gds lint: {} ({} object{} judged, {} failed, {} warning{})",
             if failed { "FAIL" } else { "PASS" },
             report.judged,

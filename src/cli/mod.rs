@@ -5,6 +5,9 @@
 //! otherwise it is `nfs-gds <command>`. Read-only commands exit 0 when the node (or mount) is
 //! ready, 1 when it is not, 2 when they could not do their job.
 
+#[macro_use]
+pub mod out;
+
 pub mod agent;
 pub mod check;
 pub mod collect;
@@ -217,6 +220,7 @@ pub fn run(argv: Vec<OsString>) -> u8 {
     };
     match result {
         Ok(code) => code,
+        Err(e) if out::is_closed_pipe(&*e) => out::end_on_closed_pipe(),
         Err(e) => {
             eprintln!("nfs-gds: {}", crate::escape::escape_control(&e.to_string()));
             exit::ERROR

@@ -50,7 +50,7 @@ fn check(args: &CheckArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let read = reader::read_named(&path, FileKind::Policy)?
         .ok_or_else(|| policy::PolicyError::Missing { path: path.clone() })?;
     let parsed = policy::parse_bytes(&path, read.bytes)?;
-    println!(
+    outln!(
         "{}: valid ({} [[mount]] table{}, default level {})",
         path.display(),
         parsed.mounts.len(),
@@ -59,7 +59,7 @@ fn check(args: &CheckArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     );
     // Where it lies now is not necessarily where it will be installed: say it, do not fail.
     if let Err(e) = policy::trust::check(&path, &ctx.host.trust()) {
-        println!("note: in this place it would be refused: {e}");
+        outln!("note: in this place it would be refused: {e}");
     }
     Ok(exit::READY)
 }
@@ -80,16 +80,16 @@ fn show(args: &ShowArgs, ctx: &Ctx) -> Result<u8, CmdError> {
             None,
         ),
     };
-    println!("policy: {from}");
+    outln!("policy: {from}");
     match (effective.rule, &args.target, &args.source) {
-        (Some(i), _, _) => println!("mount: [[mount]] table {} applies", i + 1),
+        (Some(i), _, _) => outln!("mount: [[mount]] table {} applies", i + 1),
         (None, None, None) => {
-            println!("mount: none given (node checks as `nfs-gds check` runs them)")
+            outln!("mount: none given (node checks as `nfs-gds check` runs them)")
         }
-        (None, _, _) => println!("mount: no [[mount]] table matches"),
+        (None, _, _) => outln!("mount: no [[mount]] table matches"),
     }
-    println!("wait: {} s", effective.wait.as_secs());
-    println!("probe: {}", if effective.probe { "yes" } else { "no" });
+    outln!("wait: {} s", effective.wait.as_secs());
+    outln!("probe: {}", if effective.probe { "yes" } else { "no" });
     let width = registry::all()
         .iter()
         .map(|c| c.id.as_str().len())
@@ -102,7 +102,7 @@ fn show(args: &ShowArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         } else {
             format!("  (default {})", c.default_level)
         };
-        println!("  {:<width$}  {:<7}{note}", c.id.as_str(), level.as_str());
+        outln!("  {:<width$}  {:<7}{note}", c.id.as_str(), level.as_str());
     }
     Ok(exit::READY)
 }

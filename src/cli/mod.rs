@@ -175,6 +175,17 @@ fn subcommand_of(argv: &[OsString]) -> Option<&OsString> {
     None
 }
 
+/// A `--root` that is not a directory is an error naming it: read as a host, it would be a host
+/// with nothing on it, and every command would give a confident, wrong verdict.
+fn root_is_a_directory(root: Option<&Path>) -> Result<(), String> {
+    let Some(root) = root else { return Ok(()) };
+    match std::fs::metadata(root) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(format!("--root {}: not a directory", root.display())),
+        Err(e) => Err(format!("--root {}: {e}", root.display())),
+    }
+}
+
 /// Runs the program for `argv` and returns the process exit code.
 pub fn run(argv: Vec<OsString>) -> u8 {
     if argv.first().is_some_and(is_helper_name) {
@@ -204,6 +215,13 @@ pub fn run(argv: Vec<OsString>) -> u8 {
         cli.global.verbose,
         color::enabled_here(cli.global.color, std::io::stderr().is_terminal()),
     );
+    if let Err(e) = root_is_a_directory(cli.global.root.as_deref()) {
+        eprintln!("nfs-gds: {}", crate::escape::escape_control(&e));
+        return match cli.command {
+            Command::Mount(_) => crate::mount::exit_code::USAGE,
+            _ => exit::ERROR,
+        };
+    }
     let ctx = Ctx::new(&cli.global);
     let result = match cli.command {
         Command::Check(args) => check::run(&args, &ctx),

@@ -218,6 +218,40 @@ fn policy_check_validates_a_file_before_it_is_installed() {
 }
 
 #[test]
+fn policy_check_applies_the_trust_rules_and_reports_every_error() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = Fixture::new("6.1.0-50-amd64");
+    let open = f.write("etc/open.toml", "default = \"warn\"\n");
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let out = run(&f, &["policy", "check", open.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("is writable by its group and everyone"),
+        "{}",
+        stderr(&out)
+    );
+    // `check` refuses the same file the same way.
+    let out = run(&f, &["--config", open.to_str().unwrap(), "check"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    let bad = f.write(
+        "etc/bad.toml",
+        "default = \"enforced\"\n[checks]\nrpcrdma-hook = \"off\"\ntransport-trap = \"loud\"\n[options]\nport = 0\n",
+    );
+    let out = run(&f, &["policy", "check", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    for want in [
+        ":1:11: unknown variant `enforced`",
+        ":3:1: unknown check id `rpcrdma-hook`: did you mean `rpcrdma-hooks`?",
+        ":4:18: unknown variant `loud`",
+        ":6:8: the port must be between 1 and 65535",
+        "bad.toml: 4 errors",
+    ] {
+        assert!(err.contains(want), "{want} missing from:\n{err}");
+    }
+}
+
+#[test]
 fn policy_show_gives_every_level_and_the_wait_for_a_mount() {
     let f = Fixture::new("6.1.0-50-amd64");
     install(

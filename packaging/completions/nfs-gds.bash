@@ -37,6 +37,9 @@ _nfs__gds() {
             nfs__gds,inspect-module)
                 cmd="nfs__gds__subcmd__inspect__subcmd__module"
                 ;;
+            nfs__gds,lint)
+                cmd="nfs__gds__subcmd__lint"
+                ;;
             nfs__gds,mount)
                 cmd="nfs__gds__subcmd__mount"
                 ;;
@@ -69,6 +72,9 @@ _nfs__gds() {
                 ;;
             nfs__gds__subcmd__help,inspect-module)
                 cmd="nfs__gds__subcmd__help__subcmd__inspect__subcmd__module"
+                ;;
+            nfs__gds__subcmd__help,lint)
+                cmd="nfs__gds__subcmd__help__subcmd__lint"
                 ;;
             nfs__gds__subcmd__help,mount)
                 cmd="nfs__gds__subcmd__help__subcmd__mount"
@@ -113,7 +119,7 @@ _nfs__gds() {
 
     case "${cmd}" in
         nfs__gds)
-            opts="-v -h -V --root --config --verbose --color --help --version check inspect-module doctor provision collect agent mount verify policy completions help"
+            opts="-v -h -V --root --config --verbose --color --help --version check inspect-module doctor provision collect agent mount verify policy lint completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -138,8 +144,8 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__agent)
-            opts="-v -h --once --interval --probe --nfd-dir --textfile-dir --status-file --ready-file --root --config --verbose --color --help"
+        nfs__gds__subcmd__agent)
+            opts="-v -h --once --interval --probe --nfd-dir --textfile-dir --status-file --ready-file --health --root --config --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -184,7 +190,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__check)
+        nfs__gds__subcmd__check)
             opts="-v -h --json --probe --root --config --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -210,7 +216,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__collect)
+        nfs__gds__subcmd__collect)
             opts="-o -v -h --output --root --config --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -244,7 +250,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__completions)
+        nfs__gds__subcmd__completions)
             opts="-v -h --root --config --verbose --color --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -270,7 +276,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__doctor)
+        nfs__gds__subcmd__doctor)
             opts="-v -h --probe --json --markdown --root --config --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -296,8 +302,8 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__help)
-            opts="check inspect-module doctor provision collect agent mount verify policy completions help"
+        nfs__gds__subcmd__help)
+            opts="check inspect-module doctor provision collect agent mount verify policy lint completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -310,7 +316,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__help__subcmd__agent)
+        nfs__gds__subcmd__help__subcmd__agent)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -324,7 +330,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__help__subcmd__check)
+        nfs__gds__subcmd__help__subcmd__check)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -338,7 +344,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__help__subcmd__collect)
+        nfs__gds__subcmd__help__subcmd__collect)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -352,7 +358,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__help__subcmd__completions)
+        nfs__gds__subcmd__help__subcmd__completions)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -366,7 +372,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__help__subcmd__doctor)
+        nfs__gds__subcmd__help__subcmd__doctor)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -380,7 +386,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__help__subcmd__help)
+        nfs__gds__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -394,7 +400,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__help__subcmd__inspect__subcmd__module)
+        nfs__gds__subcmd__help__subcmd__inspect__subcmd__module)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -408,7 +414,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__help__subcmd__mount)
+        nfs__gds__subcmd__help__subcmd__lint)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -422,7 +428,21 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__help__subcmd__policy)
+        nfs__gds__subcmd__help__subcmd__mount)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        nfs__gds__subcmd__help__subcmd__policy)
             opts="check show"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -436,7 +456,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__help__subcmd__policy__subcmd__check)
+        nfs__gds__subcmd__help__subcmd__policy__subcmd__check)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -450,7 +470,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__help__subcmd__policy__subcmd__show)
+        nfs__gds__subcmd__help__subcmd__policy__subcmd__show)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -464,7 +484,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__help__subcmd__provision)
+        nfs__gds__subcmd__help__subcmd__provision)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -478,7 +498,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__help__subcmd__verify)
+        nfs__gds__subcmd__help__subcmd__verify)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -492,7 +512,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__inspect__subcmd__module)
+        nfs__gds__subcmd__inspect__subcmd__module)
             opts="-v -h --json --root --config --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -518,7 +538,33 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__mount)
+        nfs__gds__subcmd__lint)
+            opts="-v -h --json --root --config --verbose --color --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        nfs__gds__subcmd__mount)
             opts="-v --root --config --verbose --color"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -544,7 +590,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__policy)
+        nfs__gds__subcmd__policy)
             opts="-v -h --root --config --verbose --color --help check show help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -570,7 +616,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__policy__subcmd__check)
+        nfs__gds__subcmd__policy__subcmd__check)
             opts="-v -h --root --config --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -596,7 +642,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__policy__subcmd__help)
+        nfs__gds__subcmd__policy__subcmd__help)
             opts="check show help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -610,7 +656,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__policy__subcmd__help__subcmd__check)
+        nfs__gds__subcmd__policy__subcmd__help__subcmd__check)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -624,7 +670,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__policy__subcmd__help__subcmd__help)
+        nfs__gds__subcmd__policy__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -638,7 +684,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__policy__subcmd__help__subcmd__show)
+        nfs__gds__subcmd__policy__subcmd__help__subcmd__show)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -652,7 +698,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__policy__subcmd__show)
+        nfs__gds__subcmd__policy__subcmd__show)
             opts="-v -h --target --source --root --config --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -686,7 +732,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__provision)
+        nfs__gds__subcmd__provision)
             opts="-v -h --apply --root --config --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -712,7 +758,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__verify)
+        nfs__gds__subcmd__verify)
             opts="-v -h --port --json --root --config --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -750,3 +796,27 @@ if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERS
 else
     complete -F _nfs__gds -o bashdefault -o default nfs-gds
 fi
+
+_mount_nfs_gds() {
+    local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
+    case "${prev}" in
+        -o)
+            COMPREPLY=( $(compgen -W "proto=rdma port=20049 vers=4.2 vers=4.1 vers=3 gds_policy=enforce gds_policy=warn gds_policy=off gds_wait=" -- "${cur}") )
+            return 0
+            ;;
+        -N)
+            COMPREPLY=( $(compgen -f -- "${cur}") )
+            return 0
+            ;;
+        -t)
+            COMPREPLY=( $(compgen -W "nfs-gds" -- "${cur}") )
+            return 0
+            ;;
+    esac
+    if [[ "${cur}" == -* ]]; then
+        COMPREPLY=( $(compgen -W "-s -f -n -v -N -o -t -r -h" -- "${cur}") )
+        return 0
+    fi
+    COMPREPLY=( $(compgen -d -- "${cur}") )
+}
+complete -F _mount_nfs_gds -o bashdefault -o default mount.nfs-gds

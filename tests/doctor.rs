@@ -443,3 +443,16 @@ fn collected_bundle_replays_to_the_same_verdicts() {
         );
     }
 }
+
+/// Doctor keeps the evidence in its Markdown (what a ticket needs).
+#[test]
+fn markdown_keeps_the_evidence() {
+    let f = ready_node();
+    f.write(
+        "etc/cufile.json",
+        "{\"properties\": {\"allow_compat_mode\": true}}\n",
+    );
+    let md = doctor_text(&f, &["doctor", "--markdown"]);
+    assert!(md.contains("### Evidence"), "{md}");
+    assert!(md.contains("```text\n/etc/cufile.json: "), "{md}");
+}

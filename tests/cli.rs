@@ -167,3 +167,41 @@ fn bash_completes_the_mount_helper() {
     );
     assert_eq!(offers.len(), 3, "{offers:?}");
 }
+
+#[test]
+fn version_names_the_commit_target_and_features() {
+    let out = nfs_gds().arg("--version").output().unwrap();
+    let text = stdout(&out);
+    let want = format!("nfs-gds {} (commit ", env!("CARGO_PKG_VERSION"));
+    assert!(text.starts_with(&want), "{text}");
+    assert!(
+        text.contains(", target x86_64-")
+            || text.contains(", target aarch64-")
+            || text.contains("-linux-"),
+        "{text}"
+    );
+    let features = if cfg!(feature = "external-tools") {
+        "features: external-tools)"
+    } else {
+        "features: none)"
+    };
+    assert!(text.trim_end().ends_with(features), "{text}");
+    // Built from this checkout: the commit is HEAD's (or `unknown` without git).
+    let head = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output();
+    let commit = text
+        .split("(commit ")
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .next()
+        .unwrap();
+    match head {
+        Ok(h) if h.status.success() => {
+            assert_eq!(commit, String::from_utf8_lossy(&h.stdout).trim(), "{text}")
+        }
+        _ => assert_eq!(commit, "unknown"),
+    }
+}

@@ -41,13 +41,26 @@ pub mod exit {
     pub const ERROR: u8 = 2;
 }
 
+/// The version `--version` prints: the crate's, the commit, the target and the enabled features
+/// (set by `build.rs`).
+pub const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("NFS_GDS_COMMIT"),
+    ", target ",
+    env!("NFS_GDS_TARGET"),
+    ", features: ",
+    env!("NFS_GDS_FEATURES"),
+    ")"
+);
+
 /// The file name argv\[0\] must have for the mount(8) helper persona.
 pub const HELPER_NAME: &str = "mount.nfs-gds";
 
 #[derive(Debug, Parser)]
 #[command(
     name = "nfs-gds",
-    version,
+    version = LONG_VERSION,
     about = "Make GPUDirect Storage over NFS/RDMA fail loudly instead of silently",
     long_about = "Checks that GPUDirect Storage over NFS/RDMA will really be used on this node: \
 nvidia_fs loaded, an rpcrdma module with the nvfs DMA hooks exported in a way this kernel accepts, \

@@ -50,6 +50,8 @@ pub enum HooksVerdict {
 #[derive(Debug, Serialize)]
 struct InspectReport<'a> {
     schema_version: u32,
+    /// Always `inspect-module`, like the `command` of every other JSON document.
+    command: &'static str,
     module: &'a ModuleFile,
     hooks: HooksVerdict,
     /// `rpcrdma-hooks` and `rpcrdma-hook-export` for this file, as `check` reports them.
@@ -270,6 +272,7 @@ pub fn run(args: &InspectArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     if args.json {
         let report = InspectReport {
             schema_version: SCHEMA_VERSION,
+            command: "inspect-module",
             module: &file,
             hooks: v,
             checks: &checks,

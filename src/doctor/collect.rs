@@ -158,6 +158,10 @@ impl Runner for Capturing<'_> {
 
 /// Writes the archive of `doctor` on this node to `out` (gzip-compressed tar): what it read,
 /// and the policy it judged under.
+/// The file at the top of a bundle that says what made it, when and where (see
+/// [`crate::doctor::collect`]'s caller); doctor never reads it.
+pub const MANIFEST: &str = "nfs-gds-manifest.json";
+
 pub fn collect(
     root: &Root,
     policy_path: &Path,
@@ -165,8 +169,9 @@ pub fn collect(
     runner: &dyn Runner,
     cufile_override: Option<&str>,
     out: &Path,
+    manifest: &[u8],
 ) -> Result<Collected, CollectError> {
-    let mut collected = archive_reads(root, runner, out, |root, runner| {
+    let mut collected = archive_reads(root, runner, out, Some(manifest), |root, runner| {
         let facts = HostFacts::read(root)?;
         super::diagnose(
             &facts,
@@ -195,6 +200,7 @@ pub fn archive_reads(
     root: &Root,
     runner: &dyn Runner,
     out: &Path,
+    manifest: Option<&[u8]>,
     read: impl FnOnce(&Root, &dyn Runner) -> Result<(), CollectError>,
 ) -> Result<Collected, CollectError> {
     let recording = root.recording();
@@ -237,6 +243,9 @@ pub fn archive_reads(
         collected: Collected::default(),
         out: out.to_owned(),
     };
+    if let Some(manifest) = manifest {
+        a.file(&format!("/{MANIFEST}"), manifest)?;
+    }
     for rel in &record.files {
         // Command outputs of a bundle being collected again are rewritten below.
         if rel.starts_with(RECORDED_DIR) {
@@ -345,7 +354,7 @@ mod tests {
         let runner = RecordingRunner::default().answer("lspci -n", "3b:00.0 0302: 10de:20b5\n");
         let mut original = Vec::new();
         let out = host.path().join("bundle.tgz");
-        archive_reads(&root, &runner, &out, |r, run| {
+        archive_reads(&root, &runner, &out, None, |r, run| {
             original = new_reader(r, run);
             Ok(())
         })

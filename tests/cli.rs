@@ -205,3 +205,46 @@ fn version_names_the_commit_target_and_features() {
         _ => assert_eq!(commit, "unknown"),
     }
 }
+
+#[test]
+fn with_json_an_error_is_a_json_object_on_stdout_too() {
+    let f = ready_node();
+    let bad = f.write("etc/bad.toml", "default = \"loud\"\n");
+    for (args, command) in [
+        (
+            vec!["inspect-module", "--json", "/nonexistent/rpcrdma.ko"],
+            "inspect-module",
+        ),
+        (
+            vec!["--config", bad.to_str().unwrap(), "check", "--json"],
+            "check",
+        ),
+        (
+            vec!["--config", bad.to_str().unwrap(), "doctor", "--json"],
+            "doctor",
+        ),
+        (
+            vec![
+                "--config",
+                bad.to_str().unwrap(),
+                "verify",
+                "--json",
+                "/mnt",
+            ],
+            "verify",
+        ),
+        (vec!["lint", "--json", "/nonexistent/sc.yaml"], "lint"),
+    ] {
+        let o = run(&f, &args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", stdout(&o)));
+        assert_eq!(doc["command"], command);
+        let error = doc["error"].as_str().unwrap();
+        assert!(
+            stderr(&o).contains(error),
+            "{args:?}: {error} / {}",
+            stderr(&o)
+        );
+    }
+}

@@ -236,6 +236,7 @@ pub fn run(argv: Vec<OsString>) -> u8 {
         };
     }
     let ctx = Ctx::new(&cli.global);
+    let json = json_command(&cli.command);
     let result = match cli.command {
         Command::Check(args) => check::run(&args, &ctx),
         Command::InspectModule(args) => inspect_module::run(&args, &ctx),
@@ -254,8 +255,27 @@ pub fn run(argv: Vec<OsString>) -> u8 {
         Err(e) if out::is_closed_pipe(&*e) => out::end_on_closed_pipe(),
         Err(e) => {
             eprintln!("nfs-gds: {}", crate::escape::escape_control(&e.to_string()));
+            if let Some(command) = json {
+                // A script that parses stdout gets an object too, not an empty document.
+                let doc = serde_json::json!({"command": command, "error": e.to_string()});
+                if out::line(format_args!("{doc}")).is_err() {
+                    return out::end_on_closed_pipe();
+                }
+            }
             exit::ERROR
         }
+    }
+}
+
+/// The name of the command when it was asked for JSON (`--json`).
+fn json_command(command: &Command) -> Option<&'static str> {
+    match command {
+        Command::Check(a) if a.json => Some("check"),
+        Command::Doctor(a) if a.json => Some("doctor"),
+        Command::InspectModule(a) if a.json => Some("inspect-module"),
+        Command::Verify(a) if a.json => Some("verify"),
+        Command::Lint(a) if a.json => Some("lint"),
+        _ => None,
     }
 }
 

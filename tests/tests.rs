@@ -32,6 +32,7 @@ mod packaging;
 mod platform;
 mod policy;
 mod readme;
+mod schemas;
 mod setuid;
 #[cfg(feature = "external-tools")]
 mod systemd_unit;

@@ -169,11 +169,12 @@ pub fn all_errors(text: &str) -> Vec<ParseError> {
     let mut text = text.to_string();
     let mut errors: Vec<ParseError> = Vec::new();
     while let Err((error, span)) = first_error(&text) {
-        let stuck = errors.last() == Some(&error) || span.is_empty();
-        if !stuck {
-            errors.push(error);
+        // The same error again: blanking did not get the parser past it.
+        if errors.last() == Some(&error) {
+            break;
         }
-        if stuck || errors.len() >= MAX_ERRORS {
+        errors.push(error);
+        if span.is_empty() || errors.len() >= MAX_ERRORS {
             break;
         }
         // The whole lines of the span, so a half-blanked `key = value` is not a new error.

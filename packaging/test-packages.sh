@@ -7,8 +7,12 @@
 # .rpm; both must install into scratch roots (dpkg --root, rpm --root --nodeps) laid out as a
 # merged-/usr system, with the helper where mount(8) looks (/sbin/mount.nfs-gds) as a link to
 # nfs-gds that runs, the same files in both, the policy as a configuration file equal to
-# contrib/nfs-gds.toml, and the agent unit installed but not enabled. Any failure exits 1.
-# Needs lintian, rpm and rpmlint (Debian: apt-get install lintian rpm rpmlint).
+# contrib/nfs-gds.toml, and the agent unit installed but not enabled. The binary must ask for
+# no glibc symbol version newer than 2.17 (nor the RPM's requirements), and must run on Debian
+# 11's glibc 2.31 (older than the 2.34 a plain build on Debian 12 needs): its libc6 package is
+# fetched with apt through a private sources list, cached in target/old-glibc, and the binary run
+# chrooted into it. Any failure exits 1.
+# Needs lintian, rpm, rpmlint and binutils (Debian: apt-get install lintian rpm rpmlint binutils).
 set -euo pipefail
 dir=${1:?usage: $0 DIR}
 cd "$(dirname "$0")/.."
@@ -59,6 +63,46 @@ merged_root() {
         cp -L "$lib" "$1$lib"
     done
 }
+
+# The newest glibc symbol version a binary or package asks for, e.g. 2.17.
+newest_glibc() { grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -n 1; }
+max_glibc=2.17
+at_most() { [ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | tail -n 1)" = "$2" ]; }
+
+echo "== glibc: symbol versions of the packaged binary"
+bin_dir="$scratch/bin"
+mkdir -p "$bin_dir"
+dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$bin_dir" ./usr/sbin/nfs-gds
+binary="$bin_dir/usr/sbin/nfs-gds"
+needs=$(objdump -T "$binary" | newest_glibc)
+[ -n "$needs" ] || fail "objdump -T found no glibc symbol version in the packaged binary"
+at_most "$needs" "$max_glibc" || fail "the packaged binary needs GLIBC_$needs, newer than $max_glibc"
+rpm_needs=$(rpm -qp --requires "$rpm" | newest_glibc)
+[ -z "$rpm_needs" ] || at_most "$rpm_needs" "$max_glibc" || fail "the .rpm requires GLIBC_$rpm_needs, newer than $max_glibc"
+deb_needs=$(dpkg-deb --field "$deb" Depends | sed -n 's/.*libc6 (>= \([0-9][0-9.]*\)).*/\1/p')
+[ -n "$deb_needs" ] || fail "the .deb does not depend on libc6: $(dpkg-deb --field "$deb" Depends)"
+at_most "$deb_needs" "$max_glibc" || fail "the .deb depends on libc6 (>= $deb_needs), newer than $max_glibc"
+echo "glibc: the binary asks for GLIBC_$needs at most, the .rpm for GLIBC_${rpm_needs:-none}, the .deb for libc6 >= $deb_needs"
+
+echo "== the binary on Debian 11's glibc"
+old=target/old-glibc
+if ! ls "$old"/libc6_2.31-*.deb >/dev/null 2>&1; then
+    mkdir -p "$old/lists/partial" "$old/cache/archives/partial"
+    echo "deb http://deb.debian.org/debian bullseye main" >"$old/sources.list"
+    : >"$old/status"
+    apt_old=(-o "Dir::Etc::SourceList=$PWD/$old/sources.list" -o Dir::Etc::SourceParts=/dev/null
+        -o "Dir::State::Lists=$PWD/$old/lists" -o "Dir::Cache=$PWD/$old/cache"
+        -o "Dir::State::status=$PWD/$old/status" -o APT::Sandbox::User=root)
+    apt-get -q "${apt_old[@]}" update >/dev/null || fail "cannot fetch Debian 11's package lists"
+    (cd "$old" && apt-get -q "${apt_old[@]}" download libc6) >/dev/null || fail "cannot download Debian 11's libc6"
+fi
+oldroot="$scratch/old-glibc"
+mkdir -p "$oldroot"
+dpkg -x "$(ls "$old"/libc6_2.31-*.deb | head -n 1)" "$oldroot"
+cp "$binary" "$oldroot/nfs-gds"
+ran=$(chroot "$oldroot" /nfs-gds --version 2>&1) || fail "the packaged binary does not start on glibc 2.31: $ran"
+case "$ran" in "nfs-gds $version"*) ;; *) fail "on glibc 2.31: nfs-gds --version said: $ran" ;; esac
+echo "glibc 2.31: $ran"
 
 echo "== dpkg --root"
 droot="$scratch/deb"

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use nfs_gds::doctor::runner::{record_key, RECORDED_DIR};
+use nfs_gds::host::io::runner::{record_key, RECORDED_DIR};
 use serde_json::Value;
 
 use crate::support::*;
@@ -287,6 +287,45 @@ fn vastnfs_plain_exports_on_a_new_kernel_mean_upgrading_vastnfs() {
     assert_eq!(status(&doc, "rpcrdma-hook-export"), "fail");
     assert!(evidence(&doc, "rpcrdma-hook-export").contains("/proc/version_signature"));
     assert_eq!(plan_titles(&doc), vec!["Upgrade the VAST NFS client"]);
+}
+
+#[test]
+fn ubuntu_archive_doca_ofed_is_its_own_stack_and_fixed_from_the_archive() {
+    // Ubuntu 26.04's Canonical-signed kernel-ABI package puts rpcrdma under kernel/, where only
+    // its directory (and its package) tell it from the inbox module.
+    let rel = "7.0.0-14-generic";
+    let spec = ModuleSpec::rpcrdma(rel).hooks(None);
+    let f = node_with(&spec, "kernel/doca-ofed-26.01/rpcrdma", Packing::Zstd);
+    os_release(
+        &f,
+        "PRETTY_NAME=\"Ubuntu 26.04 LTS\"\nID=ubuntu\nID_LIKE=debian\nVERSION_ID=\"26.04\"\n",
+    );
+    gpu_driver(&f);
+    let package = format!("linux-modules-doca-ofed-26.01-{rel}");
+    record(
+        &f,
+        "dpkg",
+        &[
+            "-S",
+            &format!("/lib/modules/{rel}/kernel/doca-ofed-26.01/rpcrdma.ko.zst"),
+        ],
+        &format!("{package}: /lib/modules/{rel}/kernel/doca-ofed-26.01/rpcrdma.ko.zst\n"),
+    );
+    let (code, doc) = doctor_json(&f, &[]);
+    assert_eq!(code, 1);
+    assert_eq!(doc["no_nvidia_stack"], false);
+    assert_eq!(doc["stack"]["provenance"], "ubuntu-doca-ofed");
+    assert_eq!(doc["stack"]["rpcrdma_package"], package.as_str());
+    assert_eq!(status(&doc, "rpcrdma-hooks"), "fail");
+    assert!(finding(&doc, "rpcrdma-source").contains("signed by Canonical"));
+    assert_eq!(
+        plan_titles(&doc)[0],
+        "Install a DOCA-OFED rpcrdma with GDS support from the Ubuntu archive"
+    );
+    assert_eq!(
+        doc["plan"][0]["commands"][0],
+        format!("apt-get install --only-upgrade {package}   # the archive's build first")
+    );
 }
 
 #[test]

@@ -3,10 +3,10 @@
 //! and off through efivars bytes, lockdown and the command line, modprobe.d blacklist and
 //! install lines, and the kernel log's own verdict as doctor shows it.
 
-use nfs_gds::doctor::runner::{record_key, RECORDED_DIR};
 use nfs_gds::host::boot::dkms::{self, DkmsState, MLNX_NFSRDMA};
 use nfs_gds::host::boot::installed_kernels::{self, read_installed_kernels};
 use nfs_gds::host::boot::next_boot::{read_next_boot, Bootloader};
+use nfs_gds::host::io::runner::{record_key, RECORDED_DIR};
 use nfs_gds::host::kernel::KernelInfo;
 use nfs_gds::host::modules::gpl_rule::Enforcement;
 use nfs_gds::host::modules::kernel_config::read_kernel_config;

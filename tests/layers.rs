@@ -111,6 +111,9 @@ const HOST_WINGS: &[&[&str]] = &[
     &["modules", "platform", "mounts"],
     &["boot"],
     &["facts"],
+    &["stack_facts"],
+    // Test-only: HostFacts without a tree, for the checks' unit tests.
+    &["facts_builder"],
 ];
 
 /// The wing a name of `crate::host::` belongs to.

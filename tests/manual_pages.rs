@@ -10,6 +10,70 @@ use nfs_gds::checks::registry;
 use nfs_gds::mount::{args::USAGE, options};
 use nfs_gds::policy::file::parse;
 
+use crate::support::generated::check_block;
+
+/// Text of a doc line as roff: `code` in bold, `-` and `\\` escaped, and a full stop (not a capital:
+/// a doc line may start with a command's name).
+fn roff(doc: &str) -> String {
+    let escaped = |s: &str| {
+        s.replace('\\', "\\e")
+            .replace('-', "\\-")
+            .replace('…', "...")
+    };
+    let mut out = String::new();
+    for (i, part) in doc.split('`').enumerate() {
+        if i % 2 == 1 {
+            out.push_str(&format!("\\fB{}\\fR", escaped(part)));
+        } else {
+            out.push_str(&escaped(part));
+        }
+    }
+    if !out.ends_with('.') {
+        out.push('.');
+    }
+    out
+}
+
+/// Words filled into lines of at most 80 characters, none starting with a control character.
+fn fill(text: &str) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(line) if line.len() + 1 + word.len() <= 80 => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
+        .into_iter()
+        .map(|l| {
+            if l.starts_with(['.', '\'']) {
+                format!("\\&{l}\n")
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect()
+}
+
+/// The check list of `nfs-gds(8)` and `nfs-gds.toml(5)`: per check, its id, default level,
+/// whether the helper waits for it, and its doc line.
+fn check_list() -> String {
+    let mut out = String::new();
+    for c in registry::all() {
+        out.push_str(&format!(
+            ".TP\n.BR {} \" (default {}{})\"\n",
+            c.id.as_str().replace('-', "\\-"),
+            c.default_level,
+            if c.waitable { ", waited for" } else { "" }
+        ));
+        out.push_str(&fill(&roff(c.doc)));
+    }
+    out
+}
+
 /// The roff source of a page.
 fn source(name: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -162,6 +226,36 @@ fn the_policy_page_names_every_key_and_every_check_id() {
         gone.is_empty(),
         "nfs-gds.toml.5 does not name the checks {gone:?}"
     );
+}
+
+#[test]
+fn the_check_lists_of_the_pages_are_the_registry() {
+    for page in ["nfs-gds.8", "nfs-gds.toml.5"] {
+        check_block(
+            &format!("packaging/man/{page}"),
+            ".\\\" checks:begin",
+            ".\\\" checks:end",
+            &check_list(),
+        );
+    }
+}
+
+#[test]
+fn a_doc_line_becomes_roff_that_renders_as_written() {
+    let r = roff("`/dev/nvidia-fs*` nodes exist (see `rpcrdma-loaded`, …)");
+    assert_eq!(
+        r,
+        "\\fB/dev/nvidia\\-fs*\\fR nodes exist (see \\fBrpcrdma\\-loaded\\fR, ...)."
+    );
+    assert_eq!(roff("a path with \\ in it"), "a path with \\e in it.");
+    assert_eq!(
+        text(&r),
+        "/dev/nvidia-fs* nodes exist (see rpcrdma-loaded, ...).\n"
+    );
+    let long = format!("{} .starts a line", "word ".repeat(15).trim_end());
+    let filled = fill(&long);
+    assert!(filled.lines().all(|l| l.len() <= 80), "{filled}");
+    assert!(filled.contains("\n\\&.starts a line\n"), "{filled}");
 }
 
 #[test]

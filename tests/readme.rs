@@ -1,8 +1,12 @@
-//! The README's check table is the registry: every check, its default level, whether the helper
-//! waits for it, and its doc line, in registry order.
+//! The README's check table is generated from the registry: every check, its default level,
+//! whether the helper waits for it, and its doc line, in registry order. The test fails with the
+//! difference; `NFS_GDS_BLESS=1` writes the table.
 
 use nfs_gds::checks::registry;
 
+use crate::support::generated::check_block;
+
+/// The table, one row per check.
 fn table() -> String {
     let mut out = String::from("| id | default | waited for | passes when |\n|---|---|---|---|\n");
     for c in registry::all() {
@@ -19,20 +23,10 @@ fn table() -> String {
 
 #[test]
 fn the_readme_check_table_is_the_registry() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-        .expect("README.md");
-    let begin = "<!-- checks:begin -->\n";
-    let start = readme
-        .find(begin)
-        .expect("README has a checks:begin marker")
-        + begin.len();
-    let end = readme[start..]
-        .find("<!-- checks:end -->")
-        .expect("README has a checks:end marker")
-        + start;
-    let expected = table();
-    assert!(
-        readme[start..end] == expected,
-        "README.md's check table differs from the registry; replace it with:\n{expected}"
+    check_block(
+        "README.md",
+        "<!-- checks:begin -->",
+        "<!-- checks:end -->",
+        &table(),
     );
 }

@@ -5,6 +5,7 @@ mod support;
 
 mod agent;
 mod agent_lifecycle;
+mod agreement;
 mod bad_inputs;
 mod cache;
 mod check;

@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use nfs_gds::doctor::stack::parse_os_release;
+use nfs_gds::host::platform::os_release::parse_os_release;
 use nfs_gds::host::modules::gpl_rule::{version_has_rule, weigh};
 use nfs_gds::host::kernel::KernelInfo;
 

@@ -108,7 +108,7 @@ complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand mount" -l color -d 'Colo
 always\t'Always colour, even into a pipe or file, and whatever `NO_COLOR` says'
 never\t'Never colour'"
 complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand mount" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
-complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand verify" -l port -d 'The port the mount must use [default: `port` in `[options]` of the policy, else 20049]' -r
+complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand verify" -l port -d 'The port the mount must use [default: the port the helper recorded for it, else `port` in `[options]` of the policy, else 20049]' -r
 complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand verify" -l root -d 'Read the host below DIR instead of / (for fixture trees and collected bundles)' -r -F
 complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand verify" -l config -d 'Policy file [default: /etc/nfs-gds/nfs-gds.toml]' -r -F
 complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand verify" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set and non-empty), always, never' -r -f -a "auto\t'Colour when writing to a terminal, unless `NO_COLOR` is set to a non-empty value'

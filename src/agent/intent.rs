@@ -1,120 +1,39 @@
-//! Which NFS mounts are meant for RDMA, and why: the agent verifies exactly those.
-//!
-//! Three ways, strongest first: the helper made and verified the mount (its record in
-//! [`crate::mount::record`]); a `[[mount]]` table of the policy names its mount point, its
-//! export, or an export above it (`source = "filer:/datasets"` covers csi-driver-nfs's
-//! `filer:/datasets/pvc-…` subdirectories, `source = "filer:/"` every export of `filer`); or its
-//! options say `proto=rdma|rdma6`. The first two survive the transport trap, which leaves a mount
-//! asked for RDMA printing `proto=tcp`.
+//! What the node declares about its mounts, read for the one decider of which mounts are meant
+//! for RDMA and on which port ([`crate::policy::intent`]): the helper's records
+//! ([`crate::mount::record`]) and the `nfs-gds` lines of `/etc/fstab`. The agent, `doctor` and
+//! `verify` all read them here.
 
-use std::collections::HashMap;
+use crate::doctor::fstab::parse_nfs_gds_entries;
+use crate::host::{HostError, Root};
+use crate::mount::record::{read_records, MountRecord};
+pub use crate::policy::intent::{intent_of, Declared, Intent};
 
-use crate::host::mounts::{is_rdma_netid, Mount};
-use crate::mount::record::MountRecord;
-use crate::policy::MountRule;
-
-/// Why a mount is meant for RDMA.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Intent {
-    /// `mount.nfs-gds` made and verified it, on this port.
-    Recorded { port: u16 },
-    /// The `[[mount]]` table with this index (0-based) covers it.
-    Policy(usize),
-    /// Its options say `proto=rdma` or `rdma6`.
-    Options,
+/// The records as declarations.
+pub fn of_records(records: &[MountRecord]) -> Declared {
+    let mut d = Declared::default();
+    for r in records {
+        d.record(&r.device, &r.source, &r.target, r.port);
+    }
+    d
 }
 
-impl Intent {
-    /// The word used in metrics and JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Intent::Recorded { .. } => "recorded",
-            Intent::Policy(_) => "policy",
-            Intent::Options => "options",
+/// The records and fstab lines below the root. A record that cannot be used is logged and
+/// left out (it never stops a command); so is an fstab that cannot be read.
+pub fn read_declared(root: &Root) -> Result<Declared, HostError> {
+    let (records, bad) = read_records(root)?;
+    for b in &bad {
+        tracing::warn!("ignoring mount record {}: {}", b.path.display(), b.reason);
+    }
+    let mut d = of_records(&records);
+    match root.read_text_lossy("etc/fstab") {
+        Ok(text) => {
+            for e in parse_nfs_gds_entries(&text.unwrap_or_default()) {
+                d.fstab_target(e.target);
+            }
         }
+        Err(e) => tracing::warn!("{e}"),
     }
-}
-
-/// Whether the export `source` is `rule` or below it (`srv:/a` covers `srv:/a` and `srv:/a/b`,
-/// not `srv:/ab`). Both are compared as written, server included.
-fn export_covers(rule: &str, source: &str) -> bool {
-    let rule = if rule.ends_with('/') && !rule.ends_with(":/") {
-        rule.trim_end_matches('/')
-    } else {
-        rule
-    };
-    match source.strip_prefix(rule) {
-        Some("") => true,
-        Some(rest) => rest.starts_with('/') || rule.ends_with('/'),
-        None => false,
-    }
-}
-
-/// Whether a `[[mount]]` table declares this mount: its target is the mount point, or its
-/// source is the export or above it. A table with both needs both.
-pub fn rule_covers(rule: &MountRule, m: &Mount) -> bool {
-    let target_ok = rule
-        .target
-        .as_deref()
-        .is_none_or(|t| t == m.info.mount_point());
-    let source_ok = rule
-        .source
-        .as_deref()
-        .is_none_or(|s| export_covers(s, m.info.source()));
-    target_ok && source_ok
-}
-
-/// The helper's records, indexed by what identifies a mount (device, source, mount point), so
-/// a node with thousands of mounts and records is looked up in constant time per mount.
-#[derive(Debug, Default)]
-pub struct Records {
-    ports: HashMap<(String, String, String), u16>,
-}
-
-impl Records {
-    pub fn new(records: &[MountRecord]) -> Self {
-        Records {
-            ports: records
-                .iter()
-                .map(|r| {
-                    (
-                        (r.device.clone(), r.source.clone(), r.target.clone()),
-                        r.port,
-                    )
-                })
-                .collect(),
-        }
-    }
-
-    /// The port the helper verified `m` on, if it recorded `m`.
-    pub fn port_of(&self, m: &Mount) -> Option<u16> {
-        if self.ports.is_empty() {
-            return None;
-        }
-        let probe = MountRecord::of(m, 0);
-        self.ports
-            .get(&(probe.device, probe.source, probe.target))
-            .copied()
-    }
-}
-
-/// Why `m` is meant for RDMA, or `None` when it is not.
-pub fn intent_of(m: &Mount, records: &Records, rules: &[MountRule]) -> Option<Intent> {
-    if !m.is_nfs() {
-        return None;
-    }
-    if let Some(port) = records.port_of(m) {
-        return Some(Intent::Recorded { port });
-    }
-    if let Some(i) = rules.iter().position(|r| rule_covers(r, m)) {
-        return Some(Intent::Policy(i));
-    }
-    let asked = m.info.super_option("proto").is_some_and(is_rdma_netid)
-        || m.stats
-            .as_ref()
-            .and_then(|s| s.opt("proto"))
-            .is_some_and(is_rdma_netid);
-    asked.then_some(Intent::Options)
+    Ok(d)
 }
 
 #[cfg(test)]
@@ -122,66 +41,33 @@ mod tests {
     use super::*;
     use crate::host::mounts::{parse_mountinfo, MountTable};
 
-    fn mounts(text: &str) -> MountTable {
-        MountTable::join(parse_mountinfo(text.as_bytes()).unwrap(), Vec::new())
-    }
-
-    const TABLE: &str = "\
-30 1 0:40 / /mnt/home rw - nfs4 home:/users rw,vers=4.2,proto=tcp,addr=10.0.0.9
-31 1 0:41 / /mnt/gds rw - nfs4 filer:/datasets rw,vers=4.2,proto=rdma,port=20049,addr=10.0.2.15
-32 1 0:42 / /var/lib/kubelet/pods/u1/volumes/kubernetes.io~csi/pvc-1/mount rw - nfs4 filer:/datasets/pvc-1 rw,vers=4.2,proto=tcp,addr=10.0.2.15
-33 1 0:43 / /mnt/ab rw - nfs4 filer:/datasetsX rw,vers=4.2,proto=tcp,addr=10.0.2.15
-34 1 254:1 / /data rw - ext4 /dev/vdb rw
-";
-
-    fn rule(target: Option<&str>, source: Option<&str>) -> MountRule {
-        MountRule {
-            target: target.map(Into::into),
-            source: source.map(Into::into),
-            ..Default::default()
-        }
-    }
-
     #[test]
-    fn exports_cover_themselves_and_what_is_below() {
-        assert!(export_covers("filer:/datasets", "filer:/datasets"));
-        assert!(export_covers("filer:/datasets", "filer:/datasets/pvc-1"));
-        assert!(export_covers("filer:/datasets/", "filer:/datasets/pvc-1"));
-        assert!(!export_covers("filer:/datasets", "filer:/datasetsX"));
-        assert!(export_covers("filer:/", "filer:/anything"));
-        assert!(!export_covers("filer:/", "filer2:/anything"));
-    }
-
-    #[test]
-    fn options_records_and_policy_each_make_a_mount_meant_for_rdma() {
-        let t = mounts(TABLE);
-        let m = |id| t.by_id(id).unwrap();
-        let none = Records::default();
-        // Only the options: the proto=rdma mount.
-        let got: Vec<_> = t
-            .mounts
-            .iter()
-            .map(|m| intent_of(m, &Records::default(), &[]))
-            .collect();
-        assert_eq!(got, [None, Some(Intent::Options), None, None, None]);
-        // A rule for the export covers the kubelet mount below it, not a look-alike name.
-        let rules = [rule(None, Some("filer:/datasets"))];
-        assert_eq!(intent_of(m(32), &none, &rules), Some(Intent::Policy(0)));
-        assert_eq!(intent_of(m(33), &none, &rules), None);
-        assert_eq!(intent_of(m(31), &none, &rules), Some(Intent::Policy(0)));
-        // A record of the helper beats both, and only for its own mount.
-        let rec = Records::new(&[MountRecord::of(m(30), 20049)]);
-        assert_eq!(
-            intent_of(m(30), &rec, &rules),
-            Some(Intent::Recorded { port: 20049 })
+    fn records_and_fstab_lines_below_the_root_declare_their_mounts() {
+        let t = MountTable::join(
+            parse_mountinfo(
+                b"30 1 0:40 / /mnt/home rw - nfs4 home:/users rw,vers=4.2,proto=tcp\n\
+31 1 0:41 / /mnt/fast rw - nfs4 filer:/f rw,vers=4.2,proto=tcp\n",
+            )
+            .unwrap(),
+            Vec::new(),
         );
-        assert_eq!(intent_of(m(33), &rec, &rules), None);
-        // A target rule; and a non-NFS mount is never meant for RDMA.
-        let rules = [rule(Some("/mnt/home"), None), rule(Some("/data"), None)];
-        assert_eq!(intent_of(m(30), &none, &rules), Some(Intent::Policy(0)));
-        assert_eq!(intent_of(m(34), &none, &rules), None);
-        // Both criteria must hold when both are given.
-        let rules = [rule(Some("/mnt/home"), Some("filer:/"))];
-        assert_eq!(intent_of(m(30), &none, &rules), None);
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path());
+        std::fs::create_dir_all(dir.path().join("etc")).unwrap();
+        std::fs::write(
+            dir.path().join("etc/fstab"),
+            "filer:/f /mnt/fast nfs-gds _netdev 0 0\n",
+        )
+        .unwrap();
+        crate::mount::record::write_record(&root, t.by_id(30).unwrap(), 20050, &t).unwrap();
+        let d = read_declared(&root).unwrap();
+        assert_eq!(
+            intent_of(t.by_id(30).unwrap(), &d, &[]),
+            Some(Intent::Recorded { port: 20050 })
+        );
+        assert_eq!(
+            intent_of(t.by_id(31).unwrap(), &d, &[]),
+            Some(Intent::Fstab)
+        );
     }
 }

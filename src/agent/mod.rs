@@ -64,11 +64,10 @@ pub struct Pass<'a> {
 impl Pass<'_> {
     /// The node's verdict: the worst of its checks and of its RDMA mounts.
     pub fn verdict(&self) -> Verdict {
-        let mut v = self.node.verdict;
-        for m in &self.mounts {
-            v = worse(v, m.verdict);
-        }
-        v
+        self.mounts
+            .iter()
+            .map(|m| m.verdict)
+            .fold(self.node.verdict, Verdict::max)
     }
 
     pub fn is_ready(&self) -> bool {
@@ -131,31 +130,6 @@ impl Pass<'_> {
         self.write_status_json(&mut out)
             .expect("a status always serializes");
         String::from_utf8(out).expect("JSON is UTF-8")
-    }
-}
-
-fn rank(v: Verdict) -> u8 {
-    match v {
-        Verdict::Ready => 0,
-        Verdict::ReadyWithWarnings => 1,
-        Verdict::NotReady => 2,
-    }
-}
-
-fn worse(a: Verdict, b: Verdict) -> Verdict {
-    if rank(b) > rank(a) {
-        b
-    } else {
-        a
-    }
-}
-
-/// The word for a verdict in labels.
-pub fn verdict_word(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Ready => "ready",
-        Verdict::ReadyWithWarnings => "ready-with-warnings",
-        Verdict::NotReady => "not-ready",
     }
 }
 

@@ -10,17 +10,16 @@
 //! trap's count of the server's other RDMA mounts, which is evidence, not judgement.
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::net::IpAddr;
-use std::path::Path;
 
 use serde::Serialize;
 
-use super::intent::{intent_of, Intent, Records};
 use super::kubelet::{volume_of, KubeletVolume};
 use crate::checks::{registry, CheckResult, Verdict};
 use crate::host::mounts::{Mount, MountTable};
 use crate::nfs::{NfsSource, Sameness, ServerHost};
+use crate::policy::intent::{expected_port, intent_of, Declared, Intent};
 use crate::policy::{MountPolicy, Policy};
 use crate::verdict::{self, Judgement};
 
@@ -37,7 +36,7 @@ pub struct MountVerdict<'a> {
     /// The transport of the first `xprt:` line, else the `proto=` option (node_exporter's
     /// `protocol`); `unknown` when neither shows.
     pub protocol: &'a str,
-    /// Why it is meant for RDMA: `recorded`, `policy` or `options`.
+    /// Why it is meant for RDMA: `recorded`, `policy`, `fstab` or `options`.
     pub meant_by: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_uid: Option<&'a str>,
@@ -153,49 +152,29 @@ fn protocol_of(m: &Mount) -> &str {
         .unwrap_or("unknown")
 }
 
-/// The ids of the mounts another mount is stacked on (a child on the same mount point). Mount
-/// ids are unique in a namespace, so each child is compared with its one parent's mount point.
-fn stacked_over(table: &MountTable) -> HashSet<u32> {
-    let by_id: HashMap<u32, &Path> = table
-        .mounts
-        .iter()
-        .map(|m| (m.info.mount_id, m.info.mount_point()))
-        .collect();
-    table
-        .mounts
-        .iter()
-        .filter(|o| by_id.get(&o.info.parent_id) == Some(&o.info.mount_point()))
-        .map(|o| o.info.parent_id)
-        .collect()
-}
-
 /// Verifies every mount of `table` meant for RDMA that is on top of its mount point (a mount
-/// stacked over is not what applications see). `port` is the policy's expected port, used
-/// unless the helper recorded another.
+/// stacked over is not what applications see), on the port [`expected_port`] says.
 pub fn verify_meant_for_rdma<'a>(
     table: &'a MountTable,
-    records: &Records,
+    declared: &Declared,
     policy: &Policy,
 ) -> Vec<MountVerdict<'a>> {
-    let (rules, port) = (&policy.mounts, policy.options.port);
-    let covered = stacked_over(table);
+    let rules = &policy.mounts;
+    let covered = table.stacked_over();
     let mut suspects = Suspects::new(table);
     // The levels under each `[[mount]]` table (the last: under none), merged once each.
     let mut levels: Vec<Option<MountPolicy>> = (0..=rules.len()).map(|_| None).collect();
     let meant: Vec<(&Mount, Intent)> = table
         .mounts
         .iter()
-        .filter_map(|m| intent_of(m, records, rules).map(|i| (m, i)))
+        .filter_map(|m| intent_of(m, declared, rules).map(|i| (m, i)))
         .collect();
     let mut out = Vec::with_capacity(meant.len());
     for (m, intent) in meant {
         if covered.contains(&m.info.mount_id) {
             continue;
         }
-        let expected = match intent {
-            Intent::Recorded { port: recorded } => recorded,
-            Intent::Policy(_) | Intent::Options => port,
-        };
+        let expected = expected_port(m, declared, policy);
         let rule = policy.rule_for(m.info.mount_point(), m.info.source());
         let under =
             levels[rule.unwrap_or(rules.len())].get_or_insert_with(|| policy.for_rule(rule));
@@ -285,7 +264,7 @@ device 10.0.0.9:/home mounted on /mnt/home with fstype nfs4 statvers=1.1
             }],
             ..Default::default()
         };
-        let v = verify_meant_for_rdma(&t, &Records::default(), &policy);
+        let v = verify_meant_for_rdma(&t, &Declared::default(), &policy);
         let points: Vec<_> = v.iter().map(|v| v.mountpoint.as_ref()).collect();
         // /mnt/tcp is covered by the rule too; /mnt/home is nobody's RDMA mount.
         assert_eq!(points, ["/mnt/tcp", POD, "/mnt/gds"]);
@@ -348,7 +327,7 @@ device 10.0.2.20:/other mounted on /mnt/fast2 with fstype nfs4 statvers=1.1
             }],
             ..Default::default()
         };
-        let v = verify_meant_for_rdma(&t, &Records::default(), &policy);
+        let v = verify_meant_for_rdma(&t, &Declared::default(), &policy);
         let verdicts: Vec<_> = v
             .iter()
             .map(|v| (v.mountpoint.as_ref(), v.verdict))
@@ -395,7 +374,7 @@ device 10.0.2.20:/other mounted on /mnt/fast2 with fstype nfs4 statvers=1.1
 44 42 0:53 / /mnt/gds rw - nfs4 10.0.2.20:/other rw,vers=4.2,proto=rdma,port=20049,addr=10.0.2.20
 ";
         let t = table(text, "");
-        let v = verify_meant_for_rdma(&t, &Records::default(), &Policy::default());
+        let v = verify_meant_for_rdma(&t, &Declared::default(), &Policy::default());
         assert_eq!(v.len(), 1);
         assert_eq!(v[0].export, "10.0.2.20:/other");
         // No mountstats: the transport is unknown, the protocol comes from the options.

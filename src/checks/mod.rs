@@ -14,6 +14,8 @@ pub mod render;
 
 use serde::{Deserialize, Serialize};
 
+use crate::host::modules::modprobe_config::Origin;
+
 pub use fix::Fix;
 pub use level::Level;
 
@@ -134,6 +136,10 @@ pub struct CheckResult {
     /// The steps of doctor's plan a failure of this check calls for.
     #[serde(skip)]
     pub fixes: Vec<Fix>,
+    /// The configuration lines the check found what it reports at, as values for doctor's
+    /// plan to act on (the evidence shows them as text).
+    #[serde(skip)]
+    pub found_at: Vec<Origin>,
     /// The level the policy judged it at; absent where no policy applied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub level: Option<Level>,
@@ -148,6 +154,7 @@ impl CheckResult {
             evidence: Vec::new(),
             remedy: None,
             fixes: Vec::new(),
+            found_at: Vec::new(),
             level: None,
         }
     }
@@ -185,6 +192,12 @@ impl CheckResult {
     /// Names a step of doctor's plan that fixes this failure.
     pub fn fix(mut self, fix: Fix) -> Self {
         self.fixes.push(fix);
+        self
+    }
+
+    /// That the check found what it reports at the configuration line `origin`.
+    pub fn at(mut self, origin: Origin) -> Self {
+        self.found_at.push(origin);
         self
     }
 
@@ -226,6 +239,15 @@ impl Verdict {
 
     pub fn is_ready(self) -> bool {
         self != Verdict::NotReady
+    }
+
+    /// The word for the verdict in labels, metrics and JSON (serde's name for it).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Ready => "ready",
+            Verdict::ReadyWithWarnings => "ready-with-warnings",
+            Verdict::NotReady => "not-ready",
+        }
     }
 }
 

@@ -70,6 +70,9 @@ pub fn verify_mount(mount: &Mount, table: &MountTable, port: u16) -> Vec<CheckRe
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checks::catalogue::mount_fixtures::{capture, table, tcp_first};
+    use crate::checks::catalogue::transport_trap;
+    use crate::checks::Status;
 
     #[test]
     fn every_check_is_declared_once_with_a_doc_line() {
@@ -83,6 +86,42 @@ mod tests {
                     .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'),
                 "{name} is not kebab-case"
             );
+        }
+    }
+
+    #[test]
+    fn verify_passes_every_check_on_the_captured_rdma_mounts() {
+        let t = capture();
+        for id in [61, 62] {
+            let m = t.by_id(id).unwrap();
+            for r in verify_mount(m, &t, 20049) {
+                assert_eq!(r.status, Status::Pass, "{r:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn verify_puts_the_trap_first_as_context() {
+        let t = tcp_first();
+        let checks = verify_mount(t.by_id(41).unwrap(), &t, 20049);
+        assert_eq!(checks[0].id, transport_trap::ID);
+        assert_eq!(checks[0].status, Status::Fail);
+        let ids: Vec<&str> = checks.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["transport-trap", "mount-transport", "mount-options"]);
+    }
+
+    #[test]
+    fn a_non_nfs_mount_fails_both_post_checks() {
+        let t = table("1 0 254:0 / /mnt/d rw - ext4 /dev/vda rw\n", "");
+        let m = t.by_id(1).unwrap();
+        for r in verify_mount(m, &t, 20049) {
+            match r.id {
+                transport_trap::ID => assert_eq!(r.status, Status::Skip),
+                _ => {
+                    assert_eq!(r.status, Status::Fail);
+                    assert!(r.summary.contains("ext4 mount, not NFS"), "{}", r.summary);
+                }
+            }
         }
     }
 

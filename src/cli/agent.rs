@@ -8,14 +8,14 @@ use std::time::{Duration, SystemTime};
 use clap::Args;
 
 use super::{exit, CmdError, Ctx};
-use crate::agent::intent::Records;
+use crate::agent::intent::read_declared;
 use crate::agent::outputs::{self, Outputs};
 use crate::agent::schedule::{self, MAX_INTERVAL_SECS};
 use crate::agent::shutdown::{Shutdown, Wake};
-use crate::agent::{labels, metrics, mounts, verdict_word, Pass};
+use crate::agent::{labels, metrics, mounts, Pass};
+use crate::checks::Verdict;
 use crate::host::mounts::{read_init_mount_table, MountTable};
 use crate::host::HostFacts;
-use crate::mount::record::read_records;
 
 #[derive(Debug, Args)]
 pub struct AgentArgs {
@@ -99,12 +99,9 @@ fn check_node<'t>(
     let (facts, judged) = super::check::judge_node(ctx, &policy, args.probe)?;
     let table_path;
     (*table, table_path) = read_init_mount_table(&ctx.host.root)?;
-    let (records, bad) = read_records(&ctx.host.root)?;
-    for b in &bad {
-        tracing::warn!("ignoring mount record {}: {}", b.path.display(), b.reason);
-    }
+    let declared = read_declared(&ctx.host.root)?;
     let table: &'t MountTable = table;
-    let mounts = mounts::verify_meant_for_rdma(table, &Records::new(&records), &policy);
+    let mounts = mounts::verify_meant_for_rdma(table, &declared, &policy);
     let node = judged.into_report(
         "agent",
         &ctx.host.root.dir().display().to_string(),
@@ -124,7 +121,7 @@ fn check_node<'t>(
 fn summary_line(pass: &Pass) -> String {
     format!(
         "nfs-gds agent: {} (gds-nfs={}; {} RDMA mount{}, {} not ready)",
-        verdict_word(pass.verdict()).to_uppercase(),
+        pass.verdict().as_str().to_uppercase(),
         pass.tier().as_str(),
         pass.mounts.len(),
         if pass.mounts.len() == 1 { "" } else { "s" },
@@ -133,10 +130,10 @@ fn summary_line(pass: &Pass) -> String {
 }
 
 /// What a pass leaves behind besides its outputs: its summary line and whether the node is
-/// ready.
+/// its verdict.
 struct Outcome {
     line: String,
-    ready: bool,
+    verdict: Verdict,
 }
 
 /// One pass, reading the mount table into `table` (the caller's, so `--once` can leave it to
@@ -163,7 +160,7 @@ fn one_pass(args: &AgentArgs, ctx: &Ctx, table: &mut MountTable) -> Result<Outco
     outputs::set_ready(&out.ready, pass.is_ready(), &line)?;
     Ok(Outcome {
         line,
-        ready: pass.is_ready(),
+        verdict: pass.verdict(),
     })
 }
 
@@ -178,11 +175,7 @@ pub fn run(args: &AgentArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         std::mem::forget(table);
         let pass = pass?;
         outln!("{}", pass.line);
-        return Ok(if pass.ready {
-            exit::READY
-        } else {
-            exit::NOT_READY
-        });
+        return Ok(exit::of(pass.verdict));
     }
     tracing::info!("checking every {} s", args.interval);
     let shutdown = Shutdown::listen()?;

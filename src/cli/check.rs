@@ -54,9 +54,5 @@ pub fn run(args: &CheckArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     } else {
         out!("{}", render::text(&report, ctx.style));
     }
-    Ok(if report.verdict.is_ready() {
-        exit::READY
-    } else {
-        exit::NOT_READY
-    })
+    Ok(exit::of(report.verdict))
 }

@@ -58,7 +58,7 @@ pub fn run(args: &CollectArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         &policy_path,
         &policy,
         runner.as_ref(),
-        ctx.host.cufile_override().as_deref(),
+        &crate::agent::intent::read_declared,
         &args.output,
         &manifest,
     )?;

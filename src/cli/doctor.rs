@@ -3,6 +3,7 @@
 use clap::Args;
 
 use super::{exit, CmdError, Ctx};
+use crate::agent::intent::read_declared;
 use crate::doctor::{self, render};
 use crate::host::HostFacts;
 
@@ -19,20 +20,19 @@ pub struct DoctorArgs {
     pub markdown: bool,
 }
 
-/// Doctor's diagnosis of the host, with what the host handle chose (runner, cuFile override)
-/// and the policy; `provision` acts on the same diagnosis.
+/// Doctor's diagnosis of the host, with what the host handle chose (the runner) and the policy; `provision` acts on the same diagnosis.
 pub fn diagnose_host(ctx: &Ctx, probe: bool) -> Result<doctor::Diagnosis, CmdError> {
     let facts = HostFacts::read(&ctx.host.root)?;
     let runner = ctx.host.runner();
     let policy = ctx.policy()?;
-    let cufile = ctx.host.cufile_override();
+    let declared = read_declared(&ctx.host.root)?;
     Ok(doctor::diagnose(
         &facts,
         doctor::Inputs {
             runner: runner.as_ref(),
             policy: &policy,
             probe,
-            cufile_override: cufile.as_deref(),
+            declared: &declared,
         },
     )?)
 }
@@ -46,9 +46,5 @@ pub fn run(args: &DoctorArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     } else {
         out!("{}", render::text(&d, ctx.style));
     }
-    Ok(if d.verdict.is_ready() {
-        exit::READY
-    } else {
-        exit::NOT_READY
-    })
+    Ok(exit::of(d.verdict))
 }

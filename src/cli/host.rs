@@ -1,14 +1,16 @@
 //! The host a command works on, chosen once from `--root`: this machine, or a tree below a
-//! directory (a fixture, or a collected bundle). Every choice that differs between the two is
-//! made here and nowhere else: how commands run (for real, or answered from a bundle's
+//! directory (a fixture, or a collected bundle). Whether it is this machine is the root's own
+//! answer ([`Root::is_host`], which the host readers below the commands ask too: the probe
+//! opens no device in a tree, cufile.json's override is this machine's). Every choice a
+//! command makes on it is made here and nowhere else: how commands run (for real, or answered from a bundle's
 //! recorded outputs), whose policy file is trusted, how a mount namespace is entered, how
 //! privileges are read, how the helper unmounts, whether mount(2) may be called, and whether
 //! `provision --apply` may change anything.
 
 use std::path::{Path, PathBuf};
 
-use crate::doctor::runner::{RecordedRunner, Runner, SystemRunner};
 use crate::host::io::programs;
+use crate::host::io::runner::{RecordedRunner, Runner, SystemRunner};
 use crate::host::Root;
 use crate::mount::backend::{self, NoMountNfs};
 use crate::mount::mounter::Mounter;
@@ -27,7 +29,7 @@ pub struct Host {
 impl Host {
     pub fn new(dir: Option<&Path>) -> Self {
         let root = dir.map(Root::new).unwrap_or_else(Root::host);
-        let machine = root.dir() == Path::new("/");
+        let machine = root.is_host();
         Host { root, machine }
     }
 
@@ -52,13 +54,6 @@ impl Host {
         } else {
             Trust::for_tree(&self.root)
         }
-    }
-
-    /// `CUFILE_ENV_PATH_JSON` names the cuFile configuration of this machine, never of a tree.
-    pub fn cufile_override(&self) -> Option<String> {
-        self.machine
-            .then(|| std::env::var("CUFILE_ENV_PATH_JSON").ok())
-            .flatten()
     }
 
     /// The helper's `-N`: setns(2) here; in a tree, the namespace's own `proc/` stands in.

@@ -282,11 +282,7 @@ pub fn run(args: &InspectArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     } else {
         out!("{}", text(&file, v, rule.as_ref(), &checks, ctx.style));
     }
-    Ok(if v == HooksVerdict::Usable {
-        exit::READY
-    } else {
-        exit::NOT_READY
-    })
+    Ok(exit::ready_or_not(v == HooksVerdict::Usable))
 }
 
 #[cfg(test)]

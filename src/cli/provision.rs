@@ -43,11 +43,7 @@ pub fn run(args: &ProvisionArgs, ctx: &Ctx) -> Result<u8, CmdError> {
                 }
             }
         }
-        return Ok(if d.verdict.is_ready() {
-            exit::READY
-        } else {
-            exit::NOT_READY
-        });
+        return Ok(exit::of(d.verdict));
     }
     if !ctx.host.may_change() {
         return Err(format!(

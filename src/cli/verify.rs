@@ -7,17 +7,19 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::{exit, CmdError, Ctx};
+use crate::agent::intent::read_declared;
 use crate::checks::catalogue::{mount_options, mount_transport, transport_trap};
 use crate::checks::{registry, render, CheckResult};
 use crate::host::kernel::KernelInfo;
 use crate::host::mounts::read_mount_table;
+use crate::policy::intent::expected_port;
 use crate::verdict;
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
     /// The mount point to verify
     pub dir: PathBuf,
-    /// The port the mount must use [default: `port` in `[options]` of the policy, else 20049]
+    /// The port the mount must use [default: the port the helper recorded for it, else `port` in `[options]` of the policy, else 20049]
     #[arg(long, value_name = "PORT")]
     pub port: Option<u16>,
     /// Print the result as JSON (the same schema as `check --json`)
@@ -27,7 +29,6 @@ pub struct VerifyArgs {
 
 pub fn run(args: &VerifyArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let policy = ctx.policy()?;
-    let port = args.port.unwrap_or(policy.options.port);
     let cwd = if ctx.host.is_machine() {
         std::env::current_dir().unwrap_or_default()
     } else {
@@ -36,9 +37,15 @@ pub fn run(args: &VerifyArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let target = ctx.host.mount_point(&args.dir, &cwd);
     let table = read_mount_table(&ctx.host.root)?;
     let mounted = table.topmost_at(&target);
+    let declared = read_declared(&ctx.host.root)?;
     let levels = policy.for_mount(&target, mounted.map_or("", |m| m.info.source()), None, None);
     let results = match mounted {
-        Some(m) => registry::verify_mount(m, &table, port),
+        Some(m) => {
+            let port = args
+                .port
+                .unwrap_or_else(|| expected_port(m, &declared, &policy));
+            registry::verify_mount(m, &table, port)
+        }
         None => vec![
             CheckResult::skip(transport_trap::ID, "nothing is mounted"),
             CheckResult::fail(
@@ -66,9 +73,5 @@ pub fn run(args: &VerifyArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     };
     // A closed pipe (`| head`) is not an error of the verification.
     let _ = std::io::stdout().write_all(text.as_bytes());
-    Ok(if report.verdict.is_ready() {
-        exit::READY
-    } else {
-        exit::NOT_READY
-    })
+    Ok(exit::of(report.verdict))
 }

@@ -4,7 +4,7 @@
 //! There is no list of files here: doctor runs against a recording [`Root`] and a capturing
 //! runner, and the archive holds what they saw — so a reader added to doctor is collected by
 //! construction. Command outputs go under [`RECORDED_DIR`] where the
-//! [`RecordedRunner`](super::runner::RecordedRunner) finds them. Nothing secret goes in:
+//! [`RecordedRunner`](crate::host::io::runner::RecordedRunner) finds them. Nothing secret goes in:
 //! `/proc/kallsyms` is cut down to the hook lines, the kernel log to the lines doctor looks
 //! for, and every file passes through [`redact`] on its way in (credentials in mount options
 //! and the policy, kallsyms addresses). The archive is written to a temporary file of mode 0600
@@ -21,9 +21,10 @@ use serde::Serialize;
 
 use super::redact;
 use super::relevant_log_lines;
-use super::runner::{record_key, Output, Runner, RECORDED_DIR};
+use crate::host::io::runner::{record_key, Output, Runner, RECORDED_DIR};
 use crate::host::{HostError, HostFacts, Root};
 use crate::kmod::RPCRDMA_HOOKS;
+use crate::policy::intent::Declared;
 use crate::policy::Policy;
 
 #[derive(Debug, thiserror::Error)]
@@ -156,30 +157,35 @@ impl Runner for Capturing<'_> {
     }
 }
 
-/// Writes the archive of `doctor` on this node to `out` (gzip-compressed tar): what it read,
-/// and the policy it judged under.
-/// The file at the top of a bundle that says what made it, when and where (see
-/// [`crate::doctor::collect`]'s caller); doctor never reads it.
+/// The file at the top of a bundle that says what made it, when and where (written by the
+/// `collect` command); doctor never reads it.
 pub const MANIFEST: &str = "nfs-gds-manifest.json";
 
+/// Writes the archive of `doctor` on this node to `out` (gzip-compressed tar): what it read,
+/// and the policy it judged under. `read_declared` reads what the node declares about its
+/// mounts (the helper's records, fstab), which doctor is handed.
+///
+/// `manifest` goes at the top of the archive as [`MANIFEST`].
 pub fn collect(
     root: &Root,
     policy_path: &Path,
     policy: &Policy,
     runner: &dyn Runner,
-    cufile_override: Option<&str>,
+    read_declared: &dyn Fn(&Root) -> Result<Declared, HostError>,
     out: &Path,
     manifest: &[u8],
 ) -> Result<Collected, CollectError> {
     let mut collected = archive_reads(root, runner, out, Some(manifest), |root, runner| {
         let facts = HostFacts::read(root)?;
+        // Read through the recording root: the helper's records and fstab go in the bundle.
+        let declared = read_declared(root)?;
         super::diagnose(
             &facts,
             super::Inputs {
                 runner,
                 policy,
                 probe: false,
-                cufile_override,
+                declared: &declared,
             },
         )?;
         // The policy is loaded by the command, not through the root; it decides the verdict.
@@ -195,7 +201,7 @@ pub fn collect(
 /// Runs `read` against a recording root and a capturing runner, then archives exactly what it
 /// read (files, the directories it listed, the paths whose existence it looked at) and the
 /// command outputs it used, laid out so that `read` against the unpacked archive, with a
-/// [`RecordedRunner`](super::runner::RecordedRunner), sees the same host.
+/// [`RecordedRunner`](crate::host::io::runner::RecordedRunner), sees the same host.
 pub fn archive_reads(
     root: &Root,
     runner: &dyn Runner,
@@ -313,7 +319,7 @@ fn for_archive(rel: &Path, bytes: Vec<u8>) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::doctor::runner::{RecordedRunner, RecordingRunner};
+    use crate::host::io::runner::{RecordedRunner, RecordingRunner};
 
     /// A reader doctor does not have: a file, a directory listing, a device node's existence
     /// and a command, as a new check would add them.

@@ -1,32 +1,34 @@
 //! `nfs-gds doctor`: the whole decision tree for this node, and the fix for its stack.
 //!
-//! [`diagnose`] runs the same node checks as the mount helper, adds what only a human needs to
-//! know (which stack provides rpcrdma, the GPU driver flavour, cufile.json, the kernel log), and
-//! builds the remediation [`plan`]. Rendering is in [`render`]; the model serializes to JSON.
+//! [`diagnose`] runs the same node checks as the mount helper on the host facts, composes the
+//! [`stack`] from the stack facts the host readers gather, adds the [`sections`] only a human
+//! needs (which stack provides rpcrdma, the GPU driver flavour, cufile.json, the kernel log), and
+//! builds the remediation [`plan`] from the [`stacks`] catalogue. Rendering is in [`render`]; the
+//! model serializes to JSON. Nothing here reads stack facts from the host itself.
 
 pub mod collect;
-pub mod cufile;
 pub mod fstab;
 pub mod mounts;
 pub mod plan;
 pub mod provision;
 pub mod redact;
 pub mod render;
-pub mod runner;
+pub mod sections;
 pub mod stack;
+pub mod stacks;
 pub mod usage;
 
 use serde::Serialize;
 
 use crate::checks::{fix, registry, CheckResult, Verdict, SCHEMA_VERSION};
+use crate::host::io::runner::Runner;
 use crate::host::mounts::read_mount_table;
-use crate::host::platform::nvidia_fs::GpuDriverFlavour;
+use crate::host::stack_facts::StackFacts;
 use crate::host::{HostError, HostFacts};
 use crate::policy::Policy;
 use crate::verdict;
 use plan::{PlanInput, Step};
-use runner::Runner;
-use stack::{Ofed, Provenance, Stack};
+use stack::{Ofed, Stack};
 use usage::RpcrdmaUsage;
 
 /// Something doctor noticed that is not a pass/fail check: context for the admin.
@@ -87,15 +89,14 @@ pub struct Inputs<'a> {
     pub policy: &'a Policy,
     /// Run the opt-in live registration probe.
     pub probe: bool,
-    /// The cuFile configuration `CUFILE_ENV_PATH_JSON` names on this machine, if any.
-    pub cufile_override: Option<&'a str>,
+    /// What the helper recorded of the mounts it made (which are meant for GDS, on which port).
+    pub declared: &'a crate::policy::intent::Declared,
 }
 
 impl std::fmt::Debug for Inputs<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Inputs")
             .field("probe", &self.probe)
-            .field("cufile_override", &self.cufile_override)
             .finish_non_exhaustive()
     }
 }
@@ -106,17 +107,17 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
         runner,
         policy,
         probe,
-        ..
+        declared,
     } = inputs;
-    let stack = Stack::detect(facts, runner)?;
+    let found = StackFacts::read(facts, runner)?;
+    let stack = Stack::of(facts, &found);
     let table = read_mount_table(&facts.root);
     let usage = RpcrdmaUsage::with_table(facts, table.as_ref())?;
-    let kernel_log = runner.run("dmesg", &[]).ok_stdout().map(str::to_string);
     // The checks show the kernel's own verdict on earlier loads as evidence.
     let mut with_log = facts.clone();
-    with_log.kernel_log = kernel_log.clone();
+    with_log.kernel_log = found.kernel_log.clone();
     if probe {
-        with_log.run_probe(kernel_log.clone());
+        with_log.run_probe(found.kernel_log.clone());
     }
     let facts = &with_log;
     let node = verdict::judge(
@@ -128,96 +129,12 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
     );
     let mut verdict = node.verdict();
     let mut checks: Vec<CheckResult> = node.results;
-    let cufile = cufile::read_cufile(&facts.root, inputs.cufile_override)?;
-    let libcufile = cufile::find_libcufile_rdma(&facts.root)?;
-
-    let mut findings = Vec::new();
-    findings.push(finding(
-        "libcufile_rdma",
-        match &libcufile {
-            Some(p) => format!("{p} is installed. It serves cuFile's user-space RDMA only; kernel NFS mounts (rpcrdma) never use it, so it is not the problem here."),
-            None => "libcufile_rdma.so is not installed. Kernel NFS mounts never use it (it serves cuFile's user-space RDMA only), so it is not needed for GDS over NFS.".into(),
-        },
-    ));
-    let gpu = &stack.gpu_driver;
-    findings.push(finding(
-        "gpu-driver",
-        if gpu.loaded {
-            let flavour = match gpu.flavour {
-                GpuDriverFlavour::Open => "open kernel modules (required by nvidia-fs 2.17.5 and later)",
-                GpuDriverFlavour::Proprietary => "PROPRIETARY kernel module: nvidia-fs 2.17.5 and later does not load against it (`nvidia_fs: Unknown symbol nvidia_p2p_*`)",
-                GpuDriverFlavour::Unknown => "flavour unknown (/proc/driver/nvidia/version not readable)",
-            };
-            format!("nvidia.ko {} is loaded: {flavour}", gpu.version.as_deref().unwrap_or("(version unknown)"))
-        } else {
-            "no NVIDIA GPU driver (nvidia.ko) is loaded".into()
-        },
-    ));
-    findings.push(finding("rpcrdma-source", describe_provenance(&stack)));
-    if let Some((path, gds)) = &stack.ofa_gds_config {
-        findings.push(finding(
-            "ofa-gds-config",
-            if *gds {
-                format!("{path}: CONFIG_GPU_DIRECT_STORAGE=y (mlnx-ofa_kernel configured with GDS)")
-            } else {
-                format!("{path}: CONFIG_GPU_DIRECT_STORAGE is not y: mlnx-ofa_kernel was configured without GDS, so mlnx-nfsrdma compiles no hooks")
-            },
-        ));
-    }
-    if let Some(rule) = &facts.gpl_rule {
-        findings.push(finding(
-            "kernel-gpl-rule",
-            format!(
-                "GPL-only __symbol_get is {}: {}",
-                rule.enforcement.as_str(),
-                rule.evidence
-            ),
-        ));
-    }
-    for k in &facts.boot.installed {
-        let next = facts
-            .boot
-            .next_boot
-            .as_ref()
-            .is_ok_and(|nb| nb.release.as_deref() == Some(k.release.as_str()));
-        let role = match (k.running, next) {
-            (true, true) => " (running, and the next boot)",
-            (true, false) => " (running)",
-            (false, true) => " (the next boot)",
-            (false, false) => "",
-        };
-        let text = match facts.boot.other(&k.release) {
-            Some(o) => crate::checks::catalogue::next_boot::kernel_line(o),
-            None => "judged by the checks above".to_string(),
-        };
-        findings.push(finding(
-            "installed-kernel",
-            format!("{}{role}: {text}", k.release),
-        ));
-    }
-    match &kernel_log {
-        Some(log) => {
-            let lines = relevant_log_lines(log);
-            if lines.is_empty() {
-                findings.push(finding("kernel-log", "the kernel log has no nvidia-fs registration or symbol_get failures"));
-            } else {
-                for l in lines {
-                    findings.push(finding("kernel-log", l));
-                }
-            }
-        }
-        None => findings.push(finding("kernel-log", "the kernel log could not be read (dmesg needs root); registration failures would show as `failing symbol_get of non-GPLONLY symbol rpcrdma_register_nvfs_dma_ops`")),
-    }
-    if let Some(c) = &cufile {
-        findings.push(finding(
-            "cufile-json",
-            match (&c.parse_error, c.compat_allowed()) {
-                (Some(e), _) => format!("{} could not be parsed ({e}); cuFile's default allows compat mode", c.path),
-                (None, true) => format!("{}: allow_compat_mode is {} — applications silently fall back to POSIX I/O when GDS is unavailable; run once with CUFILE_ALLOW_COMPAT_MODE=false to prove GDS", c.path, if c.allow_compat_mode.is_some() { "true" } else { "unset (default true)" }),
-                (None, false) => format!("{}: allow_compat_mode is false — cuFile fails instead of falling back", c.path),
-            },
-        ));
-    }
+    let seen = sections::Seen {
+        facts,
+        found: &found,
+        stack: &stack,
+    };
+    let mut findings = sections::findings(sections::NODE, &seen);
     let fstab_entries = facts
         .root
         .read_text_lossy("etc/fstab")?
@@ -231,7 +148,7 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
     let mut gds_mount = fstab_entries.first().map(|e| e.target.clone());
     match &table {
         Ok(table) => {
-            let review = mounts::review(table, &fstab_entries, policy);
+            let review = mounts::review(table, &fstab_entries, declared, policy);
             verdict = verdict.max(review.verdict);
             gds_mount = gds_mount.or(review.gds_mounts.first().cloned());
             findings.extend(review.findings);
@@ -242,21 +159,14 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
             format!("the mount table could not be read: {e}"),
         )),
     }
-    if stack.gpu_operator {
-        findings.push(finding(
-            "gpu-operator",
-            format!(
-                "GPU Operator node; validations present: {}. Note the operator's nvidia-fs validation only runs `lsmod | grep nvidia_fs` and never checks that rpcrdma registered.",
-                if stack.operator_validations.is_empty() { "none".to_string() } else { stack.operator_validations.join(", ") }
-            ),
-        ));
-    }
+    findings.extend(sections::findings(sections::CLUSTER, &seen));
 
+    let gpu = &stack.gpu_driver;
     let no_nvidia_stack = !facts.nvidia_fs.loaded
         && !gpu.loaded
         && facts.pci.gpus.is_empty()
         && matches!(stack.ofed, Ofed::None)
-        && matches!(stack.provenance, Provenance::Inbox | Provenance::Missing)
+        && !stack.provenance.is_vendor()
         && !stack.gpu_operator
         && stack.vastnfs_version.is_none();
     let gpu_without_driver = facts.pci.gpus.first().filter(|_| !gpu.loaded);
@@ -278,7 +188,7 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
             stack: &stack,
             checks: &checks,
             usage: &usage,
-            compat_allowed: cufile.as_ref().is_some_and(|c| c.compat_allowed())
+            compat_allowed: facts.cufile.as_ref().is_some_and(|c| c.compat_allowed())
                 && facts.nvidia_fs.loaded,
             gds_mount: gds_mount.as_deref(),
             next_boot: facts
@@ -306,54 +216,48 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
     })
 }
 
-fn describe_provenance(s: &Stack) -> String {
-    let ofed = match &s.ofed {
-        Ofed::MlnxOfed { version } => format!("MLNX_OFED {version}"),
-        Ofed::Doca { version } => format!("DOCA-OFED {version}"),
-        Ofed::Other { line } => format!("OFED ({line})"),
-        Ofed::None => "no MLNX_OFED/DOCA-OFED (ofed_info absent)".into(),
-    };
-    let what = match s.provenance {
-        Provenance::Inbox => "the distribution kernel's inbox rpcrdma (never has the nvfs hooks)",
-        Provenance::NvidiaKernel => {
-            "the inbox rpcrdma of an NVIDIA linux-nvidia kernel (hooks compiled in)"
-        }
-        Provenance::Vastnfs => "VAST's NFS client bundle (vastnfs)",
-        Provenance::MofedDkms => "mlnx-nfsrdma built by DKMS",
-        Provenance::MofedPackage => "a prebuilt mlnx-nfsrdma package",
-        Provenance::OtherOutOfTree => "an out-of-tree rpcrdma of unknown origin",
-        Provenance::BuiltIn => "rpcrdma built into the kernel",
-        Provenance::Missing => "",
-    };
-    let mut text = if s.provenance == Provenance::Missing {
-        format!("no rpcrdma module was found for this kernel; {ofed}")
-    } else {
-        format!("rpcrdma comes from {what}; {ofed}")
-    };
-    if let Some(p) = &s.rpcrdma_package {
-        text.push_str(&format!("; file owned by package {p}"));
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::catalogue::cufile_config;
+    use crate::host::io::runner::RecordingRunner;
+    use crate::host::Root;
+
+    /// cufile.json is read once, with the host facts: what doctor reports of it is what the
+    /// checks judged, even when the file changes while doctor runs.
+    #[test]
+    fn cufile_json_is_the_one_the_checks_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("etc/cufile.json");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, r#"{ "properties": { "allow_compat_mode": false } }"#).unwrap();
+        let facts = HostFacts::read(&Root::new(dir.path())).unwrap();
+        std::fs::write(&path, r#"{ "properties": { "allow_compat_mode": true } }"#).unwrap();
+        let d = diagnose(
+            &facts,
+            Inputs {
+                runner: &RecordingRunner::default(),
+                policy: &Policy::default(),
+                probe: false,
+                declared: &crate::policy::intent::Declared::default(),
+            },
+        )
+        .unwrap();
+        let text: Vec<&str> = d
+            .findings
+            .iter()
+            .filter(|f| f.topic == "cufile-json")
+            .map(|f| f.text.as_str())
+            .collect();
+        assert_eq!(
+            text,
+            vec!["/etc/cufile.json: allow_compat_mode is false — cuFile fails instead of falling back"]
+        );
+        let check = d.checks.iter().find(|c| c.id == cufile_config::ID).unwrap();
+        assert_eq!(check.status, crate::checks::Status::Pass, "{check:?}");
+        assert!(!d
+            .plan
+            .iter()
+            .any(|s| s.title.contains("compatibility mode")));
     }
-    if let Some(v) = &s.vastnfs_version {
-        text.push_str(&format!("; vastnfs bundle {v}"));
-    }
-    let dkms: Vec<String> = s
-        .dkms
-        .iter()
-        .filter(|e| {
-            e.module.starts_with("mlnx") || e.module == "nvidia-fs" || e.module == "vastnfs"
-        })
-        .map(|e| {
-            format!(
-                "{}/{} {}: {}",
-                e.module,
-                e.version,
-                e.kernel.as_deref().unwrap_or(""),
-                e.state
-            )
-        })
-        .collect();
-    if !dkms.is_empty() {
-        text.push_str(&format!("; dkms: {}", dkms.join(", ")));
-    }
-    text
 }

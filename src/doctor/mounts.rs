@@ -1,10 +1,12 @@
 //! Doctor's look at the NFS mounts: every NFS mount with its real transport and port, the
-//! post-mount checks for each mount meant for GDS (an `nfs-gds` fstab entry, or one asking for
-//! RDMA), and the transport trap around them. The checks themselves are the helper's
-//! ([`registry::verify_mount`](crate::checks::registry::verify_mount)); this only chooses which mounts to run them on.
+//! post-mount checks for each mount meant for GDS, and the transport trap around them. Which
+//! mounts are meant for GDS, and the port each must be on, are the agent's and `verify`'s
+//! answers ([`crate::policy::intent`]); the checks themselves are the helper's
+//! ([`registry::verify_mount`](crate::checks::registry::verify_mount)).
 
 use crate::checks::{registry, CheckResult, Verdict};
-use crate::host::mounts::{is_rdma_netid, Mount, MountTable};
+use crate::host::mounts::{Mount, MountTable};
+use crate::policy::intent::{expected_port, intent_of, Declared};
 use crate::policy::Policy;
 use crate::verdict;
 
@@ -40,38 +42,33 @@ fn describe(m: &Mount) -> String {
     )
 }
 
-/// Whether a mount is meant to carry GDS traffic.
-fn meant_for_gds(m: &Mount, gds_targets: &[&FstabEntry]) -> bool {
-    gds_targets
-        .iter()
-        .any(|e| m.info.mount_point().as_os_str() == e.target.as_str())
-        || m.option("proto").is_some_and(is_rdma_netid)
-}
-
 /// Reviews the NFS mounts; the checks of each mount meant for GDS are judged under the
-/// policy that applies to it.
-pub fn review(table: &MountTable, fstab: &[FstabEntry], policy: &Policy) -> MountReview {
+/// policy that applies to it. `declared` is what the helper recorded; the `nfs-gds` lines of
+/// `fstab` are added to it.
+pub fn review(
+    table: &MountTable,
+    fstab: &[FstabEntry],
+    declared: &Declared,
+    policy: &Policy,
+) -> MountReview {
     let mut out = MountReview::default();
-    let gds_targets: Vec<&FstabEntry> = fstab.iter().collect();
+    let mut declared = declared.clone();
+    for e in fstab {
+        declared.fstab_target(&e.target);
+    }
+    // Only the mount on top of its mount point is what applications see.
+    let stacked_over = table.stacked_over();
     for m in table.mounts.iter().filter(|m| m.is_nfs()) {
         out.findings.push(Finding {
             topic: "nfs-mount".into(),
             text: describe(m),
         });
-        if !meant_for_gds(m, &gds_targets) {
-            continue;
-        }
-        // Only the mount on top of its mount point is what applications see.
-        if table
-            .topmost_at(m.info.mount_point())
-            .is_some_and(|t| t.info.mount_id != m.info.mount_id)
+        if intent_of(m, &declared, &policy.mounts).is_none()
+            || stacked_over.contains(&m.info.mount_id)
         {
             continue;
         }
-        let port = m
-            .option("port")
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(crate::nfs::NFS_RDMA_PORT);
+        let port = expected_port(m, &declared, policy);
         let mp = m.info.mount_point().display().to_string();
         out.gds_mounts.push(mp.clone());
         let judged = verdict::judge(
@@ -137,7 +134,12 @@ device 10.0.2.15:/export mounted on /mnt/gds with fstype nfs4 statvers=1.1
         let fstab = super::super::fstab::parse_nfs_gds_entries(
             "10.0.2.15:/export /mnt/gds nfs-gds _netdev 0 0\n10.0.2.15:/other /mnt/other nfs-gds _netdev 0 0\n",
         );
-        let r = review(&table(INFO, STATS), &fstab, &Policy::default());
+        let r = review(
+            &table(INFO, STATS),
+            &fstab,
+            &Declared::default(),
+            &Policy::default(),
+        );
         let nfs: Vec<_> = r
             .findings
             .iter()

@@ -8,8 +8,8 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::plan::{Action, Step};
-use super::runner::{Output, Runner};
 use super::usage::RpcrdmaUsage;
+use crate::host::io::runner::{Output, Runner};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApplyError {
@@ -86,7 +86,7 @@ pub fn apply(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::doctor::runner::RecordingRunner;
+    use crate::host::io::runner::RecordingRunner;
 
     fn step(action: Action) -> Step {
         Step {

@@ -10,11 +10,14 @@
 
 pub mod boot;
 pub mod facts;
+#[cfg(test)]
+pub mod facts_builder;
 pub mod io;
 pub mod kernel;
 pub mod modules;
 pub mod mounts;
 pub mod platform;
+pub mod stack_facts;
 
 pub use facts::HostFacts;
 pub use io::reader::{FileKind, FileRead};

@@ -29,7 +29,7 @@ use super::request::MountRequest;
 use super::wait;
 use crate::checks::registry::{self, MountSubject};
 use crate::checks::render::plural;
-use crate::checks::{fix, render, CheckResult, Report};
+use crate::checks::{fix, render, CheckResult};
 use crate::escape::escape_control;
 use crate::host::mounts::{read_mount_table, Mount, MountTable, MountsError};
 use crate::host::{HostError, HostFacts, Root};
@@ -465,12 +465,12 @@ impl Helper<'_> {
         pre: &Judgement,
         facts: &HostFacts,
     ) -> Result<u8, FlowError> {
-        let report = Report::new(
+        // The judged verdict, as `check` prints it, not the policy-blind one of the results.
+        let report = pre.clone().into_report(
             "mount",
             &self.root.dir().display().to_string(),
             facts.kernel.release.clone(),
             Some(Self::subject(req)),
-            pre.results.clone(),
         );
         let _ = write!(
             self.out,

@@ -8,6 +8,7 @@
 
 pub mod effective;
 pub mod file;
+pub mod intent;
 pub mod trust;
 
 use std::collections::BTreeMap;
@@ -45,7 +46,7 @@ pub struct MountRule {
     /// Matches the mount point exactly (compared by path components, so a trailing slash does
     /// not matter).
     pub target: Option<PathBuf>,
-    /// Matches the source exactly as written (`server:/export`).
+    /// Matches the export as written (`server:/export`) and every directory below it.
     pub source: Option<String>,
     pub default: Option<Level>,
     pub checks: BTreeMap<CheckId, Level>,
@@ -53,10 +54,31 @@ pub struct MountRule {
 }
 
 impl MountRule {
-    /// Whether every criterion the rule has matches this mount.
+    /// Whether this table covers the mount of `source` on `target`: every criterion it has
+    /// matches. The one rule every command asks (the helper, `verify`, `doctor`, the agent,
+    /// `policy show`).
     pub fn matches(&self, target: &Path, source: &str) -> bool {
         self.target.as_deref().is_none_or(|t| t == target)
-            && self.source.as_deref().is_none_or(|s| s == source)
+            && self
+                .source
+                .as_deref()
+                .is_none_or(|s| export_covers(s, source))
+    }
+}
+
+/// Whether the export `source` is `rule` or below it (`srv:/a` covers `srv:/a` and `srv:/a/b`,
+/// not `srv:/ab`; `srv:/` covers every export of `srv`): csi-driver-nfs mounts one
+/// subdirectory of a share per volume. Both are compared as written, server included.
+pub fn export_covers(rule: &str, source: &str) -> bool {
+    let rule = if rule.ends_with('/') && !rule.ends_with(":/") {
+        rule.trim_end_matches('/')
+    } else {
+        rule
+    };
+    match source.strip_prefix(rule) {
+        Some("") => true,
+        Some(rest) => rest.starts_with('/') || rule.ends_with('/'),
+        None => false,
     }
 }
 
@@ -203,6 +225,19 @@ mod tests {
         };
         assert!(r.matches(Path::new("/mnt/data"), "srv:/x"));
         assert!(!r.matches(Path::new("/mnt/data"), "srv:/y"));
+        // A source covers the directories below its export, never a look-alike name.
+        assert!(r.matches(Path::new("/mnt/data"), "srv:/x/pvc-1"));
+        assert!(!r.matches(Path::new("/mnt/data"), "srv:/xy"));
+    }
+
+    #[test]
+    fn exports_cover_themselves_and_what_is_below() {
+        assert!(export_covers("filer:/datasets", "filer:/datasets"));
+        assert!(export_covers("filer:/datasets", "filer:/datasets/pvc-1"));
+        assert!(export_covers("filer:/datasets/", "filer:/datasets/pvc-1"));
+        assert!(!export_covers("filer:/datasets", "filer:/datasetsX"));
+        assert!(export_covers("filer:/", "filer:/anything"));
+        assert!(!export_covers("filer:/", "filer2:/anything"));
     }
 
     fn trusted_here() -> Trust {

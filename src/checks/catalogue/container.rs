@@ -52,3 +52,51 @@ fn run(facts: &HostFacts) -> CheckResult {
             .remedy("run the container with the nvidia-fs devices (`--device /dev/nvidia-fs0` …, or the GPU Operator's GDS support) and `-v /run/udev:/run/udev:ro`"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::catalogue::expect::{remedy, says, seen};
+    use crate::checks::Status;
+
+    fn in_container(devices: &[&str], run_udev: bool) -> HostFacts {
+        HostFacts::builder()
+            .with(|f| {
+                f.container.evidence = vec!["/.dockerenv exists".into()];
+                f.container.run_udev = run_udev;
+                f.nvidia_fs.devices = devices.iter().map(|d| d.to_string()).collect();
+            })
+            .build()
+    }
+
+    #[test]
+    fn skips_outside_a_container() {
+        says(
+            &run(&HostFacts::builder().build()),
+            Status::Skip,
+            &["not in a container"],
+        );
+    }
+
+    #[test]
+    fn passes_a_container_that_sees_what_cufile_needs() {
+        let r = run(&in_container(&["nvidia-fs0"], true));
+        says(&r, Status::Pass, &["sees /dev/nvidia-fs* and /run/udev"]);
+        assert_eq!(seen(&r, "container"), "/.dockerenv exists");
+        assert_eq!(seen(&r, "/dev/nvidia-fs*"), "nvidia-fs0");
+        assert_eq!(seen(&r, "/run/udev"), "present");
+    }
+
+    #[test]
+    fn warns_of_what_the_container_lacks() {
+        let r = run(&in_container(&[], false));
+        says(
+            &r,
+            Status::Warn,
+            &["no /dev/nvidia-fs* node and no /run/udev", "POSIX I/O"],
+        );
+        assert_eq!(seen(&r, "/dev/nvidia-fs*"), "none");
+        assert_eq!(seen(&r, "/run/udev"), "absent");
+        assert!(remedy(&r).contains("/run/udev:/run/udev:ro"));
+    }
+}

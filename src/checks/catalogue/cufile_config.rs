@@ -54,3 +54,76 @@ fn run(facts: &HostFacts) -> CheckResult {
         format!("edit {}: correct the keys named above; {compat}", c.path)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::catalogue::expect::{remedy, says, seen};
+    use crate::checks::Status;
+    use crate::host::platform::cufile_json::CufileLint;
+
+    const PATH: &str = "/etc/cufile.json";
+
+    fn lint(compat: Option<bool>, problems: &[&str], parse_error: Option<&str>) -> HostFacts {
+        HostFacts::builder()
+            .cufile(Some(CufileLint {
+                path: PATH.into(),
+                parse_error: parse_error.map(str::to_string),
+                allow_compat_mode: compat,
+                problems: problems.iter().map(|p| p.to_string()).collect(),
+            }))
+            .build()
+    }
+
+    #[test]
+    fn passes_a_clean_file_without_compat_mode() {
+        let r = run(&lint(Some(false), &[], None));
+        says(
+            &r,
+            Status::Pass,
+            &["/etc/cufile.json: no mistakes, compat mode off"],
+        );
+    }
+
+    #[test]
+    fn warns_of_compat_mode_left_at_its_default() {
+        let r = run(&lint(None, &[], None));
+        says(
+            &r,
+            Status::Warn,
+            &[
+                "allow_compat_mode` is unset (default true)",
+                "silently falls back",
+            ],
+        );
+        assert!(seen(&r, PATH).contains("unset (default true)"));
+        assert!(remedy(&r).starts_with("edit /etc/cufile.json: set"));
+    }
+
+    #[test]
+    fn warns_of_each_mistake_and_counts_the_rest() {
+        let r = run(&lint(
+            Some(true),
+            &["`properties.max_direct_io_size_kb` is a string, not a number"],
+            None,
+        ));
+        says(&r, Status::Warn, &["max_direct_io_size_kb", "(and 1 more)"]);
+        assert_eq!(r.evidence.len(), 2, "{r:#?}");
+        assert!(remedy(&r).contains("correct the keys named above"));
+    }
+
+    #[test]
+    fn warns_of_a_file_that_does_not_parse() {
+        let r = run(&lint(Some(false), &[], Some("line 4: expected `,`")));
+        says(&r, Status::Warn, &["cannot be used: line 4: expected `,`"]);
+    }
+
+    #[test]
+    fn skips_without_a_file() {
+        says(
+            &run(&HostFacts::builder().build()),
+            Status::Skip,
+            &["there is no cufile.json"],
+        );
+    }
+}

@@ -67,3 +67,86 @@ fn run(facts: &HostFacts) -> CheckResult {
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::catalogue::expect::{remedy, says, seen};
+    use crate::checks::Status;
+    use crate::host::facts_builder::gpu;
+
+    fn driver(
+        loaded: bool,
+        flavour: GpuDriverFlavour,
+    ) -> crate::host::platform::nvidia_fs::GpuDriver {
+        crate::host::platform::nvidia_fs::GpuDriver {
+            loaded,
+            version: loaded.then(|| "560.35.03".to_string()),
+            flavour,
+            evidence: loaded.then(|| {
+                "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  560.35.03".to_string()
+            }),
+        }
+    }
+
+    fn with_gpu(loaded: bool, flavour: GpuDriverFlavour) -> HostFacts {
+        HostFacts::builder()
+            .with(|f| f.pci.gpus.push(gpu("0000:3b:00.0", Some("identity"))))
+            .gpu_driver(driver(loaded, flavour))
+            .build()
+    }
+
+    #[test]
+    fn skips_without_a_gpu() {
+        let r = run(&HostFacts::builder().build());
+        says(&r, Status::Skip, &["no NVIDIA GPU"]);
+        assert_eq!(
+            seen(&r, "/sys/bus/pci/devices"),
+            "no vendor 0x10de display or 3D controller"
+        );
+    }
+
+    #[test]
+    fn passes_the_open_module() {
+        let r = run(&with_gpu(true, GpuDriverFlavour::Open));
+        says(&r, Status::Pass, &["560.35.03", "open kernel module"]);
+        assert_eq!(seen(&r, "NVIDIA GPUs"), "0000:3b:00.0");
+        assert!(seen(&r, "flavour from").contains("Open Kernel Module"));
+    }
+
+    #[test]
+    fn fails_a_gpu_without_its_driver() {
+        let r = run(&with_gpu(false, GpuDriverFlavour::Unknown));
+        says(
+            &r,
+            Status::Fail,
+            &["GPU 0000:3b:00.0 present", "not loaded"],
+        );
+        assert_eq!(seen(&r, "/sys/module/nvidia"), "absent");
+        assert_eq!(r.fixes, vec![Fix::GpuDriver]);
+        assert!(remedy(&r).contains("dkms autoinstall"));
+    }
+
+    #[test]
+    fn fails_the_proprietary_module() {
+        let r = run(&with_gpu(true, GpuDriverFlavour::Proprietary));
+        says(&r, Status::Fail, &["PROPRIETARY", "GPL-only"]);
+        assert_eq!(seen(&r, "nvidia.ko"), "560.35.03");
+        assert!(remedy(&r).contains("open GPU kernel modules"));
+    }
+
+    #[test]
+    fn an_unknown_flavour_is_unknown() {
+        let r = run(&with_gpu(true, GpuDriverFlavour::Unknown));
+        says(&r, Status::Unknown, &["neither", "open from proprietary"]);
+    }
+
+    #[test]
+    fn a_loaded_driver_without_a_gpu_on_the_bus_is_still_judged() {
+        let r = run(&HostFacts::builder()
+            .gpu_driver(driver(true, GpuDriverFlavour::Open))
+            .build());
+        says(&r, Status::Pass, &["open kernel module"]);
+        assert_eq!(seen(&r, "NVIDIA GPUs"), "none seen");
+    }
+}

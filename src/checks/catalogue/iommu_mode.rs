@@ -98,3 +98,63 @@ mod tests {
         assert!(iommu_words("ro quiet").is_empty());
     }
 }
+
+#[cfg(test)]
+mod judged {
+    use super::*;
+    use crate::checks::catalogue::expect::{remedy, says, seen};
+    use crate::checks::Status;
+    use crate::host::facts_builder::{gpu, rdma_nic};
+
+    fn node(gpu_group: &str, nic_group: &str, cmdline: &str) -> HostFacts {
+        HostFacts::builder()
+            .with(|f| {
+                f.pci.gpus.push(gpu("0000:3b:00.0", Some(gpu_group)));
+                f.pci
+                    .rdma_nics
+                    .push(rdma_nic("0000:5e:00.0", Some(nic_group)));
+            })
+            .cmdline(Some(cmdline.into()))
+            .build()
+    }
+
+    #[test]
+    fn skips_without_gpus_or_nics() {
+        says(
+            &run(&HostFacts::builder().build()),
+            Status::Skip,
+            &["no NVIDIA GPU or RDMA NIC"],
+        );
+    }
+
+    #[test]
+    fn passes_passthrough() {
+        let r = run(&node("identity", "identity", "ro iommu=pt intel_iommu=on"));
+        says(&r, Status::Pass, &["off or in passthrough"]);
+        assert_eq!(
+            seen(&r, "iommu_group/type"),
+            "0000:3b:00.0=identity 0000:5e:00.0=identity"
+        );
+        assert_eq!(seen(&r, "/proc/cmdline"), "iommu=pt intel_iommu=on");
+    }
+
+    #[test]
+    fn warns_of_a_translating_iommu() {
+        let r = run(&node("DMA-FQ", "identity", "ro quiet"));
+        says(&r, Status::Warn, &["translates DMA for 0000:3b:00.0"]);
+        assert_eq!(seen(&r, "/proc/cmdline"), "no IOMMU options");
+        assert_eq!(r.fixes, vec![Fix::IommuPassthrough]);
+        assert!(remedy(&r).contains("iommu=pt"));
+    }
+
+    #[test]
+    fn devices_without_an_iommu_group_pass() {
+        let r = run(&HostFacts::builder()
+            .with(|f| f.pci.gpus.push(gpu("0000:3b:00.0", None)))
+            .cmdline(None)
+            .build());
+        says(&r, Status::Pass, &["off or in passthrough"]);
+        assert_eq!(seen(&r, "iommu_group/type"), "0000:3b:00.0=no group");
+        assert!(r.evidence.iter().all(|e| e.what != "/proc/cmdline"));
+    }
+}

@@ -53,3 +53,62 @@ fn run(facts: &HostFacts) -> CheckResult {
     }
     r.remedy("upgrade nvidia-fs (the nvidia-gds / nvidia-fs-dkms package) past the releases named, then rebuild it with DKMS for every installed kernel")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::catalogue::expect::{remedy, says, seen};
+    use crate::checks::Status;
+
+    fn nvidia_fs(loaded: Option<&str>, sources: &[&str]) -> HostFacts {
+        HostFacts::builder()
+            .with(|f| {
+                f.nvidia_fs.loaded = loaded.is_some();
+                f.nvidia_fs.version = loaded.map(str::to_string);
+                f.nvidia_fs.source_versions = sources.iter().map(|s| s.to_string()).collect();
+            })
+            .build()
+    }
+
+    #[test]
+    fn skips_without_nvidia_fs() {
+        says(
+            &run(&HostFacts::builder().build()),
+            Status::Skip,
+            &["no nvidia-fs release"],
+        );
+    }
+
+    #[test]
+    fn passes_a_release_not_on_the_list() {
+        let r = run(&nvidia_fs(Some("2.28.4"), &["2.28.4"]));
+        says(
+            &r,
+            Status::Pass,
+            &["nvidia-fs 2.28.4 (loaded)", "not on the known-bad list"],
+        );
+        assert_eq!(seen(&r, "nvidia-fs"), "2.28.4 (loaded)");
+    }
+
+    #[test]
+    fn warns_of_a_listed_release_with_its_source() {
+        let r = run(&nvidia_fs(Some("2.28.4"), &["2.25.6"]));
+        says(
+            &r,
+            Status::Warn,
+            &[
+                "nvidia-fs 2.25.6",
+                "rw_verify_area",
+                "gds-nvidia-fs/issues/60",
+            ],
+        );
+        assert_eq!(seen(&r, "nvidia-fs"), "2.28.4 (loaded), 2.25.6 (/usr/src)");
+        // 2.25.6 is also below 2.28.4: both entries are named.
+        assert_eq!(
+            r.evidence.iter().filter(|e| e.what == "known bad").count(),
+            2,
+            "{r:#?}"
+        );
+        assert!(remedy(&r).contains("upgrade nvidia-fs"));
+    }
+}

@@ -1,11 +1,12 @@
-//! The catalogue: one file per check, each declaring its [`Check`] — and [`ALL`], the order in
-//! which an admin fixes them (node first, then the probe, then mounts).
+//! The catalogue: one file per check, each declaring its [`Check`] and ending with its unit
+//! tests — and [`ALL`], the order in which an admin fixes them (node first, then the probe, then
+//! mounts).
 //!
 //! To add a check: write `NAME.rs` with `pub const ID` and `pub static CHECK` (copy the
-//! shortest one here), add it to [`ALL`], give its facts a reader in `host/` and a field in
-//! [`HostFacts`](crate::host::HostFacts), and a fixture node in the tests. Everything else —
-//! the helper, `check`, `verify`, `doctor`, the agent, the policy's ids, the README table —
-//! reads the list.
+//! shortest one here) and its tests on facts from `HostFacts::builder()`, add it to [`ALL`],
+//! and give a new fact a reader in `host/` and a field in [`HostFacts`](crate::host::HostFacts).
+//! Everything else — the helper, `check`, `verify`, `doctor`, the agent, the policy's ids, the
+//! README and manual-page tables (generated, see CONTRIBUTING.md) — reads the list.
 
 use super::check::Check;
 
@@ -37,7 +38,9 @@ mod nfs_mounts;
 mod rpcrdma_common;
 
 #[cfg(test)]
-mod mount_tests;
+mod expect;
+#[cfg(test)]
+pub(crate) mod mount_fixtures;
 
 /// Every check, in the order to fix them.
 pub static ALL: &[&Check] = &[

@@ -17,7 +17,7 @@ pub const ID: CheckId = CheckId::new("modprobe-config");
 
 pub static CHECK: Check = Check {
     id: ID,
-    doc: "modprobe's configuration neither stops rpcrdma from loading (blacklist on the name requested, `install … /bin/false`) nor replaces its load with another command, for `modprobe rpcrdma` and the kernel's own request",
+    doc: "modprobe's configuration neither stops rpcrdma from loading (blacklist on the name requested, `install … /bin/false`) nor replaces its load with another command, for `modprobe rpcrdma` and the kernel's own request (`rpcrdma` since Linux 5.11, `xprtrdma` before); lines that only change the load warn, and so does a stopped next load while rpcrdma is loaded",
     scope: Scope::Node(run),
     default_level: Level::Enforce,
     waitable: false,
@@ -140,7 +140,9 @@ fn run(facts: &HostFacts) -> CheckResult {
         result = result.with(what, seen);
     }
     for origin in &stopping {
-        result = result.with(STOPPED_BY, origin.to_string());
+        result = result
+            .with(STOPPED_BY, origin.to_string())
+            .at(origin.clone());
     }
     if harm == Some(Harm::Stops) {
         result = result.remedy("remove or comment out the configuration lines named above, then run the initramfs update so early boot sees the same configuration");
@@ -152,4 +154,161 @@ fn run(facts: &HostFacts) -> CheckResult {
         );
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::catalogue::expect::{remedy, says, seen};
+    use crate::checks::Status;
+    use crate::host::facts_builder::plain_request;
+    use crate::host::modules::modprobe_effect::Effect;
+
+    fn line(n: usize) -> Origin {
+        Origin {
+            file: "/etc/modprobe.d/rdma.conf".into(),
+            line: n,
+        }
+    }
+
+    /// The ordinary node with `modprobe rpcrdma` changed by `change`.
+    fn requested(change: impl FnOnce(&mut RequestExplanation), loaded: bool) -> HostFacts {
+        HostFacts::builder()
+            .with(|f| {
+                let Some(Ok(req)) = &mut f.rpcrdma.requests else {
+                    unreachable!()
+                };
+                change(&mut req.requests[0]);
+                f.rpcrdma.loaded = loaded;
+            })
+            .build()
+    }
+
+    fn install_false(r: &mut RequestExplanation) {
+        r.steps[0].outcome = ModuleOutcome::Replaced {
+            command: "/bin/false".into(),
+            kind: InstallKind::Disables,
+            origin: line(2),
+        };
+        r.effects.push(Effect {
+            origin: line(2),
+            line: "install rpcrdma /bin/false".into(),
+            says: "replaces the load of rpcrdma".into(),
+        });
+    }
+
+    #[test]
+    fn passes_a_configuration_that_leaves_rpcrdma_alone() {
+        let r = run(&HostFacts::builder().build());
+        says(&r, Status::Pass, &["leaves `rpcrdma` alone"]);
+        assert_eq!(seen(&r, "files read"), "1");
+        assert!(r.remedy.is_none());
+    }
+
+    #[test]
+    fn names_both_requests_when_the_kernel_asks_another_name() {
+        let r = run(&HostFacts::builder()
+            .with(|f| {
+                let Some(Ok(req)) = &mut f.rpcrdma.requests else {
+                    unreachable!()
+                };
+                req.requests.push(plain_request("xprtrdma"));
+            })
+            .build());
+        says(&r, Status::Pass, &["`rpcrdma` and `xprtrdma`"]);
+    }
+
+    #[test]
+    fn fails_an_install_line_that_stops_the_load() {
+        let r = run(&requested(install_false, false));
+        says(
+            &r,
+            Status::Fail,
+            &[
+                "stops the hooked rpcrdma",
+                "`/bin/false`",
+                "/etc/modprobe.d/rdma.conf:2",
+            ],
+        );
+        assert_eq!(seen(&r, STOPPED_BY), "/etc/modprobe.d/rdma.conf:2");
+        assert!(seen(&r, "/etc/modprobe.d/rdma.conf:2").contains("install rpcrdma /bin/false"));
+        assert_eq!(r.fixes, vec![Fix::ModprobeConfig]);
+        assert!(remedy(&r).contains("initramfs"));
+    }
+
+    #[test]
+    fn a_stopped_next_load_only_warns_while_rpcrdma_is_loaded() {
+        let r = run(&requested(install_false, true));
+        says(
+            &r,
+            Status::Warn,
+            &["rpcrdma is loaded", "once it is unloaded"],
+        );
+        assert_eq!(seen(&r, STOPPED_BY), "/etc/modprobe.d/rdma.conf:2");
+    }
+
+    #[test]
+    fn fails_a_blacklist_reached_through_an_alias() {
+        let r = run(&requested(
+            |r| {
+                r.request = "xprtrdma".into();
+                r.lookup = Lookup::IndexAlias;
+                r.steps[0].outcome = ModuleOutcome::Blacklisted { origin: line(1) };
+            },
+            false,
+        ));
+        says(
+            &r,
+            Status::Fail,
+            &["`modprobe xprtrdma`", "blacklisted", "exits 0"],
+        );
+        assert_eq!(seen(&r, STOPPED_BY), "/etc/modprobe.d/rdma.conf:1");
+    }
+
+    #[test]
+    fn warns_of_a_line_that_only_changes_the_load() {
+        let r = run(&requested(
+            |r| {
+                r.steps[0].options.push(("max_requests=64".into(), line(4)));
+                r.effects.push(Effect {
+                    origin: line(4),
+                    line: "options rpcrdma max_requests=64".into(),
+                    says: "sets a parameter".into(),
+                });
+            },
+            false,
+        ));
+        says(
+            &r,
+            Status::Warn,
+            &["changes how rpcrdma loads, without stopping it"],
+        );
+        assert_eq!(
+            seen(&r, "/etc/modprobe.d/rdma.conf:4"),
+            "`options rpcrdma max_requests=64`: sets a parameter"
+        );
+        assert!(r.fixes.is_empty());
+    }
+
+    #[test]
+    fn a_missing_module_is_left_to_rpcrdma_module() {
+        let r = run(&requested(|r| r.lookup = Lookup::NotFound, false));
+        says(&r, Status::Pass, &["leaves `rpcrdma` alone"]);
+    }
+
+    #[test]
+    fn skips_or_is_unknown_without_a_configuration() {
+        let r = run(&HostFacts::builder()
+            .with(|f| f.rpcrdma.requests = None)
+            .build());
+        says(&r, Status::Skip, &["kernel release is unknown"]);
+        let r = run(&HostFacts::builder()
+            .with(|f| f.rpcrdma.requests = Some(Err("/etc/modprobe.d: permission denied".into())))
+            .build());
+        says(
+            &r,
+            Status::Unknown,
+            &["cannot be read", "/etc/modprobe.d: permission denied"],
+        );
+    }
 }

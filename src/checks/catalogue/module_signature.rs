@@ -15,7 +15,7 @@ pub const ID: CheckId = CheckId::new("module-signature");
 
 pub static CHECK: Check = Check {
     id: ID,
-    doc: "the rpcrdma and nvidia_fs files are signed where the kernel enforces module signatures (Secure Boot, `sig_enforce`, lockdown)",
+    doc: "the rpcrdma and nvidia_fs files are signed where the kernel enforces module signatures (Secure Boot, `sig_enforce`, lockdown; the evidence that decided is shown); the signer is reported",
     scope: Scope::Node(run),
     default_level: Level::Enforce,
     waitable: false,
@@ -195,5 +195,179 @@ fn can_concern(kind: &LoadFailureKind, signed: bool) -> bool {
         LoadFailureKind::SignatureRejected { reason } => !signed || !reason.contains("unsigned"),
         LoadFailureKind::LockdownRestricted { .. } => !signed,
         _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::catalogue::expect::{remedy, says, seen};
+    use crate::host::facts_builder::{self as b, DKMS_RPCRDMA};
+    use crate::host::modules::sig_enforcement::SignatureEnforcement;
+    use crate::kmod::signature::{ModuleSignature, SignatureIdType};
+
+    fn signed_by(signer: &str) -> SignatureFacts {
+        SignatureFacts::Signed(ModuleSignature {
+            id_type: SignatureIdType::Pkcs7,
+            signer: Some(signer.into()),
+            key_id: Some("4f:2a".into()),
+            hash_algorithm: Some("sha256".into()),
+            signature_len: 512,
+            signed_len: 90_000,
+        })
+    }
+
+    /// The ordinary node whose rpcrdma file is signed as `signature`, under `enforcement`.
+    fn node(signature: SignatureFacts, enforcement: Enforcement, loaded: bool) -> HostFacts {
+        HostFacts::builder()
+            .with(|f| {
+                f.rpcrdma.loaded = loaded;
+                f.rpcrdma_load.file = Some(Ok(b::load_facts(DKMS_RPCRDMA, signature)));
+                f.rpcrdma_load.signatures = Ok(SignatureEnforcement {
+                    enforcement,
+                    evidence: "Secure Boot is on and the kernel is locked down".into(),
+                });
+            })
+            .build()
+    }
+
+    #[test]
+    fn passes_a_signed_file_and_names_the_signer() {
+        let r = run(&node(
+            signed_by("DKMS module signing key"),
+            Enforcement::Enforced,
+            false,
+        ));
+        says(
+            &r,
+            Status::Pass,
+            &["rpcrdma.ko is signed by DKMS module signing key (key 4f:2a)"],
+        );
+        assert_eq!(
+            seen(&r, "enforcement"),
+            "enforced: Secure Boot is on and the kernel is locked down"
+        );
+        assert!(
+            seen(&r, "rpcrdma file").ends_with("rpcrdma.ko: signed (PKCS#7), signer DKMS module signing key, key 4f:2a, digest sha256"),
+            "{r:#?}"
+        );
+    }
+
+    #[test]
+    fn passes_an_unsigned_file_where_signatures_are_not_enforced() {
+        let r = run(&node(
+            SignatureFacts::Unsigned,
+            Enforcement::NotEnforced,
+            false,
+        ));
+        says(&r, Status::Pass, &["not signed, which this kernel accepts"]);
+        assert!(seen(&r, "rpcrdma file").ends_with("unsigned"));
+    }
+
+    #[test]
+    fn fails_an_unsigned_file_the_kernel_refuses() {
+        let r = run(&node(
+            SignatureFacts::Unsigned,
+            Enforcement::Enforced,
+            false,
+        ));
+        says(
+            &r,
+            Status::Fail,
+            &["rpcrdma.ko is not signed", "Key was rejected by service"],
+        );
+        assert_eq!(r.fixes, vec![Fix::SignModules]);
+        assert!(remedy(&r).contains("mokutil --import"));
+    }
+
+    #[test]
+    fn an_unreadable_signature_fails_like_none() {
+        let r = run(&node(
+            SignatureFacts::Unreadable {
+                reason: "truncated PKCS#7".into(),
+            },
+            Enforcement::Enforced,
+            false,
+        ));
+        says(
+            &r,
+            Status::Fail,
+            &["unreadable signature (truncated PKCS#7)"],
+        );
+    }
+
+    #[test]
+    fn a_loaded_unsigned_module_only_warns_of_its_next_load() {
+        let r = run(&node(SignatureFacts::Unsigned, Enforcement::Enforced, true));
+        says(
+            &r,
+            Status::Warn,
+            &["the loaded rpcrdma serves now", "next load is refused"],
+        );
+        assert!(r.fixes.is_empty());
+        assert!(remedy(&r).contains("mokutil"));
+    }
+
+    #[test]
+    fn warns_when_enforcement_is_not_known() {
+        let r = run(&node(SignatureFacts::Unsigned, Enforcement::Unknown, false));
+        says(
+            &r,
+            Status::Warn,
+            &["whether the kernel enforces signatures is not known"],
+        );
+    }
+
+    #[test]
+    fn a_key_rejected_in_the_log_fails_a_signed_file() {
+        let mut facts = node(signed_by("Build key"), Enforcement::Enforced, false);
+        facts.kernel_log = Some(
+            "modprobe: ERROR: could not insert 'rpcrdma': Key was rejected by service\n".into(),
+        );
+        let r = run(&facts);
+        says(
+            &r,
+            Status::Fail,
+            &["signed by Build key", "key rejected", "not enrolled"],
+        );
+        assert!(seen(&r, "kernel log").contains("Key was rejected by service"));
+    }
+
+    #[test]
+    fn judges_nvidia_fs_beside_rpcrdma_and_reports_the_worst() {
+        let mut facts = node(signed_by("Build key"), Enforcement::Enforced, false);
+        facts.rpcrdma_load.nvidia_fs_file = Some(Ok(b::load_facts(
+            "updates/dkms/nvidia-fs.ko",
+            SignatureFacts::Unsigned,
+        )));
+        let r = run(&facts);
+        says(&r, Status::Fail, &["nvidia-fs.ko is not signed"]);
+        assert!(
+            !r.summary.contains("rpcrdma.ko"),
+            "only the worst lines: {r:#?}"
+        );
+        assert!(seen(&r, "nvidia_fs file").ends_with("unsigned"));
+        assert!(seen(&r, "rpcrdma file").contains("signer Build key"));
+    }
+
+    #[test]
+    fn skips_without_files_and_is_unknown_without_enforcement() {
+        let r = run(&HostFacts::builder().build());
+        says(&r, Status::Skip, &["no rpcrdma or nvidia_fs module file"]);
+        assert_eq!(
+            seen(&r, "enforcement"),
+            "no Secure Boot, no module.sig_enforce"
+        );
+        let r = run(&HostFacts::builder()
+            .with(|f| {
+                f.rpcrdma_load.signatures =
+                    Err("/sys/kernel/security/lockdown: permission denied".into())
+            })
+            .build());
+        says(
+            &r,
+            Status::Unknown,
+            &["could not be read", "permission denied"],
+        );
     }
 }

@@ -97,3 +97,93 @@ pub fn mount_options(m: &Mount, expected_port: u16) -> CheckResult {
     .fix(Fix::Mount)
     .remedy(remedy)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::catalogue::expect::{remedy, says, seen};
+    use crate::checks::catalogue::mount_fixtures::{capture, srv, table, tcp_first};
+    use crate::checks::Status;
+    use crate::nfs::NfsVersion;
+
+    #[test]
+    fn the_captured_rdma_mounts_pass() {
+        let t = capture();
+        for id in [61, 62] {
+            let r = mount_options(t.by_id(id).unwrap(), 20049);
+            says(&r, Status::Pass, &["proto=rdma on port 20049"]);
+            assert!(
+                seen(&r, "options").starts_with("proto=rdma port=20049"),
+                "{r:#?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_mount_that_inherited_tcp_fails_both_options() {
+        let t = tcp_first();
+        let r = mount_options(t.by_id(41).unwrap(), 20049);
+        assert_eq!(r.status, Status::Fail);
+        assert!(
+            r.summary
+                .contains("proto=tcp instead of rdma and port 2049 instead of 20049"),
+            "{}",
+            r.summary
+        );
+        assert_eq!(seen(&r, "options"), "proto=tcp port=(none) vers=4.2");
+        assert_eq!(r.fixes, vec![Fix::Mount]);
+        assert!(remedy(&r).contains("-t nfs-gds"));
+    }
+
+    #[test]
+    fn rdma6_passes_and_the_port_must_be_the_expected_one() {
+        let info = "50 1 0:50 / /mnt/d rw - nfs4 s:/e rw,vers=4.2,proto=rdma6,port=20049\n";
+        let t = table(info, "");
+        let m = t.by_id(50).unwrap();
+        assert_eq!(mount_options(m, 20049).status, Status::Pass);
+        let r = mount_options(m, 20050);
+        says(&r, Status::Fail, &["port 20049 instead of 20050"]);
+        assert!(remedy(&r).starts_with("mount with port=20050"));
+    }
+
+    #[test]
+    fn the_nfsv4_port_2049_is_implied_when_the_kernel_omits_it() {
+        let info = "50 1 0:50 / /mnt/d rw - nfs4 s:/e rw,vers=4.2,proto=rdma\n";
+        let t = table(info, "");
+        let m = t.by_id(50).unwrap();
+        assert_eq!(mount_options(m, 2049).status, Status::Pass);
+        let r = mount_options(m, 20049);
+        assert!(r
+            .remedy
+            .as_deref()
+            .unwrap()
+            .starts_with("mount with port=20049"));
+        assert!(
+            r.summary.contains("port 2049 instead of 20049"),
+            "{}",
+            r.summary
+        );
+        // NFSv3 prints any port; none means none.
+        let info = "50 1 0:50 / /mnt/d rw - nfs s:/e rw,vers=3,proto=rdma\n";
+        let t = table(info, "");
+        let r = mount_options(t.by_id(50).unwrap(), 20049);
+        assert!(
+            r.summary.contains("no port instead of 20049"),
+            "{}",
+            r.summary
+        );
+    }
+
+    #[test]
+    fn a_non_nfs_mount_fails_and_nothing_planned_is_judged() {
+        let t = table("1 0 254:0 / /mnt/d rw - ext4 /dev/vda rw\n", "");
+        let r = mount_options(t.by_id(1).unwrap(), 20049);
+        says(&r, Status::Fail, &["ext4 mount, not NFS"]);
+        let planned = MountSubject::Planned {
+            server: &srv("s"),
+            version: NfsVersion::DEFAULT,
+            table: &t,
+        };
+        says(&run(&planned), Status::Skip, &["nothing is mounted yet"]);
+    }
+}

@@ -15,7 +15,7 @@ pub const ID: CheckId = CheckId::new("next-boot");
 
 pub static CHECK: Check = Check {
     id: ID,
-    doc: "the kernel the next boot starts has an rpcrdma with the hooks in its own module tree (DKMS built mlnx-nfsrdma for it)",
+    doc: "the kernel the next boot starts (GRUB, BLS entries, systemd-boot, else the newest installed) has an rpcrdma with the hooks in its own module tree (DKMS built mlnx-nfsrdma for it; the `dkms install` that fixes it is shown)",
     scope: Scope::Node(run),
     default_level: Level::Warn,
     waitable: false,
@@ -228,4 +228,193 @@ pub fn kernel_line(k: &KernelRpcrdma) -> String {
         (Err(e), _) => format!("module tree unreadable: {e}"),
     };
     format!("{file}; {}", dkms_words(&k.dkms))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::catalogue::expect::{remedy, says, seen};
+    use crate::checks::Status;
+    use crate::host::boot::installed_kernels::InstalledKernel;
+    use crate::host::facts_builder::{self as b};
+    use crate::host::modules::gpl_rule::GplRule;
+
+    const NEXT: &str = "6.8.0-50-generic";
+
+    /// An installed kernel `NEXT` whose rpcrdma is `rel` with the hooks as given.
+    fn next_kernel(rel: &str, hooks: bool, export: Export, dkms: DkmsState) -> KernelRpcrdma {
+        let mut file = b::module_file(rel, hooks, export);
+        file.path = format!("/lib/modules/{NEXT}/{rel}").into();
+        KernelRpcrdma {
+            kernel: InstalledKernel {
+                release: NEXT.into(),
+                image: format!("/boot/vmlinuz-{NEXT}"),
+                module_dir: format!("/lib/modules/{NEXT}"),
+                running: false,
+            },
+            resolution: Ok(Resolution::File {
+                module: "rpcrdma".into(),
+                rel_path: rel.into(),
+                path: file.path.clone(),
+                origin: crate::host::modules::ModuleOrigin::of(rel),
+                deps: Vec::new(),
+                exists: true,
+            }),
+            file: Some(Ok(file)),
+            gpl_rule: None,
+            dkms,
+        }
+    }
+
+    /// The ordinary node whose bootloader starts `NEXT`, installed as `kernel` (if at all).
+    fn booting(kernel: Option<KernelRpcrdma>) -> HostFacts {
+        HostFacts::builder()
+            .with(|f| {
+                if let Ok(nb) = &mut f.boot.next_boot {
+                    nb.release = Some(NEXT.into());
+                    nb.decided_by = format!("GRUB's saved_entry names {NEXT}");
+                }
+                f.boot.others.extend(kernel);
+            })
+            .build()
+    }
+
+    fn not_built() -> DkmsState {
+        DkmsState::NotBuilt {
+            versions: vec!["24.10.OFED.24.10.1.1.4.0".into()],
+            built_for: vec![b::RELEASE.into()],
+        }
+    }
+
+    #[test]
+    fn passes_when_the_running_kernel_boots_again() {
+        let r = run(&HostFacts::builder().build());
+        says(
+            &r,
+            Status::Pass,
+            &["the running kernel 6.8.0-45-generic again"],
+        );
+        assert_eq!(seen(&r, "decided by"), "GRUB's default entry");
+    }
+
+    #[test]
+    fn passes_a_next_kernel_with_gpl_hooks() {
+        let k = next_kernel(
+            b::DKMS_RPCRDMA,
+            true,
+            Export::Gpl,
+            DkmsState::Installed {
+                version: "24.10".into(),
+            },
+        );
+        let r = run(&booting(Some(k)));
+        says(
+            &r,
+            Status::Pass,
+            &[
+                &format!("after reboot into {NEXT}"),
+                "a DKMS build (updates/dkms/)",
+                "exported GPL",
+            ],
+        );
+        assert_eq!(
+            seen(&r, "rpcrdma_register_nvfs_dma_ops"),
+            "EXPORT_SYMBOL_GPL"
+        );
+        assert_eq!(
+            seen(&r, "decided by"),
+            format!("GRUB's saved_entry names {NEXT}")
+        );
+    }
+
+    #[test]
+    fn fails_a_next_kernel_without_hooks_and_gives_the_dkms_command() {
+        let k = next_kernel(b::INBOX_RPCRDMA, false, Export::Gpl, not_built());
+        let r = run(&booting(Some(k)));
+        says(
+            &r,
+            Status::Fail,
+            &[
+                "has no nvfs hooks",
+                "not built for it (built for: 6.8.0-45-generic)",
+            ],
+        );
+        assert_eq!(seen(&r, "rpcrdma_register_nvfs_dma_ops"), "missing");
+        assert_eq!(r.fixes, vec![Fix::NextBootModules]);
+        assert_eq!(
+            remedy(&r),
+            format!("build it for that kernel before rebooting: `dkms install -m mlnx-nfsrdma -v 24.10.OFED.24.10.1.1.4.0 -k {NEXT}`")
+        );
+    }
+
+    #[test]
+    fn fails_a_next_kernel_without_a_module_tree() {
+        let r = run(&booting(None));
+        says(&r, Status::Fail, &[&format!("no /lib/modules/{NEXT}")]);
+        assert_eq!(r.fixes, vec![Fix::NextBootModules]);
+    }
+
+    #[test]
+    fn plain_hooks_are_judged_by_that_kernels_rule() {
+        let mut k = next_kernel(b::DKMS_RPCRDMA, true, Export::Plain, DkmsState::Unknown);
+        let r = run(&booting(Some(k.clone())));
+        says(
+            &r,
+            Status::Warn,
+            &["exports the hooks plain", "is not known"],
+        );
+        assert_eq!(seen(&r, "kernel rule"), "not judged");
+        k.gpl_rule = Some(GplRule {
+            enforcement: Enforcement::Enforced,
+            evidence: "Linux 6.8 refuses".into(),
+        });
+        let r = run(&booting(Some(k)));
+        says(
+            &r,
+            Status::Fail,
+            &["refuses __symbol_get of non-GPL symbols"],
+        );
+        assert_eq!(seen(&r, "kernel rule"), "Linux 6.8 refuses");
+    }
+
+    #[test]
+    fn is_unknown_or_skips_where_the_next_boot_cannot_be_told() {
+        let r = run(&HostFacts::builder()
+            .with(|f| f.boot.next_boot = Err("/boot/grub/grubenv: permission denied".into()))
+            .build());
+        says(&r, Status::Unknown, &["could not be read", "grubenv"]);
+        let r = run(&HostFacts::builder()
+            .with(|f| {
+                if let Ok(nb) = &mut f.boot.next_boot {
+                    nb.release = None;
+                    nb.decided_by = "the default entry is a memory test".into();
+                }
+            })
+            .build());
+        says(
+            &r,
+            Status::Skip,
+            &["no known Linux kernel (the default entry is a memory test)"],
+        );
+        let mut k = next_kernel(b::DKMS_RPCRDMA, true, Export::Gpl, DkmsState::Unknown);
+        k.file = Some(Err("truncated".into()));
+        let r = run(&booting(Some(k)));
+        says(&r, Status::Unknown, &["could not be inspected: truncated"]);
+    }
+
+    #[test]
+    fn names_the_other_installed_kernels() {
+        let mut facts = HostFacts::builder().build();
+        facts.boot.others.push(next_kernel(
+            b::INBOX_RPCRDMA,
+            false,
+            Export::Gpl,
+            DkmsState::Unknown,
+        ));
+        let r = run(&facts);
+        says(&r, Status::Pass, &["running kernel"]);
+        assert!(seen(&r, &format!("installed {NEXT}")).contains(
+            "the kernel's own module (kernel/), no hooks); DKMS does not know mlnx-nfsrdma"
+        ));
+    }
 }

@@ -84,9 +84,12 @@ pub fn of_outcome(outcome: &ProbeOutcome, kernel_log: Option<&str>) -> CheckResu
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checks::catalogue::expect::{says, seen};
     use crate::checks::Status;
+    use crate::host::facts_builder as b;
     use crate::host::platform::nvfs_probe::probe;
     use crate::host::Root;
+    use crate::kmod::Export;
 
     #[test]
     fn registration_is_seen_in_the_modules_list() {
@@ -115,6 +118,61 @@ mod tests {
         assert_eq!(r.status, Status::Fail);
         assert!(r.summary.contains("plain-exported"), "{}", r.summary);
         assert!(r.evidence.iter().any(|e| e.what == "kernel log"));
+    }
+
+    fn probed(modules: &[&str], rpcrdma: crate::host::facts::RpcrdmaFacts) -> HostFacts {
+        let outcome = ProbeOutcome::Registered {
+            modules: modules.iter().map(|m| m.to_string()).collect(),
+            close_ms: 3,
+        };
+        HostFacts::builder()
+            .rpcrdma(rpcrdma)
+            .probe(Some(crate::host::facts::ProbeRun {
+                outcome,
+                kernel_log: None,
+            }))
+            .build()
+    }
+
+    #[test]
+    fn skips_unless_the_probe_was_asked_for() {
+        let r = run(&HostFacts::builder().build());
+        says(&r, Status::Skip, &["not asked for"]);
+    }
+
+    #[test]
+    fn passes_a_registered_rpcrdma_through_the_facts() {
+        let rp = b::rpcrdma(b::DKMS_RPCRDMA, true, Export::Gpl, true);
+        let r = run(&probed(&["rpcrdma"], rp));
+        says(&r, Status::Pass, &["rpcrdma registered"]);
+        assert_eq!(seen(&r, "/proc/driver/nvidia-fs/modules"), "rpcrdma");
+        assert_eq!(seen(&r, "close took"), "3 ms");
+    }
+
+    #[test]
+    fn a_refusal_with_hooks_but_no_proven_export_plans_the_gpl_fix() {
+        let plain = b::rpcrdma(b::DKMS_RPCRDMA, true, Export::Plain, true);
+        let r = run(&probed(&[], plain));
+        says(&r, Status::Fail, &["did not register"]);
+        assert_eq!(seen(&r, "/proc/driver/nvidia-fs/modules"), "(none)");
+        assert_eq!(r.fixes, vec![Fix::GplExport]);
+        // Without hooks the export is not the question.
+        let r = run(&probed(
+            &[],
+            b::rpcrdma(b::INBOX_RPCRDMA, false, Export::Gpl, true),
+        ));
+        says(&r, Status::Fail, &["did not register"]);
+        assert!(r.fixes.is_empty(), "{r:#?}");
+    }
+
+    #[test]
+    fn an_unreadable_list_is_unknown() {
+        let r = of_outcome(&ProbeOutcome::CannotRead("EIO".into()), None);
+        says(
+            &r,
+            Status::Unknown,
+            &["could not read the registered drivers: EIO"],
+        );
     }
 
     #[test]

@@ -39,3 +39,49 @@ fn run(facts: &HostFacts) -> CheckResult {
         .with("/dev/nvidia-fs*", nv.devices.join(" "))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::catalogue::expect::{remedy, says, seen};
+    use crate::checks::Status;
+
+    fn loaded_with(devices: &[&str]) -> HostFacts {
+        HostFacts::builder()
+            .with(|f| {
+                f.nvidia_fs.loaded = true;
+                f.nvidia_fs.devices = devices.iter().map(|d| d.to_string()).collect();
+            })
+            .build()
+    }
+
+    #[test]
+    fn skips_while_nvidia_fs_is_not_loaded() {
+        let r = run(&HostFacts::builder().build());
+        says(&r, Status::Skip, &["not loaded"]);
+        assert!(r.evidence.is_empty(), "{r:?}");
+    }
+
+    #[test]
+    fn fails_a_loaded_module_without_nodes() {
+        let r = run(&loaded_with(&[]));
+        says(
+            &r,
+            Status::Fail,
+            &["no /dev/nvidia-fs* node", "cuFile cannot open"],
+        );
+        assert_eq!(seen(&r, "/dev/nvidia-fs*"), "none");
+        assert!(remedy(&r).contains("udev"));
+    }
+
+    #[test]
+    fn passes_and_lists_the_nodes() {
+        let r = run(&loaded_with(&["nvidia-fs0", "nvidia-fs1"]));
+        says(
+            &r,
+            Status::Pass,
+            &["2 device node(s)", "/dev/nvidia-fs0 first"],
+        );
+        assert_eq!(seen(&r, "/dev/nvidia-fs*"), "nvidia-fs0 nvidia-fs1");
+    }
+}

@@ -39,3 +39,52 @@ fn absent(facts: &HostFacts, file: &str) -> String {
         "nvidia_fs is not loaded".to_string()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::catalogue::expect::{remedy, says, seen};
+    use crate::checks::Status;
+
+    fn bridges(b: Option<&[&str]>) -> HostFacts {
+        HostFacts::builder()
+            .with(|f| {
+                f.nvidia_fs.loaded = true;
+                f.nvfs_topology.acs_bridges = b.map(|b| b.iter().map(|s| s.to_string()).collect());
+            })
+            .build()
+    }
+
+    #[test]
+    fn passes_without_acs_bridges() {
+        let r = run(&bridges(Some(&[])));
+        says(&r, Status::Pass, &["no ACS-enabled bridge"]);
+        assert_eq!(seen(&r, "/proc/driver/nvidia-fs/bridges"), "empty");
+    }
+
+    #[test]
+    fn warns_of_acs_bridges() {
+        let r = run(&bridges(Some(&["0000:3a:00.0", "0000:5d:00.0"])));
+        says(&r, Status::Warn, &["2 PCIe bridge(s) have ACS enabled"]);
+        assert_eq!(
+            seen(&r, "/proc/driver/nvidia-fs/bridges"),
+            "0000:3a:00.0 0000:5d:00.0"
+        );
+        assert_eq!(r.fixes, vec![Fix::AcsOff]);
+        assert!(remedy(&r).contains("setpci"));
+    }
+
+    #[test]
+    fn skips_without_the_file_and_says_why() {
+        says(
+            &run(&bridges(None)),
+            Status::Skip,
+            &["publishes no /proc/driver/nvidia-fs/bridges"],
+        );
+        says(
+            &run(&HostFacts::builder().build()),
+            Status::Skip,
+            &["nvidia_fs is not loaded"],
+        );
+    }
+}

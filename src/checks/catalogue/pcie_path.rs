@@ -42,8 +42,13 @@ fn run(facts: &HostFacts) -> CheckResult {
         .map(|r| format!("{}->{} p2pdist {:#06x}", r.gpu, r.peer, r.p2pdist))
         .collect::<Vec<_>>()
         .join(", ");
-    let mut gpus: Vec<&str> = pairs.iter().map(|r| r.gpu.as_str()).collect();
-    gpus.dedup();
+    // Each GPU once, in the order of the file, whose rows need not be grouped by GPU.
+    let mut gpus: Vec<&str> = Vec::new();
+    for r in &pairs {
+        if !gpus.contains(&r.gpu.as_str()) {
+            gpus.push(&r.gpu);
+        }
+    }
     let far: Vec<&str> = gpus
         .into_iter()
         .filter(|g| {
@@ -71,5 +76,106 @@ fn absent(facts: &HostFacts, file: &str) -> String {
         format!("nvidia_fs publishes no /proc/driver/nvidia-fs/{file}")
     } else {
         "nvidia_fs is not loaded".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::catalogue::expect::{remedy, says, seen};
+    use crate::checks::Status;
+    use crate::host::facts_builder::rdma_nic;
+    use crate::host::platform::nvfs_topology::PeerDistance;
+
+    fn row(gpu: &str, peer: &str, p2pdist: u32, class: &str) -> PeerDistance {
+        PeerDistance {
+            gpu: gpu.into(),
+            peer: peer.into(),
+            p2pdist,
+            numa: Some(0),
+            class: class.into(),
+        }
+    }
+
+    fn node(rows: Option<Result<Vec<PeerDistance>, String>>) -> HostFacts {
+        HostFacts::builder()
+            .with(|f| {
+                f.nvidia_fs.loaded = true;
+                f.nvfs_topology.peer_distance = rows;
+                f.pci
+                    .rdma_nics
+                    .push(rdma_nic("0000:5e:00.0", Some("identity")));
+            })
+            .build()
+    }
+
+    #[test]
+    fn passes_when_every_gpu_has_a_near_nic() {
+        let r = run(&node(Some(Ok(vec![
+            row("0000:3b:00.0", "0000:5e:00.0", 0x7f, "network"),
+            row("0000:3b:00.0", "0000:5e:00.0", 0x10, "network"),
+        ]))));
+        says(
+            &r,
+            Status::Pass,
+            &["every GPU has an RDMA NIC under the same root complex"],
+        );
+        assert_eq!(
+            seen(&r, "peer_distance"),
+            "0000:3b:00.0->0000:5e:00.0 p2pdist 0x007f, 0000:3b:00.0->0000:5e:00.0 p2pdist 0x0010"
+        );
+    }
+
+    #[test]
+    fn warns_of_a_gpu_whose_nics_are_all_far() {
+        let r = run(&node(Some(Ok(vec![row(
+            "0000:3b:00.0",
+            "0000:5e:00.0",
+            0x7f,
+            "network",
+        )]))));
+        says(
+            &r,
+            Status::Warn,
+            &["GPU 0000:3b:00.0 has no RDMA NIC under its root complex"],
+        );
+        assert!(remedy(&r).contains("same PCIe switch"));
+    }
+
+    #[test]
+    fn names_each_far_gpu_once_when_its_rows_are_not_together() {
+        let r = run(&node(Some(Ok(vec![
+            row("0000:3b:00.0", "0000:5e:00.0", 0x7f, "network"),
+            row("0000:86:00.0", "0000:5e:00.0", 0x10, "network"),
+            row("0000:3b:00.0", "0000:5e:00.0", 0x80, "network"),
+        ]))));
+        says(&r, Status::Warn, &["GPU 0000:3b:00.0 has no RDMA NIC"]);
+        assert!(
+            !r.summary.contains("0000:3b:00.0, 0000:3b:00.0"),
+            "{}",
+            r.summary
+        );
+    }
+
+    #[test]
+    fn ignores_peers_that_are_not_the_rdma_nics() {
+        let r = run(&node(Some(Ok(vec![
+            row("0000:3b:00.0", "0000:99:00.0", 0x7f, "network"),
+            row("0000:3b:00.0", "0000:5e:00.0", 0x7f, "nvme"),
+        ]))));
+        says(&r, Status::Skip, &["no GPU and RDMA NIC pair"]);
+    }
+
+    #[test]
+    fn skips_without_the_file_and_is_unknown_when_it_does_not_parse() {
+        says(
+            &run(&node(None)),
+            Status::Skip,
+            &["publishes no /proc/driver/nvidia-fs/peer_distance"],
+        );
+        let r = run(&node(Some(Err(
+            "/proc/driver/nvidia-fs/peer_distance line 2: bad p2pdist".into(),
+        ))));
+        says(&r, Status::Unknown, &["line 2: bad p2pdist"]);
     }
 }

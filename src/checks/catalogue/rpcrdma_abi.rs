@@ -15,7 +15,7 @@ pub const ID: CheckId = CheckId::new("rpcrdma-abi");
 
 pub static CHECK: Check = Check {
     id: ID,
-    doc: "the symbol CRCs the rpcrdma file was built against match what its providers (ib_core, rdma_cm, …) export, so modprobe loads it",
+    doc: "the symbol CRCs the rpcrdma file was built against match what its providers (ib_core, rdma_cm, …) export, so modprobe does not refuse it with `disagrees about version of symbol` (skipped on a kernel built without CONFIG_MODVERSIONS)",
     scope: Scope::Node(run),
     default_level: Level::Enforce,
     waitable: false,
@@ -221,4 +221,194 @@ fn log_evidence(facts: &HostFacts) -> Vec<LoadFailure> {
                 )
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::catalogue::expect::{remedy, says, seen};
+    use crate::checks::Status;
+    use crate::host::facts_builder::{self as b, INBOX_RPCRDMA};
+    use crate::kmod::abi::{AbiReport, CrcOrigin, KernelModversions};
+    use crate::kmod::load_facts::SignatureFacts;
+    use crate::kmod::modversions::ImportTable;
+
+    fn mismatch(symbol: &str) -> CrcMismatch {
+        CrcMismatch {
+            symbol: symbol.into(),
+            wanted: 0x1234_5678,
+            provided: 0x9abc_def0,
+            provider: "ib_core".into(),
+            provider_path: Some("/lib/modules/6.8.0-45-generic/updates/dkms/ib_core.ko".into()),
+            origin: CrcOrigin::File,
+        }
+    }
+
+    fn compared(
+        matched: usize,
+        mismatches: Vec<CrcMismatch>,
+        uncompared: Vec<Uncompared>,
+    ) -> AbiVerdict {
+        AbiVerdict::Compared(AbiReport {
+            table: ImportTable::Basic,
+            matched,
+            mismatches,
+            uncompared,
+        })
+    }
+
+    /// The ordinary node with its rpcrdma file's symbol versions compared as `abi`.
+    fn judged(abi: AbiVerdict, loaded: bool) -> HostFacts {
+        HostFacts::builder()
+            .with(|f| {
+                f.rpcrdma.loaded = loaded;
+                f.rpcrdma_load.file =
+                    Some(Ok(b::load_facts(INBOX_RPCRDMA, SignatureFacts::Unsigned)));
+                f.rpcrdma_load.abi = Some(abi);
+                f.rpcrdma_load.modversions = KernelModversions::Enabled {
+                    evidence: "CONFIG_MODVERSIONS=y in /boot/config-6.8.0-45-generic".into(),
+                };
+            })
+            .build()
+    }
+
+    #[test]
+    fn passes_when_every_provided_import_agrees() {
+        let r = run(&judged(
+            compared(
+                12,
+                vec![],
+                vec![Uncompared::KernelImage {
+                    symbol: "kfree".into(),
+                }],
+            ),
+            false,
+        ));
+        says(
+            &r,
+            Status::Pass,
+            &["all 12 imports", "1 provided by the kernel image"],
+        );
+        assert!(seen(&r, "modversions").contains("CONFIG_MODVERSIONS=y"));
+        assert!(seen(&r, "file").ends_with(INBOX_RPCRDMA));
+    }
+
+    #[test]
+    fn fails_a_crc_mismatch_as_modprobe_would() {
+        let r = run(&judged(
+            compared(
+                10,
+                vec![mismatch("ib_drain_qp"), mismatch("rdma_connect")],
+                vec![],
+            ),
+            false,
+        ));
+        says(
+            &r,
+            Status::Fail,
+            &[
+                "rpcrdma.ko.zst wants ib_drain_qp 0x12345678",
+                "disagrees about version of symbol ib_drain_qp",
+                "1 more",
+            ],
+        );
+        assert!(seen(&r, "import ib_drain_qp").contains(
+            "ib_core.ko (a DKMS build (updates/dkms/), updates/dkms/ib_core.ko) exports 0x9abcdef0"
+        ));
+        assert_eq!(
+            seen(&r, "compared"),
+            "10 agree, 2 disagree, 0 not comparable"
+        );
+        assert_eq!(r.fixes, vec![Fix::AbiRpcrdma]);
+        assert!(remedy(&r).contains("distribution's own rpcrdma"));
+    }
+
+    #[test]
+    fn a_mismatch_only_warns_while_a_loaded_build_serves() {
+        let r = run(&judged(
+            compared(10, vec![mismatch("ib_drain_qp")], vec![]),
+            true,
+        ));
+        says(&r, Status::Warn, &["the next load", "fails"]);
+        assert!(r.fixes.is_empty());
+    }
+
+    #[test]
+    fn warns_when_a_provider_cannot_be_read() {
+        let unreadable = Uncompared::ProviderUnreadable {
+            symbol: "ib_drain_qp".into(),
+            provider: "ib_core".into(),
+            reason: "truncated".into(),
+        };
+        let r = run(&judged(compared(3, vec![], vec![unreadable]), false));
+        says(
+            &r,
+            Status::Warn,
+            &["3 import(s) agree", "CRCs of 1 could not be read"],
+        );
+        assert_eq!(
+            seen(&r, "unreadable providers"),
+            "ib_drain_qp from ib_core: truncated"
+        );
+    }
+
+    #[test]
+    fn an_unversioned_file_is_refused_as_a_mismatch_is() {
+        let r = run(&judged(
+            AbiVerdict::Unversioned {
+                reason: "no __versions table".into(),
+            },
+            false,
+        ));
+        says(&r, Status::Fail, &["rpcrdma.ko.zst: no __versions table"]);
+    }
+
+    #[test]
+    fn skips_or_is_unknown_where_nothing_can_be_compared() {
+        let r = run(&HostFacts::builder().build());
+        says(&r, Status::Skip, &["no rpcrdma module file"]);
+        let r = run(&judged(
+            AbiVerdict::NotApplicable {
+                reason: "the kernel is built without CONFIG_MODVERSIONS".into(),
+            },
+            false,
+        ));
+        says(&r, Status::Skip, &["without CONFIG_MODVERSIONS"]);
+        let r = run(&judged(
+            compared(
+                0,
+                vec![],
+                vec![Uncompared::KernelImage {
+                    symbol: "kfree".into(),
+                }],
+            ),
+            false,
+        ));
+        says(&r, Status::Skip, &["nothing to compare"]);
+        let r = run(&HostFacts::builder().rpcrdma(b::built_in()).build());
+        says(&r, Status::Skip, &["built in"]);
+        let r = run(&HostFacts::builder()
+            .with(|f| f.rpcrdma_load.file = Some(Err("cannot read rpcrdma.ko.zst".into())))
+            .build());
+        says(
+            &r,
+            Status::Unknown,
+            &["could not be read: cannot read rpcrdma.ko.zst"],
+        );
+    }
+
+    #[test]
+    fn shows_the_kernels_own_refusal_from_the_log() {
+        let mut facts = judged(compared(10, vec![mismatch("ib_drain_qp")], vec![]), false);
+        facts.kernel_log =
+            Some("[   12.5] rpcrdma: disagrees about version of symbol ib_drain_qp\n".into());
+        let r = run(&facts);
+        says(&r, Status::Fail, &["disagrees"]);
+        assert!(
+            r.evidence
+                .iter()
+                .any(|e| e.what.starts_with("kernel log line") && e.seen.contains("ib_drain_qp")),
+            "{r:#?}"
+        );
+    }
 }

@@ -107,3 +107,99 @@ pub fn file_hook_export(f: &ModuleFile, rule: Option<&GplRule>) -> CheckResult {
     }
     result
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::catalogue::expect::{remedy, says, seen};
+    use crate::checks::Status;
+    use crate::host::facts_builder::{self as b, DKMS_RPCRDMA};
+    use crate::host::modules::loaded_build::LoadedBuild;
+    use crate::kmod::RPCRDMA_HOOKS;
+
+    fn exporting(export: Export, rule: Option<Enforcement>) -> HostFacts {
+        HostFacts::builder()
+            .rpcrdma(b::rpcrdma(DKMS_RPCRDMA, true, export, false))
+            .gpl_rule(rule.map(|enforcement| GplRule {
+                enforcement,
+                evidence: "Linux 6.8 with the GPL-only __symbol_get rule".into(),
+            }))
+            .build()
+    }
+
+    #[test]
+    fn passes_gpl_exports() {
+        let r = run(&exporting(Export::Gpl, None));
+        says(&r, Status::Pass, &["exported GPL", "every kernel accepts"]);
+        assert_eq!(seen(&r, RPCRDMA_HOOKS[0]), "EXPORT_SYMBOL_GPL");
+        assert!(r.evidence.iter().all(|e| e.what != "kernel rule"), "{r:?}");
+    }
+
+    #[test]
+    fn plain_exports_are_judged_by_the_kernel_rule() {
+        let r = run(&exporting(Export::Plain, Some(Enforcement::Enforced)));
+        says(
+            &r,
+            Status::Fail,
+            &["plain EXPORT_SYMBOL", "refuses __symbol_get"],
+        );
+        assert_eq!(seen(&r, RPCRDMA_HOOKS[1]), "EXPORT_SYMBOL (plain)");
+        assert!(seen(&r, "kernel rule").contains("GPL-only"));
+        assert_eq!(r.fixes, vec![Fix::GplExport]);
+        assert_eq!(remedy(&r), GPL_FIX);
+
+        let r = run(&exporting(Export::Plain, Some(Enforcement::NotEnforced)));
+        says(&r, Status::Pass, &["exported plain", "still accepts"]);
+
+        let r = run(&exporting(Export::Plain, None));
+        says(&r, Status::Warn, &["not known whether this kernel refuses"]);
+        assert_eq!(seen(&r, "kernel rule"), "not judged");
+        assert!(remedy(&r).contains("doctor --probe"));
+    }
+
+    #[test]
+    fn fails_hooks_that_are_not_exported() {
+        let r = run(&exporting(Export::NotExported, None));
+        says(&r, Status::Fail, &["defined but not exported", "and"]);
+        assert_eq!(seen(&r, RPCRDMA_HOOKS[0]), "not exported");
+        assert_eq!(r.fixes, vec![Fix::GplExport]);
+    }
+
+    #[test]
+    fn warns_of_an_unrecognised_export_section() {
+        let r = run(&exporting(
+            Export::Unrecognised {
+                section: "__ksymtab_weird".into(),
+            },
+            None,
+        ));
+        says(&r, Status::Warn, &["does not recognise"]);
+        assert_eq!(
+            seen(&r, RPCRDMA_HOOKS[0]),
+            "in unrecognised section __ksymtab_weird"
+        );
+    }
+
+    #[test]
+    fn skips_what_other_checks_own() {
+        let r = run(&HostFacts::builder().build());
+        says(&r, Status::Skip, &["not defined", "rpcrdma-hooks"]);
+        let r = run(&HostFacts::builder().with(|f| f.rpcrdma.file = None).build());
+        says(&r, Status::Skip, &["no rpcrdma module file"]);
+        let mut rp = b::rpcrdma(DKMS_RPCRDMA, true, Export::Plain, true);
+        rp.loaded_build = Some(LoadedBuild::OtherBuild);
+        let r = run(&HostFacts::builder().rpcrdma(rp).build());
+        says(&r, Status::Skip, &["rpcrdma-next-load"]);
+    }
+
+    #[test]
+    fn warns_for_a_built_in_rpcrdma() {
+        let r = run(&HostFacts::builder().rpcrdma(b::built_in()).build());
+        says(
+            &r,
+            Status::Warn,
+            &["built in", "cannot be read from kallsyms"],
+        );
+        assert!(remedy(&r).contains("--probe"));
+    }
+}

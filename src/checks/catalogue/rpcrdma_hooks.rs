@@ -93,3 +93,107 @@ pub fn file_hooks(f: &ModuleFile, origin: Option<&ModuleOrigin>) -> CheckResult 
         .remedy(missing_hooks_remedy(origin))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::catalogue::expect::{remedy, says, seen};
+    use crate::checks::Status;
+    use crate::host::facts_builder::{self as b, DKMS_RPCRDMA};
+    use crate::host::modules::loaded_build::LoadedBuild;
+    use crate::kmod::Export;
+
+    fn built_in(
+        kallsyms: Result<Vec<crate::host::modules::kallsyms::KallsymsEntry>, String>,
+    ) -> HostFacts {
+        let mut rp = b::built_in();
+        rp.kallsyms = kallsyms;
+        HostFacts::builder().rpcrdma(rp).build()
+    }
+
+    #[test]
+    fn fails_the_distributions_rpcrdma_and_says_so() {
+        let r = run(&HostFacts::builder().build());
+        says(
+            &r,
+            Status::Fail,
+            &[
+                "has no rpcrdma_register_nvfs_dma_ops or rpcrdma_unregister_nvfs_dma_ops",
+                "without GPUDirect Storage",
+            ],
+        );
+        assert_eq!(seen(&r, "missing"), RPCRDMA_HOOKS.join(", "));
+        assert_eq!(r.fixes, vec![Fix::HookedRpcrdma]);
+        assert!(remedy(&r).contains("distribution's own rpcrdma"));
+    }
+
+    #[test]
+    fn a_dkms_build_without_hooks_is_told_to_rebuild() {
+        let r = run(&HostFacts::builder()
+            .rpcrdma(b::rpcrdma(DKMS_RPCRDMA, false, Export::Gpl, false))
+            .build());
+        says(&r, Status::Fail, &["without GPUDirect Storage"]);
+        assert!(remedy(&r).contains("--with-gds"), "{r:?}");
+    }
+
+    #[test]
+    fn passes_a_file_with_both_hooks() {
+        let r = run(&HostFacts::builder()
+            .rpcrdma(b::rpcrdma(DKMS_RPCRDMA, true, Export::Gpl, false))
+            .build());
+        says(&r, Status::Pass, &["both nvfs hooks are defined"]);
+        assert!(seen(&r, "file").ends_with(DKMS_RPCRDMA));
+        assert_eq!(seen(&r, "symbols"), RPCRDMA_HOOKS.join(", "));
+    }
+
+    #[test]
+    fn a_stripped_file_is_unknown() {
+        let r = run(&HostFacts::builder()
+            .with(|f| {
+                if let Some(Ok(file)) = &mut f.rpcrdma.file {
+                    file.has_symtab = false;
+                }
+            })
+            .build());
+        says(&r, Status::Unknown, &["no symbol table"]);
+        assert_eq!(seen(&r, "compression"), "zstd");
+    }
+
+    #[test]
+    fn skips_without_a_file_or_while_another_build_is_loaded() {
+        let r = run(&HostFacts::builder().with(|f| f.rpcrdma.file = None).build());
+        says(
+            &r,
+            Status::Skip,
+            &["no rpcrdma module file", "rpcrdma-module"],
+        );
+
+        let mut rp = b::rpcrdma(DKMS_RPCRDMA, false, Export::Gpl, true);
+        rp.loaded_build = Some(LoadedBuild::OtherBuild);
+        let r = run(&HostFacts::builder().rpcrdma(rp).build());
+        says(
+            &r,
+            Status::Skip,
+            &["not from this file", "rpcrdma-next-load"],
+        );
+        assert!(seen(&r, "file").ends_with(DKMS_RPCRDMA));
+    }
+
+    #[test]
+    fn judges_a_built_in_rpcrdma_by_kallsyms() {
+        let r = run(&HostFacts::builder().rpcrdma(b::built_in()).build());
+        says(&r, Status::Pass, &["built-in rpcrdma defines both"]);
+        assert!(seen(&r, "/proc/kallsyms").contains("rpcrdma_register_nvfs_dma_ops"));
+
+        let r = run(&built_in(Ok(Vec::new())));
+        says(&r, Status::Fail, &["built-in rpcrdma lacks the nvfs hooks"]);
+        assert_eq!(r.fixes, vec![Fix::HookedRpcrdma]);
+
+        let r = run(&built_in(Err("permission denied".into())));
+        says(
+            &r,
+            Status::Unknown,
+            &["kallsyms cannot be read: permission denied"],
+        );
+    }
+}

@@ -108,3 +108,108 @@ fn judge(facts: &HostFacts) -> CheckResult {
             .with("/proc/kallsyms", lines)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::catalogue::expect::{remedy, says, seen};
+    use crate::host::facts_builder::{self as b, DKMS_RPCRDMA, INBOX_RPCRDMA};
+    use crate::host::modules::gpl_rule::GplRule;
+    use crate::kmod::Export;
+
+    #[test]
+    fn passes_a_loaded_build_with_both_hooks() {
+        let r = run(&HostFacts::builder()
+            .rpcrdma(b::rpcrdma(DKMS_RPCRDMA, true, Export::Gpl, true))
+            .build());
+        says(&r, Status::Pass, &["carries both nvfs hooks"]);
+        let lines = seen(&r, "/proc/kallsyms");
+        assert!(
+            lines.contains("rpcrdma_register_nvfs_dma_ops") && lines.contains(" | "),
+            "{lines}"
+        );
+    }
+
+    #[test]
+    fn fails_the_loaded_inbox_module_without_hooks() {
+        let r = run(&HostFacts::builder()
+            .rpcrdma(b::rpcrdma(INBOX_RPCRDMA, false, Export::Gpl, true))
+            .build());
+        says(&r, Status::Fail, &["has no nvfs hooks"]);
+        assert_eq!(
+            seen(&r, "/proc/kallsyms"),
+            "no rpcrdma_*_nvfs_dma_ops [rpcrdma]"
+        );
+        assert_eq!(r.fixes, vec![Fix::ReloadRpcrdma, Fix::HookedRpcrdma]);
+        assert!(remedy(&r).contains("distribution's own rpcrdma"));
+    }
+
+    #[test]
+    fn an_older_build_of_a_hooked_file_is_to_be_reloaded() {
+        let mut rp = b::rpcrdma(DKMS_RPCRDMA, true, Export::Gpl, true);
+        rp.kallsyms = Ok(Vec::new());
+        rp.loaded_build = Some(LoadedBuild::OtherFile {
+            path: "/lib/modules/6.8.0-45-generic/kernel/net/sunrpc/xprtrdma/rpcrdma.ko.zst".into(),
+        });
+        let r = run(&HostFacts::builder().rpcrdma(rp).build());
+        says(&r, Status::Fail, &["has no nvfs hooks"]);
+        assert_eq!(r.fixes, vec![Fix::ReloadRpcrdma]);
+        assert!(remedy(&r).contains("modprobe -r rpcrdma"));
+        assert!(seen(&r, "loaded build")
+            .contains("a file of the module tree modprobe does not resolve"));
+    }
+
+    #[test]
+    fn fails_plain_exports_where_the_kernel_refuses_them() {
+        let r = run(&HostFacts::builder()
+            .rpcrdma(b::rpcrdma(DKMS_RPCRDMA, true, Export::Plain, true))
+            .gpl_rule(Some(GplRule {
+                enforcement: Enforcement::Enforced,
+                evidence: "Linux 6.8".into(),
+            }))
+            .build());
+        says(&r, Status::Fail, &["plain (type T in kallsyms)", "refuses"]);
+        assert_eq!(r.fixes, vec![Fix::GplExport, Fix::ReloadRpcrdma]);
+        assert_eq!(remedy(&r), GPL_FIX);
+    }
+
+    #[test]
+    fn plain_exports_pass_where_the_rule_is_not_enforced() {
+        let r = run(&HostFacts::builder()
+            .rpcrdma(b::rpcrdma(DKMS_RPCRDMA, true, Export::Plain, true))
+            .gpl_rule(Some(GplRule {
+                enforcement: Enforcement::NotEnforced,
+                evidence: "Linux 6.1".into(),
+            }))
+            .build());
+        says(&r, Status::Pass, &["carries both nvfs hooks"]);
+    }
+
+    #[test]
+    fn is_unknown_when_kallsyms_cannot_be_read() {
+        let mut rp = b::rpcrdma(DKMS_RPCRDMA, true, Export::Gpl, true);
+        rp.kallsyms = Err("/proc/kallsyms does not exist".into());
+        let r = run(&HostFacts::builder().rpcrdma(rp).build());
+        says(
+            &r,
+            Status::Unknown,
+            &["kallsyms cannot be read: /proc/kallsyms does not exist"],
+        );
+    }
+
+    #[test]
+    fn skips_what_is_not_loaded_or_cannot_be() {
+        let r = run(&HostFacts::builder().build());
+        says(&r, Status::Skip, &["not loaded", "first RDMA mount"]);
+        let r = run(&HostFacts::builder()
+            .cmdline(Some("ro nomodule".into()))
+            .build());
+        says(
+            &r,
+            Status::Skip,
+            &["cannot load modules (booted with nomodule)"],
+        );
+        let r = run(&HostFacts::builder().rpcrdma(b::built_in()).build());
+        says(&r, Status::Skip, &["built in"]);
+    }
+}

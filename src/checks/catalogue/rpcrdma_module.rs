@@ -13,7 +13,7 @@ pub const ID: CheckId = CheckId::new("rpcrdma-module");
 
 pub static CHECK: Check = Check {
     id: ID,
-    doc: "modprobe resolves `rpcrdma` (through `modules.alias` and `modules.dep`, so DKMS `updates/`, RPM `extra/` and vendor paths win where depmod says so) to a readable module file, or it is built in",
+    doc: "modprobe resolves `rpcrdma` (through `modules.alias` and `modules.dep`, so DKMS `updates/`, RPM `extra/` and vendor paths win where depmod says so) to a readable module file, or it is built in; an `alias` of the modprobe configuration that makes rpcrdma mean another module is followed",
     scope: Scope::Node(run),
     default_level: Level::Enforce,
     waitable: true,
@@ -109,5 +109,141 @@ fn judge(facts: &HostFacts) -> CheckResult {
                 .remedy("reinstall the package that owns the file, then run `depmod -a`"),
             None => CheckResult::unknown(id, "the module file was not inspected"),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::catalogue::expect::{remedy, says, seen};
+    use crate::checks::Status;
+    use crate::host::facts_builder::{self as b, INBOX_RPCRDMA};
+    use crate::host::modules::modprobe_config::Origin;
+
+    fn resolving(resolution: Option<Resolution>) -> HostFacts {
+        HostFacts::builder()
+            .with(|f| f.rpcrdma.resolution = resolution)
+            .build()
+    }
+
+    #[test]
+    fn passes_the_resolved_file_and_says_where_it_came_from() {
+        let r = run(&HostFacts::builder().build());
+        says(
+            &r,
+            Status::Pass,
+            &["rpcrdma.ko.zst", "the kernel's own module (kernel/)"],
+        );
+        assert!(seen(&r, "file").ends_with(INBOX_RPCRDMA));
+        assert_eq!(seen(&r, "compression"), "zstd");
+    }
+
+    #[test]
+    fn passes_a_built_in_rpcrdma() {
+        let r = run(&resolving(Some(Resolution::BuiltIn {
+            module: "rpcrdma".into(),
+        })));
+        says(&r, Status::Pass, &["built into the kernel"]);
+        assert_eq!(seen(&r, "modules.builtin"), "lists rpcrdma");
+    }
+
+    #[test]
+    fn is_unknown_without_a_kernel_release() {
+        let r = run(&resolving(None));
+        says(&r, Status::Unknown, &["kernel release is unknown"]);
+        assert_eq!(seen(&r, "/proc/sys/kernel/osrelease"), "absent");
+    }
+
+    #[test]
+    fn fails_when_modprobe_knows_no_rpcrdma() {
+        let r = run(&resolving(Some(Resolution::NotFound {
+            module: "rpcrdma".into(),
+        })));
+        says(
+            &r,
+            Status::Fail,
+            &["knows no rpcrdma module", "cannot work at all"],
+        );
+        assert_eq!(r.fixes, vec![Fix::HookedRpcrdma]);
+        assert!(remedy(&r).contains("mlnx-nfsrdma"));
+    }
+
+    #[test]
+    fn fails_a_dangling_index_entry() {
+        let mut res = b::resolution(INBOX_RPCRDMA);
+        if let Resolution::File { exists, .. } = &mut res {
+            *exists = false;
+        }
+        let r = run(&resolving(Some(res)));
+        says(&r, Status::Fail, &["modules.dep names", "does not exist"]);
+        assert!(remedy(&r).contains("depmod -a"));
+    }
+
+    #[test]
+    fn fails_a_file_that_cannot_be_inspected() {
+        let r = run(&HostFacts::builder()
+            .with(|f| f.rpcrdma.file = Some(Err("rpcrdma.ko.zst is empty".into())))
+            .build());
+        says(&r, Status::Fail, &["cannot be inspected", "is empty"]);
+        assert!(seen(&r, "file").ends_with(INBOX_RPCRDMA));
+    }
+
+    #[test]
+    fn without_a_module_tree_it_is_unknown_and_says_why() {
+        let none = || {
+            Some(Resolution::NoModuleTree {
+                dir: "/lib/modules/6.8.0-45-generic".into(),
+            })
+        };
+        let r = run(&resolving(none()));
+        says(
+            &r,
+            Status::Unknown,
+            &["no modules.dep in /lib/modules/6.8.0-45-generic"],
+        );
+        assert!(remedy(&r).contains("depmod -a"));
+
+        let loaded = run(&HostFacts::builder()
+            .with(|f| {
+                f.rpcrdma.resolution = none();
+                f.rpcrdma.loaded = true;
+            })
+            .build());
+        says(&loaded, Status::Unknown, &["no modules.dep"]);
+        assert_eq!(seen(&loaded, "/proc/modules"), "rpcrdma loaded");
+
+        let nomodule = run(&HostFacts::builder()
+            .with(|f| f.rpcrdma.resolution = none())
+            .loaded_modules(None)
+            .build());
+        says(
+            &nomodule,
+            Status::Unknown,
+            &["cannot load modules (no /proc/modules)", "modules.builtin"],
+        );
+    }
+
+    #[test]
+    fn names_the_alias_line_that_redirects_the_load() {
+        let origin = Origin {
+            file: "/etc/modprobe.d/gds.conf".into(),
+            line: 3,
+        };
+        let r = run(&HostFacts::builder()
+            .with(|f| {
+                let Some(Ok(req)) = &mut f.rpcrdma.requests else {
+                    unreachable!()
+                };
+                req.requests[0].lookup = Lookup::ConfigAlias {
+                    lines: vec![origin],
+                };
+                req.requests[0].targets = vec!["mlnx_rpcrdma".into()];
+            })
+            .build());
+        says(&r, Status::Pass, &["modprobe loads"]);
+        assert_eq!(
+            seen(&r, "modprobe.d alias"),
+            "`modprobe rpcrdma` loads mlnx_rpcrdma, as /etc/modprobe.d/gds.conf:3 says"
+        );
     }
 }

@@ -15,7 +15,7 @@ pub const ID: CheckId = CheckId::new("rpcrdma-next-load");
 
 pub static CHECK: Check = Check {
     id: ID,
-    doc: "when another rpcrdma build is loaded, the file modprobe loads after `modprobe -r` or a reboot also carries the hooks, exported as this kernel accepts",
+    doc: "when another rpcrdma build is loaded, the file modprobe loads after `modprobe -r` or a reboot also carries the hooks, exported as this kernel accepts; a loaded build from outside the module tree is reported with the driver-container markers found (`/run/mellanox/drivers`, `/run/nvidia/driver`, `/run/nvidia/validations`)",
     scope: Scope::Node(run),
     default_level: Level::Warn,
     waitable: false,
@@ -108,4 +108,155 @@ fn run(facts: &HostFacts) -> CheckResult {
 /// Whether the loaded build came from outside the tree on a node with driver-container markers.
 fn driver_container(rp: &crate::host::facts::RpcrdmaFacts) -> bool {
     matches!(&rp.loaded_build, Some(LoadedBuild::OutsideTree { markers, .. }) if !markers.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::catalogue::expect::{remedy, says, seen};
+    use crate::checks::Fix;
+    use crate::host::facts::RpcrdmaFacts;
+    use crate::host::facts_builder::{self as b, DKMS_RPCRDMA, INBOX_RPCRDMA};
+    use crate::host::modules::gpl_rule::{Enforcement, GplRule};
+    use crate::kmod::Export;
+
+    /// A hooked build loaded from elsewhere (`how`), beside the file at `rel`.
+    fn loaded_elsewhere(rel: &str, hooked: bool, export: Export, how: LoadedBuild) -> RpcrdmaFacts {
+        let mut rp = b::rpcrdma(rel, hooked, export, true);
+        rp.kallsyms = Ok(b::loaded_hooks('t'));
+        rp.sys.build_id = Some("0ther".into());
+        rp.loaded_build = Some(how);
+        rp
+    }
+
+    fn outside(markers: &[&str]) -> LoadedBuild {
+        LoadedBuild::OutsideTree {
+            inspected: vec![
+                "/lib/modules/6.8.0-45-generic/kernel/net/sunrpc/xprtrdma/rpcrdma.ko.zst".into(),
+            ],
+            not_inspected: 0,
+            markers: markers.iter().map(|m| m.to_string()).collect(),
+        }
+    }
+
+    fn judge(rp: RpcrdmaFacts) -> CheckResult {
+        run(&HostFacts::builder().rpcrdma(rp).build())
+    }
+
+    #[test]
+    fn passes_the_loaded_build_that_is_the_file() {
+        let r = judge(b::rpcrdma(DKMS_RPCRDMA, true, Export::Gpl, true));
+        says(&r, Status::Pass, &["is the file modprobe loads next"]);
+    }
+
+    #[test]
+    fn passes_a_next_load_that_also_carries_the_hooks() {
+        let r = judge(loaded_elsewhere(
+            DKMS_RPCRDMA,
+            true,
+            Export::Gpl,
+            LoadedBuild::OtherBuild,
+        ));
+        says(
+            &r,
+            Status::Pass,
+            &["modprobe loads", "also carries the hooks"],
+        );
+        assert!(seen(&r, "next load").ends_with(DKMS_RPCRDMA));
+        assert!(seen(&r, "loaded build").contains("srcversion none differs"));
+    }
+
+    #[test]
+    fn fails_a_next_load_without_hooks_with_the_file_remedy() {
+        let r = judge(loaded_elsewhere(
+            INBOX_RPCRDMA,
+            false,
+            Export::Gpl,
+            LoadedBuild::OtherBuild,
+        ));
+        says(
+            &r,
+            Status::Fail,
+            &[
+                "after `modprobe -r rpcrdma` or a reboot",
+                "which has no hooks",
+            ],
+        );
+        assert_eq!(r.fixes, vec![Fix::HookedRpcrdma]);
+        assert!(remedy(&r).contains("distribution's own rpcrdma"));
+    }
+
+    #[test]
+    fn a_driver_containers_build_plans_nothing_on_the_host() {
+        let r = judge(loaded_elsewhere(
+            INBOX_RPCRDMA,
+            false,
+            Export::Gpl,
+            outside(&["/run/mellanox/drivers"]),
+        ));
+        says(&r, Status::Fail, &["which has no hooks"]);
+        assert!(r.fixes.is_empty(), "{r:#?}");
+        assert!(remedy(&r).contains("driver container"));
+        assert_eq!(
+            seen(&r, "driver-container markers"),
+            "/run/mellanox/drivers"
+        );
+
+        let by_hand = judge(loaded_elsewhere(
+            INBOX_RPCRDMA,
+            false,
+            Export::Gpl,
+            outside(&[]),
+        ));
+        assert_eq!(by_hand.fixes, vec![Fix::HookedRpcrdma]);
+        assert_eq!(seen(&by_hand, "driver-container markers"), "none found");
+    }
+
+    #[test]
+    fn judges_the_exports_of_the_next_load() {
+        let mut facts = HostFacts::builder()
+            .rpcrdma(loaded_elsewhere(
+                DKMS_RPCRDMA,
+                true,
+                Export::Plain,
+                LoadedBuild::OtherBuild,
+            ))
+            .build();
+        let r = run(&facts);
+        says(&r, Status::Warn, &["not known whether this kernel refuses"]);
+        facts.gpl_rule = Some(GplRule {
+            enforcement: Enforcement::Enforced,
+            evidence: "Linux 6.8".into(),
+        });
+        let r = run(&facts);
+        says(&r, Status::Fail, &["whose hooks this kernel refuses"]);
+        assert_eq!(r.fixes, vec![Fix::GplExport]);
+    }
+
+    #[test]
+    fn is_unknown_without_a_readable_file_or_hooks_that_show() {
+        let mut rp = loaded_elsewhere(DKMS_RPCRDMA, true, Export::Gpl, LoadedBuild::OtherBuild);
+        rp.file = Some(Err("corrupt".into()));
+        says(
+            &judge(rp),
+            Status::Unknown,
+            &["finds no readable rpcrdma file"],
+        );
+        let mut rp = loaded_elsewhere(DKMS_RPCRDMA, true, Export::Gpl, LoadedBuild::OtherBuild);
+        if let Some(Ok(f)) = &mut rp.file {
+            f.has_symtab = false;
+        }
+        says(
+            &judge(rp),
+            Status::Unknown,
+            &["whose hooks cannot be seen", "no symbol table"],
+        );
+    }
+
+    #[test]
+    fn skips_what_is_not_loaded_or_built_in() {
+        let r = run(&HostFacts::builder().build());
+        says(&r, Status::Skip, &["not loaded", "rpcrdma-hooks judges it"]);
+        says(&judge(b::built_in()), Status::Skip, &["built in"]);
+    }
 }

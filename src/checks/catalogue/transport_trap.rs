@@ -139,3 +139,114 @@ pub fn transport_trap(
         r
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::catalogue::expect::{remedy, says, seen};
+    use crate::checks::catalogue::mount_fixtures::{
+        capture, srv, table, tcp_first, TCP_FIRST, TCP_FIRST_STATS,
+    };
+
+    #[test]
+    fn the_capture_has_no_trap_and_counts_the_rdma_mounts() {
+        let r = transport_trap(&srv("10.0.2.15"), NfsVersion::DEFAULT, &capture(), None);
+        says(
+            &r,
+            Status::Pass,
+            &["no NFSv4 mount of 10.0.2.15 uses a transport other than RDMA"],
+        );
+        assert_eq!(r.evidence[0].seen, "2");
+        assert_eq!(seen(&r, "NFSv4 mounts of this server over RDMA"), "2");
+    }
+
+    #[test]
+    fn an_existing_tcp_mount_of_the_same_server_is_the_trap() {
+        let t = tcp_first();
+        let r = transport_trap(&srv("10.0.2.15"), NfsVersion::DEFAULT, &t, None);
+        assert_eq!(r.status, Status::Fail);
+        assert!(r.summary.contains("over tcp (/mnt/tcp)"), "{}", r.summary);
+        assert_eq!(r.evidence[0].what, "10.0.2.15:/export on /mnt/tcp");
+        assert_eq!(r.evidence[0].seen, "NFSv4 over tcp (mount id 40)");
+        assert_eq!(r.fixes, vec![Fix::Mount]);
+        assert!(r.remedy.unwrap().contains("umount /mnt/tcp"));
+        // IPv4-mapped spelling of the same address, and a name the kernel resolved to it.
+        let r = transport_trap(&srv("[::ffff:10.0.2.15]"), NfsVersion::DEFAULT, &t, None);
+        assert_eq!(r.status, Status::Fail);
+        // Another server is not affected.
+        let r = transport_trap(&srv("10.0.2.99"), NfsVersion::DEFAULT, &t, None);
+        assert_eq!(r.status, Status::Pass);
+        // NFSv3 is not affected.
+        let r = transport_trap(&srv("10.0.2.15"), NfsVersion::V3, &t, None);
+        assert_eq!(r.status, Status::Skip);
+        assert!(r.summary.contains("NFSv4-only"), "{}", r.summary);
+    }
+
+    #[test]
+    fn a_name_against_an_address_is_a_warning_that_says_dns() {
+        let t = tcp_first();
+        let r = transport_trap(&srv("filer"), NfsVersion::DEFAULT, &t, None);
+        assert_eq!(r.status, Status::Warn);
+        assert!(r.summary.contains("without DNS"), "{}", r.summary);
+        assert_eq!(r.evidence.len(), 2);
+        assert!(remedy(&r).contains("writing the server the same way"));
+        // The reverse is decidable: the existing mount's addr= names its address.
+        let named = TCP_FIRST.replace("10.0.2.15:/export", "filer:/export");
+        let stats = TCP_FIRST_STATS.replace("10.0.2.15:/export", "filer:/export");
+        let t = table(&named, &stats);
+        let r = transport_trap(&srv("10.0.2.15"), NfsVersion::DEFAULT, &t, None);
+        assert_eq!(r.status, Status::Fail);
+    }
+
+    #[test]
+    fn verifying_an_rdma_mount_next_to_a_tcp_one_warns() {
+        let info = "\
+40 1 0:50 / /mnt/tcp rw - nfs4 10.0.2.15:/export rw,vers=4.2,proto=tcp,addr=10.0.2.15
+41 1 0:51 / /mnt/gds rw - nfs4 10.0.2.15:/export rw,vers=4.2,proto=rdma,port=20049,addr=10.0.2.15
+";
+        let t = table(info, "");
+        let mount = t.by_id(41).unwrap();
+        let r = run(&MountSubject::Existing {
+            mount,
+            table: &t,
+            port: 20049,
+        });
+        says(
+            &r,
+            Status::Warn,
+            &["this mount runs over RDMA", "could inherit theirs"],
+        );
+        assert!(r.fixes.is_empty(), "{r:#?}");
+        assert_eq!(
+            seen(&r, "10.0.2.15:/export on /mnt/tcp"),
+            "NFSv4 over tcp (mount id 40)"
+        );
+    }
+
+    #[test]
+    fn verifying_a_mount_that_inherited_tcp_fails_and_leaves_itself_out() {
+        let t = tcp_first();
+        let mount = t.by_id(41).unwrap();
+        let r = run(&MountSubject::Existing {
+            mount,
+            table: &t,
+            port: 20049,
+        });
+        says(&r, Status::Fail, &["over tcp (/mnt/tcp)"]);
+        assert!(
+            r.evidence.iter().all(|e| !e.what.contains("/mnt/gds")),
+            "{r:#?}"
+        );
+    }
+
+    #[test]
+    fn a_mount_that_is_not_nfs_is_skipped() {
+        let t = table("1 0 254:0 / /mnt/d rw - ext4 /dev/vda rw\n", "");
+        let r = run(&MountSubject::Existing {
+            mount: t.by_id(1).unwrap(),
+            table: &t,
+            port: 20049,
+        });
+        says(&r, Status::Skip, &["not an NFS mount"]);
+    }
+}

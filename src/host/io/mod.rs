@@ -1,5 +1,6 @@
 //! How nfs-gds reads the host: the hardened reader every read goes through, line streaming,
-//! configuration directories, the external programs it may run, and the root-only facts cache.
+//! configuration directories, the external programs it may run (and their recorded outputs in a
+//! bundle), and the root-only facts cache.
 
 pub mod conf_dirs;
 pub mod facts_cache;
@@ -7,3 +8,4 @@ pub mod lines;
 pub mod programs;
 pub mod reader;
 pub mod root;
+pub mod runner;

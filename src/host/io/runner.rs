@@ -1,14 +1,15 @@
-//! Running the external commands doctor consults (`ofed_info -s`, `dkms status`, `dpkg -S`, …).
+//! Running the external commands the host is asked about (`ofed_info -s`, `dkms status`, `dpkg -S`,
+//! `dmesg`, …) and the ones `provision --apply` runs.
 //!
 //! Behind the [`Runner`] trait so that tests record what would run, and so that a collected
 //! bundle can answer from the outputs it captured: below a root other than `/`, commands are
 //! never run; their outputs are read from `<root>/`[`RECORDED_DIR`]`/<key>`, where the key is the
 //! command line with spaces turned into `_` and `/` into `%` (see [`record_key`]).
 //!
-//! mount(8) and systemd strip `PATH`, so programs are found through [`crate::host::io::programs`].
+//! mount(8) and systemd strip `PATH`, so programs are found through [`programs`].
 
-use crate::host::io::programs;
-use crate::host::Root;
+use super::programs;
+use super::root::Root;
 
 /// Where a bundle keeps captured command outputs, relative to its root.
 pub const RECORDED_DIR: &str = "nfs-gds-commands";

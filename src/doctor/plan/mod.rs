@@ -1,0 +1,262 @@
+//! The remediation plan: ordered steps, each with the reason and the exact commands for the stack
+//! doctor found. Steps that are safe to run unattended carry an [`Action`], which
+//! `nfs-gds provision --apply` executes; everything else is for the admin to do.
+//!
+//! What fixes rpcrdma depends on the stack that provides it, and each stack of the
+//! [catalogue](super::stacks) says so itself; the GPU side is in [`gpu`], the steps in [`step`].
+
+pub mod gpu;
+pub mod step;
+
+use std::collections::BTreeSet;
+
+use super::stack::{Family, Stack};
+use super::stacks::driver_container;
+use super::usage::RpcrdmaUsage;
+use crate::checks::{CheckResult, Fix, Status};
+use crate::host::boot::boot_kernels::KernelRpcrdma;
+use crate::host::boot::dkms::{dkms_state, MLNX_NFSRDMA};
+use crate::host::modules::modprobe_config::Origin;
+use crate::host::platform::nvidia_fs::GpuDriverFlavour;
+pub use gpu::gds_node_needs;
+pub use step::{Action, Step};
+
+/// Everything the planner looks at.
+#[derive(Debug)]
+pub struct PlanInput<'a> {
+    pub stack: &'a Stack,
+    pub checks: &'a [CheckResult],
+    pub usage: &'a RpcrdmaUsage,
+    /// `allow_compat_mode` in cufile.json lets applications fall back silently.
+    pub compat_allowed: bool,
+    /// A mount point meant for GDS, for the example commands.
+    pub gds_mount: Option<&'a str>,
+    /// The kernel the next boot starts, when it is not the running one.
+    pub next_boot: Option<&'a KernelRpcrdma>,
+}
+
+/// Builds the ordered plan: one group of steps per kind of fix the failing checks call for, in
+/// the order of [`Fix`], then a proof run.
+pub fn plan(input: &PlanInput) -> Vec<Step> {
+    let s = input.stack;
+    // A failure calls for all its fixes; a warning only for the advisory ones.
+    let fixes: BTreeSet<Fix> = input
+        .checks
+        .iter()
+        .flat_map(|c| {
+            c.fixes.iter().copied().filter(move |f| match c.status {
+                Status::Fail => true,
+                Status::Warn => f.is_advisory(),
+                _ => false,
+            })
+        })
+        .collect();
+    let kernel = s.kernel().to_string();
+    let mut steps = Vec::new();
+    let proprietary = s.gpu_driver.flavour == GpuDriverFlavour::Proprietary;
+    let operator = driver_container::manages(s);
+    if fixes.contains(&Fix::GpuDriver)
+        || (fixes.contains(&Fix::NvidiaFs) && proprietary && !operator)
+    {
+        steps.push(gpu::gpu_driver_step(s));
+    }
+    if fixes.contains(&Fix::NvidiaFs) {
+        steps.extend(gpu::nvidia_fs_steps(s));
+    }
+    // What fixes rpcrdma is the providing stack's to say.
+    let mut rebuilt = false;
+    let hooked = fixes.contains(&Fix::HookedRpcrdma);
+    if hooked {
+        let remedy = s.provenance.hooked(s);
+        rebuilt = remedy.rebuilt;
+        steps.extend(remedy.steps);
+    }
+    if fixes.contains(&Fix::GplExport) {
+        steps.push(s.provenance.gpl_export(s));
+    }
+    if fixes.contains(&Fix::AbiRpcrdma) {
+        let remedy = s.provenance.abi(s, hooked);
+        rebuilt |= remedy.rebuilt;
+        steps.extend(remedy.steps);
+    }
+    if fixes.contains(&Fix::SignModules) {
+        steps.push(sign_modules_step(s, &kernel));
+    }
+    // Rebuilt module files need a fresh index and initramfs, then the new build loaded.
+    if rebuilt {
+        steps.push(Step::auto(
+            "Refresh the module index",
+            "so modprobe resolves the rebuilt rpcrdma",
+            Action::Depmod {
+                kernel: kernel.clone(),
+            },
+        ));
+        steps.push(Step::auto(
+            "Update the initramfs",
+            "an initramfs that carries rpcrdma would otherwise load the old build at boot",
+            Action::UpdateInitramfs {
+                family: s.family,
+                kernel,
+            },
+        ));
+    }
+    if let (true, Some(k)) = (fixes.contains(&Fix::NextBootModules), input.next_boot) {
+        steps.push(next_boot_step(s, k));
+    }
+    if fixes.contains(&Fix::ReloadRpcrdma) || rebuilt {
+        steps.push(reload_step(input.usage));
+    }
+    if hooked {
+        steps.extend(driver_container::nfsrdma_step(s));
+    }
+    for c in input
+        .checks
+        .iter()
+        .filter(|c| c.status == Status::Fail && c.fixes.contains(&Fix::ModprobeConfig))
+    {
+        let lines = c.found_at.iter().map(comment_out_command).collect();
+        steps.push(Step::manual(
+            "Remove the modprobe configuration that stops rpcrdma",
+            c.summary.clone(),
+            lines,
+        ));
+    }
+    for c in input
+        .checks
+        .iter()
+        .filter(|c| c.status == Status::Fail && c.fixes.contains(&Fix::Mount))
+    {
+        steps.push(Step::manual(
+            format!("Fix the mount ({})", c.id),
+            c.summary.clone(),
+            c.remedy.iter().cloned().collect(),
+        ));
+    }
+    if fixes.contains(&Fix::IommuPassthrough) {
+        steps.push(iommu_step(s));
+    }
+    if fixes.contains(&Fix::AcsOff) {
+        steps.push(Step::manual(
+            "Disable ACS on the bridges nvidia-fs lists (advisory)",
+            "with ACS on a PCIe switch, P2P DMA between the NIC and the GPU under it detours through the root complex",
+            vec![
+                "cat /proc/driver/nvidia-fs/bridges".into(),
+                "# in the BIOS, or at every boot for each bridge listed:".into(),
+                "setpci -s <bridge> ECAP_ACS+0x6.w=0000".into(),
+            ],
+        ));
+    }
+    if input.compat_allowed {
+        steps.push(Step::manual(
+            "Prove GDS once with compatibility mode off",
+            "cufile.json allows compat mode, so applications fall back to POSIX I/O silently; a strict run fails instead of falling back",
+            vec![
+                format!(
+                    "CUFILE_ALLOW_COMPAT_MODE=false gdsio -f {}/gdsio.test -d 0 -w 4 -s 1G -x 0 -I 1",
+                    input.gds_mount.unwrap_or("/mnt/data")
+                ),
+                "# GDS: 20+ GB/s and `XferType: GPUD`; fallback: about 6 GB/s, or `file register error` in strict mode".into(),
+            ],
+        ));
+    }
+    steps
+}
+
+/// The command that comments out the configuration line at `origin`; the kernel command line
+/// is edited in the bootloader instead.
+fn comment_out_command(origin: &Origin) -> String {
+    if origin.file == "/proc/cmdline" {
+        "remove the `modprobe.blacklist=` entry naming rpcrdma from the kernel command line (GRUB_CMDLINE_LINUX), then update the bootloader".to_string()
+    } else {
+        format!("sed -i '{}s/^/# /' {}", origin.line, origin.file)
+    }
+}
+
+/// The IOMMU translates the GPUs' or NICs' DMA: boot with it in passthrough.
+fn iommu_step(s: &Stack) -> Step {
+    let commands = match s.family {
+        Family::Rhel => vec!["grubby --update-kernel=ALL --args=iommu=pt".into(), "systemctl reboot".into()],
+        Family::Debian => vec![
+            "# add iommu=pt to GRUB_CMDLINE_LINUX in /etc/default/grub, then:".into(),
+            "update-grub".into(),
+            "systemctl reboot".into(),
+        ],
+        _ => vec!["# add iommu=pt to the kernel command line in the boot loader's configuration, then reboot".into()],
+    };
+    Step::manual(
+        "Boot with the IOMMU in passthrough (advisory; not on Grace)",
+        "NVIDIA supports GDS with the IOMMU off or in passthrough; translated DMA through the root port is slow or fails",
+        commands,
+    )
+}
+
+/// The next boot starts a kernel whose module tree has no hooked rpcrdma: build mlnx-nfsrdma
+/// for it (DKMS, as `dkms status` or the DKMS tree knows it) and refresh its initramfs.
+fn next_boot_step(s: &Stack, k: &KernelRpcrdma) -> Step {
+    let rel = &k.kernel.release;
+    let from_status = dkms_state(&s.dkms, MLNX_NFSRDMA, rel).fix(MLNX_NFSRDMA, rel);
+    let mut commands: Vec<String> = match from_status.or_else(|| k.dkms_fix()) {
+        Some(cmd) => vec![format!("{cmd}   # needs the headers of {rel}")],
+        None => super::stacks::ofed::install_nfsrdma_step(s).commands,
+    };
+    commands.push(match s.family {
+        Family::Debian => format!("update-initramfs -u -k {rel}"),
+        _ => format!("dracut -f --kver {rel}"),
+    });
+    Step::manual(
+        format!("Build mlnx-nfsrdma for {rel} before rebooting"),
+        format!("the next boot starts {rel}, whose modprobe would load an rpcrdma without the nvfs hooks (or none): GDS silently falls back after the reboot"),
+        commands,
+    )
+}
+
+/// The kernel enforces module signatures and a GDS module file is unsigned (or its key is
+/// not enrolled): DKMS signs what it builds with its MOK, which the firmware must trust.
+fn sign_modules_step(s: &Stack, kernel: &str) -> Step {
+    let mut commands = vec![
+        "dkms generate_mok   # DKMS 3.x: creates /var/lib/dkms/mok.key and mok.pub unless they exist".to_string(),
+    ];
+    for package in ["mlnx-nfsrdma", "nvidia-fs"] {
+        if let Some(e) = s.dkms_entry(package) {
+            commands.push(format!(
+                "dkms remove {p}/{v} -k {kernel} && dkms install {p}/{v} -k {kernel}   # rebuilt, and signed with that key",
+                p = e.module,
+                v = e.version
+            ));
+        }
+    }
+    commands.extend(s.provenance.sign_note(s));
+    commands.push("mokutil --import /var/lib/dkms/mok.pub   # asks for a one-time password".into());
+    commands.push(
+        "systemctl reboot   # then choose Enroll MOK in the MOK manager and enter that password"
+            .into(),
+    );
+    Step::manual(
+        "Sign the GDS modules with an enrolled Machine Owner Key",
+        "the kernel enforces module signatures and the module modprobe would load is not signed by a key it trusts: it is refused with `Key was rejected by service`",
+        commands,
+    )
+}
+
+/// The loaded rpcrdma is not the build on disk: reload it when nothing uses it, else reboot.
+fn reload_step(usage: &RpcrdmaUsage) -> Step {
+    if usage.in_use() {
+        Step::manual(
+            "Reboot to load the new rpcrdma",
+            format!(
+                "the loaded rpcrdma is not the build on disk, and it cannot be reloaded now: {}",
+                usage.reasons().join("; ")
+            ),
+            vec!["systemctl reboot".into()],
+        )
+    } else {
+        Step::auto(
+            "Reload rpcrdma",
+            "the loaded rpcrdma is not the build on disk, and nothing uses it right now",
+            Action::ReloadRpcrdma,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,172 @@
+//! The findings doctor adds beside the checks: what only a human needs to know about the node.
+//!
+//! Each section is one function over what was [`Seen`], and the report shows them in the order
+//! of [`NODE`] (before the mounts) and [`CLUSTER`] (after them); a new section is a function and
+//! its place in one of the lists.
+
+use super::stack::Stack;
+use super::stacks::driver_container;
+use super::{finding, relevant_log_lines, Finding};
+use crate::host::platform::nvidia_fs::GpuDriverFlavour;
+use crate::host::stack_facts::StackFacts;
+use crate::host::HostFacts;
+
+/// What the sections read: the host facts (with the kernel log), the stack facts, the stack.
+#[derive(Debug, Clone, Copy)]
+pub struct Seen<'a> {
+    pub facts: &'a HostFacts,
+    pub found: &'a StackFacts,
+    pub stack: &'a Stack,
+}
+
+pub type Section = fn(&Seen) -> Vec<Finding>;
+
+/// The node's own software, before the mounts.
+pub const NODE: &[Section] = &[
+    libcufile_rdma,
+    gpu_driver,
+    rpcrdma_source,
+    ofa_gds_config,
+    kernel_gpl_rule,
+    installed_kernels,
+    kernel_log,
+    cufile_json,
+];
+
+/// What manages the node from outside, after the mounts.
+pub const CLUSTER: &[Section] = &[gpu_operator];
+
+/// The findings of a list of sections, in order.
+pub fn findings(sections: &[Section], seen: &Seen) -> Vec<Finding> {
+    sections.iter().flat_map(|s| s(seen)).collect()
+}
+
+fn libcufile_rdma(seen: &Seen) -> Vec<Finding> {
+    vec![finding(
+        "libcufile_rdma",
+        match &seen.found.libcufile_rdma {
+            Some(p) => format!("{p} is installed. It serves cuFile's user-space RDMA only; kernel NFS mounts (rpcrdma) never use it, so it is not the problem here."),
+            None => "libcufile_rdma.so is not installed. Kernel NFS mounts never use it (it serves cuFile's user-space RDMA only), so it is not needed for GDS over NFS.".into(),
+        },
+    )]
+}
+
+fn gpu_driver(seen: &Seen) -> Vec<Finding> {
+    let gpu = &seen.stack.gpu_driver;
+    vec![finding(
+        "gpu-driver",
+        if gpu.loaded {
+            let flavour = match gpu.flavour {
+                GpuDriverFlavour::Open => "open kernel modules (required by nvidia-fs 2.17.5 and later)",
+                GpuDriverFlavour::Proprietary => "PROPRIETARY kernel module: nvidia-fs 2.17.5 and later does not load against it (`nvidia_fs: Unknown symbol nvidia_p2p_*`)",
+                GpuDriverFlavour::Unknown => "flavour unknown (/proc/driver/nvidia/version not readable)",
+            };
+            format!(
+                "nvidia.ko {} is loaded: {flavour}",
+                gpu.version.as_deref().unwrap_or("(version unknown)")
+            )
+        } else {
+            "no NVIDIA GPU driver (nvidia.ko) is loaded".into()
+        },
+    )]
+}
+
+fn rpcrdma_source(seen: &Seen) -> Vec<Finding> {
+    vec![finding("rpcrdma-source", seen.stack.describe())]
+}
+
+fn ofa_gds_config(seen: &Seen) -> Vec<Finding> {
+    let Some((path, gds)) = &seen.stack.ofa_gds_config else {
+        return vec![];
+    };
+    vec![finding(
+        "ofa-gds-config",
+        if *gds {
+            format!("{path}: CONFIG_GPU_DIRECT_STORAGE=y (mlnx-ofa_kernel configured with GDS)")
+        } else {
+            format!("{path}: CONFIG_GPU_DIRECT_STORAGE is not y: mlnx-ofa_kernel was configured without GDS, so mlnx-nfsrdma compiles no hooks")
+        },
+    )]
+}
+
+fn kernel_gpl_rule(seen: &Seen) -> Vec<Finding> {
+    seen.facts
+        .gpl_rule
+        .iter()
+        .map(|rule| {
+            finding(
+                "kernel-gpl-rule",
+                format!(
+                    "GPL-only __symbol_get is {}: {}",
+                    rule.enforcement.as_str(),
+                    rule.evidence
+                ),
+            )
+        })
+        .collect()
+}
+
+fn installed_kernels(seen: &Seen) -> Vec<Finding> {
+    let boot = &seen.facts.boot;
+    boot.installed
+        .iter()
+        .map(|k| {
+            let next = boot
+                .next_boot
+                .as_ref()
+                .is_ok_and(|nb| nb.release.as_deref() == Some(k.release.as_str()));
+            let role = match (k.running, next) {
+                (true, true) => " (running, and the next boot)",
+                (true, false) => " (running)",
+                (false, true) => " (the next boot)",
+                (false, false) => "",
+            };
+            let text = match boot.other(&k.release) {
+                Some(o) => crate::checks::catalogue::next_boot::kernel_line(o),
+                None => "judged by the checks above".to_string(),
+            };
+            finding("installed-kernel", format!("{}{role}: {text}", k.release))
+        })
+        .collect()
+}
+
+fn kernel_log(seen: &Seen) -> Vec<Finding> {
+    let Some(log) = &seen.found.kernel_log else {
+        return vec![finding("kernel-log", "the kernel log could not be read (dmesg needs root); registration failures would show as `failing symbol_get of non-GPLONLY symbol rpcrdma_register_nvfs_dma_ops`")];
+    };
+    let lines = relevant_log_lines(log);
+    if lines.is_empty() {
+        return vec![finding(
+            "kernel-log",
+            "the kernel log has no nvidia-fs registration or symbol_get failures",
+        )];
+    }
+    lines
+        .into_iter()
+        .map(|l| finding("kernel-log", l))
+        .collect()
+}
+
+fn cufile_json(seen: &Seen) -> Vec<Finding> {
+    seen.facts
+        .cufile
+        .iter()
+        .map(|c| {
+            finding(
+                "cufile-json",
+                match (&c.parse_error, c.compat_allowed()) {
+                    (Some(e), _) => format!("{} could not be parsed ({e}); cuFile's default allows compat mode", c.path),
+                    (None, true) => format!("{}: allow_compat_mode is {} — applications silently fall back to POSIX I/O when GDS is unavailable; run once with CUFILE_ALLOW_COMPAT_MODE=false to prove GDS", c.path, if c.allow_compat_mode.is_some() { "true" } else { "unset (default true)" }),
+                    (None, false) => format!("{}: allow_compat_mode is false — cuFile fails instead of falling back", c.path),
+                },
+            )
+        })
+        .collect()
+}
+
+fn gpu_operator(seen: &Seen) -> Vec<Finding> {
+    driver_container::describe(seen.stack)
+        .map(|text| finding("gpu-operator", text))
+        .into_iter()
+        .collect()
+}

@@ -1,0 +1,32 @@
+//! No rpcrdma for this kernel at all (or no module tree): NVIDIA's mlnx-nfsrdma is what a GDS
+//! node installs.
+
+use super::{Detection, RpcrdmaStack};
+use crate::doctor::stack::Stack;
+use crate::host::modules::Resolution;
+
+#[derive(Debug)]
+pub struct Missing;
+
+pub const ID: &str = "missing";
+
+impl RpcrdmaStack for Missing {
+    fn id(&self) -> &'static str {
+        ID
+    }
+
+    fn detect(&self, d: &Detection) -> bool {
+        matches!(
+            d.resolution,
+            None | Some(Resolution::NotFound { .. }) | Some(Resolution::NoModuleTree { .. })
+        )
+    }
+
+    fn describe(&self, _s: &Stack) -> String {
+        "no rpcrdma module was found for this kernel".into()
+    }
+
+    fn is_vendor(&self) -> bool {
+        false
+    }
+}

@@ -1,0 +1,67 @@
+//! VAST's NFS client bundle (vastnfs): it compiles the hooks in unconditionally, and 4.0
+//! exports them plain, so its fixes are VAST's packages, not NVIDIA's OFED.
+
+use super::{Detection, Remedy, RpcrdmaStack, ABI_WHY};
+use crate::doctor::plan::Step;
+use crate::doctor::stack::Stack;
+
+#[derive(Debug)]
+pub struct Vastnfs;
+
+pub const ID: &str = "vastnfs";
+
+impl RpcrdmaStack for Vastnfs {
+    fn id(&self) -> &'static str {
+        ID
+    }
+
+    /// The running sunrpc is the bundle's, or the file sits in the bundle's directory.
+    fn detect(&self, d: &Detection) -> bool {
+        d.file()
+            .is_some_and(|(rel, _)| d.vastnfs || rel.contains("vastnfs") || rel.contains("bundle"))
+    }
+
+    fn describe(&self, _s: &Stack) -> String {
+        "rpcrdma comes from VAST's NFS client bundle (vastnfs)".into()
+    }
+
+    fn hooked(&self, _s: &Stack) -> Remedy {
+        Remedy::manual(Step::manual(
+            "Reinstall the VAST NFS client for this kernel",
+            "vastnfs compiles the hooks in unconditionally, so a vastnfs rpcrdma without them is a damaged or foreign build",
+            vec!["reinstall the vastnfs package built for this kernel (see VAST's install guide), then reboot".into()],
+        ))
+    }
+
+    fn abi(&self, _s: &Stack, _hooked: bool) -> Remedy {
+        Remedy::manual(reinstall_against_rdma_stack())
+    }
+
+    fn gpl_export(&self, _s: &Stack) -> Step {
+        Step::manual(
+            "Upgrade the VAST NFS client",
+            format!("{}; vastnfs 4.0 exports them plain", super::ofed::GPL_WHY),
+            vec!["install a vastnfs release that exports the nvfs hooks GPL (ask VAST support for your kernel)".into()],
+        )
+    }
+}
+
+/// A vendor rpcrdma built against another RDMA stack: the vendor's package for this one.
+pub fn reinstall_against_rdma_stack() -> Step {
+    Step::manual(
+        "Reinstall rpcrdma built against the installed RDMA stack",
+        ABI_WHY,
+        vec!["reinstall the package that provides rpcrdma, built for this kernel and the installed MOFED".into()],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{detected, resolved};
+
+    #[test]
+    fn the_bundle_directory_is_vastnfs() {
+        let r = resolved("updates/bundle/net/sunrpc/xprtrdma/rpcrdma.ko");
+        assert_eq!(detected(&r, None), super::ID);
+    }
+}

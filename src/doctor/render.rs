@@ -157,7 +157,7 @@ mod tests {
             without_plan(&[pass.clone(), warn.clone()]),
             "\nNothing to fix.\n"
         );
-        let fixable = warn.clone().remedy("set allow_compat_mode false");
+        let fixable = warn.remedy("set allow_compat_mode false");
         assert!(without_plan(&[pass.clone(), fixable]).contains("fix: lines above"));
         // A passing check's remedy (there is none to do) does not count.
         let passing = pass.remedy("nothing");

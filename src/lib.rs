@@ -13,6 +13,7 @@ pub mod doctor;
 pub mod escape;
 pub mod host;
 pub mod kmod;
+pub mod lint;
 pub mod mount;
 pub mod nfs;
 pub mod policy;

@@ -89,7 +89,7 @@ const POD_MOUNT: &str =
 /// The host's table: an RDMA mount by hand, and kubelet's mount of the same export that the
 /// transport trap put on TCP (its options say proto=tcp; only the policy says it was meant for
 /// RDMA), next to the TCP mount that caused it.
-fn host_mounts(f: &Fixture) {
+pub(crate) fn host_mounts(f: &Fixture) {
     let info = format!(
         "\
 1 0 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw

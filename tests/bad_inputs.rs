@@ -304,3 +304,38 @@ fn xz_preset_0(data: &[u8]) -> Vec<u8> {
     enc.write_all(data).expect("xz encodes into memory");
     enc.finish().expect("xz finishes")
 }
+
+/// A wrong `--root` (or `NFS_GDS_ROOT`) is an error naming it, not a verdict about an empty host.
+#[test]
+fn a_root_that_is_not_a_directory_exits_2_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("file");
+    std::fs::write(&file, "").unwrap();
+    let missing = dir.path().join("nonexistent");
+    for (root, why) in [(&missing, "No such file"), (&file, "not a directory")] {
+        for cmd in [
+            &["check"][..],
+            &["doctor"],
+            &["agent", "--once"],
+            &["verify", "/mnt"],
+        ] {
+            let o = nfs_gds()
+                .arg("--root")
+                .arg(root)
+                .args(cmd)
+                .output()
+                .unwrap();
+            assert_eq!(o.status.code(), Some(2), "{cmd:?}: {}", stdout(&o));
+            let err = stderr(&o);
+            assert!(err.contains(&format!("--root {}", root.display())), "{err}");
+            assert!(err.contains(why), "{err}");
+            assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+        }
+        let o = nfs_gds()
+            .env("NFS_GDS_ROOT", root)
+            .arg("check")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2));
+    }
+}

@@ -1,6 +1,10 @@
 //! The command line itself: completions match the real options, and colour is chosen as
 //! documented.
 
+use std::path::Path;
+
+use clap::CommandFactory;
+
 use crate::support::*;
 
 #[test]
@@ -86,4 +90,161 @@ fn color_is_chosen_by_the_flag_and_by_a_non_empty_no_color() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--color"), "{}", stderr(&out));
+}
+
+/// What bash's completion offers for `words`, the last one being completed: the shipped script
+/// is sourced and its function called as bash calls it (`COMP_WORDS`, `COMP_CWORD`, and the
+/// command, current and previous word as arguments).
+fn bash_offers(function: &str, words: &[&str]) -> Vec<String> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/completions/nfs-gds.bash");
+    let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+    let cword = words.len() - 1;
+    let prev = if cword > 0 { words[cword - 1] } else { "" };
+    let program = format!(
+        "source '{}'; COMP_WORDS=({}); COMP_CWORD={cword}; {function} '{}' '{}' '{prev}'; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        script.display(),
+        quoted.join(" "),
+        words[0],
+        words[cword],
+    );
+    let o = std::process::Command::new("bash")
+        .args(["--norc", "--noprofile", "-c", &program])
+        .output()
+        .expect("bash runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn bash_completes_the_options_of_every_subcommand() {
+    let offers = bash_offers("_nfs__gds", &["nfs-gds", "doctor", "--"]);
+    for want in ["--markdown", "--json", "--probe", "--root"] {
+        assert!(
+            offers.iter().any(|o| o == want),
+            "doctor --<TAB>: {offers:?}"
+        );
+    }
+    let offers = bash_offers("_nfs__gds", &["nfs-gds", "inspect-module", "--j"]);
+    assert_eq!(offers, ["--json"]);
+    let offers = bash_offers("_nfs__gds", &["nfs-gds", "policy", "check", "--"]);
+    assert!(offers.iter().any(|o| o == "--config"), "{offers:?}");
+    let offers = bash_offers("_nfs__gds", &["nfs-gds", "li"]);
+    assert_eq!(offers, ["lint"]);
+    // Every subcommand offers at least --help after `--`.
+    let mut cli = nfs_gds::cli::Cli::command();
+    cli.build();
+    for sub in cli
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+    {
+        let offers = bash_offers("_nfs__gds", &["nfs-gds", sub.get_name(), "--"]);
+        assert!(
+            !offers.is_empty(),
+            "{} --<TAB> offers nothing",
+            sub.get_name()
+        );
+    }
+}
+
+#[test]
+fn bash_completes_the_mount_helper() {
+    let offers = bash_offers("_mount_nfs_gds", &["mount.nfs-gds", "srv:/x", "/mnt", "-"]);
+    for want in ["-s", "-f", "-n", "-v", "-N", "-o"] {
+        assert!(offers.iter().any(|o| o == want), "{offers:?}");
+    }
+    let offers = bash_offers(
+        "_mount_nfs_gds",
+        &["mount.nfs-gds", "srv:/x", "/mnt", "-o", "pro"],
+    );
+    assert_eq!(offers, ["proto=rdma"]);
+    let offers = bash_offers(
+        "_mount_nfs_gds",
+        &["mount.nfs-gds", "srv:/x", "/mnt", "-o", "gds_p"],
+    );
+    assert_eq!(offers.len(), 3, "{offers:?}");
+}
+
+#[test]
+fn version_names_the_commit_target_and_features() {
+    let out = nfs_gds().arg("--version").output().unwrap();
+    let text = stdout(&out);
+    let want = format!("nfs-gds {} (commit ", env!("CARGO_PKG_VERSION"));
+    assert!(text.starts_with(&want), "{text}");
+    assert!(
+        text.contains(", target x86_64-")
+            || text.contains(", target aarch64-")
+            || text.contains("-linux-"),
+        "{text}"
+    );
+    let features = if cfg!(feature = "external-tools") {
+        "features: external-tools)"
+    } else {
+        "features: none)"
+    };
+    assert!(text.trim_end().ends_with(features), "{text}");
+    // Built from this checkout: the commit is HEAD's (or `unknown` without git).
+    let head = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output();
+    let commit = text
+        .split("(commit ")
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .next()
+        .unwrap();
+    match head {
+        Ok(h) if h.status.success() => {
+            assert_eq!(commit, String::from_utf8_lossy(&h.stdout).trim(), "{text}")
+        }
+        _ => assert_eq!(commit, "unknown"),
+    }
+}
+
+#[test]
+fn with_json_an_error_is_a_json_object_on_stdout_too() {
+    let f = ready_node();
+    let bad = f.write("etc/bad.toml", "default = \"loud\"\n");
+    for (args, command) in [
+        (
+            vec!["inspect-module", "--json", "/nonexistent/rpcrdma.ko"],
+            "inspect-module",
+        ),
+        (
+            vec!["--config", bad.to_str().unwrap(), "check", "--json"],
+            "check",
+        ),
+        (
+            vec!["--config", bad.to_str().unwrap(), "doctor", "--json"],
+            "doctor",
+        ),
+        (
+            vec![
+                "--config",
+                bad.to_str().unwrap(),
+                "verify",
+                "--json",
+                "/mnt",
+            ],
+            "verify",
+        ),
+        (vec!["lint", "--json", "/nonexistent/sc.yaml"], "lint"),
+    ] {
+        let o = run(&f, &args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", stdout(&o)));
+        assert_eq!(doc["command"], command);
+        let error = doc["error"].as_str().unwrap();
+        assert!(
+            stderr(&o).contains(error),
+            "{args:?}: {error} / {}",
+            stderr(&o)
+        );
+    }
 }

@@ -70,24 +70,191 @@ fn the_daemonset_and_image_run_the_agent_with_arguments_it_accepts() {
 }
 
 #[test]
-fn the_example_policy_for_kubelet_mounts_parses() {
-    let f = node_with(
-        &ModuleSpec::rpcrdma("6.8.0-45-generic"),
-        DKMS,
-        Packing::Plain,
-    );
-    f.write(
-        "proc/self/mountinfo",
-        "1 0 254:0 / / rw - ext4 /dev/vda rw\n",
-    );
-    let o = nfs_gds()
-        .arg("--root")
-        .arg(f.root())
-        .arg("--config")
-        .arg(deploy("examples/policy-for-kubelet-mounts.toml"))
-        .args(["verify", "/mnt/nothing"])
-        .output()
+fn the_example_policies_parse() {
+    let f = ready_node();
+    for policy in [
+        "examples/policy-for-kubelet-mounts.toml",
+        "kustomize/configmap/nfs-gds.toml",
+    ] {
+        let o = nfs_gds()
+            .arg("--root")
+            .arg(f.root())
+            .arg("--config")
+            .arg(deploy(policy))
+            .args(["verify", "/mnt/nothing"])
+            .output()
+            .unwrap();
+        // 1: nothing is mounted there; 2 would be a policy error.
+        assert_eq!(o.status.code(), Some(1), "{policy}: {}", stderr(&o));
+    }
+}
+
+/// The DaemonSet's read-only host mounts as `(host path, path in the container)`, and the
+/// writable ones.
+fn daemonset_mounts() -> (Vec<(String, String)>, Vec<String>) {
+    use saphyr::{LoadableYamlNode, Yaml};
+    let text = std::fs::read_to_string(deploy("kustomize/base/daemonset.yaml")).unwrap();
+    let doc = Yaml::load_from_str(&text).unwrap().remove(0);
+    let spec = &doc["spec"]["template"]["spec"];
+    let host_path = |name: &str| -> String {
+        let v = spec["volumes"]
+            .as_vec()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"].as_str() == Some(name))
+            .unwrap_or_else(|| panic!("no volume {name}"));
+        v["hostPath"]["path"].as_str().unwrap().to_string()
+    };
+    let (mut read_only, mut writable) = (Vec::new(), Vec::new());
+    for m in spec["containers"][0]["volumeMounts"].as_vec().unwrap() {
+        let at = m["mountPath"].as_str().unwrap().to_string();
+        let host = host_path(m["name"].as_str().unwrap());
+        assert_eq!(
+            at,
+            format!("/host{host}"),
+            "a host path must appear at /host plus itself"
+        );
+        if m.as_mapping_get("readOnly").and_then(|r| r.as_bool()) == Some(true) {
+            read_only.push((host, at));
+        } else {
+            writable.push(at);
+        }
+    }
+    (read_only, writable)
+}
+
+/// The read-only host mounts an opt-in overlay adds (`op: add` of a volume and its mount).
+fn overlay_mounts(overlay: &str) -> Vec<(String, String)> {
+    use saphyr::{LoadableYamlNode, Yaml};
+    let text = std::fs::read_to_string(deploy(&format!("kustomize/{overlay}/kustomization.yaml")))
         .unwrap();
-    // 1: nothing is mounted there; 2 would be a policy error.
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let doc = Yaml::load_from_str(&text).unwrap().remove(0);
+    let mut mounts = Vec::new();
+    let mut volumes = Vec::new();
+    for patch in doc["patches"].as_vec().unwrap() {
+        let ops = Yaml::load_from_str(patch["patch"].as_str().unwrap()).unwrap();
+        for op in ops[0].as_vec().unwrap() {
+            let v = &op["value"];
+            match op["path"].as_str().unwrap() {
+                p if p.ends_with("/volumeMounts/-") => {
+                    assert_eq!(v["readOnly"].as_bool(), Some(true), "{overlay}: {p}");
+                    mounts.push((
+                        v["name"].as_str().unwrap().to_string(),
+                        v["mountPath"].as_str().unwrap().to_string(),
+                    ));
+                }
+                p if p.ends_with("/volumes/-") => volumes.push((
+                    v["name"].as_str().unwrap().to_string(),
+                    v["hostPath"]["path"].as_str().unwrap().to_string(),
+                )),
+                _ => {}
+            }
+        }
+    }
+    mounts
+        .into_iter()
+        .map(|(name, at)| {
+            let host = volumes.iter().find(|(n, _)| *n == name).unwrap().1.clone();
+            assert_eq!(at, format!("/host{host}"));
+            (host, at)
+        })
+        .collect()
+}
+
+/// A node where every file the agent's checks can read exists: the module tree, cufile.json,
+/// a configuration file in each of modprobe's and depmod's directories, os-release, the policy.
+fn node_with_every_input() -> Fixture {
+    let spec = ModuleSpec::rpcrdma("6.8.0-45-generic");
+    let f = node_with(&spec, DKMS, Packing::Plain);
+    f.write("proc/1/mountinfo", "1 0 254:0 / / rw - ext4 /dev/vda rw\n");
+    f.write("proc/1/mountstats", "");
+    f.write(
+        "etc/cufile.json",
+        "{\"properties\": {\"allow_compat_mode\": false}}\n",
+    );
+    f.write("etc/os-release", "ID=ubuntu\nVERSION_ID=\"24.04\"\n");
+    f.write("usr/lib/os-release", "ID=ubuntu\nVERSION_ID=\"24.04\"\n");
+    for dir in nfs_gds::host::io::conf_dirs::MODPROBE_DIRS {
+        let name = dir.trim_start_matches('/').replace('/', "-");
+        f.write(format!("{}/{name}.conf", &dir[1..]), "# nothing\n");
+    }
+    f.write("etc/nfs-gds/nfs-gds.toml", "default = \"enforce\"\n");
+    f
+}
+
+#[test]
+fn the_daemonset_mounts_every_host_path_the_agent_reads_read_only() {
+    use nfs_gds::cli::{check::judge_node, host::Host, Ctx};
+    let f = node_with_every_input();
+    let mut host = Host::new(Some(f.root()));
+    host.root = host.root.recording();
+    let ctx = Ctx {
+        host,
+        config: None,
+        style: Default::default(),
+    };
+    // One agent pass: the node checks under the policy, the host's mount table, the records.
+    let policy = ctx.policy().unwrap();
+    judge_node(&ctx, &policy, false).unwrap();
+    nfs_gds::host::mounts::read_init_mount_table(&ctx.host.root).unwrap();
+    nfs_gds::mount::record::read_records(&ctx.host.root).unwrap();
+    let record = ctx.host.root.record();
+    let read: std::collections::BTreeSet<_> = record
+        .files
+        .iter()
+        .chain(&record.present)
+        .chain(record.listed.keys())
+        .collect();
+    assert!(read.len() > 10, "{read:?}");
+    for must in ["etc/cufile.json", "lib/modprobe.d/lib-modprobe.d.conf"] {
+        assert!(
+            read.contains(&PathBuf::from(must)),
+            "{must} was not read: {read:?}"
+        );
+    }
+    let (base, _) = daemonset_mounts();
+    // cufile.json only through its opt-in overlay (a hostPath of type File stops the pod on a
+    // node without one); everything else through the base.
+    let cufile = overlay_mounts("cufile");
+    assert_eq!(
+        cufile,
+        [(
+            "/etc/cufile.json".to_string(),
+            "/host/etc/cufile.json".to_string()
+        )]
+    );
+    let read_only: Vec<_> = base.iter().chain(&cufile).collect();
+    let unmounted: Vec<_> = read
+        .iter()
+        .filter(|p| {
+            let host = Path::new("/").join(p);
+            !read_only.iter().any(|(h, _)| host.starts_with(h))
+        })
+        .collect();
+    assert!(
+        unmounted.is_empty(),
+        "the agent reads these host paths, which deploy/kustomize/base/daemonset.yaml does not mount read-only: {unmounted:?}"
+    );
+}
+
+#[test]
+fn the_nfd_taint_rule_matches_the_label_the_agent_writes() {
+    use saphyr::{LoadableYamlNode, Yaml};
+    let text = std::fs::read_to_string(deploy("kustomize/nfd-taint/nodefeaturerule.yaml")).unwrap();
+    let doc = Yaml::load_from_str(&text).unwrap().remove(0);
+    let rule = &doc["spec"]["rules"][0];
+    assert_eq!(rule["taints"][0]["effect"].as_str(), Some("NoSchedule"));
+    let exprs = rule["matchFeatures"][0]["matchExpressions"]
+        .as_mapping()
+        .unwrap();
+    let label = format!("{}gds-nfs", nfs_gds::agent::labels::LABEL_PREFIX);
+    let (key, expr) = exprs.iter().next().unwrap();
+    assert_eq!(key.as_str(), Some(label.as_str()));
+    let values: Vec<_> = expr["value"]
+        .as_vec()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(values, [nfs_gds::agent::Tier::Degraded.as_str()]);
 }

@@ -467,6 +467,22 @@ fn collected_bundle_replays_to_the_same_verdicts() {
         // Nothing of the fixture's kallsyms beyond the hook lines went in.
         let kallsyms = std::fs::read_to_string(bundle.join("proc/kallsyms")).unwrap();
         assert!(!kallsyms.contains("sunrpc_cache_lookup_rcu"), "{kallsyms}");
+        // The manifest says what made it, when and where.
+        let manifest: Value =
+            serde_json::from_slice(&std::fs::read(bundle.join("nfs-gds-manifest.json")).unwrap())
+                .unwrap();
+        assert!(manifest["version"]
+            .as_str()
+            .unwrap()
+            .starts_with(env!("CARGO_PKG_VERSION")));
+        assert!(
+            manifest["collected_at"].as_str().unwrap().ends_with('Z'),
+            "{manifest}"
+        );
+        assert_eq!(manifest["kernel"], original["kernel_release"], "{manifest}");
+        assert!(manifest.get("hostname").is_some(), "{manifest}");
+        let argv = manifest["command_line"].as_array().unwrap();
+        assert!(argv.iter().any(|a| a == "collect"), "{manifest}");
         let replay = nfs_gds()
             .arg("--root")
             .arg(&bundle)
@@ -481,4 +497,17 @@ fn collected_bundle_replays_to_the_same_verdicts() {
             original["stack"]["rpcrdma_package"]
         );
     }
+}
+
+/// Doctor keeps the evidence in its Markdown (what a ticket needs).
+#[test]
+fn markdown_keeps_the_evidence() {
+    let f = ready_node();
+    f.write(
+        "etc/cufile.json",
+        "{\"properties\": {\"allow_compat_mode\": true}}\n",
+    );
+    let md = doctor_text(&f, &["doctor", "--markdown"]);
+    assert!(md.contains("### Evidence"), "{md}");
+    assert!(md.contains("```text\n/etc/cufile.json: "), "{md}");
 }

@@ -82,6 +82,7 @@ fn json_report_describes_the_file() {
     let (code, doc) = inspect_json(&f, &[]);
     assert_eq!(code, 0, "{doc:#}");
     assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["command"], "inspect-module");
     assert_eq!(doc["hooks"], "usable");
     let m = &doc["module"];
     assert_eq!(m["compression"], "xz");

@@ -10,7 +10,7 @@ use std::path::Path;
 /// Lowest first. Modules on one line are of one layer and do not import each other.
 const LAYERS: &[&[&str]] = &[
     &["nfs", "escape"],
-    &["kmod"],
+    &["kmod", "lint"],
     &["host"],
     &["checks"],
     &["policy"],

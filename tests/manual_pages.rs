@@ -323,3 +323,24 @@ fn every_page_states_the_crate_version_and_names_the_others() {
         }
     }
 }
+
+/// What a missing policy file means, as mount.nfs-gds(8) says it: every check whose built-in
+/// level is `warn` is named there, and no other.
+#[test]
+fn the_helper_page_names_the_checks_that_default_to_warn() {
+    let page = text(&source("mount.nfs-gds.8"));
+    let sentence = page
+        .split("A missing file means the built-in defaults")
+        .nth(1)
+        .and_then(|rest| rest.split("lists them all)").next())
+        .expect("mount.nfs-gds.8 says what a missing policy means");
+    for c in registry::all() {
+        let named = sentence.contains(c.id.as_str());
+        let warn = c.default_level == nfs_gds::checks::Level::Warn;
+        assert_eq!(
+            named, warn,
+            "{}: default {}, named {named}: {sentence}",
+            c.id, c.default_level
+        );
+    }
+}

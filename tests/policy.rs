@@ -218,6 +218,40 @@ fn policy_check_validates_a_file_before_it_is_installed() {
 }
 
 #[test]
+fn policy_check_applies_the_trust_rules_and_reports_every_error() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = Fixture::new("6.1.0-50-amd64");
+    let open = f.write("etc/open.toml", "default = \"warn\"\n");
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let out = run(&f, &["policy", "check", open.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("is writable by its group and everyone"),
+        "{}",
+        stderr(&out)
+    );
+    // `check` refuses the same file the same way.
+    let out = run(&f, &["--config", open.to_str().unwrap(), "check"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    let bad = f.write(
+        "etc/bad.toml",
+        "default = \"enforced\"\n[checks]\nrpcrdma-hook = \"off\"\ntransport-trap = \"loud\"\n[options]\nport = 0\n",
+    );
+    let out = run(&f, &["policy", "check", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    for want in [
+        ":1:11: unknown variant `enforced`",
+        ":3:1: unknown check id `rpcrdma-hook`: did you mean `rpcrdma-hooks`?",
+        ":4:18: unknown variant `loud`",
+        ":6:8: the port must be between 1 and 65535",
+        "bad.toml: 4 errors",
+    ] {
+        assert!(err.contains(want), "{want} missing from:\n{err}");
+    }
+}
+
+#[test]
 fn policy_show_gives_every_level_and_the_wait_for_a_mount() {
     let f = Fixture::new("6.1.0-50-amd64");
     install(
@@ -244,4 +278,41 @@ fn policy_show_gives_every_level_and_the_wait_for_a_mount() {
     for c in nfs_gds::checks::registry::all() {
         assert!(text.contains(c.id.as_str()), "{} missing: {text}", c.id);
     }
+}
+
+/// The policy as kubelet publishes a ConfigMap key below `--root`: a 0777 volume directory,
+/// `..data` pointing at a timestamped data directory, the key a symlink through `..data`.
+#[test]
+fn a_policy_from_a_configmap_volume_is_trusted_and_a_looser_one_is_not() {
+    use std::os::unix::fs::{symlink, PermissionsExt};
+    let f = node_with(
+        &ModuleSpec::rpcrdma("6.8.0-45-generic"),
+        DKMS,
+        Packing::Plain,
+    );
+    let chmod = |p: &std::path::Path, mode| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    let data = "..2026_12_01_20_00_00.1234567890";
+    f.write(
+        format!("etc/nfs-gds/{data}/nfs-gds.toml"),
+        "default = \"warn\"\n",
+    );
+    let vol = f.path("etc/nfs-gds");
+    chmod(&vol, 0o777);
+    chmod(&vol.join(data), 0o755);
+    chmod(&vol.join(data).join("nfs-gds.toml"), 0o644);
+    symlink(data, vol.join("..data")).unwrap();
+    symlink("..data/nfs-gds.toml", vol.join("nfs-gds.toml")).unwrap();
+    let o = run(&f, &["policy", "show"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("warn"), "{}", stdout(&o));
+    // Without `..data` pointing at it, the 0777 directory is just a writable directory.
+    std::fs::remove_file(vol.join("..data")).unwrap();
+    symlink(data, vol.join("..other")).unwrap();
+    std::fs::remove_file(vol.join("nfs-gds.toml")).unwrap();
+    symlink(format!("{data}/nfs-gds.toml"), vol.join("nfs-gds.toml")).unwrap();
+    let o = run(&f, &["policy", "show"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("is writable by"), "{}", stderr(&o));
 }

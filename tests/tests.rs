@@ -4,11 +4,13 @@
 mod support;
 
 mod agent;
+mod agent_lifecycle;
 mod agreement;
 mod bad_inputs;
 mod cache;
 mod check;
 mod cli;
+mod closed_pipe;
 mod deploy;
 mod doctor;
 #[cfg(feature = "external-tools")]
@@ -18,6 +20,7 @@ mod hostile_bundle;
 mod inspect_module;
 mod io_path;
 mod layers;
+mod lint;
 mod load_checks;
 mod loaded_module;
 mod manual_pages;
@@ -32,6 +35,7 @@ mod packaging;
 mod platform;
 mod policy;
 mod readme;
+mod schemas;
 mod setuid;
 #[cfg(feature = "external-tools")]
 mod systemd_unit;

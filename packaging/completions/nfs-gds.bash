@@ -37,6 +37,9 @@ _nfs__gds() {
             nfs__gds,inspect-module)
                 cmd="nfs__gds__subcmd__inspect__subcmd__module"
                 ;;
+            nfs__gds,lint)
+                cmd="nfs__gds__subcmd__lint"
+                ;;
             nfs__gds,mount)
                 cmd="nfs__gds__subcmd__mount"
                 ;;
@@ -72,6 +75,9 @@ _nfs__gds() {
                 ;;
             nfs__gds__subcmd__help,inspect-module)
                 cmd="nfs__gds__subcmd__help__subcmd__inspect__subcmd__module"
+                ;;
+            nfs__gds__subcmd__help,lint)
+                cmd="nfs__gds__subcmd__help__subcmd__lint"
                 ;;
             nfs__gds__subcmd__help,mount)
                 cmd="nfs__gds__subcmd__help__subcmd__mount"
@@ -119,7 +125,7 @@ _nfs__gds() {
 
     case "${cmd}" in
         nfs__gds)
-            opts="-v -h -V --root --config --verbose --color --help --version check inspect-module doctor provision collect agent mount verify watch policy completions help"
+            opts="-v -h -V --root --config --verbose --color --help --version check inspect-module doctor provision collect agent mount verify watch policy lint completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -144,8 +150,8 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__agent)
-            opts="-v -h --once --interval --probe --nfd-dir --textfile-dir --status-file --ready-file --root --config --verbose --color --help"
+        nfs__gds__subcmd__agent)
+            opts="-v -h --once --interval --probe --nfd-dir --textfile-dir --status-file --ready-file --health --root --config --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -190,7 +196,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__check)
+        nfs__gds__subcmd__check)
             opts="-v -h --json --probe --root --config --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -216,7 +222,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__collect)
+        nfs__gds__subcmd__collect)
             opts="-o -v -h --output --root --config --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -250,7 +256,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__completions)
+        nfs__gds__subcmd__completions)
             opts="-v -h --root --config --verbose --color --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -276,7 +282,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__doctor)
+        nfs__gds__subcmd__doctor)
             opts="-v -h --probe --json --markdown --root --config --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -302,8 +308,8 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__help)
-            opts="check inspect-module doctor provision collect agent mount verify watch policy completions help"
+        nfs__gds__subcmd__help)
+            opts="check inspect-module doctor provision collect agent mount verify watch policy lint completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -316,7 +322,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__help__subcmd__agent)
+        nfs__gds__subcmd__help__subcmd__agent)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -330,7 +336,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__help__subcmd__check)
+        nfs__gds__subcmd__help__subcmd__check)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -344,7 +350,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__help__subcmd__collect)
+        nfs__gds__subcmd__help__subcmd__collect)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -358,7 +364,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__help__subcmd__completions)
+        nfs__gds__subcmd__help__subcmd__completions)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -372,7 +378,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__help__subcmd__doctor)
+        nfs__gds__subcmd__help__subcmd__doctor)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -386,7 +392,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__help__subcmd__help)
+        nfs__gds__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -400,7 +406,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__help__subcmd__inspect__subcmd__module)
+        nfs__gds__subcmd__help__subcmd__inspect__subcmd__module)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -414,7 +420,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__help__subcmd__mount)
+        nfs__gds__subcmd__help__subcmd__lint)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -428,7 +434,21 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__help__subcmd__policy)
+        nfs__gds__subcmd__help__subcmd__mount)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        nfs__gds__subcmd__help__subcmd__policy)
             opts="check show"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -442,7 +462,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__help__subcmd__policy__subcmd__check)
+        nfs__gds__subcmd__help__subcmd__policy__subcmd__check)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -456,7 +476,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__help__subcmd__policy__subcmd__show)
+        nfs__gds__subcmd__help__subcmd__policy__subcmd__show)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -470,7 +490,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__help__subcmd__provision)
+        nfs__gds__subcmd__help__subcmd__provision)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -484,7 +504,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__help__subcmd__verify)
+        nfs__gds__subcmd__help__subcmd__verify)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -498,7 +518,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__help__subcmd__watch)
+        nfs__gds__subcmd__help__subcmd__watch)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -512,7 +532,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__inspect__subcmd__module)
+        nfs__gds__subcmd__inspect__subcmd__module)
             opts="-v -h --json --root --config --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -538,7 +558,33 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__mount)
+        nfs__gds__subcmd__lint)
+            opts="-v -h --json --root --config --verbose --color --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        nfs__gds__subcmd__mount)
             opts="-v --root --config --verbose --color"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -564,7 +610,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__policy)
+        nfs__gds__subcmd__policy)
             opts="-v -h --root --config --verbose --color --help check show help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -590,7 +636,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__policy__subcmd__check)
+        nfs__gds__subcmd__policy__subcmd__check)
             opts="-v -h --root --config --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -616,7 +662,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__policy__subcmd__help)
+        nfs__gds__subcmd__policy__subcmd__help)
             opts="check show help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -630,7 +676,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__policy__subcmd__help__subcmd__check)
+        nfs__gds__subcmd__policy__subcmd__help__subcmd__check)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -644,7 +690,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__policy__subcmd__help__subcmd__help)
+        nfs__gds__subcmd__policy__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -658,7 +704,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__policy__subcmd__help__subcmd__show)
+        nfs__gds__subcmd__policy__subcmd__help__subcmd__show)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -672,7 +718,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__policy__subcmd__show)
+        nfs__gds__subcmd__policy__subcmd__show)
             opts="-v -h --target --source --root --config --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -706,7 +752,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__provision)
+        nfs__gds__subcmd__provision)
             opts="-v -h --apply --root --config --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -732,7 +778,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__verify)
+        nfs__gds__subcmd__verify)
             opts="-v -h --port --json --root --config --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -762,7 +808,7 @@ _nfs__gds() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nfs__subcmd__gds__subcmd__watch)
+        nfs__gds__subcmd__watch)
             opts="-v -h --seconds --json --root --config --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -800,3 +846,27 @@ if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERS
 else
     complete -F _nfs__gds -o bashdefault -o default nfs-gds
 fi
+
+_mount_nfs_gds() {
+    local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
+    case "${prev}" in
+        -o)
+            COMPREPLY=( $(compgen -W "proto=rdma port=20049 vers=4.2 vers=4.1 vers=3 gds_policy=enforce gds_policy=warn gds_policy=off gds_wait=" -- "${cur}") )
+            return 0
+            ;;
+        -N)
+            COMPREPLY=( $(compgen -f -- "${cur}") )
+            return 0
+            ;;
+        -t)
+            COMPREPLY=( $(compgen -W "nfs-gds" -- "${cur}") )
+            return 0
+            ;;
+    esac
+    if [[ "${cur}" == -* ]]; then
+        COMPREPLY=( $(compgen -W "-s -f -n -v -N -o -t -r -h" -- "${cur}") )
+        return 0
+    fi
+    COMPREPLY=( $(compgen -d -- "${cur}") )
+}
+complete -F _mount_nfs_gds -o bashdefault -o default mount.nfs-gds

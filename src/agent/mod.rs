@@ -18,6 +18,7 @@ mod nvfs_metrics;
 pub mod outputs;
 mod plain;
 pub mod schedule;
+pub mod shutdown;
 
 use std::time::{Duration, SystemTime};
 

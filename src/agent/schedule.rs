@@ -46,6 +46,17 @@ pub fn rfc3339(t: SystemTime) -> Result<String, ScheduleError> {
     Ok(s)
 }
 
+/// How many intervals may pass since the last pass before the agent counts as stuck: its
+/// liveness and readiness probe (`agent --health`) fails after that.
+pub const STALE_INTERVALS: u32 = 2;
+
+/// Whether a pass made at `last` is recent enough at `now` (a clock that went backwards counts
+/// as recent: the pass happened, and the next one will say more).
+pub fn is_fresh(last: SystemTime, now: SystemTime, interval: Duration) -> bool {
+    let limit = interval.saturating_mul(STALE_INTERVALS);
+    now.duration_since(last).map_or(true, |age| age <= limit)
+}
+
 /// Seconds since the Unix epoch, for metrics (0 for a clock set before 1970).
 pub fn unix_seconds(t: SystemTime) -> u64 {
     t.duration_since(SystemTime::UNIX_EPOCH)
@@ -77,6 +88,14 @@ mod tests {
         // 1e11 s: representable, but in the year 9000-something plus: no RFC 3339 form.
         let far = expiry(now(), Duration::from_secs(100_000_000_000)).unwrap();
         assert_eq!(rfc3339(far), Err(ScheduleError::Unformattable));
+    }
+
+    #[test]
+    fn a_pass_is_fresh_for_two_intervals() {
+        let i = Duration::from_secs(60);
+        assert!(is_fresh(now(), now() + Duration::from_secs(120), i));
+        assert!(!is_fresh(now(), now() + Duration::from_secs(121), i));
+        assert!(is_fresh(now() + Duration::from_secs(5), now(), i));
     }
 
     #[test]

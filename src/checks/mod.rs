@@ -60,10 +60,23 @@ impl<'de> Deserialize<'de> for CheckId {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
         CheckId::parse(&s).ok_or_else(|| {
-            serde::de::Error::custom(format!(
-                "unknown check id `{s}` (known: {})",
-                registry::names().join(", ")
-            ))
+            let names = registry::names();
+            // The closest id by edit distance, when it is close enough to be a misspelling.
+            let closest = names
+                .iter()
+                .map(|n| (strsim::damerau_levenshtein(&s, n), n))
+                .min()
+                .filter(|(d, n)| *d <= 3.max(n.len() / 4));
+            match closest {
+                Some((_, n)) => serde::de::Error::custom(format!(
+                    "unknown check id `{s}`: did you mean `{n}`? (known: {})",
+                    names.join(", ")
+                )),
+                None => serde::de::Error::custom(format!(
+                    "unknown check id `{s}` (known: {})",
+                    names.join(", ")
+                )),
+            }
         })
     }
 }
@@ -292,6 +305,21 @@ mod tests {
         assert_eq!(names.len(), registry::all().len());
         let e = serde_json::from_str::<CheckId>("\"no-such\"").unwrap_err();
         assert!(e.to_string().contains("unknown check id `no-such`"), "{e}");
+        assert!(!e.to_string().contains("did you mean"), "{e}");
+    }
+
+    #[test]
+    fn a_misspelt_check_id_gets_the_closest_one() {
+        let e = serde_json::from_str::<CheckId>("\"rpcrdma-hook\"").unwrap_err();
+        assert!(
+            e.to_string().contains("did you mean `rpcrdma-hooks`?"),
+            "{e}"
+        );
+        let e = serde_json::from_str::<CheckId>("\"transprot-trap\"").unwrap_err();
+        assert!(
+            e.to_string().contains("did you mean `transport-trap`?"),
+            "{e}"
+        );
     }
 
     #[test]

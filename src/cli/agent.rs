@@ -10,7 +10,8 @@ use clap::Args;
 use super::{exit, CmdError, Ctx};
 use crate::agent::intent::read_declared;
 use crate::agent::outputs::{self, Outputs};
-use crate::agent::schedule::MAX_INTERVAL_SECS;
+use crate::agent::schedule::{self, MAX_INTERVAL_SECS};
+use crate::agent::shutdown::{Shutdown, Wake};
 use crate::agent::{labels, metrics, mounts, Pass};
 use crate::checks::Verdict;
 use crate::host::mounts::{read_init_mount_table, MountTable};
@@ -41,6 +42,50 @@ pub struct AgentArgs {
     /// The file that exists while the node is ready, for init containers [default: <root>/run/nfs-gds/ready]
     #[arg(long, value_name = "FILE")]
     pub ready_file: Option<PathBuf>,
+    /// Check nothing: exit 0 when the running agent's last pass (the time of its status file) is
+    /// at most two intervals old, 1 otherwise (the DaemonSet's liveness and readiness probe)
+    #[arg(long, conflicts_with_all = ["once", "probe"])]
+    pub health: bool,
+}
+
+/// Where this agent writes.
+fn outputs_of(args: &AgentArgs, ctx: &Ctx) -> Outputs {
+    Outputs::resolve(
+        &ctx.host.root,
+        args.nfd_dir.as_deref(),
+        args.textfile_dir.as_deref(),
+        args.status_file.as_deref(),
+        args.ready_file.as_deref(),
+    )
+}
+
+/// `--health`: whether the last pass is recent, from the status file every pass rewrites.
+fn health(args: &AgentArgs, ctx: &Ctx) -> Result<u8, CmdError> {
+    let status = outputs_of(args, ctx).status;
+    let interval = Duration::from_secs(args.interval);
+    match std::fs::metadata(&status).and_then(|m| m.modified()) {
+        Ok(at) if schedule::is_fresh(at, SystemTime::now(), interval) => {
+            outln!(
+                "nfs-gds agent: alive (last pass {})",
+                humantime::format_rfc3339_seconds(at)
+            );
+            Ok(exit::READY)
+        }
+        Ok(at) => {
+            outln!(
+                "nfs-gds agent: stale: the last pass ({}, {}) is more than {} x {} s old",
+                humantime::format_rfc3339_seconds(at),
+                status.display(),
+                schedule::STALE_INTERVALS,
+                args.interval
+            );
+            Ok(exit::NOT_READY)
+        }
+        Err(e) => {
+            outln!("nfs-gds agent: no pass yet ({}: {e})", status.display());
+            Ok(exit::NOT_READY)
+        }
+    }
 }
 
 /// Reads and judges everything once: the node, then the mounts of `table` (filled here, and
@@ -98,13 +143,7 @@ struct Outcome {
 /// than a pass's outputs).
 fn one_pass(args: &AgentArgs, ctx: &Ctx, table: &mut MountTable) -> Result<Outcome, CmdError> {
     let (pass, facts) = check_node(args, ctx, table, SystemTime::now())?;
-    let out = Outputs::resolve(
-        &ctx.host.root,
-        args.nfd_dir.as_deref(),
-        args.textfile_dir.as_deref(),
-        args.status_file.as_deref(),
-        args.ready_file.as_deref(),
-    );
+    let out = outputs_of(args, ctx);
     let nvfs = facts.nvidia_fs.version.clone().unwrap_or_default();
     let kernel = facts.kernel.release.unwrap_or_default();
     if let Some(path) = &out.features {
@@ -128,18 +167,22 @@ fn one_pass(args: &AgentArgs, ctx: &Ctx, table: &mut MountTable) -> Result<Outco
 }
 
 pub fn run(args: &AgentArgs, ctx: &Ctx) -> Result<u8, CmdError> {
+    if args.health {
+        return health(args, ctx);
+    }
     if args.once {
         let mut table = MountTable::default();
         let pass = one_pass(args, ctx, &mut table);
         // The process ends here; its memory goes back with it.
         std::mem::forget(table);
         let pass = pass?;
-        println!("{}", pass.line);
+        outln!("{}", pass.line);
         return Ok(exit::of(pass.verdict));
     }
     tracing::info!("checking every {} s", args.interval);
+    let shutdown = Shutdown::listen()?;
     let mut last = None;
-    loop {
+    let signal = loop {
         match one_pass(args, ctx, &mut MountTable::default()) {
             Ok(Outcome { line, .. }) => {
                 if last.as_ref() != Some(&line) {
@@ -153,6 +196,19 @@ pub fn run(args: &AgentArgs, ctx: &Ctx) -> Result<u8, CmdError> {
                 crate::escape::escape_control(&e.to_string())
             ),
         }
-        std::thread::sleep(Duration::from_secs(args.interval));
-    }
+        if let Some(sig) = shutdown.stopping() {
+            break sig;
+        }
+        if let Wake::Stop(sig) = shutdown.wait(Duration::from_secs(args.interval)) {
+            break sig;
+        }
+    };
+    // A stopped agent vouches for nothing: its readiness file goes; the other outputs expire.
+    let ready = outputs_of(args, ctx).ready;
+    outputs::set_ready(&ready, false, "")?;
+    eprintln!(
+        "nfs-gds agent: stopped by signal {signal}; removed {}",
+        ready.display()
+    );
+    Ok(exit::READY)
 }

@@ -50,9 +50,9 @@ pub fn run(args: &CheckArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         None,
     );
     if args.json {
-        print!("{}", render::json(&report));
+        out!("{}", render::json(&report));
     } else {
-        print!("{}", render::text(&report, ctx.style));
+        out!("{}", render::text(&report, ctx.style));
     }
     Ok(exit::of(report.verdict))
 }

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use serde::Serialize;
 
 use super::{exit, CmdError, Ctx};
 use crate::doctor::collect;
@@ -14,8 +15,43 @@ pub struct CollectArgs {
     pub output: PathBuf,
 }
 
+/// What made the bundle, when and where: the first thing to read when one arrives with a ticket.
+#[derive(Serialize)]
+struct Manifest {
+    /// `nfs-gds --version`.
+    version: &'static str,
+    /// When it was collected (RFC 3339, UTC).
+    collected_at: String,
+    hostname: Option<String>,
+    kernel: Option<String>,
+    command_line: Vec<String>,
+}
+
+fn manifest(ctx: &Ctx) -> Result<Vec<u8>, CmdError> {
+    let first_line = |rel: &str| -> Result<Option<String>, CmdError> {
+        Ok(ctx
+            .host
+            .root
+            .read_text(rel)?
+            .and_then(|t| t.lines().next().map(str::to_string)))
+    };
+    let m = Manifest {
+        version: super::LONG_VERSION,
+        collected_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        hostname: first_line("proc/sys/kernel/hostname")?,
+        kernel: first_line("proc/sys/kernel/osrelease")?,
+        command_line: std::env::args_os()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+    };
+    let mut bytes = serde_json::to_vec_pretty(&m)?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
 pub fn run(args: &CollectArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let (policy_path, policy) = ctx.policy_with_path()?;
+    let manifest = manifest(ctx)?;
     let runner = ctx.host.runner();
     let c = collect::collect(
         &ctx.host.root,
@@ -24,14 +60,15 @@ pub fn run(args: &CollectArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         runner.as_ref(),
         &crate::agent::intent::read_declared,
         &args.output,
+        &manifest,
     )?;
-    println!(
+    outln!(
         "nfs-gds collect: wrote {} ({} files, {} command outputs)",
         args.output.display(),
         c.files.len(),
         c.commands.len()
     );
-    println!(
+    outln!(
         "unpack it with `mkdir bundle && tar -xzf {} -C bundle` and run `nfs-gds --root bundle doctor`",
         args.output.display()
     );

@@ -1,10 +1,19 @@
 //! `nfs-gds completions SHELL`: shell completion scripts, generated from the same clap
 //! definition the binary parses with, so they cannot drift from the real options.
+//!
+//! Two repairs for bash. clap_complete names its states after the command, and spells a
+//! hyphenated name two ways (`nfs__gds` where it walks the words, `nfs__subcmd__gds` in the
+//! states), so after `nfs-gds SUBCOMMAND` no state ever matched and nothing was offered; the
+//! states are renamed to the spelling the walk uses (a no-op once clap_complete agrees with
+//! itself). And the mount helper `mount.nfs-gds`, which parses mount(8)'s flags by hand, gets a
+//! completion of its own, with the flags read from its usage text.
 
 use clap::{Args, CommandFactory};
 use clap_complete::Shell;
 
-use super::{exit, Cli, CmdError, Ctx};
+use super::{exit, Cli, CmdError, Ctx, HELPER_NAME};
+use crate::mount::args::USAGE;
+use crate::nfs::NFS_RDMA_PORT;
 
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
@@ -12,8 +21,75 @@ pub struct CompletionsArgs {
     pub shell: Shell,
 }
 
+/// The mount helper's flags, as its usage text lists them (`  -s   sloppy: …`).
+fn helper_flags() -> Vec<String> {
+    USAGE
+        .lines()
+        .filter_map(|l| l.strip_prefix("  -"))
+        .filter_map(|l| l.chars().next())
+        .map(|c| format!("-{c}"))
+        .collect()
+}
+
+/// Bash completion for `mount.nfs-gds SPEC DIR [FLAGS]`.
+fn helper_bash() -> String {
+    let flags = helper_flags().join(" ");
+    let options = [
+        "proto=rdma".to_string(),
+        format!("port={NFS_RDMA_PORT}"),
+        "vers=4.2".into(),
+        "vers=4.1".into(),
+        "vers=3".into(),
+        "gds_policy=enforce".into(),
+        "gds_policy=warn".into(),
+        "gds_policy=off".into(),
+        "gds_wait=".into(),
+    ]
+    .join(" ");
+    let func = format!("_{}", HELPER_NAME.replace(['.', '-'], "_"));
+    format!(
+        r#"
+{func}() {{
+    local cur="${{COMP_WORDS[COMP_CWORD]}}" prev="${{COMP_WORDS[COMP_CWORD-1]}}"
+    case "${{prev}}" in
+        -o)
+            COMPREPLY=( $(compgen -W "{options}" -- "${{cur}}") )
+            return 0
+            ;;
+        -N)
+            COMPREPLY=( $(compgen -f -- "${{cur}}") )
+            return 0
+            ;;
+        -t)
+            COMPREPLY=( $(compgen -W "nfs-gds" -- "${{cur}}") )
+            return 0
+            ;;
+    esac
+    if [[ "${{cur}}" == -* ]]; then
+        COMPREPLY=( $(compgen -W "{flags}" -- "${{cur}}") )
+        return 0
+    fi
+    COMPREPLY=( $(compgen -d -- "${{cur}}") )
+}}
+complete -F {func} -o bashdefault -o default {HELPER_NAME}
+"#
+    )
+}
+
+/// The completion script for `shell`.
+pub fn script(shell: Shell) -> Vec<u8> {
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "nfs-gds", &mut script);
+    if shell != Shell::Bash {
+        return script;
+    }
+    let mut text = String::from_utf8_lossy(&script).replace("nfs__subcmd__gds", "nfs__gds");
+    text.push_str(&helper_bash());
+    text.into_bytes()
+}
+
 pub fn run(args: &CompletionsArgs, _ctx: &Ctx) -> Result<u8, CmdError> {
-    let mut cmd = Cli::command();
-    clap_complete::generate(args.shell, &mut cmd, "nfs-gds", &mut std::io::stdout());
+    // Into memory first: clap_complete panics on a failed write (a closed pipe).
+    std::io::Write::write_all(&mut std::io::stdout().lock(), &script(args.shell))?;
     Ok(exit::READY)
 }

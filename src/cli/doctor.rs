@@ -40,11 +40,11 @@ pub fn diagnose_host(ctx: &Ctx, probe: bool) -> Result<doctor::Diagnosis, CmdErr
 pub fn run(args: &DoctorArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let d = diagnose_host(ctx, args.probe)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&d)?);
+        outln!("{}", serde_json::to_string_pretty(&d)?);
     } else if args.markdown {
-        print!("{}", render::markdown(&d));
+        out!("{}", render::markdown(&d));
     } else {
-        print!("{}", render::text(&d, ctx.style));
+        out!("{}", render::text(&d, ctx.style));
     }
     Ok(exit::of(d.verdict))
 }

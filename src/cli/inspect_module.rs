@@ -50,6 +50,8 @@ pub enum HooksVerdict {
 #[derive(Debug, Serialize)]
 struct InspectReport<'a> {
     schema_version: u32,
+    /// Always `inspect-module`, like the `command` of every other JSON document.
+    command: &'static str,
     module: &'a ModuleFile,
     hooks: HooksVerdict,
     /// `rpcrdma-hooks` and `rpcrdma-hook-export` for this file, as `check` reports them.
@@ -270,14 +272,15 @@ pub fn run(args: &InspectArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     if args.json {
         let report = InspectReport {
             schema_version: SCHEMA_VERSION,
+            command: "inspect-module",
             module: &file,
             hooks: v,
             checks: &checks,
             kernel_rule: rule.as_ref(),
         };
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print!("{}", text(&file, v, rule.as_ref(), &checks, ctx.style));
+        out!("{}", text(&file, v, rule.as_ref(), &checks, ctx.style));
     }
     Ok(exit::ready_or_not(v == HooksVerdict::Usable))
 }

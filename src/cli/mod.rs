@@ -5,6 +5,9 @@
 //! otherwise it is `nfs-gds <command>`. Read-only commands exit 0 when the node (or mount) is
 //! ready, 1 when it is not, 2 when they could not do their job.
 
+#[macro_use]
+pub mod out;
+
 pub mod agent;
 pub mod check;
 pub mod collect;
@@ -13,6 +16,7 @@ pub mod completions;
 pub mod doctor;
 pub mod host;
 pub mod inspect_module;
+pub mod lint;
 pub mod mount_helper;
 pub mod policy;
 pub mod provision;
@@ -52,13 +56,26 @@ pub mod exit {
     }
 }
 
+/// The version `--version` prints: the crate's, the commit, the target and the enabled features
+/// (set by `build.rs`).
+pub const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("NFS_GDS_COMMIT"),
+    ", target ",
+    env!("NFS_GDS_TARGET"),
+    ", features: ",
+    env!("NFS_GDS_FEATURES"),
+    ")"
+);
+
 /// The file name argv\[0\] must have for the mount(8) helper persona.
 pub const HELPER_NAME: &str = "mount.nfs-gds";
 
 #[derive(Debug, Parser)]
 #[command(
     name = "nfs-gds",
-    version,
+    version = LONG_VERSION,
     about = "Make GPUDirect Storage over NFS/RDMA fail loudly instead of silently",
     long_about = "Checks that GPUDirect Storage over NFS/RDMA will really be used on this node: \
 nvidia_fs loaded, an rpcrdma module with the nvfs DMA hooks exported in a way this kernel accepts, \
@@ -111,6 +128,8 @@ pub enum Command {
     /// Validate a policy file, or show the level of every check for a mount
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
+    /// Check Kubernetes manifests (ClusterPolicy, NicClusterPolicy, NFS StorageClass/PV) for GDS
+    Lint(lint::LintArgs),
     /// Print a shell completion script (e.g. `nfs-gds completions bash`)
     Completions(completions::CompletionsArgs),
 }
@@ -186,6 +205,17 @@ fn subcommand_of(argv: &[OsString]) -> Option<&OsString> {
     None
 }
 
+/// A `--root` that is not a directory is an error naming it: read as a host, it would be a host
+/// with nothing on it, and every command would give a confident, wrong verdict.
+fn root_is_a_directory(root: Option<&Path>) -> Result<(), String> {
+    let Some(root) = root else { return Ok(()) };
+    match std::fs::metadata(root) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(format!("--root {}: not a directory", root.display())),
+        Err(e) => Err(format!("--root {}: {e}", root.display())),
+    }
+}
+
 /// Runs the program for `argv` and returns the process exit code.
 pub fn run(argv: Vec<OsString>) -> u8 {
     if argv.first().is_some_and(is_helper_name) {
@@ -215,7 +245,15 @@ pub fn run(argv: Vec<OsString>) -> u8 {
         cli.global.verbose,
         color::enabled_here(cli.global.color, std::io::stderr().is_terminal()),
     );
+    if let Err(e) = root_is_a_directory(cli.global.root.as_deref()) {
+        eprintln!("nfs-gds: {}", crate::escape::escape_control(&e));
+        return match cli.command {
+            Command::Mount(_) => crate::mount::exit_code::USAGE,
+            _ => exit::ERROR,
+        };
+    }
     let ctx = Ctx::new(&cli.global);
+    let json = json_command(&cli.command);
     let result = match cli.command {
         Command::Check(args) => check::run(&args, &ctx),
         Command::InspectModule(args) => inspect_module::run(&args, &ctx),
@@ -227,14 +265,35 @@ pub fn run(argv: Vec<OsString>) -> u8 {
         Command::Verify(args) => verify::run(&args, &ctx),
         Command::Watch(args) => watch::run(&args, &ctx),
         Command::Policy(cmd) => policy::run(&cmd, &ctx),
+        Command::Lint(args) => lint::run(&args, &ctx),
         Command::Completions(args) => completions::run(&args, &ctx),
     };
     match result {
         Ok(code) => code,
+        Err(e) if out::is_closed_pipe(&*e) => out::end_on_closed_pipe(),
         Err(e) => {
             eprintln!("nfs-gds: {}", crate::escape::escape_control(&e.to_string()));
+            if let Some(command) = json {
+                // A script that parses stdout gets an object too, not an empty document.
+                let doc = serde_json::json!({"command": command, "error": e.to_string()});
+                if out::line(format_args!("{doc}")).is_err() {
+                    return out::end_on_closed_pipe();
+                }
+            }
             exit::ERROR
         }
+    }
+}
+
+/// The name of the command when it was asked for JSON (`--json`).
+fn json_command(command: &Command) -> Option<&'static str> {
+    match command {
+        Command::Check(a) if a.json => Some("check"),
+        Command::Doctor(a) if a.json => Some("doctor"),
+        Command::InspectModule(a) if a.json => Some("inspect-module"),
+        Command::Verify(a) if a.json => Some("verify"),
+        Command::Lint(a) if a.json => Some("lint"),
+        _ => None,
     }
 }
 

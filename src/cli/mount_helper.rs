@@ -77,7 +77,7 @@ fn run_helper(raw: &[OsString], host: &Host, config: Option<&Path>, verbose: u8)
             let _ = writeln!(
                 std::io::stdout(),
                 "mount.nfs-gds (nfs-gds {})",
-                env!("CARGO_PKG_VERSION")
+                super::LONG_VERSION
             );
             return SUCCESS;
         }

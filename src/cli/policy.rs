@@ -7,13 +7,11 @@ use clap::{Args, Subcommand};
 
 use super::{exit, CmdError, Ctx};
 use crate::checks::registry;
-use crate::host::io::reader;
-use crate::host::FileKind;
 use crate::policy;
 
 #[derive(Debug, Subcommand)]
 pub enum PolicyCommand {
-    /// Validate a policy file (default: the one in force); exit 0 when valid, 2 with the error
+    /// Validate a policy file (default: the one in force) under the trust rules; exit 0 when valid, 2 listing every error
     Check(CheckArgs),
     /// Show the effective level of every check, and the wait, for a mount (or the node)
     Show(ShowArgs),
@@ -47,20 +45,44 @@ fn check(args: &CheckArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         Some(f) => f.clone(),
         None => policy::path_for(&ctx.host.root, ctx.config.as_deref()),
     };
-    let read = reader::read_named(&path, FileKind::Policy)?
-        .ok_or_else(|| policy::PolicyError::Missing { path: path.clone() })?;
-    let parsed = policy::parse_bytes(&path, read.bytes)?;
-    println!(
+    // The trust rules every command applies: a file they would refuse is not valid.
+    let bytes = policy::trust::read(&path, &ctx.host.trust()).map_err(|e| -> CmdError {
+        if e.is_not_found() {
+            Box::new(policy::PolicyError::Missing { path: path.clone() })
+        } else {
+            Box::new(e)
+        }
+    })?;
+    let text =
+        String::from_utf8(bytes).map_err(|e| format!("{}: not UTF-8 text: {e}", path.display()))?;
+    let errors = policy::file::all_errors(&text);
+    if !errors.is_empty() {
+        for e in &errors {
+            eprintln!(
+                "{}:{}:{}: {}",
+                path.display(),
+                e.line,
+                e.column,
+                crate::escape::escape_control(&e.message)
+            );
+        }
+        eprintln!(
+            "nfs-gds: {}: {} error{}",
+            path.display(),
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" }
+        );
+        return Ok(exit::ERROR);
+    }
+    let parsed =
+        policy::file::parse(&text).map_err(|e| format!("{}: {}", path.display(), e.message))?;
+    outln!(
         "{}: valid ({} [[mount]] table{}, default level {})",
         path.display(),
         parsed.mounts.len(),
         if parsed.mounts.len() == 1 { "" } else { "s" },
         parsed.default
     );
-    // Where it lies now is not necessarily where it will be installed: say it, do not fail.
-    if let Err(e) = policy::trust::check(&path, &ctx.host.trust()) {
-        println!("note: in this place it would be refused: {e}");
-    }
     Ok(exit::READY)
 }
 
@@ -80,16 +102,16 @@ fn show(args: &ShowArgs, ctx: &Ctx) -> Result<u8, CmdError> {
             None,
         ),
     };
-    println!("policy: {from}");
+    outln!("policy: {from}");
     match (effective.rule, &args.target, &args.source) {
-        (Some(i), _, _) => println!("mount: [[mount]] table {} applies", i + 1),
+        (Some(i), _, _) => outln!("mount: [[mount]] table {} applies", i + 1),
         (None, None, None) => {
-            println!("mount: none given (node checks as `nfs-gds check` runs them)")
+            outln!("mount: none given (node checks as `nfs-gds check` runs them)")
         }
-        (None, _, _) => println!("mount: no [[mount]] table matches"),
+        (None, _, _) => outln!("mount: no [[mount]] table matches"),
     }
-    println!("wait: {} s", effective.wait.as_secs());
-    println!("probe: {}", if effective.probe { "yes" } else { "no" });
+    outln!("wait: {} s", effective.wait.as_secs());
+    outln!("probe: {}", if effective.probe { "yes" } else { "no" });
     let width = registry::all()
         .iter()
         .map(|c| c.id.as_str().len())
@@ -102,7 +124,7 @@ fn show(args: &ShowArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         } else {
             format!("  (default {})", c.default_level)
         };
-        println!("  {:<width$}  {:<7}{note}", c.id.as_str(), level.as_str());
+        outln!("  {:<width$}  {:<7}{note}", c.id.as_str(), level.as_str());
     }
     Ok(exit::READY)
 }

@@ -25,21 +25,21 @@ pub fn run(args: &ProvisionArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let d = super::doctor::diagnose_host(ctx, false)?;
     let runner = ctx.host.runner();
     if d.plan.is_empty() {
-        println!("nfs-gds provision: nothing to do ({})", d.headline);
+        outln!("nfs-gds provision: nothing to do ({})", d.headline);
         return Ok(exit::READY);
     }
     if !args.apply {
-        println!("nfs-gds provision: dry run; `--apply` runs the steps marked [auto]\n");
+        outln!("nfs-gds provision: dry run; `--apply` runs the steps marked [auto]\n");
         for (i, s) in d.plan.iter().enumerate() {
             let tag = if s.is_manual() {
                 "[manual]"
             } else {
                 "[auto]  "
             };
-            println!("{tag} {}. {}", i + 1, s.title);
+            outln!("{tag} {}. {}", i + 1, s.title);
             for c in &s.commands {
                 for l in c.lines() {
-                    println!("           {l}");
+                    outln!("           {l}");
                 }
             }
         }
@@ -58,7 +58,7 @@ pub fn run(args: &ProvisionArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     // Re-read right before acting: mounts may have appeared since the plan was made.
     let usage = RpcrdmaUsage::read(&HostFacts::read(&ctx.host.root)?)?;
     let applied = provision::apply(&d.plan, runner.as_ref(), &usage, &mut std::io::stdout())?;
-    println!(
+    outln!(
         "nfs-gds provision: ran {} command(s)",
         applied.commands.len()
     );
@@ -69,8 +69,8 @@ pub fn run(args: &ProvisionArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         .map(|s| s.title.as_str())
         .collect();
     if !manual.is_empty() {
-        println!("still to do by hand: {}", manual.join("; "));
+        outln!("still to do by hand: {}", manual.join("; "));
     }
-    println!("run `nfs-gds check` to see the result");
+    outln!("run `nfs-gds check` to see the result");
     Ok(exit::READY)
 }

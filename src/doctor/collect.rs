@@ -157,9 +157,15 @@ impl Runner for Capturing<'_> {
     }
 }
 
+/// The file at the top of a bundle that says what made it, when and where (written by the
+/// `collect` command); doctor never reads it.
+pub const MANIFEST: &str = "nfs-gds-manifest.json";
+
 /// Writes the archive of `doctor` on this node to `out` (gzip-compressed tar): what it read,
 /// and the policy it judged under. `read_declared` reads what the node declares about its
 /// mounts (the helper's records, fstab), which doctor is handed.
+///
+/// `manifest` goes at the top of the archive as [`MANIFEST`].
 pub fn collect(
     root: &Root,
     policy_path: &Path,
@@ -167,8 +173,9 @@ pub fn collect(
     runner: &dyn Runner,
     read_declared: &dyn Fn(&Root) -> Result<Declared, HostError>,
     out: &Path,
+    manifest: &[u8],
 ) -> Result<Collected, CollectError> {
-    let mut collected = archive_reads(root, runner, out, |root, runner| {
+    let mut collected = archive_reads(root, runner, out, Some(manifest), |root, runner| {
         let facts = HostFacts::read(root)?;
         // Read through the recording root: the helper's records and fstab go in the bundle.
         let declared = read_declared(root)?;
@@ -199,6 +206,7 @@ pub fn archive_reads(
     root: &Root,
     runner: &dyn Runner,
     out: &Path,
+    manifest: Option<&[u8]>,
     read: impl FnOnce(&Root, &dyn Runner) -> Result<(), CollectError>,
 ) -> Result<Collected, CollectError> {
     let recording = root.recording();
@@ -241,6 +249,9 @@ pub fn archive_reads(
         collected: Collected::default(),
         out: out.to_owned(),
     };
+    if let Some(manifest) = manifest {
+        a.file(&format!("/{MANIFEST}"), manifest)?;
+    }
     for rel in &record.files {
         // Command outputs of a bundle being collected again are rewritten below.
         if rel.starts_with(RECORDED_DIR) {
@@ -349,7 +360,7 @@ mod tests {
         let runner = RecordingRunner::default().answer("lspci -n", "3b:00.0 0302: 10de:20b5\n");
         let mut original = Vec::new();
         let out = host.path().join("bundle.tgz");
-        archive_reads(&root, &runner, &out, |r, run| {
+        archive_reads(&root, &runner, &out, None, |r, run| {
             original = new_reader(r, run);
             Ok(())
         })

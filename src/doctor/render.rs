@@ -5,7 +5,8 @@ use std::fmt::Write as _;
 
 use super::Diagnosis;
 use crate::checks::render::{check_text, TextStyle};
-use crate::checks::Status;
+use crate::checks::{CheckResult, Status};
+use crate::escape::escape_control;
 
 fn id_width(d: &Diagnosis) -> usize {
     d.checks
@@ -38,7 +39,7 @@ pub fn text(d: &Diagnosis, style: TextStyle) -> String {
         let _ = writeln!(out, "  {:<16} {}", f.topic, f.text);
     }
     if d.plan.is_empty() {
-        out.push_str("\nNothing to fix.\n");
+        out.push_str(without_plan(&d.checks));
     } else {
         out.push_str("\nPlan\n");
         for (i, s) in d.plan.iter().enumerate() {
@@ -57,6 +58,19 @@ pub fn text(d: &Diagnosis, style: TextStyle) -> String {
         }
     }
     out
+}
+
+/// What the text report ends with when there is no plan: "Nothing to fix." only when no check
+/// that did not pass says what to do (its `fix:` line).
+fn without_plan(checks: &[CheckResult]) -> &'static str {
+    let fixes = checks
+        .iter()
+        .any(|c| !matches!(c.status, Status::Pass | Status::Skip) && c.remedy.is_some());
+    if fixes {
+        "\nNo plan: the fix: lines above say what to do.\n"
+    } else {
+        "\nNothing to fix.\n"
+    }
 }
 
 fn md_status(s: Status) -> &'static str {
@@ -90,6 +104,24 @@ pub fn markdown(d: &Diagnosis) -> String {
             md_cell(c.remedy.as_deref().unwrap_or(""))
         );
     }
+    // The evidence of every check that did not pass: the part of the report a ticket needs.
+    let shown: Vec<_> = d
+        .checks
+        .iter()
+        .filter(|c| !matches!(c.status, Status::Pass | Status::Skip) && !c.evidence.is_empty())
+        .collect();
+    if !shown.is_empty() {
+        out.push_str("\n### Evidence\n");
+        for c in shown {
+            let _ = writeln!(out, "\n`{}` ({}):\n\n```text", c.id, md_status(c.status));
+            for e in &c.evidence {
+                // A fence inside would end the block early.
+                let line = format!("{}: {}", e.what, e.seen).replace("```", "'''");
+                let _ = writeln!(out, "{}", escape_control(&line));
+            }
+            out.push_str("```\n");
+        }
+    }
     out.push_str("\n### Findings\n\n");
     for f in &d.findings {
         let _ = writeln!(out, "- **{}**: {}", f.topic, md_cell(&f.text));
@@ -110,4 +142,25 @@ pub fn markdown(d: &Diagnosis) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::catalogue::{cufile_config, iommu_mode};
+
+    #[test]
+    fn a_warning_with_a_fix_is_not_nothing_to_fix() {
+        let pass = CheckResult::pass(iommu_mode::ID, "fine");
+        let warn = CheckResult::warn(cufile_config::ID, "compat mode on");
+        assert_eq!(
+            without_plan(&[pass.clone(), warn.clone()]),
+            "\nNothing to fix.\n"
+        );
+        let fixable = warn.remedy("set allow_compat_mode false");
+        assert!(without_plan(&[pass.clone(), fixable]).contains("fix: lines above"));
+        // A passing check's remedy (there is none to do) does not count.
+        let passing = pass.remedy("nothing");
+        assert_eq!(without_plan(&[passing]), "\nNothing to fix.\n");
+    }
 }

@@ -160,16 +160,54 @@ fn position(text: &str, offset: usize) -> (usize, usize) {
     (line, column)
 }
 
-/// Parses and validates the text of a policy file.
-pub fn parse(text: &str) -> Result<Policy, ParseError> {
-    let raw: PolicyFile = toml::from_str(text).map_err(|e| {
-        let (line, column) = e.span().map(|s| position(text, s.start)).unwrap_or((1, 1));
-        ParseError {
+/// The first error of `text`, and the byte range of the text it is about.
+fn first_error(text: &str) -> Result<PolicyFile, (ParseError, std::ops::Range<usize>)> {
+    toml::from_str(text).map_err(|e| {
+        let span = e.span().unwrap_or(0..0);
+        let (line, column) = position(text, span.start);
+        let error = ParseError {
             line,
             column,
             message: e.message().trim().to_string(),
+        };
+        (error, span)
+    })
+}
+
+/// Every error of `text`, in order, for `policy check`: after each error the text it is about is
+/// blanked out (spaces, so later positions stay true) and the rest is parsed again. A syntax
+/// error ends the list when blanking does not get the parser past it.
+pub fn all_errors(text: &str) -> Vec<ParseError> {
+    const MAX_ERRORS: usize = 100;
+    let mut text = text.to_string();
+    let mut errors: Vec<ParseError> = Vec::new();
+    while let Err((error, span)) = first_error(&text) {
+        // The same error again: blanking did not get the parser past it.
+        if errors.last() == Some(&error) {
+            break;
         }
-    })?;
+        errors.push(error);
+        if span.is_empty() || errors.len() >= MAX_ERRORS {
+            break;
+        }
+        // The whole lines of the span, so a half-blanked `key = value` is not a new error.
+        let start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
+        let end = text[span.end.min(text.len())..]
+            .find('\n')
+            .map_or(text.len(), |i| span.end + i);
+        let blank: String = text[start..end]
+            .chars()
+            .map(|c| if c == '\n' { '\n' } else { ' ' })
+            .collect();
+        text.replace_range(start..end, &blank);
+    }
+    errors.sort_by_key(|e| (e.line, e.column));
+    errors
+}
+
+/// Parses and validates the text of a policy file.
+pub fn parse(text: &str) -> Result<Policy, ParseError> {
+    let raw = first_error(text).map_err(|(e, _)| e)?;
     let builtin = Policy::default();
     Ok(Policy {
         default: raw.default.unwrap_or(builtin.default),
@@ -189,6 +227,21 @@ pub fn parse(text: &str) -> Result<Policy, ParseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_error_is_found_not_only_the_first() {
+        let text = "default = \"enforced\"\nwait = 5\n[checks]\nrpcrdma-hook = \"warn\"\ntransport-trap = \"loud\"\n[options]\nport = 0\n";
+        let errors = all_errors(text);
+        let lines: Vec<usize> = errors.iter().map(|e| e.line).collect();
+        assert_eq!(lines, [1, 4, 5, 7], "{errors:?}");
+        assert!(
+            errors[1].message.contains("did you mean `rpcrdma-hooks`"),
+            "{errors:?}"
+        );
+        assert!(all_errors("default = \"warn\"\n").is_empty());
+        // A syntax error is reported once, not in a loop.
+        assert_eq!(all_errors("[checks\nx = 1\n").len(), 1);
+    }
     use crate::checks::catalogue::{nvidia_fs_devices, rpcrdma_fresh, transport_trap};
 
     fn err(text: &str) -> ParseError {
@@ -267,9 +320,9 @@ default = "off"
         let e = err("[checks]\ntransport-trap = \"off\"\nmount-transprot = \"off\"\n");
         assert_eq!((e.line, e.column), (3, 1));
         assert!(
-            e.message
-                .starts_with("unknown check id `mount-transprot` (known: ")
-                && e.message.contains(" nvidia-fs-loaded, "),
+            e.message.starts_with(
+                "unknown check id `mount-transprot`: did you mean `mount-transport`? (known: "
+            ) && e.message.contains(" nvidia-fs-loaded, "),
             "{e:?}"
         );
     }

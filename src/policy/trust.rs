@@ -172,11 +172,56 @@ fn stat_err(path: &Path) -> impl Fn(rustix::io::Errno) -> TrustError + '_ {
     }
 }
 
+/// Whether `name` is one of kubelet's timestamped data directories of a ConfigMap or Secret
+/// volume (`..2026_12_01_20_00_00.123456789`, the target of `..data`).
+fn is_kubelet_data_dir(name: &std::ffi::OsStr) -> bool {
+    let Some(stamp) = name.to_str().and_then(|n| n.strip_prefix("..")) else {
+        return false;
+    };
+    let Some((time, suffix)) = stamp.split_once('.') else {
+        return false;
+    };
+    let fields: Vec<&str> = time.split('_').collect();
+    fields.len() == 6
+        && fields
+            .iter()
+            .all(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()))
+        && !suffix.is_empty()
+        && suffix.bytes().all(|b| b.is_ascii_alphanumeric())
+}
+
+/// A directory refused only for being writable is accepted in exactly kubelet's layout of a
+/// ConfigMap volume (kubelet makes the volume's directory mode 0777): owned by a trusted owner
+/// (root), which the caller has checked, the rest of the path is one timestamped data directory and
+/// the file in it, and the directory's `..data` symlink points at that data directory (the file
+/// is what kubelet published last). The data directory and the file are then held to the usual
+/// rules: owned by root and writable by nobody else.
+fn kubelet_volume_ok(dir: &OwnedFd, rest: &[std::ffi::OsString]) -> bool {
+    let [data, _file] = rest else {
+        return false;
+    };
+    is_kubelet_data_dir(data)
+        && rustix::fs::readlinkat(dir, "..data", Vec::new())
+            .is_ok_and(|target| target.as_bytes() == data.as_encoded_bytes())
+}
+
+/// The owner and mode check of a directory on the walk, with the ConfigMap exception.
+fn check_dir(
+    dir: &OwnedFd,
+    at: &Path,
+    rest: &[std::ffi::OsString],
+    trust: &Trust,
+) -> Result<(), TrustError> {
+    let st = fstat(dir).map_err(stat_err(at))?;
+    match check_entry(at, st.st_uid, st.st_mode, true, trust) {
+        Err(TrustError::Writable { .. }) if kubelet_volume_ok(dir, rest) => Ok(()),
+        other => other,
+    }
+}
+
 /// Opens `path` component by component from `start` (already open), checking every directory.
 fn walk(start: (OwnedFd, PathBuf), rest: &Path, trust: &Trust) -> Result<OwnedFd, TrustError> {
     let (mut dir, mut at) = start;
-    let st = fstat(&dir).map_err(stat_err(&at))?;
-    check_entry(&at, st.st_uid, st.st_mode, true, trust)?;
     let names: Vec<_> = rest
         .components()
         .filter_map(|c| match c {
@@ -184,13 +229,14 @@ fn walk(start: (OwnedFd, PathBuf), rest: &Path, trust: &Trust) -> Result<OwnedFd
             _ => None,
         })
         .collect();
+    check_dir(&dir, &at, &names, trust)?;
     let Some((file, dirs)) = names.split_last() else {
         return Err(TrustError::NotRegular {
             path: at,
             kind: "a directory",
         });
     };
-    for name in dirs {
+    for (i, name) in dirs.iter().enumerate() {
         at.push(name);
         let next = openat(
             &dir,
@@ -199,8 +245,7 @@ fn walk(start: (OwnedFd, PathBuf), rest: &Path, trust: &Trust) -> Result<OwnedFd
             Mode::empty(),
         )
         .map_err(stat_err(&at))?;
-        let st = fstat(&next).map_err(stat_err(&at))?;
-        check_entry(&at, st.st_uid, st.st_mode, true, trust)?;
+        check_dir(&next, &at, &names[i + 1..], trust)?;
         dir = next;
     }
     at.push(file);
@@ -295,6 +340,110 @@ mod tests {
 
     fn chmod(p: &Path, mode: u32) {
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    /// kubelet's ConfigMap volume: a 0777 directory, a timestamped data directory, `..data`
+    /// pointing at it, and the key as a symlink through `..data`. Returns the key's path.
+    fn configmap_volume(top: &Path) -> PathBuf {
+        let vol = top.join("nfs-gds");
+        let data = "..2026_12_01_20_00_00.1234567890";
+        std::fs::create_dir_all(vol.join(data)).unwrap();
+        chmod(top, 0o755);
+        chmod(&vol, 0o777);
+        chmod(&vol.join(data), 0o755);
+        std::fs::write(vol.join(data).join("nfs-gds.toml"), "").unwrap();
+        chmod(&vol.join(data).join("nfs-gds.toml"), 0o644);
+        std::os::unix::fs::symlink(data, vol.join("..data")).unwrap();
+        std::os::unix::fs::symlink("..data/nfs-gds.toml", vol.join("nfs-gds.toml")).unwrap();
+        vol.join("nfs-gds.toml")
+    }
+
+    #[test]
+    fn kubelets_configmap_layout_is_trusted() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = configmap_volume(dir.path());
+        check(&key, &me()).unwrap();
+        // Named through `..data` or the data directory too: the same file.
+        check(&key.with_file_name("..data/nfs-gds.toml"), &me()).unwrap();
+    }
+
+    #[test]
+    fn nothing_looser_than_kubelets_layout_is_trusted() {
+        const DATA: &str = "..2026_12_01_20_00_00.1234567890";
+        // Each loosens the layout and says which path to read then.
+        type Loosen = fn(&Path) -> PathBuf;
+        let cases: [(&str, Loosen); 6] = [
+            ("no ..data link", |vol| {
+                std::fs::remove_file(vol.join("..data")).unwrap();
+                vol.join(DATA).join("nfs-gds.toml")
+            }),
+            ("..data elsewhere", |vol| {
+                std::fs::remove_file(vol.join("..data")).unwrap();
+                std::os::unix::fs::symlink("..2026_12_01_20_00_01.1", vol.join("..data")).unwrap();
+                vol.join(DATA).join("nfs-gds.toml")
+            }),
+            ("a writable data directory", |vol| {
+                chmod(&vol.join(DATA), 0o777);
+                vol.join("nfs-gds.toml")
+            }),
+            ("a writable file", |vol| {
+                chmod(&vol.join(DATA).join("nfs-gds.toml"), 0o666);
+                vol.join("nfs-gds.toml")
+            }),
+            ("the file right in the volume", |vol| {
+                std::fs::remove_file(vol.join("nfs-gds.toml")).unwrap();
+                std::fs::write(vol.join("nfs-gds.toml"), "").unwrap();
+                chmod(&vol.join("nfs-gds.toml"), 0o644);
+                vol.join("nfs-gds.toml")
+            }),
+            ("a data directory that is not kubelet's", |vol| {
+                std::fs::rename(vol.join(DATA), vol.join("data")).unwrap();
+                std::fs::remove_file(vol.join("..data")).unwrap();
+                std::os::unix::fs::symlink("data", vol.join("..data")).unwrap();
+                vol.join("nfs-gds.toml")
+            }),
+        ];
+        for (what, loosen) in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let key = configmap_volume(dir.path());
+            let path = loosen(key.parent().unwrap());
+            let e = check(&path, &me());
+            assert!(
+                matches!(e, Err(TrustError::Writable { .. })),
+                "{what}: {e:?}"
+            );
+        }
+        // A subdirectory below the data directory is not kubelet's layout either.
+        let dir = tempfile::tempdir().unwrap();
+        let key = configmap_volume(dir.path());
+        let deeper = key.with_file_name("..data/sub/nfs-gds.toml");
+        std::fs::create_dir(deeper.parent().unwrap()).unwrap();
+        std::fs::write(&deeper, "").unwrap();
+        chmod(&deeper, 0o644);
+        assert!(matches!(
+            check(&deeper, &me()),
+            Err(TrustError::Writable { .. })
+        ));
+    }
+
+    #[test]
+    fn kubelet_data_directory_names() {
+        for ok in [
+            "..2026_12_01_20_00_00.1234567890",
+            "..2019_01_02_03_04_05.298115723",
+        ] {
+            assert!(is_kubelet_data_dir(std::ffi::OsStr::new(ok)), "{ok}");
+        }
+        for bad in [
+            "..data",
+            "data",
+            "..2026_12_01.1",
+            "..2026_12_01_20_00_00.",
+            "..2026_12_01_20_00_00.a/b",
+            ".2026_12_01_20_00_00.1",
+        ] {
+            assert!(!is_kubelet_data_dir(std::ffi::OsStr::new(bad)), "{bad}");
+        }
     }
 
     #[test]

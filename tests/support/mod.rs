@@ -6,6 +6,7 @@
 
 pub mod fixture;
 pub mod generated;
+pub mod json_schema;
 pub mod kmod_index;
 pub mod module_gen;
 pub mod mount_table;
@@ -111,6 +112,21 @@ pub fn node_with(spec: &ModuleSpec, stem: &str, packing: Packing) -> Fixture {
     let mut f = Fixture::new(&spec_release(spec));
     f.nvidia_fs("2.28.4", 1);
     f.install_rpcrdma(stem, packing.suffix(), &pack(&build(spec), packing));
+    f
+}
+
+/// A ready node (nvidia_fs loaded, a DKMS rpcrdma with GPL hooks) whose own mount table holds
+/// only its root filesystem.
+pub fn ready_node() -> Fixture {
+    let f = node_with(
+        &ModuleSpec::rpcrdma("6.8.0-45-generic"),
+        DKMS,
+        Packing::Plain,
+    );
+    f.write(
+        "proc/self/mountinfo",
+        "1 0 254:0 / / rw - ext4 /dev/vda rw\n",
+    );
     f
 }
 

@@ -1,0 +1,81 @@
+//! `nfs-gds lint FILE…`: judges Kubernetes manifests (GPU Operator `ClusterPolicy`, Network
+//! Operator `NicClusterPolicy`, NFS `StorageClass`es and `PersistentVolume`s) before they are
+//! applied. Reads the files (as any file named on the command line: regular files, capped) and
+//! hands their text to [`crate::lint`]; exit 0 when nothing fails, 1 when something does, 2 when a
+//! file cannot be read or is not YAML.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde::Serialize;
+
+use super::{exit, CmdError, Ctx};
+use crate::host::io::reader;
+use crate::host::FileKind;
+use crate::lint::{self, Finding, Severity, Source};
+
+#[derive(Debug, Args)]
+pub struct LintArgs {
+    /// Manifests to check (YAML, several documents per file allowed; `kind: List` too)
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Print the findings as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    command: &'static str,
+    verdict: &'static str,
+    judged: usize,
+    findings: &'a [Finding],
+}
+
+pub fn run(args: &LintArgs, _ctx: &Ctx) -> Result<u8, CmdError> {
+    let mut texts = Vec::new();
+    for path in &args.files {
+        let read = reader::read_named(path, FileKind::Config)?
+            .ok_or_else(|| format!("{}: no such file", path.display()))?;
+        let text = String::from_utf8(read.bytes)
+            .map_err(|_| format!("{}: not UTF-8 text", path.display()))?;
+        texts.push((path.display().to_string(), text));
+    }
+    let sources: Vec<Source> = texts
+        .iter()
+        .map(|(name, text)| Source { name, text })
+        .collect();
+    let report = lint::lint(&sources)?;
+    let failed = report.failed();
+    if args.json {
+        let json = JsonReport {
+            command: "lint",
+            verdict: if failed { "fail" } else { "pass" },
+            judged: report.judged,
+            findings: &report.findings,
+        };
+        outln!("{}", serde_json::to_string_pretty(&json)?);
+    } else {
+        for f in &report.findings {
+            outln!(
+                "{}:{}: {}: {} [{}]",
+                f.file,
+                f.line,
+                f.severity.as_str(),
+                crate::escape::escape_control(&f.message),
+                f.rule
+            );
+        }
+        let count = |s| report.findings.iter().filter(|f| f.severity == s).count();
+        outln!(
+            "nfs-gds lint: {} ({} object{} judged, {} failed, {} warning{})",
+            if failed { "FAIL" } else { "PASS" },
+            report.judged,
+            if report.judged == 1 { "" } else { "s" },
+            count(Severity::Fail),
+            count(Severity::Warn),
+            if count(Severity::Warn) == 1 { "" } else { "s" },
+        );
+    }
+    Ok(if failed { exit::NOT_READY } else { exit::READY })
+}

@@ -1,0 +1,171 @@
+//! `nfs-gds lint`: the manifests an operator writes, judged before they are applied — the
+//! shipped examples (the GPU Operator ClusterPolicy field guides prescribe, an RDMA StorageClass
+//! and PV) pass, and the wrong ones fail at the line that is wrong.
+
+use std::path::{Path, PathBuf};
+
+use crate::support::*;
+
+fn file(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+fn lint(files: &[&str], extra: &[&str]) -> std::process::Output {
+    nfs_gds()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("lint")
+        .args(extra)
+        .args(files)
+        .output()
+        .unwrap()
+}
+
+/// `lint` of the file `rel` with `from` replaced by `to`.
+fn lint_edited(rel: &str, from: &str, to: &str) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(file(rel)).unwrap();
+    assert!(text.contains(from), "{rel} has no {from}");
+    let path = dir.path().join("edited.yaml");
+    std::fs::write(&path, text.replace(from, to)).unwrap();
+    lint(&[path.to_str().unwrap()], &[])
+}
+
+#[test]
+fn the_examples_pass_and_say_the_helper_is_bypassed() {
+    let o = lint(
+        &[
+            "deploy/examples/lint/clusterpolicy.yaml",
+            "deploy/examples/lint/storageclass-rdma.yaml",
+            "deploy/examples/lint/pv-rdma.yaml",
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("PASS (3 objects judged, 0 failed, 0 warnings)"),
+        "{out}"
+    );
+    assert!(out.contains("never through mount.nfs-gds"), "{out}");
+    assert!(out.contains("nfs-gds agent"), "{out}");
+}
+
+#[test]
+fn a_wrong_cluster_policy_fails_at_each_wrong_line() {
+    let o = lint(&["tests/fixtures/lint/clusterpolicy-wrong.yaml"], &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let out = stdout(&o);
+    for (line, rule) in [
+        (7, "cluster-policy-open-modules"),
+        (9, "cluster-policy-rdma"),
+        (11, "cluster-policy-gds"),
+    ] {
+        let want = format!("tests/fixtures/lint/clusterpolicy-wrong.yaml:{line}: fail:");
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with(&want) && l.ends_with(&format!("[{rule}]"))),
+            "{want} … [{rule}] missing:\n{out}"
+        );
+    }
+}
+
+#[test]
+fn a_cluster_policy_without_host_mofed_warns_and_passes() {
+    let o = lint_edited(
+        "deploy/examples/lint/clusterpolicy.yaml",
+        "useHostMofed: true",
+        "useHostMofed: false",
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).contains(":12: warn:"), "{}", stdout(&o));
+}
+
+#[test]
+fn the_network_operator_switch_must_be_on() {
+    let o = lint(&["tests/fixtures/lint/nicclusterpolicy.yaml"], &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("nicclusterpolicy.yaml:13: fail: NicClusterPolicy nic-cluster-policy: ENABLE_NFSRDMA is false"),
+        "{}",
+        stdout(&o)
+    );
+    let o = lint_edited(
+        "tests/fixtures/lint/nicclusterpolicy.yaml",
+        "value: \"false\"",
+        "value: \"true\"",
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}
+
+#[test]
+fn wrong_volumes_fail_with_file_and_line() {
+    let o = lint(&["tests/fixtures/lint/volumes-wrong.yaml"], &["--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["command"], "lint");
+    assert_eq!(v["verdict"], "fail");
+    let found: Vec<(u64, &str, &str)> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            assert_eq!(f["file"], "tests/fixtures/lint/volumes-wrong.yaml");
+            (
+                f["line"].as_u64().unwrap(),
+                f["severity"].as_str().unwrap(),
+                f["rule"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    for want in [
+        (3, "note", "volume-not-gds"),
+        (13, "fail", "transport-trap"),
+        (21, "warn", "transport-trap"),
+        (36, "fail", "volume-proto"),
+        (37, "fail", "volume-port"),
+        (46, "fail", "volume-vers"),
+    ] {
+        assert!(found.contains(&want), "{want:?} not in {found:?}");
+    }
+}
+
+#[test]
+fn a_gds_volume_without_rdma_or_version_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pv.yaml");
+    std::fs::write(
+        &path,
+        "apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: x\n  annotations: {nfs-gds/gds: \"true\"}\nspec:\n  mountOptions: [hard]\n  nfs: {server: s, path: /e}\n",
+    )
+    .unwrap();
+    let o = lint(&[path.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains(":7: fail: PersistentVolume x: its mountOptions do not ask for RDMA"),
+        "{out}"
+    );
+    assert!(
+        out.contains(":7: warn: PersistentVolume x: no vers="),
+        "{out}"
+    );
+}
+
+#[test]
+fn unreadable_or_broken_files_exit_2_naming_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(&bad, "kind: StorageClass\nmountOptions: [a, b\n").unwrap();
+    let o = lint(&[bad.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("bad.yaml:"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not YAML"), "{}", stderr(&o));
+    let o = lint(&["/nonexistent/x.yaml"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("/nonexistent/x.yaml"), "{}", stderr(&o));
+    // A FIFO is refused, not waited on.
+    let fifo = dir.path().join("fifo.yaml");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let o = lint(&[fifo.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}

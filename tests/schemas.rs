@@ -1,0 +1,70 @@
+//! The JSON schemas published in `schemas/` describe what the commands really write: `check
+//! --json`, `doctor --json` and the agent's status file, on a ready node, a node without hooks,
+//! and a node whose RDMA mounts fail, are validated against them.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::support::json_schema::violations;
+use crate::support::*;
+
+fn schema(name: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("schemas")
+        .join(name);
+    serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
+}
+
+fn nodes() -> Vec<Fixture> {
+    let ready = ready_node();
+    ready.write(
+        "etc/cufile.json",
+        "{\"properties\": {\"allow_compat_mode\": true}}\n",
+    );
+    let spec = ModuleSpec {
+        hooks: None,
+        ..ModuleSpec::rpcrdma("6.8.0-45-generic")
+    };
+    let no_hooks = node_with(&spec, DKMS, Packing::Plain);
+    no_hooks.write(
+        "proc/self/mountinfo",
+        "1 0 254:0 / / rw - ext4 /dev/vda rw\n",
+    );
+    let mounts = ready_node();
+    crate::agent::host_mounts(&mounts);
+    mounts.write(
+        "etc/nfs-gds/nfs-gds.toml",
+        "[[mount]]\nsource = \"10.0.2.15:/datasets\"\n",
+    );
+    vec![ready, no_hooks, mounts]
+}
+
+fn assert_valid(schema_name: &str, doc: &Value) {
+    let v = violations(&schema(schema_name), doc);
+    assert!(v.is_empty(), "{schema_name}: {v:#?}\n{doc:#}");
+}
+
+#[test]
+fn check_doctor_and_agent_output_match_their_schemas() {
+    for f in nodes() {
+        let o = run(&f, &["check", "--json"]);
+        assert_valid(
+            "check.schema.json",
+            &serde_json::from_slice(&o.stdout).unwrap(),
+        );
+        let o = run(&f, &["doctor", "--json"]);
+        assert_valid(
+            "doctor.schema.json",
+            &serde_json::from_slice(&o.stdout).unwrap(),
+        );
+        f.write("run/nfs-gds/.keep", "");
+        let o = run(&f, &["agent", "--once"]);
+        assert!(o.status.code().is_some_and(|c| c < 2), "{}", stderr(&o));
+        let status = std::fs::read(f.path("run/nfs-gds/status.json")).unwrap();
+        assert_valid(
+            "agent-status.schema.json",
+            &serde_json::from_slice(&status).unwrap(),
+        );
+    }
+}

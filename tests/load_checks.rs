@@ -51,6 +51,11 @@ fn plan_text(doc: &Value) -> String {
 fn abi_node(ib_core_rel: &str, seed: &str) -> Fixture {
     let mut f = Fixture::debian12();
     f.nvidia_fs("2.28.4", 1);
+    abi_tree(f, ib_core_rel, seed)
+}
+
+/// The module tree of [`abi_node`] on `f`.
+fn abi_tree(f: Fixture, ib_core_rel: &str, seed: &str) -> Fixture {
     let tree = f.tree();
     let exports: Vec<(&str, bool)> = IB_SYMBOLS.iter().map(|s| (*s, true)).collect();
     f.write(
@@ -150,6 +155,120 @@ fn a_loaded_rpcrdma_turns_the_refusal_into_a_warning_for_the_next_load() {
     let (_, doc) = check_json(&f);
     assert_eq!(status(&doc, "rpcrdma-abi"), "warn", "{doc:#}");
     assert!(summary(&doc, "rpcrdma-abi").contains("the next load"));
+}
+
+const P2P: [&str; 3] = [
+    "nvidia_p2p_get_pages_persistent",
+    "nvidia_p2p_dma_map_pages",
+    "nvidia_p2p_put_pages_persistent",
+];
+
+/// The Debian node above with the GPU driver's `nvidia.ko` exporting the peer-to-peer interface
+/// as `driver` builds it, and an nvidia-fs built against the driver `built_against`, loaded or not.
+fn nvidia_fs_node(driver: &str, built_against: &str, loaded: bool) -> Fixture {
+    let mut f = Fixture::debian12();
+    if loaded {
+        f.nvidia_fs("2.28.4", 1);
+    }
+    let f = abi_tree(f, "kernel/drivers/infiniband/core/ib_core.ko", "6.1-inbox");
+    f.write("sys/module/nvidia/version", "580.82.07\n");
+    f.write(
+        "proc/driver/nvidia/version",
+        "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.82.07  Release Build\n",
+    );
+    let tree = f.tree();
+    let exports: Vec<(&str, bool)> = P2P.iter().map(|s| (*s, false)).collect();
+    f.write(
+        format!("{tree}/updates/dkms/nvidia.ko"),
+        build(&ModuleSpec::provider("nvidia", RELEASE, &exports).crc_seed(driver)),
+    );
+    let imports: Vec<(&str, u32)> = P2P
+        .iter()
+        .map(|s| (*s, symbol_crc(built_against, s)))
+        .collect();
+    let nvfs = ModuleSpec {
+        name: "nvidia_fs".into(),
+        hooks: None,
+        depends: vec!["nvidia".into()],
+        other_exports: Vec::new(),
+        ..ModuleSpec::rpcrdma(RELEASE)
+    }
+    .imports(&imports);
+    f.write(format!("{tree}/updates/dkms/nvidia-fs.ko"), build(&nvfs));
+    let dep = std::fs::read_to_string(f.path(format!("{tree}/modules.dep"))).unwrap();
+    f.write(
+        format!("{tree}/modules.dep"),
+        format!(
+            "{dep}updates/dkms/nvidia.ko:\nupdates/dkms/nvidia-fs.ko: updates/dkms/nvidia.ko\n"
+        ),
+    );
+    let symbols = std::fs::read_to_string(f.path(format!("{tree}/modules.symbols"))).unwrap();
+    let p2p: String = P2P
+        .iter()
+        .map(|s| format!("alias symbol:{s} nvidia\n"))
+        .collect();
+    f.write(format!("{tree}/modules.symbols"), format!("{symbols}{p2p}"));
+    f
+}
+
+#[test]
+fn an_nvidia_fs_built_against_the_previous_gpu_driver_is_refused_before_its_load() {
+    let f = nvidia_fs_node("r580.82.05", "r570.86.15", false);
+    let (code, doc) = check_json(&f);
+    assert_eq!(code, 1, "{doc:#}");
+    assert_eq!(status(&doc, "nvidia-fs-abi"), "fail", "{doc:#}");
+    let s = summary(&doc, "nvidia-fs-abi");
+    let sym = P2P[0];
+    let wanted = symbol_crc("r570.86.15", sym);
+    let provided = symbol_crc("r580.82.05", sym);
+    assert!(
+        s.contains(&format!(
+            "nvidia-fs.ko wants {sym} {wanted:#010x}; nvidia.ko"
+        )),
+        "{s}"
+    );
+    assert!(s.contains(&format!("exports {provided:#010x}")), "{s}");
+    assert!(
+        s.contains("nvidia_fs: disagrees about version of symbol"),
+        "{s}"
+    );
+    assert!(s.contains("2 more import(s) disagree"), "{s}");
+    assert!(
+        remedy(&doc, "nvidia-fs-abi").contains("R580.82.05"),
+        "{doc:#}"
+    );
+    // rpcrdma's own comparison is untouched by nvidia-fs's.
+    assert_eq!(status(&doc, "rpcrdma-abi"), "pass", "{doc:#}");
+
+    f.write("etc/os-release", "ID=debian\nVERSION_ID=\"12\"\n");
+    let plan = plan_text(&doctor(&f));
+    assert!(
+        plan.contains("Rebuild nvidia-fs against the installed GPU driver"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("apt-get install --reinstall nvidia-fs-dkms"),
+        "{plan}"
+    );
+}
+
+#[test]
+fn an_nvidia_fs_rebuilt_for_the_installed_driver_passes_and_a_loaded_one_warns() {
+    let f = nvidia_fs_node("r580.82.05", "r580.82.05", true);
+    let (_, doc) = check_json(&f);
+    assert_eq!(status(&doc, "nvidia-fs-abi"), "pass", "{doc:#}");
+    assert!(
+        summary(&doc, "nvidia-fs-abi").contains("all 3 imports provided by modules agree"),
+        "{doc:#}"
+    );
+
+    let f = nvidia_fs_node("r580.82.05", "r570.86.15", true);
+    let (_, doc) = check_json(&f);
+    assert_eq!(status(&doc, "nvidia-fs-abi"), "warn", "{doc:#}");
+    assert!(
+        summary(&doc, "nvidia-fs-abi").contains("next load"),
+        "{doc:#}"
+    );
 }
 
 /// A node whose signature enforcement the firmware decides: no live `sig_enforce` or lockdown

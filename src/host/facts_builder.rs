@@ -128,6 +128,8 @@ fn ordinary() -> HostFacts {
             abi: None,
             divergent_providers: Vec::new(),
             nvidia_fs_file: None,
+            nvidia_fs_abi: None,
+            nvidia_fs_divergent: Vec::new(),
             signatures: Ok(SignatureEnforcement {
                 enforcement: Enforcement::NotEnforced,
                 evidence: "no Secure Boot, no module.sig_enforce".into(),

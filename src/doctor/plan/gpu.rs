@@ -34,6 +34,53 @@ pub(super) fn nvidia_fs_steps(s: &Stack) -> Vec<Step> {
     steps
 }
 
+/// nvidia-fs was built against another GPU driver than the one installed: rebuild it where it
+/// comes from (the GPU Operator's container, DKMS, or the distribution's package).
+pub(super) fn rebuild_nvidia_fs_step(s: &Stack) -> Step {
+    let why = "the nvidia-fs modprobe would load was built against another GPU driver: its nvidia_p2p_* CRCs disagree with nvidia.ko's, so the load is refused; from driver R580.82.05 on, NVIDIA requires nvidia-fs to be rebuilt after every GPU-driver install";
+    if driver_container::manages(s) {
+        return Step::manual(
+            "Restart the GPU Operator's nvidia-fs container",
+            why,
+            vec![
+                "# the driver pod builds nvidia-fs against the driver it runs; delete it on this node so it rebuilds both:".into(),
+                "kubectl delete pod -n gpu-operator -l app=nvidia-driver-daemonset --field-selector spec.nodeName=$(hostname)".into(),
+            ],
+        );
+    }
+    let kernel = s.kernel();
+    let mut commands = match s.dkms_entry("nvidia-fs") {
+        Some(e) => vec![format!(
+            "dkms remove nvidia-fs/{v} -k {kernel} && dkms install nvidia-fs/{v} -k {kernel}",
+            v = e.version
+        )],
+        None => Vec::new(),
+    };
+    commands.push(match s.family {
+        Family::Debian => {
+            "apt-get install --reinstall nvidia-fs-dkms   # rebuilds against the installed driver"
+                .into()
+        }
+        Family::Rhel => {
+            "dnf reinstall nvidia-fs-dkms   # rebuilds against the installed driver".into()
+        }
+        Family::Suse => {
+            "zypper install --force nvidia-fs-dkms   # rebuilds against the installed driver".into()
+        }
+        Family::Other => {
+            "reinstall the nvidia-fs-dkms package so DKMS rebuilds it against the installed driver"
+                .into()
+        }
+    });
+    commands
+        .push("modprobe -r nvidia_fs; modprobe nvidia_fs   # or reboot while GDS I/O runs".into());
+    Step::manual(
+        "Rebuild nvidia-fs against the installed GPU driver",
+        why,
+        commands,
+    )
+}
+
 /// nvidia.ko is missing while a GPU is on the bus, or it is the proprietary flavour.
 pub(super) fn gpu_driver_step(s: &Stack) -> Step {
     if s.gpu_driver.loaded {

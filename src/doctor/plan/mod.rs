@@ -63,6 +63,9 @@ pub fn plan(input: &PlanInput) -> Vec<Step> {
     if fixes.contains(&Fix::NvidiaFs) {
         steps.extend(gpu::nvidia_fs_steps(s));
     }
+    if fixes.contains(&Fix::RebuildNvidiaFs) {
+        steps.push(gpu::rebuild_nvidia_fs_step(s));
+    }
     // What fixes rpcrdma is the providing stack's to say.
     let mut rebuilt = false;
     let hooked = fixes.contains(&Fix::HookedRpcrdma);

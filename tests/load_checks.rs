@@ -7,6 +7,7 @@
 use nfs_gds::host::io::runner::{record_key, RECORDED_DIR};
 use serde_json::Value;
 
+use crate::support::mok;
 use crate::support::*;
 
 const RELEASE: &str = "6.1.0-50-amd64";
@@ -339,6 +340,90 @@ fn a_signed_rpcrdma_passes_under_secure_boot_and_names_its_signer() {
         "{s}"
     );
     assert!(evidence(&doc, "module-signature").contains("digest sha256"));
+}
+
+#[test]
+fn a_dkms_key_changed_since_its_enrolment_is_refused_before_the_reboot_until_enrolled() {
+    // The rpcrdma is signed by this node's DKMS key (serial 5E:E1:13:31); the MOK list still holds
+    // the key of the same name from before the node was reimaged.
+    let spec = ModuleSpec::rpcrdma(RELEASE).signed_with(dkms_signed());
+    let f = secure_boot_node(true, &spec);
+    let old = mok::certificate("DKMS module signing key", &[0x01, 0x02, 0x03]);
+    let new = mok::certificate("DKMS module signing key", &[0x5e, 0xe1, 0x13, 0x31]);
+    let canonical = mok::certificate("Canonical Ltd. Master Certificate Authority", &[0x42]);
+    f.write(
+        format!("sys/firmware/efi/efivars/MokListRT-{}", mok::SHIM_GUID),
+        mok::efivar(&[canonical.clone(), old.clone()]),
+    );
+    let (code, doc) = check_json(&f);
+    assert_eq!(code, 1, "{doc:#}");
+    assert_eq!(status(&doc, "module-signature"), "fail", "{doc:#}");
+    let s = summary(&doc, "module-signature");
+    assert!(
+        s.contains("signed by DKMS module signing key (key 5E:E1:13:31), but the enrolled key of that name has serial 01:02:03"),
+        "{s}"
+    );
+    assert!(s.contains("Key was rejected by service"), "{s}");
+    let ev = evidence(&doc, "module-signature");
+    assert!(
+        ev.contains("MokListRT-605dab50-e046-4300-abb6-3dd810dd8b23: Canonical Ltd. Master Certificate Authority (serial 42), DKMS module signing key (serial 01:02:03)"),
+        "{ev}"
+    );
+    let plan = plan_text(&doctor(&f));
+    assert!(
+        plan.contains("mokutil --import /var/lib/dkms/mok.pub"),
+        "{plan}"
+    );
+
+    // `mokutil --import` queued the new key: the next boot's MOK manager completes it.
+    f.write(
+        format!("sys/firmware/efi/efivars/MokNew-{}", mok::SHIM_GUID),
+        mok::efivar(std::slice::from_ref(&new)),
+    );
+    let (_, doc) = check_json(&f);
+    assert_eq!(status(&doc, "module-signature"), "warn", "{doc:#}");
+    assert!(summary(&doc, "module-signature").contains("enrolment is pending"));
+
+    // Enrolled: the kernel's mirror of the list (preferred over efivars) holds it.
+    f.remove(format!(
+        "sys/firmware/efi/efivars/MokNew-{}",
+        mok::SHIM_GUID
+    ));
+    f.write(
+        "sys/firmware/efi/mok-variables/MokListRT",
+        mok::signature_lists(&[canonical, old, new]),
+    );
+    let (_, doc) = check_json(&f);
+    assert_eq!(status(&doc, "module-signature"), "pass", "{doc:#}");
+    assert!(
+        summary(&doc, "module-signature")
+            .contains("enrolled in /sys/firmware/efi/mok-variables/MokListRT"),
+        "{doc:#}"
+    );
+}
+
+#[test]
+fn a_key_the_keyrings_do_not_name_fails_and_a_damaged_mok_list_is_named() {
+    let spec = ModuleSpec::rpcrdma(RELEASE).signed_with(dkms_signed());
+    let f = secure_boot_node(true, &spec);
+    f.write(
+        "proc/keys",
+        "1e6ea5ee I------     1 perm 1f030000     0     0 asymmetri Debian Secure Boot CA: 6ccece7e4c6c0d1f6149f3dd27dfcc5cbb419ea1: X509.rsa bb419ea1 []\n",
+    );
+    let (_, doc) = check_json(&f);
+    assert_eq!(status(&doc, "module-signature"), "fail", "{doc:#}");
+    assert!(
+        summary(&doc, "module-signature").contains("a key this node has not enrolled"),
+        "{doc:#}"
+    );
+    f.write("sys/firmware/efi/mok-variables/MokListRT", [0u8; 12]);
+    let (_, doc) = check_json(&f);
+    assert!(
+        evidence(&doc, "module-signature").contains(
+            "the MOK list could not be read: /sys/firmware/efi/mok-variables/MokListRT: a signature list header is truncated"
+        ),
+        "{doc:#}"
+    );
 }
 
 #[test]

@@ -18,6 +18,7 @@ use super::modules::sysmodule::SysModule;
 use super::modules::{self, LoadedModule, ModuleTree, Resolution};
 use super::platform::container::ContainerFacts;
 use super::platform::cufile_json::{self, CufileLint};
+use super::platform::module_keys::ModuleKeys;
 use super::platform::nvfs_probe::{self, ProbeOutcome};
 use super::platform::nvfs_topology::NvfsTopology;
 use super::platform::nvidia_fs::{GpuDriver, NvidiaFs};
@@ -135,6 +136,8 @@ pub struct HostFacts {
     pub cufile: Option<CufileLint>,
     /// Evidence of running in a container.
     pub container: ContainerFacts,
+    /// The keys the kernel trusts for module signatures (MOK list, pending enrolments, keyrings).
+    pub module_keys: ModuleKeys,
     /// The live registration probe, when it was asked for ([`HostFacts::run_probe`]).
     #[serde(skip)]
     pub probe: Option<ProbeRun>,
@@ -174,6 +177,7 @@ impl HostFacts {
             nvfs_topology: NvfsTopology::read(root)?,
             cufile: cufile_json::read_cufile_lint(root)?,
             container: ContainerFacts::read(root)?,
+            module_keys: ModuleKeys::read(root)?,
             probe: None,
         })
     }

@@ -30,6 +30,7 @@ use super::platform::nvfs_topology::NvfsTopology;
 use super::platform::nvidia_fs::{GpuDriver, GpuDriverFlavour, NvidiaFs};
 use super::platform::pci::{PciDevice, PciFacts, MELLANOX_VENDOR, NVIDIA_VENDOR};
 use super::Root;
+use crate::host::platform::module_keys::ModuleKeys;
 use crate::kmod::abi::KernelModversions;
 use crate::kmod::load_facts::{LoadFacts, SignatureFacts};
 use crate::kmod::modversions::{ExportCrcSource, ExportCrcs, ImportVersions};
@@ -163,6 +164,7 @@ fn ordinary() -> HostFacts {
         nvfs_topology: NvfsTopology::default(),
         cufile: None,
         container: ContainerFacts::default(),
+        module_keys: ModuleKeys::none(),
         probe: None,
     }
 }

@@ -13,8 +13,6 @@ use crate::support::*;
 const RELEASE: &str = "6.1.0-50-amd64";
 const NEXT: &str = "6.12.117+deb13-amd64";
 const IB_SYMBOLS: [&str; 3] = ["ib_dma_virt_map_sg", "ib_alloc_pd_user", "ib_drain_qp"];
-const SECURE_BOOT: &str =
-    "sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-e0a9f7a9b0ae";
 
 fn record(f: &Fixture, program: &str, args: &[&str], stdout: &str) {
     f.write(
@@ -276,13 +274,7 @@ fn an_nvidia_fs_rebuilt_for_the_installed_driver_passes_and_a_loaded_one_warns()
 /// file, a Debian configuration that locks down under Secure Boot, and the EFI variable.
 fn secure_boot_node(on: bool, rpcrdma: &ModuleSpec) -> Fixture {
     let f = node_with(rpcrdma, DKMS, Packing::XzCrc32);
-    f.remove("sys/module/module/parameters/sig_enforce");
-    f.remove("sys/kernel/security/lockdown");
-    f.write(
-        format!("boot/config-{RELEASE}"),
-        "CONFIG_MODULES=y\nCONFIG_MODVERSIONS=y\nCONFIG_MODULE_SIG=y\n# CONFIG_MODULE_SIG_FORCE is not set\nCONFIG_SECURITY_LOCKDOWN_LSM=y\nCONFIG_LOCK_DOWN_IN_EFI_SECURE_BOOT=y\n",
-    );
-    f.write(SECURE_BOOT, [6, 0, 0, 0, u8::from(on)]);
+    f.secure_boot(on);
     f
 }
 

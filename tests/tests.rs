@@ -11,6 +11,7 @@ mod check;
 mod cli;
 mod deploy;
 mod doctor;
+mod doctor_families;
 #[cfg(feature = "external-tools")]
 mod external_tools;
 mod host_kernels;

@@ -186,7 +186,12 @@ fn iommu_step(s: &Stack) -> Step {
             "update-grub".into(),
             "systemctl reboot".into(),
         ],
-        _ => vec!["# add iommu=pt to the kernel command line in the boot loader's configuration, then reboot".into()],
+        Family::Suse => vec![
+            "# add iommu=pt to GRUB_CMDLINE_LINUX_DEFAULT in /etc/default/grub, then:".into(),
+            "grub2-mkconfig -o /boot/grub2/grub.cfg".into(),
+            "systemctl reboot".into(),
+        ],
+        Family::Other => vec!["# add iommu=pt to the kernel command line in the boot loader's configuration, then reboot".into()],
     };
     Step::manual(
         "Boot with the IOMMU in passthrough (advisory; not on Grace)",

@@ -30,6 +30,7 @@ use super::platform::nvfs_topology::NvfsTopology;
 use super::platform::nvidia_fs::{GpuDriver, GpuDriverFlavour, NvidiaFs};
 use super::platform::pci::{PciDevice, PciFacts, MELLANOX_VENDOR, NVIDIA_VENDOR};
 use super::Root;
+use crate::host::platform::inventory::Inventory;
 use crate::host::platform::module_keys::ModuleKeys;
 use crate::kmod::abi::KernelModversions;
 use crate::kmod::load_facts::{LoadFacts, SignatureFacts};
@@ -165,6 +166,7 @@ fn ordinary() -> HostFacts {
         cufile: None,
         container: ContainerFacts::default(),
         module_keys: ModuleKeys::none(),
+        inventory: Inventory::default(),
         probe: None,
     }
 }

@@ -2,11 +2,12 @@
 //! the key it signs with (the certificate `mokutil --import` enrolls), how it makes one, and the
 //! signed packages that need no enrolment at all (Ubuntu's own DOCA-OFED modules from 26.04).
 //!
-//! Sources: dell/dkms's README ("Module signing": the key and certificate are generated in
-//! `/var/lib/dkms`, `mokutil --import /var/lib/dkms/mok.pub`; Debian and Ubuntu's
-//! `update-secureboot-policy` key is `/var/lib/shim-signed/mok/MOK.der`, which Ubuntu's DKMS
-//! configures in `/etc/dkms/framework.conf`). RHEL/Rocky (EPEL) and SLES (Package Hub) ship
-//! upstream DKMS 3.x, so the upstream default is assumed there; DKMS 2.x did not sign at all.
+//! Sources: dell/dkms's `prepare_signing()` (dkms.in) and README: unless
+//! `/etc/dkms/framework.conf` names a key, DKMS on Ubuntu signs with
+//! `/var/lib/shim-signed/mok/MOK.priv` and `MOK.der` (made with `update-secureboot-policy
+//! --new-key`), and everywhere else with `/var/lib/dkms/mok.key` and `mok.pub`, a self-signed
+//! `CN=DKMS module signing key` it generates itself. RHEL/Rocky (EPEL) and SLES (Package Hub) are
+//! assumed to run that upstream DKMS 3.x; DKMS 2.x did not sign at all.
 //! Since DOCA 3.2 NVIDIA ships DOCA-Host only as DKMS and no longer signs its modules, so every
 //! rebuilt rpcrdma needs the node's own key enrolled.
 

@@ -14,18 +14,18 @@ const UBUNTU_REL: &str = "6.8.0-45-generic";
 const OPEN_DRIVER: &str =
     "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.86.15  Release Build\n";
 
-fn record(f: &Fixture, program: &str, args: &[&str], stdout: &str) {
+pub(crate) fn record(f: &Fixture, program: &str, args: &[&str], stdout: &str) {
     f.write(
         format!("{RECORDED_DIR}/{}", record_key(program, args)),
         stdout,
     );
 }
 
-fn os_release(f: &Fixture, text: &str) {
+pub(crate) fn os_release(f: &Fixture, text: &str) {
     f.write("etc/os-release", text);
 }
 
-fn gpu_driver(f: &Fixture) {
+pub(crate) fn gpu_driver(f: &Fixture) {
     f.write("sys/module/nvidia/version", "570.86.15\n");
     f.write("proc/driver/nvidia/version", OPEN_DRIVER);
 }
@@ -129,7 +129,7 @@ fn rhel_mlnx_ofed_plain() -> Fixture {
     f
 }
 
-fn doctor_json(f: &Fixture, extra: &[&str]) -> (i32, Value) {
+pub(crate) fn doctor_json(f: &Fixture, extra: &[&str]) -> (i32, Value) {
     let mut args = vec!["doctor", "--json"];
     args.extend_from_slice(extra);
     let out = run(f, &args);
@@ -143,7 +143,7 @@ fn doctor_json(f: &Fixture, extra: &[&str]) -> (i32, Value) {
     (out.status.code().expect("exit code"), doc)
 }
 
-fn plan_titles(doc: &Value) -> Vec<String> {
+pub(crate) fn plan_titles(doc: &Value) -> Vec<String> {
     doc["plan"]
         .as_array()
         .expect("plan")
@@ -164,7 +164,7 @@ fn finding(doc: &Value, topic: &str) -> String {
 }
 
 /// Text output with the temporary root replaced, for snapshots.
-fn doctor_text(f: &Fixture, args: &[&str]) -> String {
+pub(crate) fn doctor_text(f: &Fixture, args: &[&str]) -> String {
     let out = run(f, args);
     stdout(&out).replace(&f.root().display().to_string(), "<ROOT>")
 }

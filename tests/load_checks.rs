@@ -7,12 +7,11 @@
 use nfs_gds::host::io::runner::{record_key, RECORDED_DIR};
 use serde_json::Value;
 
+use crate::support::mok;
 use crate::support::*;
 
 const RELEASE: &str = "6.1.0-50-amd64";
 const IB_SYMBOLS: [&str; 3] = ["ib_dma_virt_map_sg", "ib_alloc_pd_user", "ib_drain_qp"];
-const SECURE_BOOT: &str =
-    "sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-e0a9f7a9b0ae";
 
 fn record(f: &Fixture, program: &str, args: &[&str], stdout: &str) {
     f.write(
@@ -50,6 +49,11 @@ fn plan_text(doc: &Value) -> String {
 fn abi_node(ib_core_rel: &str, seed: &str) -> Fixture {
     let mut f = Fixture::debian12();
     f.nvidia_fs("2.28.4", 1);
+    abi_tree(f, ib_core_rel, seed)
+}
+
+/// The module tree of [`abi_node`] on `f`.
+fn abi_tree(f: Fixture, ib_core_rel: &str, seed: &str) -> Fixture {
     let tree = f.tree();
     let exports: Vec<(&str, bool)> = IB_SYMBOLS.iter().map(|s| (*s, true)).collect();
     f.write(
@@ -151,17 +155,125 @@ fn a_loaded_rpcrdma_turns_the_refusal_into_a_warning_for_the_next_load() {
     assert!(summary(&doc, "rpcrdma-abi").contains("the next load"));
 }
 
+const P2P: [&str; 3] = [
+    "nvidia_p2p_get_pages_persistent",
+    "nvidia_p2p_dma_map_pages",
+    "nvidia_p2p_put_pages_persistent",
+];
+
+/// The Debian node above with the GPU driver's `nvidia.ko` exporting the peer-to-peer interface
+/// as `driver` builds it, and an nvidia-fs built against the driver `built_against`, loaded or not.
+fn nvidia_fs_node(driver: &str, built_against: &str, loaded: bool) -> Fixture {
+    let mut f = Fixture::debian12();
+    if loaded {
+        f.nvidia_fs("2.28.4", 1);
+    }
+    let f = abi_tree(f, "kernel/drivers/infiniband/core/ib_core.ko", "6.1-inbox");
+    f.write("sys/module/nvidia/version", "580.82.07\n");
+    f.write(
+        "proc/driver/nvidia/version",
+        "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.82.07  Release Build\n",
+    );
+    let tree = f.tree();
+    let exports: Vec<(&str, bool)> = P2P.iter().map(|s| (*s, false)).collect();
+    f.write(
+        format!("{tree}/updates/dkms/nvidia.ko"),
+        build(&ModuleSpec::provider("nvidia", RELEASE, &exports).crc_seed(driver)),
+    );
+    let imports: Vec<(&str, u32)> = P2P
+        .iter()
+        .map(|s| (*s, symbol_crc(built_against, s)))
+        .collect();
+    let nvfs = ModuleSpec {
+        name: "nvidia_fs".into(),
+        hooks: None,
+        depends: vec!["nvidia".into()],
+        other_exports: Vec::new(),
+        ..ModuleSpec::rpcrdma(RELEASE)
+    }
+    .imports(&imports);
+    f.write(format!("{tree}/updates/dkms/nvidia-fs.ko"), build(&nvfs));
+    let dep = std::fs::read_to_string(f.path(format!("{tree}/modules.dep"))).unwrap();
+    f.write(
+        format!("{tree}/modules.dep"),
+        format!(
+            "{dep}updates/dkms/nvidia.ko:\nupdates/dkms/nvidia-fs.ko: updates/dkms/nvidia.ko\n"
+        ),
+    );
+    let symbols = std::fs::read_to_string(f.path(format!("{tree}/modules.symbols"))).unwrap();
+    let p2p: String = P2P
+        .iter()
+        .map(|s| format!("alias symbol:{s} nvidia\n"))
+        .collect();
+    f.write(format!("{tree}/modules.symbols"), format!("{symbols}{p2p}"));
+    f
+}
+
+#[test]
+fn an_nvidia_fs_built_against_the_previous_gpu_driver_is_refused_before_its_load() {
+    let f = nvidia_fs_node("r580.82.05", "r570.86.15", false);
+    let (code, doc) = check_json(&f);
+    assert_eq!(code, 1, "{doc:#}");
+    assert_eq!(status(&doc, "nvidia-fs-abi"), "fail", "{doc:#}");
+    let s = summary(&doc, "nvidia-fs-abi");
+    let sym = P2P[0];
+    let wanted = symbol_crc("r570.86.15", sym);
+    let provided = symbol_crc("r580.82.05", sym);
+    assert!(
+        s.contains(&format!(
+            "nvidia-fs.ko wants {sym} {wanted:#010x}; nvidia.ko"
+        )),
+        "{s}"
+    );
+    assert!(s.contains(&format!("exports {provided:#010x}")), "{s}");
+    assert!(
+        s.contains("nvidia_fs: disagrees about version of symbol"),
+        "{s}"
+    );
+    assert!(s.contains("2 more import(s) disagree"), "{s}");
+    assert!(
+        remedy(&doc, "nvidia-fs-abi").contains("R580.82.05"),
+        "{doc:#}"
+    );
+    // rpcrdma's own comparison is untouched by nvidia-fs's.
+    assert_eq!(status(&doc, "rpcrdma-abi"), "pass", "{doc:#}");
+
+    f.write("etc/os-release", "ID=debian\nVERSION_ID=\"12\"\n");
+    let plan = plan_text(&doctor(&f));
+    assert!(
+        plan.contains("Rebuild nvidia-fs against the installed GPU driver"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("apt-get install --reinstall nvidia-fs-dkms"),
+        "{plan}"
+    );
+}
+
+#[test]
+fn an_nvidia_fs_rebuilt_for_the_installed_driver_passes_and_a_loaded_one_warns() {
+    let f = nvidia_fs_node("r580.82.05", "r580.82.05", true);
+    let (_, doc) = check_json(&f);
+    assert_eq!(status(&doc, "nvidia-fs-abi"), "pass", "{doc:#}");
+    assert!(
+        summary(&doc, "nvidia-fs-abi").contains("all 3 imports provided by modules agree"),
+        "{doc:#}"
+    );
+
+    let f = nvidia_fs_node("r580.82.05", "r570.86.15", true);
+    let (_, doc) = check_json(&f);
+    assert_eq!(status(&doc, "nvidia-fs-abi"), "warn", "{doc:#}");
+    assert!(
+        summary(&doc, "nvidia-fs-abi").contains("next load"),
+        "{doc:#}"
+    );
+}
+
 /// A node whose signature enforcement the firmware decides: no live `sig_enforce` or lockdown
 /// file, a Debian configuration that locks down under Secure Boot, and the EFI variable.
 fn secure_boot_node(on: bool, rpcrdma: &ModuleSpec) -> Fixture {
     let f = node_with(rpcrdma, DKMS, Packing::XzCrc32);
-    f.remove("sys/module/module/parameters/sig_enforce");
-    f.remove("sys/kernel/security/lockdown");
-    f.write(
-        format!("boot/config-{RELEASE}"),
-        "CONFIG_MODULES=y\nCONFIG_MODVERSIONS=y\nCONFIG_MODULE_SIG=y\n# CONFIG_MODULE_SIG_FORCE is not set\nCONFIG_SECURITY_LOCKDOWN_LSM=y\nCONFIG_LOCK_DOWN_IN_EFI_SECURE_BOOT=y\n",
-    );
-    f.write(SECURE_BOOT, [6, 0, 0, 0, u8::from(on)]);
+    f.secure_boot(on);
     f
 }
 
@@ -219,6 +331,90 @@ fn a_signed_rpcrdma_passes_under_secure_boot_and_names_its_signer() {
         "{s}"
     );
     assert!(evidence(&doc, "module-signature").contains("digest sha256"));
+}
+
+#[test]
+fn a_dkms_key_changed_since_its_enrolment_is_refused_before_the_reboot_until_enrolled() {
+    // The rpcrdma is signed by this node's DKMS key (serial 5E:E1:13:31); the MOK list still holds
+    // the key of the same name from before the node was reimaged.
+    let spec = ModuleSpec::rpcrdma(RELEASE).signed_with(dkms_signed());
+    let f = secure_boot_node(true, &spec);
+    let old = mok::certificate("DKMS module signing key", &[0x01, 0x02, 0x03]);
+    let new = mok::certificate("DKMS module signing key", &[0x5e, 0xe1, 0x13, 0x31]);
+    let canonical = mok::certificate("Canonical Ltd. Master Certificate Authority", &[0x42]);
+    f.write(
+        format!("sys/firmware/efi/efivars/MokListRT-{}", mok::SHIM_GUID),
+        mok::efivar(&[canonical.clone(), old.clone()]),
+    );
+    let (code, doc) = check_json(&f);
+    assert_eq!(code, 1, "{doc:#}");
+    assert_eq!(status(&doc, "module-signature"), "fail", "{doc:#}");
+    let s = summary(&doc, "module-signature");
+    assert!(
+        s.contains("signed by DKMS module signing key (key 5E:E1:13:31), but the enrolled key of that name has serial 01:02:03"),
+        "{s}"
+    );
+    assert!(s.contains("Key was rejected by service"), "{s}");
+    let ev = evidence(&doc, "module-signature");
+    assert!(
+        ev.contains("MokListRT-605dab50-e046-4300-abb6-3dd810dd8b23: Canonical Ltd. Master Certificate Authority (serial 42), DKMS module signing key (serial 01:02:03)"),
+        "{ev}"
+    );
+    let plan = plan_text(&doctor(&f));
+    assert!(
+        plan.contains("mokutil --import /var/lib/dkms/mok.pub"),
+        "{plan}"
+    );
+
+    // `mokutil --import` queued the new key: the next boot's MOK manager completes it.
+    f.write(
+        format!("sys/firmware/efi/efivars/MokNew-{}", mok::SHIM_GUID),
+        mok::efivar(std::slice::from_ref(&new)),
+    );
+    let (_, doc) = check_json(&f);
+    assert_eq!(status(&doc, "module-signature"), "warn", "{doc:#}");
+    assert!(summary(&doc, "module-signature").contains("enrolment is pending"));
+
+    // Enrolled: the kernel's mirror of the list (preferred over efivars) holds it.
+    f.remove(format!(
+        "sys/firmware/efi/efivars/MokNew-{}",
+        mok::SHIM_GUID
+    ));
+    f.write(
+        "sys/firmware/efi/mok-variables/MokListRT",
+        mok::signature_lists(&[canonical, old, new]),
+    );
+    let (_, doc) = check_json(&f);
+    assert_eq!(status(&doc, "module-signature"), "pass", "{doc:#}");
+    assert!(
+        summary(&doc, "module-signature")
+            .contains("enrolled in /sys/firmware/efi/mok-variables/MokListRT"),
+        "{doc:#}"
+    );
+}
+
+#[test]
+fn a_key_the_keyrings_do_not_name_fails_and_a_damaged_mok_list_is_named() {
+    let spec = ModuleSpec::rpcrdma(RELEASE).signed_with(dkms_signed());
+    let f = secure_boot_node(true, &spec);
+    f.write(
+        "proc/keys",
+        "1e6ea5ee I------     1 perm 1f030000     0     0 asymmetri Debian Secure Boot CA: 6ccece7e4c6c0d1f6149f3dd27dfcc5cbb419ea1: X509.rsa bb419ea1 []\n",
+    );
+    let (_, doc) = check_json(&f);
+    assert_eq!(status(&doc, "module-signature"), "fail", "{doc:#}");
+    assert!(
+        summary(&doc, "module-signature").contains("a key this node has not enrolled"),
+        "{doc:#}"
+    );
+    f.write("sys/firmware/efi/mok-variables/MokListRT", [0u8; 12]);
+    let (_, doc) = check_json(&f);
+    assert!(
+        evidence(&doc, "module-signature").contains(
+            "the MOK list could not be read: /sys/firmware/efi/mok-variables/MokListRT: a signature list header is truncated"
+        ),
+        "{doc:#}"
+    );
 }
 
 #[test]

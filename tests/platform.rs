@@ -475,7 +475,10 @@ fn a_known_bad_nvidia_fs_is_named_with_its_source() {
     let r = check_result(&doc, "known-bad-versions");
     assert_eq!(r["status"], "warn", "{r}");
     let ev = evidence(&doc, "known-bad-versions");
-    assert!(ev.contains("2.28.4 (loaded), 2.25.6 (/usr/src)"), "{ev}");
+    assert!(
+        ev.contains("nvidia-fs 2.28.4 (loaded), nvidia-fs 2.25.6 (/usr/src)"),
+        "{ev}"
+    );
     assert!(ev.contains("rw_verify_area failed with -14"), "{ev}");
     assert!(
         ev.contains("https://github.com/NVIDIA/gds-nvidia-fs/issues/60"),
@@ -484,6 +487,56 @@ fn a_known_bad_nvidia_fs_is_named_with_its_source() {
 
     f.remove("usr/src/nvidia-fs-2.25.6");
     assert_eq!(status(&doctor_json(&f), "known-bad-versions"), "pass");
+}
+
+#[test]
+fn known_bad_combinations_need_what_the_node_runs_beside_the_release() {
+    let mut f = gpu_node(None);
+    driver(&f, OPEN);
+    f.nvidia_fs("2.28.4", 1);
+    // Debian's nvidia-fs-dkms with the proprietary driver package dpkg still has installed.
+    let status_file = "Package: nvidia-fs-dkms\nStatus: install ok installed\nVersion: 2.19.7~12.4.1-2\n\n\
+                       Package: nvidia-kernel-dkms\nStatus: install ok installed\nVersion: 550.163.01-2\n";
+    f.write("var/lib/dpkg/status", status_file);
+    let doc = doctor_json(&f);
+    assert_eq!(status(&doc, "known-bad-versions"), "warn", "{doc:#}");
+    let ev = evidence(&doc, "known-bad-versions");
+    assert!(ev.contains("nvidia-fs-dkms 2.19.7~12.4.1-2 (dpkg)"), "{ev}");
+    assert!(
+        ev.contains("https://packages.debian.org/trixie/nvidia-fs-dkms"),
+        "{ev}"
+    );
+    f.write(
+        "var/lib/dpkg/status",
+        status_file.replace("nvidia-kernel-dkms", "nvidia-open-kernel-dkms"),
+    );
+    assert_eq!(status(&doctor_json(&f), "known-bad-versions"), "pass");
+
+    // VAST's 4.0 bundle is fine on 6.8 and on the list above it.
+    f.write(
+        "sys/module/sunrpc/parameters/nfs_bundle_version",
+        "4.0.34\n",
+    );
+    assert_eq!(status(&doctor_json(&f), "known-bad-versions"), "pass");
+    let f = {
+        let g = gpu_node(None);
+        g.write(
+            "sys/module/sunrpc/parameters/nfs_bundle_version",
+            "4.0.34\n",
+        );
+        g.write("proc/sys/kernel/osrelease", "6.12.0-55.el10.x86_64\n");
+        g.write(
+            "proc/version",
+            "Linux version 6.12.0-55.el10.x86_64 (mockbuild@builder) #1 SMP PREEMPT_DYNAMIC\n",
+        );
+        g
+    };
+    let doc = doctor_json(&f);
+    let ev = evidence(&doc, "known-bad-versions");
+    assert!(
+        ev.contains("vastnfs 4.0.34: vastnfs 4.0 supports kernels up to 6.8"),
+        "{ev}"
+    );
 }
 
 #[test]

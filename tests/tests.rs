@@ -13,6 +13,7 @@ mod cli;
 mod closed_pipe;
 mod deploy;
 mod doctor;
+mod doctor_families;
 #[cfg(feature = "external-tools")]
 mod external_tools;
 mod host_kernels;

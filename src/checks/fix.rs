@@ -9,6 +9,8 @@ pub enum Fix {
     GpuDriver,
     /// Install and load nvidia-fs (or enable it in the GPU Operator).
     NvidiaFs,
+    /// Rebuild nvidia-fs against the installed GPU driver (its `nvidia_p2p_*` CRCs disagree).
+    RebuildNvidiaFs,
     /// Install or rebuild an rpcrdma that carries the nvfs hooks.
     HookedRpcrdma,
     /// Install an rpcrdma that exports the hooks GPL.
@@ -39,6 +41,7 @@ impl Fix {
             self,
             Fix::GpuDriver
                 | Fix::NvidiaFs
+                | Fix::RebuildNvidiaFs
                 | Fix::HookedRpcrdma
                 | Fix::GplExport
                 | Fix::AbiRpcrdma

@@ -1,6 +1,11 @@
-//! The known-bad release list: one data file ([`known_bad.toml`](./known_bad.toml), compiled in)
+//! The known-bad list: one data file ([`known_bad.toml`](./known_bad.toml), compiled in)
 //! with the public source of every entry, and the question the `known-bad-versions` check asks of
-//! it — which entries match a package at a version.
+//! it — which entries match a package at a version on this node.
+//!
+//! An entry names a package and one or more conditions, all of which must hold: its release
+//! (`versions` exactly, `below` one, or a `series` such as `4.0`), a running kernel newer than
+//! `kernel_above` (major.minor), another package installed `beside` it, or the machine's
+//! `platform` (its DMI product name).
 
 use std::cmp::Ordering;
 
@@ -19,18 +24,71 @@ pub struct Entry {
     pub versions: Vec<String>,
     /// Every release older than this one.
     pub below: Option<String>,
+    /// Every release of this series (`4.0`: `4.0`, `4.0.33`, …).
+    pub series: Option<String>,
+    /// Only on a running kernel newer than this major.minor.
+    pub kernel_above: Option<String>,
+    /// Only while this other package is installed too.
+    pub beside: Option<String>,
+    /// Only on a machine whose product name contains this.
+    pub platform: Option<String>,
     pub problem: String,
     pub source: String,
 }
 
+/// What the node shows beyond the package's release.
+#[derive(Clone, Copy, Default)]
+pub struct Node<'a> {
+    /// The running kernel's upstream major.minor.
+    pub kernel: Option<(u32, u32)>,
+    /// Whether another package is installed.
+    pub installed: Option<&'a dyn Fn(&str) -> bool>,
+    pub product_name: Option<&'a str>,
+}
+
+impl std::fmt::Debug for Node<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Node")
+            .field("kernel", &self.kernel)
+            .field("knows_installed", &self.installed.is_some())
+            .field("product_name", &self.product_name)
+            .finish()
+    }
+}
+
+/// `6.12.0-55.el10` or `6.8` → `(6, 12)` / `(6, 8)`.
+pub fn major_minor(version: &str) -> Option<(u32, u32)> {
+    let mut parts = version.split(|c: char| !c.is_ascii_digit());
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+}
+
 impl Entry {
-    pub fn matches(&self, package: &str, version: &str) -> bool {
-        self.package == package
-            && (self.versions.iter().any(|v| v == version)
-                || self
-                    .below
-                    .as_deref()
-                    .is_some_and(|b| version_order::compare(version, b) == Ordering::Less))
+    fn has_release_rule(&self) -> bool {
+        !self.versions.is_empty() || self.below.is_some() || self.series.is_some()
+    }
+
+    pub fn matches(&self, package: &str, version: &str, node: &Node) -> bool {
+        let release = !self.has_release_rule()
+            || self.versions.iter().any(|v| v == version)
+            || self
+                .below
+                .as_deref()
+                .is_some_and(|b| version_order::compare(version, b) == Ordering::Less)
+            || self.series.as_deref().is_some_and(|s| {
+                version == s || version.strip_prefix(s).is_some_and(|r| r.starts_with('.'))
+            });
+        let kernel = self.kernel_above.as_deref().is_none_or(
+            |k| matches!((node.kernel, major_minor(k)), (Some(run), Some(limit)) if run > limit),
+        );
+        let beside = self
+            .beside
+            .as_deref()
+            .is_none_or(|b| node.installed.is_some_and(|installed| installed(b)));
+        let platform = self
+            .platform
+            .as_deref()
+            .is_none_or(|p| node.product_name.is_some_and(|n| n.contains(p)));
+        self.package == package && release && kernel && beside && platform
     }
 }
 
@@ -48,11 +106,11 @@ pub fn entries() -> Vec<Entry> {
         .unwrap_or_default()
 }
 
-/// The entries that match `package` at `version`.
-pub fn matching(package: &str, version: &str) -> Vec<Entry> {
+/// The entries that match `package` at `version` on `node`.
+pub fn matching(package: &str, version: &str, node: &Node) -> Vec<Entry> {
     entries()
         .into_iter()
-        .filter(|e| e.matches(package, version))
+        .filter(|e| e.matches(package, version, node))
         .collect()
 }
 
@@ -61,22 +119,69 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_list_parses_and_every_entry_has_a_source_and_a_version_rule() {
+    fn the_list_parses_and_every_entry_has_a_source_and_a_condition() {
         let list: List = toml::from_str(DATA).expect("known_bad.toml parses");
         assert!(!list.entry.is_empty());
         for e in &list.entry {
             assert!(e.source.starts_with("https://"), "{e:?}");
-            assert!(!e.versions.is_empty() || e.below.is_some(), "{e:?}");
+            assert!(
+                e.has_release_rule() || e.beside.is_some() || e.platform.is_some(),
+                "{e:?}"
+            );
             assert!(!e.problem.is_empty(), "{e:?}");
         }
     }
 
     #[test]
     fn exact_and_below_rules() {
-        assert_eq!(matching("nvidia-fs", "2.25.6").len(), 2);
-        assert_eq!(matching("nvidia-fs", "2.25.7").len(), 1);
-        assert!(matching("nvidia-fs", "2.28.4").is_empty());
-        assert!(matching("nvidia-fs", "2.29.1").is_empty());
-        assert!(matching("mlnx-nfsrdma", "2.25.6").is_empty());
+        let any = Node::default();
+        assert_eq!(matching("nvidia-fs", "2.25.6", &any).len(), 2);
+        assert_eq!(matching("nvidia-fs", "2.25.7", &any).len(), 1);
+        assert!(matching("nvidia-fs", "2.28.4", &any).is_empty());
+        assert!(matching("nvidia-fs", "2.29.1", &any).is_empty());
+        assert!(matching("mlnx-nfsrdma", "2.25.6", &any).is_empty());
+    }
+
+    #[test]
+    fn vastnfs_4_0_only_on_kernels_newer_than_6_8() {
+        let on = |kernel| Node {
+            kernel: major_minor(kernel),
+            ..Node::default()
+        };
+        assert_eq!(
+            matching("vastnfs", "4.0.34", &on("6.12.0-55.el10")).len(),
+            1
+        );
+        assert_eq!(matching("vastnfs", "4.0", &on("6.11.0")).len(), 1);
+        assert!(matching("vastnfs", "4.0.34", &on("6.8.0-45-generic")).is_empty());
+        assert!(matching("vastnfs", "4.5.8", &on("6.12.0")).is_empty());
+        assert!(matching("vastnfs", "4.01", &on("6.12.0")).is_empty());
+        // An unknown kernel says nothing.
+        assert!(matching("vastnfs", "4.0.34", &Node::default()).is_empty());
+    }
+
+    #[test]
+    fn debian_nvidia_fs_dkms_beside_the_proprietary_driver_and_dgx_spark() {
+        fn proprietary(p: &str) -> bool {
+            p == "nvidia-kernel-dkms"
+        }
+        fn open(p: &str) -> bool {
+            p == "nvidia-open-kernel-dkms"
+        }
+        let with = |installed: &'static dyn Fn(&str) -> bool| Node {
+            installed: Some(installed),
+            ..Node::default()
+        };
+        assert_eq!(
+            matching("nvidia-fs-dkms", "2.19.7~12.4.1-2", &with(&proprietary)).len(),
+            1
+        );
+        assert!(matching("nvidia-fs-dkms", "2.19.7~12.4.1-2", &with(&open)).is_empty());
+        let spark = Node {
+            product_name: Some("NVIDIA DGX Spark"),
+            ..Node::default()
+        };
+        assert_eq!(matching("nvidia-fs", "2.30.2", &spark).len(), 1);
+        assert!(matching("nvidia-fs", "2.30.2", &Node::default()).is_empty());
     }
 }

@@ -19,6 +19,8 @@ use super::modules::{self, LoadedModule, ModuleTree, Resolution};
 use super::platform::container::ContainerFacts;
 use super::platform::cufile_json::{self, CufileLint};
 use super::platform::io_path::IoPaths;
+use super::platform::inventory::Inventory;
+use super::platform::module_keys::ModuleKeys;
 use super::platform::nvfs_probe::{self, ProbeOutcome};
 use super::platform::nvfs_topology::NvfsTopology;
 use super::platform::nvidia_fs::{GpuDriver, NvidiaFs};
@@ -138,6 +140,10 @@ pub struct HostFacts {
     pub cufile: Option<CufileLint>,
     /// Evidence of running in a container.
     pub container: ContainerFacts,
+    /// The keys the kernel trusts for module signatures (MOK list, pending enrolments, keyrings).
+    pub module_keys: ModuleKeys,
+    /// Installed packages, product name and NFS bundle release, for the known-bad list.
+    pub inventory: Inventory,
     /// The live registration probe, when it was asked for ([`HostFacts::run_probe`]).
     #[serde(skip)]
     pub probe: Option<ProbeRun>,
@@ -180,6 +186,8 @@ impl HostFacts {
             nvfs_topology: NvfsTopology::read(root)?,
             cufile: cufile_json::read_cufile_lint(root)?,
             container: ContainerFacts::read(root)?,
+            module_keys: ModuleKeys::read(root)?,
+            inventory: Inventory::read(root)?,
             probe: None,
         })
     }

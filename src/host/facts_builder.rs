@@ -31,6 +31,8 @@ use super::platform::nvfs_topology::NvfsTopology;
 use super::platform::nvidia_fs::{GpuDriver, GpuDriverFlavour, NvidiaFs};
 use super::platform::pci::{PciDevice, PciFacts, MELLANOX_VENDOR, NVIDIA_VENDOR};
 use super::Root;
+use crate::host::platform::inventory::Inventory;
+use crate::host::platform::module_keys::ModuleKeys;
 use crate::kmod::abi::KernelModversions;
 use crate::kmod::load_facts::{LoadFacts, SignatureFacts};
 use crate::kmod::modversions::{ExportCrcSource, ExportCrcs, ImportVersions};
@@ -130,6 +132,8 @@ fn ordinary() -> HostFacts {
             abi: None,
             divergent_providers: Vec::new(),
             nvidia_fs_file: None,
+            nvidia_fs_abi: None,
+            nvidia_fs_divergent: Vec::new(),
             signatures: Ok(SignatureEnforcement {
                 enforcement: Enforcement::NotEnforced,
                 evidence: "no Secure Boot, no module.sig_enforce".into(),
@@ -164,6 +168,8 @@ fn ordinary() -> HostFacts {
         cufile: None,
         container: ContainerFacts::default(),
         io_paths: IoPaths::default(),
+        module_keys: ModuleKeys::none(),
+        inventory: Inventory::default(),
         probe: None,
     }
 }

@@ -83,7 +83,7 @@ pub enum SignatureError {
 }
 
 /// Colon-separated upper-case hex, as `modinfo` prints keys.
-fn colon_hex(bytes: &[u8]) -> String {
+pub(crate) fn colon_hex(bytes: &[u8]) -> String {
     bytes
         .iter()
         .map(|b| format!("{b:02X}"))

@@ -97,6 +97,22 @@ impl Fixture {
         f
     }
 
+    /// Module signatures enforced the way the firmware decides it: no live `sig_enforce` or
+    /// lockdown file, a configuration that locks down under Secure Boot, and the EFI variable
+    /// saying Secure Boot is `on`.
+    pub fn secure_boot(&self, on: bool) {
+        self.remove("sys/module/module/parameters/sig_enforce");
+        self.remove("sys/kernel/security/lockdown");
+        self.write(
+            format!("boot/config-{}", self.release),
+            "CONFIG_MODULES=y\nCONFIG_MODVERSIONS=y\nCONFIG_MODULE_SIG=y\n# CONFIG_MODULE_SIG_FORCE is not set\nCONFIG_SECURITY_LOCKDOWN_LSM=y\nCONFIG_LOCK_DOWN_IN_EFI_SECURE_BOOT=y\n",
+        );
+        self.write(
+            "sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-e0a9f7a9b0ae",
+            [6, 0, 0, 0, u8::from(on)],
+        );
+    }
+
     /// `lib/modules/<release>`, relative to the root.
     pub fn tree(&self) -> String {
         format!("lib/modules/{}", self.release)

@@ -1,5 +1,6 @@
 //! Shared helpers of the integration tests: module generation ([`module_gen`]), compression the
-//! way distributions do it ([`pack`]), fixture root trees ([`fixture`]) and running the real
+//! way distributions do it ([`pack`]), fixture root trees ([`fixture`]), enrolled keys
+//! ([`mok`]) and running the real
 //! binary against them.
 
 #![allow(dead_code)] // each test module uses a different part
@@ -9,6 +10,7 @@ pub mod generated;
 pub mod json_schema;
 pub mod kmod_index;
 pub mod module_gen;
+pub mod mok;
 pub mod mount_table;
 pub mod pack;
 pub mod tree;

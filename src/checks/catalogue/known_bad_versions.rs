@@ -1,6 +1,8 @@
-//! `known-bad-versions`: no nvidia-fs release on the node (the loaded module, or a source tree
-//! DKMS builds from) is on the known-bad list, whose every entry names its public source.
-//! Advisory: the list knows releases, not this node's workload.
+//! `known-bad-versions`: no nvidia-fs release on the node (the loaded module, a source tree DKMS
+//! builds from, Debian's nvidia-fs-dkms package) nor VAST's NFS bundle is on the known-bad list,
+//! alone or with what else the node runs (its kernel, the GPU driver package, the machine), and
+//! every entry names its public source. Advisory: the list knows releases, not this node's
+//! workload.
 
 use crate::checks::check::{Check, Scope};
 use crate::checks::known_bad;
@@ -11,7 +13,7 @@ pub const ID: CheckId = CheckId::new("known-bad-versions");
 
 pub static CHECK: Check = Check {
     id: ID,
-    doc: "no nvidia-fs release present (loaded, or in `/usr/src` for DKMS) is on the known-bad list (advisory)",
+    doc: "no nvidia-fs release present (loaded, in `/usr/src` for DKMS, or Debian's nvidia-fs-dkms) nor vastnfs bundle is on the known-bad list, alone or with this kernel, GPU driver package or machine (advisory)",
     scope: Scope::Node(run),
     default_level: Level::Warn,
     waitable: false,
@@ -20,38 +22,70 @@ pub static CHECK: Check = Check {
 fn run(facts: &HostFacts) -> CheckResult {
     let id = ID;
     let nv = &facts.nvidia_fs;
-    let mut present: Vec<(String, &str)> = Vec::new();
+    let inv = &facts.inventory;
+    // (package, release, where it was seen)
+    let mut present: Vec<(&str, String, &str)> = Vec::new();
     if let Some(v) = &nv.version {
-        present.push((v.clone(), "loaded"));
+        present.push(("nvidia-fs", v.clone(), "loaded"));
     }
     for v in &nv.source_versions {
-        if !present.iter().any(|(p, _)| p == v) {
-            present.push((v.clone(), "/usr/src"));
+        if !present.iter().any(|(_, p, _)| p == v) {
+            present.push(("nvidia-fs", v.clone(), "/usr/src"));
         }
     }
+    if let Some(v) = inv.deb("nvidia-fs-dkms") {
+        present.push(("nvidia-fs-dkms", v.to_string(), "dpkg"));
+    }
+    if let Some(v) = &inv.vastnfs_version {
+        present.push(("vastnfs", v.clone(), "loaded"));
+    }
     if present.is_empty() {
-        return CheckResult::skip(id, "no nvidia-fs release is loaded or installed for DKMS");
+        return CheckResult::skip(
+            id,
+            "no nvidia-fs or vastnfs release is loaded or installed for DKMS",
+        );
     }
     let seen = present
         .iter()
-        .map(|(v, w)| format!("{v} ({w})"))
+        .map(|(p, v, w)| format!("{p} {v} ({w})"))
         .collect::<Vec<_>>()
         .join(", ");
+    let kernel = facts
+        .kernel
+        .upstream
+        .as_ref()
+        .map(|k| (k.major, k.minor))
+        .or_else(|| {
+            facts
+                .kernel
+                .release
+                .as_deref()
+                .and_then(known_bad::major_minor)
+        });
+    let installed = |p: &str| inv.deb(p).is_some();
+    let node = known_bad::Node {
+        kernel,
+        installed: inv
+            .debs
+            .is_some()
+            .then_some(&installed as &dyn Fn(&str) -> bool),
+        product_name: inv.product_name.as_deref(),
+    };
     let mut hits = Vec::new();
-    for (v, _) in &present {
-        for e in known_bad::matching("nvidia-fs", v) {
-            hits.push(format!("nvidia-fs {v}: {} [{}]", e.problem, e.source));
+    for (p, v, _) in &present {
+        for e in known_bad::matching(p, v, &node) {
+            hits.push(format!("{p} {v}: {} [{}]", e.problem, e.source));
         }
     }
     if hits.is_empty() {
-        return CheckResult::pass(id, format!("nvidia-fs {seen}: not on the known-bad list"))
-            .with("nvidia-fs", seen);
+        return CheckResult::pass(id, format!("{seen}: not on the known-bad list"))
+            .with("releases", seen);
     }
-    let mut r = CheckResult::warn(id, hits[0].clone()).with("nvidia-fs", seen);
+    let mut r = CheckResult::warn(id, hits[0].clone()).with("releases", seen);
     for h in &hits {
         r = r.with("known bad", h.clone());
     }
-    r.remedy("upgrade nvidia-fs (the nvidia-gds / nvidia-fs-dkms package) past the releases named, then rebuild it with DKMS for every installed kernel")
+    r.remedy("move off the releases and combinations named (each entry says how and cites its source); for nvidia-fs, upgrade the nvidia-gds / nvidia-fs-dkms package and rebuild it with DKMS for every installed kernel")
 }
 
 #[cfg(test)]
@@ -75,7 +109,7 @@ mod tests {
         says(
             &run(&HostFacts::builder().build()),
             Status::Skip,
-            &["no nvidia-fs release"],
+            &["no nvidia-fs or vastnfs release"],
         );
     }
 
@@ -87,7 +121,7 @@ mod tests {
             Status::Pass,
             &["nvidia-fs 2.28.4 (loaded)", "not on the known-bad list"],
         );
-        assert_eq!(seen(&r, "nvidia-fs"), "2.28.4 (loaded)");
+        assert_eq!(seen(&r, "releases"), "nvidia-fs 2.28.4 (loaded)");
     }
 
     #[test]
@@ -102,13 +136,84 @@ mod tests {
                 "gds-nvidia-fs/issues/60",
             ],
         );
-        assert_eq!(seen(&r, "nvidia-fs"), "2.28.4 (loaded), 2.25.6 (/usr/src)");
+        assert_eq!(
+            seen(&r, "releases"),
+            "nvidia-fs 2.28.4 (loaded), nvidia-fs 2.25.6 (/usr/src)"
+        );
         // 2.25.6 is also below 2.28.4: both entries are named.
         assert_eq!(
             r.evidence.iter().filter(|e| e.what == "known bad").count(),
             2,
             "{r:#?}"
         );
-        assert!(remedy(&r).contains("upgrade nvidia-fs"));
+        assert!(remedy(&r).contains("upgrade the nvidia-gds"));
+    }
+
+    #[test]
+    fn warns_of_vastnfs_4_0_on_a_kernel_newer_than_6_8_only() {
+        let node = |release: &str| {
+            let release = release.to_string();
+            HostFacts::builder()
+                .with(|f| {
+                    f.inventory.vastnfs_version = Some("4.0.34".into());
+                    f.kernel.release = Some(release);
+                })
+                .build()
+        };
+        let r = run(&node("6.12.0-55.el10.x86_64"));
+        says(
+            &r,
+            Status::Warn,
+            &[
+                "vastnfs 4.0.34",
+                "kernels up to 6.8",
+                "vastnfs.vastdata.com",
+            ],
+        );
+        says(
+            &run(&node("6.8.0-45-generic")),
+            Status::Pass,
+            &["vastnfs 4.0.34 (loaded)"],
+        );
+    }
+
+    #[test]
+    fn warns_of_debian_nvidia_fs_dkms_beside_the_proprietary_driver_package() {
+        let node = |driver: &str| {
+            let driver = driver.to_string();
+            HostFacts::builder()
+                .with(|f| {
+                    f.inventory.debs = Some(vec![
+                        ("nvidia-fs-dkms".into(), "2.19.7~12.4.1-2".into()),
+                        (driver, "550.163.01-2".into()),
+                    ])
+                })
+                .build()
+        };
+        says(
+            &run(&node("nvidia-kernel-dkms")),
+            Status::Warn,
+            &[
+                "nvidia-fs-dkms 2.19.7~12.4.1-2",
+                "proprietary nvidia-kernel-dkms",
+                "packages.debian.org",
+            ],
+        );
+        says(
+            &run(&node("nvidia-open-kernel-dkms")),
+            Status::Pass,
+            &["nvidia-fs-dkms 2.19.7~12.4.1-2 (dpkg)"],
+        );
+    }
+
+    #[test]
+    fn warns_of_nvidia_fs_on_dgx_spark() {
+        let mut facts = nvidia_fs(Some("2.30.2"), &[]);
+        facts.inventory.product_name = Some("NVIDIA DGX Spark".into());
+        says(
+            &run(&facts),
+            Status::Warn,
+            &["compatibility mode only", "Do not load nvidia-fs"],
+        );
     }
 }

@@ -24,6 +24,7 @@ pub mod mount_transport;
 pub mod next_boot;
 pub mod nic_gpu_distance;
 pub mod nvfs_registration;
+pub mod nvidia_fs_abi;
 pub mod nvidia_fs_devices;
 pub mod nvidia_fs_loaded;
 pub mod pcie_acs;
@@ -37,6 +38,7 @@ pub mod rpcrdma_module;
 pub mod rpcrdma_next_load;
 pub mod transport_trap;
 
+mod abi_common;
 mod nfs_mounts;
 mod rpcrdma_common;
 
@@ -55,6 +57,7 @@ pub static ALL: &[&Check] = &[
     &rpcrdma_hooks::CHECK,
     &rpcrdma_hook_export::CHECK,
     &rpcrdma_abi::CHECK,
+    &nvidia_fs_abi::CHECK,
     &module_signature::CHECK,
     &rpcrdma_loaded::CHECK,
     &rpcrdma_fresh::CHECK,

@@ -1,13 +1,18 @@
 //! `module-signature`: where the kernel enforces module signatures (Secure Boot lockdown,
 //! `module.sig_enforce`, CONFIG_MODULE_SIG_FORCE), the rpcrdma and nvidia_fs files modprobe
-//! would load are signed, so they are not refused with "Key was rejected by service".
+//! would load are signed by a key the node trusts, so they are not refused with "Key was
+//! rejected by service": a key enrolled in shim's MOK list (matched by serial number, so a DKMS
+//! key regenerated on a reimaged node is told from the enrolled one of the same name), one queued
+//! for enrolment at the next boot, or one of the kernel's own keys.
 
 use crate::checks::check::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level, Status};
 use crate::host::modules::gpl_rule::Enforcement;
 use crate::host::modules::kernel_log::{parse_load_failures, LoadFailureKind};
+use crate::host::platform::module_keys::ModuleKeys;
 use crate::host::HostFacts;
 use crate::kmod::load_facts::{LoadFacts, SignatureFacts};
+use crate::kmod::signature::ModuleSignature;
 use crate::kmod::NVIDIA_FS;
 use crate::kmod::RPCRDMA;
 
@@ -22,7 +27,7 @@ pub static CHECK: Check = Check {
 };
 
 /// What the MOK step says, for remedies outside doctor.
-const MOK_FIX: &str = "sign the module with a key the kernel trusts: let DKMS sign what it builds (`dkms generate_mok`, then rebuild the module) and enroll its key with `mokutil --import /var/lib/dkms/mok.pub` and a reboot";
+const MOK_FIX: &str = "sign the module with a key the kernel trusts: let DKMS sign what it builds (`dkms generate_mok`, then rebuild the module) and enroll its key with `mokutil --import /var/lib/dkms/mok.pub` (Ubuntu's DKMS: `/var/lib/shim-signed/mok/MOK.der`) and a reboot";
 
 /// One module's verdict.
 struct Judged {
@@ -68,7 +73,14 @@ fn run(facts: &HostFacts) -> CheckResult {
             (
                 *m,
                 *f,
-                judge(m, f, *loaded, enforcement.enforcement, rejected),
+                judge(
+                    m,
+                    f,
+                    *loaded,
+                    enforcement.enforcement,
+                    rejected,
+                    &facts.module_keys,
+                ),
             )
         })
         .collect();
@@ -96,6 +108,9 @@ fn run(facts: &HostFacts) -> CheckResult {
             enforcement.evidence
         ),
     );
+    if let Some(keys) = enrolled_words(&facts.module_keys) {
+        r = r.with("enrolled keys", keys);
+    }
     for (m, f, _) in &judged {
         r = r.with(
             format!("{m} file"),
@@ -107,7 +122,14 @@ fn run(facts: &HostFacts) -> CheckResult {
         .fold(r, |r, (_, _, line)| r.with("kernel log", line))
 }
 
-fn judge(module: &str, f: &LoadFacts, loaded: bool, e: Enforcement, rejected: bool) -> Judged {
+fn judge(
+    module: &str,
+    f: &LoadFacts,
+    loaded: bool,
+    e: Enforcement,
+    rejected: bool,
+    keys: &ModuleKeys,
+) -> Judged {
     let name = f
         .path
         .file_name()
@@ -121,12 +143,49 @@ fn judge(module: &str, f: &LoadFacts, loaded: bool, e: Enforcement, rejected: bo
                 s.signer.as_deref().unwrap_or("an unnamed signer")
             ),
         ),
+        (SignatureFacts::Signed(s), Enforcement::Enforced | Enforcement::Unknown)
+            if !matches!(trust(s, keys), Trust::Trusted(_) | Trust::Unknown) =>
+        {
+            let signed = format!(
+                "{name} is signed by {} (key {})",
+                s.signer.as_deref().unwrap_or("an unnamed signer"),
+                s.key_id.as_deref().unwrap_or("unnamed")
+            );
+            let refused = if e == Enforcement::Enforced {
+                "the kernel refuses it with `Key was rejected by service`"
+            } else {
+                "a kernel that enforces signatures refuses it"
+            };
+            let bad = if loaded || e != Enforcement::Enforced {
+                Status::Warn
+            } else {
+                Status::Fail
+            };
+            match trust(s, keys) {
+                Trust::Pending => j(
+                    Status::Warn,
+                    format!("{signed}, whose enrolment is pending: confirm it in the MOK manager at the next boot, or {refused}"),
+                ),
+                Trust::Replaced { enrolled } => j(
+                    bad,
+                    format!("{signed}, but the enrolled key of that name has serial {enrolled}: the signing key changed since its enrolment (a reimaged node's new DKMS key), so {refused}"),
+                ),
+                _ => j(
+                    bad,
+                    format!("{signed}, a key this node has not enrolled (in neither the MOK list nor the kernel's keyrings): {refused}"),
+                ),
+            }
+        }
         (SignatureFacts::Signed(s), _) => j(
             Status::Pass,
             format!(
-                "{name} is signed by {}{}",
+                "{name} is signed by {}{}{}",
                 s.signer.as_deref().unwrap_or("an unnamed signer"),
-                s.key_id.as_deref().map(|k| format!(" (key {k})")).unwrap_or_default()
+                s.key_id.as_deref().map(|k| format!(" (key {k})")).unwrap_or_default(),
+                match trust(s, keys) {
+                    Trust::Trusted(how) => format!(", {how}"),
+                    _ => String::new(),
+                }
             ),
         ),
         (_, Enforcement::NotEnforced) => j(
@@ -149,6 +208,81 @@ fn judge(module: &str, f: &LoadFacts, loaded: bool, e: Enforcement, rejected: bo
             format!("{name} is not signed, and whether the kernel enforces signatures is not known"),
         ),
     }
+}
+
+/// Whether the node trusts the key a signature names.
+enum Trust {
+    /// Enrolled in the MOK list, or a kernel key: the evidence.
+    Trusted(String),
+    /// Queued by `mokutil --import` for the next boot.
+    Pending,
+    /// The MOK list holds a key of the same name with another serial number.
+    Replaced { enrolled: String },
+    /// Neither the MOK list nor the keyrings name it.
+    NotEnrolled,
+    /// Nothing below the root says.
+    Unknown,
+}
+
+fn trust(sig: &ModuleSignature, keys: &ModuleKeys) -> Trust {
+    let same_key = |c: &crate::host::platform::module_keys::EnrolledCert| {
+        sig.key_id.as_deref() == Some(c.serial.as_str())
+            && (sig.signer.is_none() || c.issuer == sig.signer)
+    };
+    let list = keys.enrolled.as_ref().ok().and_then(|l| l.as_ref());
+    if let Some(l) = list.filter(|l| l.certs.iter().any(same_key)) {
+        return Trust::Trusted(format!("enrolled in {}", l.source));
+    }
+    if keys.pending.iter().any(same_key) {
+        return Trust::Pending;
+    }
+    let same_name = list.and_then(|l| {
+        l.certs
+            .iter()
+            .find(|c| sig.signer.is_some() && c.subject == sig.signer)
+    });
+    if let Some(c) = same_name {
+        return Trust::Replaced {
+            enrolled: c.serial.clone(),
+        };
+    }
+    let kernel = keys.kernel_keys.as_deref().filter(|k| !k.is_empty());
+    match (kernel, &sig.signer) {
+        (Some(k), Some(signer)) if k.contains(signer) => {
+            Trust::Trusted("a key in the kernel's keyrings (/proc/keys)".into())
+        }
+        (Some(_), Some(_)) => Trust::NotEnrolled,
+        (None, Some(_)) if list.is_some() => Trust::NotEnrolled,
+        _ => Trust::Unknown,
+    }
+}
+
+/// The enrolled MOK certificates, when a list was read (or why it could not be).
+fn enrolled_words(keys: &ModuleKeys) -> Option<String> {
+    let name = |c: &crate::host::platform::module_keys::EnrolledCert| {
+        format!(
+            "{} (serial {})",
+            c.subject.as_deref().unwrap_or("unnamed"),
+            c.serial
+        )
+    };
+    let mut words = match &keys.enrolled {
+        Err(e) => format!("the MOK list could not be read: {e}"),
+        Ok(None) => return None,
+        Ok(Some(l)) if l.certs.is_empty() => format!("{}: no certificates", l.source),
+        Ok(Some(l)) => format!(
+            "{}: {}",
+            l.source,
+            l.certs.iter().map(name).collect::<Vec<_>>().join(", ")
+        ),
+    };
+    if !keys.pending.is_empty() {
+        words.push_str(&format!(
+            "; pending for the next boot: {}",
+            keys.pending.iter().map(name).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    Some(words)
 }
 
 fn signature_words(s: &SignatureFacts) -> String {
@@ -204,7 +338,8 @@ mod tests {
     use crate::checks::catalogue::expect::{remedy, says, seen};
     use crate::host::facts_builder::{self as b, DKMS_RPCRDMA};
     use crate::host::modules::sig_enforcement::SignatureEnforcement;
-    use crate::kmod::signature::{ModuleSignature, SignatureIdType};
+    use crate::host::platform::module_keys::{EnrolledCert, MokList};
+    use crate::kmod::signature::SignatureIdType;
 
     fn signed_by(signer: &str) -> SignatureFacts {
         SignatureFacts::Signed(ModuleSignature {
@@ -369,5 +504,124 @@ mod tests {
             Status::Unknown,
             &["could not be read", "permission denied"],
         );
+    }
+
+    fn cert(subject: &str, serial: &str) -> EnrolledCert {
+        EnrolledCert {
+            subject: Some(subject.into()),
+            issuer: Some(subject.into()),
+            serial: serial.into(),
+        }
+    }
+
+    /// The Secure Boot node whose unloaded rpcrdma is signed by the DKMS key `4f:2a`, with
+    /// `enrolled` in its MOK list, `pending` queued and the keyrings naming `kernel`.
+    fn keyed(
+        enrolled: Vec<EnrolledCert>,
+        pending: Vec<EnrolledCert>,
+        kernel: &[&str],
+    ) -> HostFacts {
+        let mut facts = node(
+            signed_by("DKMS module signing key"),
+            Enforcement::Enforced,
+            false,
+        );
+        facts.module_keys = ModuleKeys {
+            enrolled: Ok(Some(MokList {
+                source: "/sys/firmware/efi/mok-variables/MokListRT".into(),
+                certs: enrolled,
+            })),
+            pending,
+            kernel_keys: Some(kernel.iter().map(|k| k.to_string()).collect()),
+        };
+        facts
+    }
+
+    #[test]
+    fn an_enrolled_dkms_key_passes_and_says_where_it_is_enrolled() {
+        let r = run(&keyed(
+            vec![cert("DKMS module signing key", "4f:2a")],
+            vec![],
+            &["Debian Secure Boot CA", "DKMS module signing key"],
+        ));
+        says(
+            &r,
+            Status::Pass,
+            &["signed by DKMS module signing key (key 4f:2a), enrolled in /sys/firmware/efi/mok-variables/MokListRT"],
+        );
+        assert_eq!(
+            seen(&r, "enrolled keys"),
+            "/sys/firmware/efi/mok-variables/MokListRT: DKMS module signing key (serial 4f:2a)"
+        );
+    }
+
+    #[test]
+    fn a_regenerated_dkms_key_of_the_enrolled_name_fails_before_the_reboot() {
+        let r = run(&keyed(
+            vec![cert("DKMS module signing key", "11:22")],
+            vec![],
+            &["DKMS module signing key"],
+        ));
+        says(
+            &r,
+            Status::Fail,
+            &[
+                "key 4f:2a",
+                "enrolled key of that name has serial 11:22",
+                "signing key changed",
+                "Key was rejected by service",
+            ],
+        );
+        assert_eq!(r.fixes, vec![Fix::SignModules]);
+    }
+
+    #[test]
+    fn a_key_never_enrolled_fails_and_a_pending_one_warns() {
+        let r = run(&keyed(vec![], vec![], &["Debian Secure Boot CA"]));
+        says(
+            &r,
+            Status::Fail,
+            &[
+                "a key this node has not enrolled",
+                "Key was rejected by service",
+            ],
+        );
+        let r = run(&keyed(
+            vec![],
+            vec![cert("DKMS module signing key", "4f:2a")],
+            &[],
+        ));
+        says(
+            &r,
+            Status::Warn,
+            &["enrolment is pending", "MOK manager at the next boot"],
+        );
+        assert!(seen(&r, "enrolled keys")
+            .ends_with("pending for the next boot: DKMS module signing key (serial 4f:2a)"));
+    }
+
+    #[test]
+    fn a_kernel_key_passes_and_nothing_known_keeps_the_old_answer() {
+        let mut facts = keyed(vec![], vec![], &["DKMS module signing key"]);
+        facts.module_keys.enrolled = Ok(None);
+        says(
+            &run(&facts),
+            Status::Pass,
+            &["a key in the kernel's keyrings"],
+        );
+        // No MOK list and no keyrings shown (an unprivileged reader): the signature is all there is.
+        facts.module_keys = ModuleKeys::none();
+        says(
+            &run(&facts),
+            Status::Pass,
+            &["signed by DKMS module signing key (key 4f:2a)"],
+        );
+        // Where signatures are not enforced, an unknown key only taints.
+        let mut facts = keyed(vec![], vec![], &["Debian Secure Boot CA"]);
+        facts.rpcrdma_load.signatures = Ok(SignatureEnforcement {
+            enforcement: Enforcement::NotEnforced,
+            evidence: "no Secure Boot".into(),
+        });
+        says(&run(&facts), Status::Pass, &["signed by"]);
     }
 }

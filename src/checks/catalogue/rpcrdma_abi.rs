@@ -2,13 +2,13 @@
 //! with what its providers export (MOFED replaces ib_core and rdma_cm), so modprobe does not
 //! refuse it with `disagrees about version of symbol`.
 
+use super::abi_common::{log_evidence, mismatched, modversions_evidence, unreadable_providers};
 use super::rpcrdma_common::origin_of;
 use crate::checks::check::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level};
-use crate::host::modules::kernel_log::{parse_load_failures, LoadFailure, LoadFailureKind};
 use crate::host::modules::ModuleOrigin;
 use crate::host::HostFacts;
-use crate::kmod::abi::{AbiVerdict, CrcMismatch, Uncompared};
+use crate::kmod::abi::{AbiVerdict, Uncompared};
 use crate::kmod::RPCRDMA;
 
 pub const ID: CheckId = CheckId::new("rpcrdma-abi");
@@ -20,9 +20,6 @@ pub static CHECK: Check = Check {
     default_level: Level::Enforce,
     waitable: false,
 };
-
-/// How many mismatches are shown one by one.
-const SHOWN: usize = 5;
 
 fn run(facts: &HostFacts) -> CheckResult {
     let id = ID;
@@ -46,7 +43,7 @@ fn run(facts: &HostFacts) -> CheckResult {
             )
         }
     };
-    let log = log_evidence(facts);
+    let log = log_evidence(facts, RPCRDMA);
     let result = match &load.abi {
         None => CheckResult::unknown(id, "the symbol versions were not compared"),
         Some(AbiVerdict::NotApplicable { reason }) => CheckResult::skip(id, reason.clone()),
@@ -54,44 +51,12 @@ fn run(facts: &HostFacts) -> CheckResult {
             refused(facts, format!("{}: {reason}", file.path.display()))
         }
         Some(AbiVerdict::Compared(r)) if !r.mismatches.is_empty() => {
-            let first = &r.mismatches[0];
-            let summary = format!(
-                "{} {}: modprobe refuses it (`{RPCRDMA}: disagrees about version of symbol {}`){}",
-                file_name(&file.path),
-                describe(first),
-                first.symbol,
-                match r.mismatches.len() {
-                    1 => String::new(),
-                    n => format!(", and {} more import(s) disagree", n - 1),
-                }
-            );
-            let mut res = refused(facts, summary);
-            for m in r.mismatches.iter().take(SHOWN) {
-                res = res.with(format!("import {}", m.symbol), describe(m));
-            }
-            res.with(
-                "compared",
-                format!(
-                    "{} agree, {} disagree, {} not comparable",
-                    r.matched,
-                    r.mismatches.len(),
-                    r.uncompared.len()
-                ),
-            )
+            mismatched(&file.path, RPCRDMA, r, "", |summary| {
+                refused(facts, summary)
+            })
         }
         Some(AbiVerdict::Compared(r)) => {
-            let unreadable: Vec<String> = r
-                .uncompared
-                .iter()
-                .filter_map(|u| match u {
-                    Uncompared::ProviderUnreadable {
-                        symbol,
-                        provider,
-                        reason,
-                    } => Some(format!("{symbol} from {provider}: {reason}")),
-                    _ => None,
-                })
-                .collect();
+            let unreadable = unreadable_providers(r);
             let image = r
                 .uncompared
                 .iter()
@@ -162,41 +127,6 @@ fn refused(facts: &HostFacts, summary: String) -> CheckResult {
     .with("modversions", modversions_evidence(facts))
 }
 
-fn modversions_evidence(facts: &HostFacts) -> String {
-    use crate::kmod::abi::KernelModversions::*;
-    match &facts.rpcrdma_load.modversions {
-        Enabled { evidence } | Disabled { evidence } => evidence.clone(),
-        Unknown => "the kernel's CONFIG_MODVERSIONS is not known (no kernel configuration); CRCs compared as a kernel with it would".into(),
-    }
-}
-
-fn file_name(path: &std::path::Path) -> String {
-    path.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| path.display().to_string())
-}
-
-/// `wants ib_drain_qp 0x…; ib_core.ko (an out-of-tree package (updates/), updates/dkms/ib_core.ko) exports 0x…`
-fn describe(m: &CrcMismatch) -> String {
-    let Some(path) = &m.provider_path else {
-        return m.describe();
-    };
-    let shown = path.to_string_lossy();
-    let in_tree = shown
-        .split_once("/lib/modules/")
-        .and_then(|(_, rest)| rest.split_once('/'))
-        .map_or_else(|| shown.to_string(), |(_, rel)| rel.to_string());
-    format!(
-        "wants {} {:#010x}; {} ({}, {}) exports {:#010x}",
-        m.symbol,
-        m.wanted,
-        file_name(path),
-        ModuleOrigin::of(&in_tree).describe(),
-        in_tree,
-        m.provided
-    )
-}
-
 fn remedy(origin: Option<&ModuleOrigin>) -> String {
     match origin {
         Some(ModuleOrigin::Inbox) => "this is the distribution's own rpcrdma, built against the kernel's own ib_core/rdma_cm, which MLNX_OFED / DOCA-OFED replaced: install the mlnx-nfsrdma built for this MOFED".into(),
@@ -205,57 +135,14 @@ fn remedy(origin: Option<&ModuleOrigin>) -> String {
     }
 }
 
-/// The kernel's own verdict on earlier loads of rpcrdma, when the caller read the log.
-fn log_evidence(facts: &HostFacts) -> Vec<LoadFailure> {
-    let Some(log) = &facts.kernel_log else {
-        return Vec::new();
-    };
-    parse_load_failures(log, &[RPCRDMA])
-        .into_iter()
-        .filter(|f| {
-            f.module.is_some()
-                && matches!(
-                    f.kind,
-                    LoadFailureKind::SymbolVersionMismatch { .. }
-                        | LoadFailureKind::UnknownSymbol { .. }
-                )
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checks::catalogue::abi_common::fixtures::{compared, mismatch, modversions_on};
     use crate::checks::catalogue::expect::{remedy, says, seen};
     use crate::checks::Status;
     use crate::host::facts_builder::{self as b, INBOX_RPCRDMA};
-    use crate::kmod::abi::{AbiReport, CrcOrigin, KernelModversions};
     use crate::kmod::load_facts::SignatureFacts;
-    use crate::kmod::modversions::ImportTable;
-
-    fn mismatch(symbol: &str) -> CrcMismatch {
-        CrcMismatch {
-            symbol: symbol.into(),
-            wanted: 0x1234_5678,
-            provided: 0x9abc_def0,
-            provider: "ib_core".into(),
-            provider_path: Some("/lib/modules/6.8.0-45-generic/updates/dkms/ib_core.ko".into()),
-            origin: CrcOrigin::File,
-        }
-    }
-
-    fn compared(
-        matched: usize,
-        mismatches: Vec<CrcMismatch>,
-        uncompared: Vec<Uncompared>,
-    ) -> AbiVerdict {
-        AbiVerdict::Compared(AbiReport {
-            table: ImportTable::Basic,
-            matched,
-            mismatches,
-            uncompared,
-        })
-    }
 
     /// The ordinary node with its rpcrdma file's symbol versions compared as `abi`.
     fn judged(abi: AbiVerdict, loaded: bool) -> HostFacts {
@@ -265,9 +152,7 @@ mod tests {
                 f.rpcrdma_load.file =
                     Some(Ok(b::load_facts(INBOX_RPCRDMA, SignatureFacts::Unsigned)));
                 f.rpcrdma_load.abi = Some(abi);
-                f.rpcrdma_load.modversions = KernelModversions::Enabled {
-                    evidence: "CONFIG_MODVERSIONS=y in /boot/config-6.8.0-45-generic".into(),
-                };
+                f.rpcrdma_load.modversions = modversions_on();
             })
             .build()
     }
@@ -298,7 +183,10 @@ mod tests {
         let r = run(&judged(
             compared(
                 10,
-                vec![mismatch("ib_drain_qp"), mismatch("rdma_connect")],
+                vec![
+                    mismatch("ib_drain_qp", "ib_core"),
+                    mismatch("rdma_connect", "ib_core"),
+                ],
                 vec![],
             ),
             false,
@@ -326,7 +214,7 @@ mod tests {
     #[test]
     fn a_mismatch_only_warns_while_a_loaded_build_serves() {
         let r = run(&judged(
-            compared(10, vec![mismatch("ib_drain_qp")], vec![]),
+            compared(10, vec![mismatch("ib_drain_qp", "ib_core")], vec![]),
             true,
         ));
         says(&r, Status::Warn, &["the next load", "fails"]);
@@ -399,7 +287,10 @@ mod tests {
 
     #[test]
     fn shows_the_kernels_own_refusal_from_the_log() {
-        let mut facts = judged(compared(10, vec![mismatch("ib_drain_qp")], vec![]), false);
+        let mut facts = judged(
+            compared(10, vec![mismatch("ib_drain_qp", "ib_core")], vec![]),
+            false,
+        );
         facts.kernel_log =
             Some("[   12.5] rpcrdma: disagrees about version of symbol ib_drain_qp\n".into());
         let r = run(&facts);

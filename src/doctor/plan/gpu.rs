@@ -18,9 +18,10 @@ pub(super) fn nvidia_fs_steps(s: &Stack) -> Vec<Step> {
             "Install the GDS kernel driver (nvidia-fs)",
             "nvidia_fs is not loaded; without it GPU reads over NFS always go through CPU bounce buffers",
             match s.family {
-                Family::Debian => vec!["apt-get install nvidia-gds   # pulls nvidia-fs-dkms".into()],
-                Family::Rhel => vec!["dnf install nvidia-gds   # pulls nvidia-fs-dkms".into()],
-                _ => vec!["install NVIDIA's nvidia-gds / nvidia-fs-dkms package for this distribution".into()],
+                Family::Debian => vec!["apt-get install nvidia-gds   # from NVIDIA's CUDA repository; pulls nvidia-fs-dkms".into()],
+                Family::Rhel => vec!["dnf install nvidia-gds   # from NVIDIA's CUDA repository; pulls nvidia-fs-dkms".into()],
+                Family::Suse => vec!["zypper install nvidia-gds   # from NVIDIA's CUDA repository; pulls nvidia-fs-dkms".into()],
+                Family::Other => vec!["install NVIDIA's nvidia-gds / nvidia-fs-dkms package for this distribution".into()],
             },
         ));
         steps.push(Step::auto(
@@ -34,6 +35,53 @@ pub(super) fn nvidia_fs_steps(s: &Stack) -> Vec<Step> {
     steps
 }
 
+/// nvidia-fs was built against another GPU driver than the one installed: rebuild it where it
+/// comes from (the GPU Operator's container, DKMS, or the distribution's package).
+pub(super) fn rebuild_nvidia_fs_step(s: &Stack) -> Step {
+    let why = "the nvidia-fs modprobe would load was built against another GPU driver: its nvidia_p2p_* CRCs disagree with nvidia.ko's, so the load is refused; from driver R580.82.05 on, NVIDIA requires nvidia-fs to be rebuilt after every GPU-driver install";
+    if driver_container::manages(s) {
+        return Step::manual(
+            "Restart the GPU Operator's nvidia-fs container",
+            why,
+            vec![
+                "# the driver pod builds nvidia-fs against the driver it runs; delete it on this node so it rebuilds both:".into(),
+                "kubectl delete pod -n gpu-operator -l app=nvidia-driver-daemonset --field-selector spec.nodeName=$(hostname)".into(),
+            ],
+        );
+    }
+    let kernel = s.kernel();
+    let mut commands = match s.dkms_entry("nvidia-fs") {
+        Some(e) => vec![format!(
+            "dkms remove nvidia-fs/{v} -k {kernel} && dkms install nvidia-fs/{v} -k {kernel}",
+            v = e.version
+        )],
+        None => Vec::new(),
+    };
+    commands.push(match s.family {
+        Family::Debian => {
+            "apt-get install --reinstall nvidia-fs-dkms   # rebuilds against the installed driver"
+                .into()
+        }
+        Family::Rhel => {
+            "dnf reinstall nvidia-fs-dkms   # rebuilds against the installed driver".into()
+        }
+        Family::Suse => {
+            "zypper install --force nvidia-fs-dkms   # rebuilds against the installed driver".into()
+        }
+        Family::Other => {
+            "reinstall the nvidia-fs-dkms package so DKMS rebuilds it against the installed driver"
+                .into()
+        }
+    });
+    commands
+        .push("modprobe -r nvidia_fs; modprobe nvidia_fs   # or reboot while GDS I/O runs".into());
+    Step::manual(
+        "Rebuild nvidia-fs against the installed GPU driver",
+        why,
+        commands,
+    )
+}
+
 /// nvidia.ko is missing while a GPU is on the bus, or it is the proprietary flavour.
 pub(super) fn gpu_driver_step(s: &Stack) -> Step {
     if s.gpu_driver.loaded {
@@ -41,8 +89,11 @@ pub(super) fn gpu_driver_step(s: &Stack) -> Step {
             "Switch to NVIDIA's open GPU kernel modules",
             "nvidia-fs 2.17.5 and later links nvidia_p2p_* directly and loads only against the open kernel modules; the proprietary nvidia.ko is loaded",
             match s.family {
-                Family::Debian => vec!["apt-get install nvidia-open   # or nvidia-driver-<version>-open on Ubuntu".into()],
-                _ => vec!["dnf module install nvidia-driver:<version>-open".into()],
+                Family::Debian if super::mok::is_ubuntu(s) => vec!["apt-get install nvidia-driver-<version>-open   # Canonical's build, with linux-modules-nvidia-<version>-open-<flavour> signed for Secure Boot".into()],
+                Family::Debian => vec!["apt-get install nvidia-open   # NVIDIA's CUDA repository (Debian's own: nvidia-open-kernel-dkms); remove nvidia-kernel-dkms".into()],
+                Family::Rhel => vec!["dnf module install nvidia-driver:<version>-open".into()],
+                Family::Suse => vec!["zypper install nvidia-open-driver-G06-signed-kmp-default   # SUSE's signed open modules".into()],
+                Family::Other => vec!["install NVIDIA's open GPU kernel modules (nvidia-open) for this distribution".into()],
             },
         );
     }
@@ -63,7 +114,8 @@ pub fn gds_node_needs(s: &Stack) -> Vec<Step> {
     let driver = match s.family {
         Family::Debian => "apt-get install nvidia-open nvidia-gds   # from NVIDIA's CUDA repository",
         Family::Rhel => "dnf module install nvidia-driver:open-dkms && dnf install nvidia-gds   # from NVIDIA's CUDA repository",
-        _ => "install NVIDIA's open GPU kernel modules and nvidia-gds (nvidia-fs)",
+        Family::Suse => "zypper install nvidia-open-driver-G06-signed-kmp-default nvidia-gds   # nvidia-gds from NVIDIA's CUDA repository",
+        Family::Other => "install NVIDIA's open GPU kernel modules and nvidia-gds (nvidia-fs)",
     };
     vec![
         Step::manual(

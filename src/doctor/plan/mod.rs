@@ -3,9 +3,11 @@
 //! `nfs-gds provision --apply` executes; everything else is for the admin to do.
 //!
 //! What fixes rpcrdma depends on the stack that provides it, and each stack of the
-//! [catalogue](super::stacks) says so itself; the GPU side is in [`gpu`], the steps in [`step`].
+//! [catalogue](super::stacks) says so itself; the GPU side is in [`gpu`], module signing per
+//! distribution in [`mok`], the steps in [`step`].
 
 pub mod gpu;
+pub mod mok;
 pub mod step;
 
 use std::collections::BTreeSet;
@@ -63,6 +65,9 @@ pub fn plan(input: &PlanInput) -> Vec<Step> {
     if fixes.contains(&Fix::NvidiaFs) {
         steps.extend(gpu::nvidia_fs_steps(s));
     }
+    if fixes.contains(&Fix::RebuildNvidiaFs) {
+        steps.push(gpu::rebuild_nvidia_fs_step(s));
+    }
     // What fixes rpcrdma is the providing stack's to say.
     let mut rebuilt = false;
     let hooked = fixes.contains(&Fix::HookedRpcrdma);
@@ -80,7 +85,7 @@ pub fn plan(input: &PlanInput) -> Vec<Step> {
         steps.extend(remedy.steps);
     }
     if fixes.contains(&Fix::SignModules) {
-        steps.push(sign_modules_step(s, &kernel));
+        steps.push(mok::sign_modules_step(s, &kernel));
     }
     // Rebuilt module files need a fresh index and initramfs, then the new build loaded.
     if rebuilt {
@@ -181,7 +186,12 @@ fn iommu_step(s: &Stack) -> Step {
             "update-grub".into(),
             "systemctl reboot".into(),
         ],
-        _ => vec!["# add iommu=pt to the kernel command line in the boot loader's configuration, then reboot".into()],
+        Family::Suse => vec![
+            "# add iommu=pt to GRUB_CMDLINE_LINUX_DEFAULT in /etc/default/grub, then:".into(),
+            "grub2-mkconfig -o /boot/grub2/grub.cfg".into(),
+            "systemctl reboot".into(),
+        ],
+        Family::Other => vec!["# add iommu=pt to the kernel command line in the boot loader's configuration, then reboot".into()],
     };
     Step::manual(
         "Boot with the IOMMU in passthrough (advisory; not on Grace)",
@@ -206,34 +216,6 @@ fn next_boot_step(s: &Stack, k: &KernelRpcrdma) -> Step {
     Step::manual(
         format!("Build mlnx-nfsrdma for {rel} before rebooting"),
         format!("the next boot starts {rel}, whose modprobe would load an rpcrdma without the nvfs hooks (or none): GDS silently falls back after the reboot"),
-        commands,
-    )
-}
-
-/// The kernel enforces module signatures and a GDS module file is unsigned (or its key is
-/// not enrolled): DKMS signs what it builds with its MOK, which the firmware must trust.
-fn sign_modules_step(s: &Stack, kernel: &str) -> Step {
-    let mut commands = vec![
-        "dkms generate_mok   # DKMS 3.x: creates /var/lib/dkms/mok.key and mok.pub unless they exist".to_string(),
-    ];
-    for package in ["mlnx-nfsrdma", "nvidia-fs"] {
-        if let Some(e) = s.dkms_entry(package) {
-            commands.push(format!(
-                "dkms remove {p}/{v} -k {kernel} && dkms install {p}/{v} -k {kernel}   # rebuilt, and signed with that key",
-                p = e.module,
-                v = e.version
-            ));
-        }
-    }
-    commands.extend(s.provenance.sign_note(s));
-    commands.push("mokutil --import /var/lib/dkms/mok.pub   # asks for a one-time password".into());
-    commands.push(
-        "systemctl reboot   # then choose Enroll MOK in the MOK manager and enter that password"
-            .into(),
-    );
-    Step::manual(
-        "Sign the GDS modules with an enrolled Machine Owner Key",
-        "the kernel enforces module signatures and the module modprobe would load is not signed by a key it trusts: it is refused with `Key was rejected by service`",
         commands,
     )
 }

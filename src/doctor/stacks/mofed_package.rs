@@ -36,7 +36,8 @@ impl RpcrdmaStack for MofedPackage {
                 "ofed_info -s   # the installed MLNX_OFED / DOCA-OFED version".into(),
                 match s.family {
                     Family::Debian => "apt-get install --reinstall mlnx-nfsrdma   # from the same DOCA-Host / MLNX_OFED repository".into(),
-                    _ => "dnf reinstall mlnx-nfsrdma   # from the same DOCA-Host / MLNX_OFED repository".into(),
+                    Family::Suse => "zypper install --force mlnx-nfsrdma-kmp-default   # from the same DOCA-Host / MLNX_OFED repository".into(),
+                    Family::Rhel | Family::Other => "dnf reinstall mlnx-nfsrdma   # from the same DOCA-Host / MLNX_OFED repository".into(),
                 },
             ],
         ))

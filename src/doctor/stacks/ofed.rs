@@ -24,7 +24,10 @@ pub fn install_nfsrdma_step(s: &Stack) -> Step {
         (_, Family::Rhel) => vec![
             "dnf install doca-ofed mlnx-nfsrdma   # after adding NVIDIA's DOCA-Host repository (DKMS flavour since DOCA 3.2)".into(),
         ],
-        _ => vec!["install DOCA-OFED with its NFS over RDMA package (mlnx-nfsrdma) built with GDS support".into()],
+        (_, Family::Suse) => vec![
+            "zypper install doca-ofed mlnx-nfsrdma   # after adding NVIDIA's DOCA-Host repository (DKMS flavour since DOCA 3.2)".into(),
+        ],
+        (_, Family::Other) => vec!["install DOCA-OFED with its NFS over RDMA package (mlnx-nfsrdma) built with GDS support".into()],
     };
     Step::manual(
         "Install NVIDIA's NFS over RDMA client with GDS support",
@@ -89,7 +92,8 @@ pub fn gpl_upgrade_step(s: &Stack) -> Step {
     let mut commands = vec![match s.family {
         Family::Debian => "apt-get install --only-upgrade doca-ofed mlnx-nfsrdma-dkms   # 24.04 or later exports GPL".into(),
         Family::Rhel => "dnf upgrade doca-ofed mlnx-nfsrdma   # 24.04 or later exports GPL".into(),
-        _ => "upgrade MLNX_OFED / DOCA-OFED to 24.04 or later".into(),
+        Family::Suse => "zypper update doca-ofed mlnx-nfsrdma   # 24.04 or later exports GPL".into(),
+        Family::Other => "upgrade MLNX_OFED / DOCA-OFED to 24.04 or later".into(),
     }];
     if let Some(e) = s.dkms_entry("mlnx-nfsrdma") {
         commands.push(format!(

@@ -1,9 +1,10 @@
-//! Whether the kernel will *load* the rpcrdma file modprobe resolves, read once for the checks
-//! that predict a refusal: the file's load facts (symbol versions, signature trailer), their
-//! comparison with the export CRCs of the providers `modules.symbols` names, whether the kernel
-//! checks symbol versions at all, and whether it enforces module signatures.
+//! Whether the kernel will *load* the rpcrdma and nvidia_fs files modprobe resolves, read once
+//! for the checks that predict a refusal: each file's load facts (symbol versions, signature
+//! trailer), their comparison with the export CRCs of the providers `modules.symbols` names
+//! (ib_core and rdma_cm for rpcrdma, nvidia.ko's `nvidia_p2p_*` for nvidia_fs), whether the
+//! kernel checks symbol versions at all, and whether it enforces module signatures.
 //!
-//! Only the resolved rpcrdma and the providers of its imports are read (each provider file once,
+//! Only the two resolved files and the providers of their imports are read (each provider file once,
 //! however many symbols it gives). The CRCs are compared with the provider *files*: a provider
 //! already loaded from another build links with its own CRCs, which neither `/sys/module` nor
 //! kallsyms shows (kallsyms gives the address of a `__crc_` label, not its value), so the
@@ -12,7 +13,6 @@
 use serde::Serialize;
 
 use crate::host::kernel::KernelInfo;
-use crate::host::modules::gpl_rule::Enforcement;
 use crate::host::modules::kernel_config::{read_kernel_config, read_proc_config, KernelConfig};
 use crate::host::modules::sig_enforcement::{
     judge_running, SignatureEnforcement, SignatureEvidence,
@@ -25,7 +25,7 @@ use crate::kmod::abi::{compare_import_crcs, AbiVerdict, KernelModversions, Provi
 use crate::kmod::load_facts::LoadFacts;
 use crate::kmod::{NVIDIA_FS, RPCRDMA};
 
-/// A provider of rpcrdma's imports that is loaded from another build than its file.
+/// A provider of a module's imports that is loaded from another build than its file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DivergentProvider {
     pub module: String,
@@ -43,9 +43,12 @@ pub struct ModuleLoad {
     pub abi: Option<AbiVerdict>,
     /// Loaded providers whose build-id is not their file's.
     pub divergent_providers: Vec<DivergentProvider>,
-    /// The load facts of the nvidia_fs file modprobe resolves, read only when the kernel does not
-    /// plainly accept unsigned modules (its signature is then all that is asked of it).
+    /// The load facts of the nvidia_fs file modprobe resolves; `None` without a file.
     pub nvidia_fs_file: Option<Result<LoadFacts, String>>,
+    /// The CRC comparison of the nvidia_fs file's imports (nvidia_p2p_* from nvidia.ko).
+    pub nvidia_fs_abi: Option<AbiVerdict>,
+    /// Loaded providers of nvidia_fs's imports (nvidia) whose build-id is not their file's.
+    pub nvidia_fs_divergent: Vec<DivergentProvider>,
     /// The kernel's module signature enforcement and the evidence that decided it.
     pub signatures: Result<SignatureEnforcement, String>,
 }
@@ -96,48 +99,65 @@ pub fn read_module_load(
         abi: None,
         divergent_providers: Vec::new(),
         nvidia_fs_file: None,
+        nvidia_fs_abi: None,
+        nvidia_fs_divergent: Vec::new(),
         signatures,
     };
     let Some(release) = &kernel.release else {
         return Ok(load);
     };
-    let may_refuse_unsigned = !matches!(
-        &load.signatures,
-        Ok(s) if s.enforcement == Enforcement::NotEnforced
-    );
-    if may_refuse_unsigned {
-        let tree = ModuleTree::read(root, release)?;
-        if let Resolution::File {
-            path, exists: true, ..
-        } = tree.resolve(root, NVIDIA_FS)?
-        {
-            load.nvidia_fs_file = Some(read_load_facts_below(root, &path));
+    let tree = ModuleTree::read(root, release)?;
+    if let Resolution::File {
+        path, exists: true, ..
+    } = tree.resolve(root, NVIDIA_FS)?
+    {
+        let nvfs = read_load_facts_below(root, &path);
+        if let Ok(f) = &nvfs {
+            let (verdict, divergent) = compare(root, &tree, f, &load.modversions, NVIDIA_FS)?;
+            load.nvidia_fs_abi = Some(verdict);
+            load.nvidia_fs_divergent = divergent;
         }
+        load.nvidia_fs_file = Some(nvfs);
     }
     let Some(facts) = rpcrdma else {
         return Ok(load);
     };
     if let Ok(f) = &facts {
-        let tree = ModuleTree::read(root, release)?;
-        let mut providers = TreeProviders::new(&tree);
-        let mut used = Vec::new();
-        let verdict = compare_import_crcs(&f.imports, &load.modversions, |s| {
-            let p = providers.provider_of(s);
-            if let Provider::Module { module, .. } = &p {
-                if !used.contains(module) {
-                    used.push(module.clone());
-                }
-            }
-            p
-        });
-        for module in used {
-            load.divergent_providers
-                .extend(divergent(root, &tree, &module)?);
-        }
+        let (verdict, divergent) = compare(root, &tree, f, &load.modversions, RPCRDMA)?;
         load.abi = Some(verdict);
+        load.divergent_providers = divergent;
     }
     load.file = Some(facts);
     Ok(load)
+}
+
+/// Compares the imports of `module`'s file with the export CRCs of their providers in `tree`,
+/// and names the providers loaded from another build than the file compared.
+fn compare(
+    root: &Root,
+    tree: &ModuleTree,
+    file: &LoadFacts,
+    modversions: &KernelModversions,
+    module: &str,
+) -> Result<(AbiVerdict, Vec<DivergentProvider>), HostError> {
+    let mut providers = TreeProviders::new(tree);
+    let mut used = Vec::new();
+    let verdict = compare_import_crcs(&file.imports, modversions, |s| {
+        let p = providers.provider_of(s);
+        if let Provider::Module { module, .. } = &p {
+            if !used.contains(module) {
+                used.push(module.clone());
+            }
+        }
+        p
+    });
+    let mut diverging = Vec::new();
+    for provider in used {
+        if normalize_name(&provider) != normalize_name(module) {
+            diverging.extend(divergent(root, tree, &provider)?);
+        }
+    }
+    Ok((verdict, diverging))
 }
 
 /// A loaded `module` whose build-id differs from its file's. The file is inspected only when
@@ -148,9 +168,6 @@ fn divergent(
     module: &str,
 ) -> Result<Option<DivergentProvider>, HostError> {
     let name = normalize_name(module);
-    if name == RPCRDMA {
-        return Ok(None);
-    }
     let sys = SysModule::read(root, &name)?;
     let Some(loaded) = sys.build_id else {
         return Ok(None);

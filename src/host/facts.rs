@@ -13,6 +13,7 @@ use super::modules::gpl_rule::{self, GplRule};
 use super::modules::kallsyms::{self, KallsymsEntry};
 use super::modules::loaded_build::{self, LoadedBuild};
 use super::modules::module_load::{self, ModuleLoad};
+use super::modules::module_owners::ModuleOwners;
 use super::modules::rpcrdma_requests::{read_rpcrdma_requests, RpcrdmaRequests};
 use super::modules::sysmodule::SysModule;
 use super::modules::{self, LoadedModule, ModuleTree, Resolution};
@@ -135,6 +136,8 @@ pub struct HostFacts {
     pub cufile: Option<CufileLint>,
     /// Evidence of running in a container.
     pub container: ContainerFacts,
+    /// Which package family owns rpcrdma, sunrpc and ib_core: loaded, next and installed.
+    pub owners: Result<ModuleOwners, String>,
     /// The live registration probe, when it was asked for ([`HostFacts::run_probe`]).
     #[serde(skip)]
     pub probe: Option<ProbeRun>,
@@ -158,6 +161,7 @@ impl HostFacts {
             .then(|| gpl_rule::read(root, &kernel));
         let rpcrdma_load = module_load::read_module_load(root, &kernel, rpcrdma_load_facts)?;
         let boot = boot_kernels::read_boot_kernels(root, &kernel)?;
+        let owners = read_owners(root, &kernel);
         Ok(HostFacts {
             root: root.clone(),
             kernel,
@@ -174,6 +178,7 @@ impl HostFacts {
             nvfs_topology: NvfsTopology::read(root)?,
             cufile: cufile_json::read_cufile_lint(root)?,
             container: ContainerFacts::read(root)?,
+            owners,
             probe: None,
         })
     }
@@ -195,6 +200,16 @@ impl HostFacts {
             kernel_log,
         });
     }
+}
+
+/// Module ownership on the running kernel; an unreadable tree is this fact's failure alone.
+fn read_owners(root: &Root, kernel: &KernelInfo) -> Result<ModuleOwners, String> {
+    let Some(release) = &kernel.release else {
+        return Ok(ModuleOwners::default());
+    };
+    ModuleTree::read(root, release)
+        .and_then(|tree| ModuleOwners::read(root, &tree))
+        .map_err(|e| e.to_string())
 }
 
 fn read_rpcrdma(

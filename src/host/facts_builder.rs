@@ -20,6 +20,7 @@ use super::modules::kallsyms::KallsymsEntry;
 use super::modules::loaded_build::LoadedBuild;
 use super::modules::modprobe_effect::{Lookup, ModuleOutcome, ModuleStep, RequestExplanation};
 use super::modules::module_load::ModuleLoad;
+use super::modules::module_owners::ModuleOwners;
 use super::modules::rpcrdma_requests::RpcrdmaRequests;
 use super::modules::sig_enforcement::SignatureEnforcement;
 use super::modules::sysmodule::SysModule;
@@ -76,6 +77,7 @@ impl HostFactsBuilder {
         nvfs_topology: NvfsTopology,
         cufile: Option<CufileLint>,
         container: ContainerFacts,
+        owners: Result<ModuleOwners, String>,
         probe: Option<ProbeRun>,
     }
 
@@ -161,6 +163,7 @@ fn ordinary() -> HostFacts {
         nvfs_topology: NvfsTopology::default(),
         cufile: None,
         container: ContainerFacts::default(),
+        owners: Ok(ModuleOwners::default()),
         probe: None,
     }
 }

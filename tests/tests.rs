@@ -31,6 +31,7 @@ mod platform;
 mod policy;
 mod readme;
 mod setuid;
+mod stack_ownership;
 #[cfg(feature = "external-tools")]
 mod systemd_unit;
 mod verify_cmd;

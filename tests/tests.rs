@@ -10,6 +10,8 @@ mod cache;
 mod check;
 mod cli;
 mod deploy;
+#[cfg(feature = "external-tools")]
+mod distro_trees;
 mod doctor;
 #[cfg(feature = "external-tools")]
 mod external_tools;

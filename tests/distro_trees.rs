@@ -152,7 +152,7 @@ fn modprobe_loads(f: &Fixture, module: &str) -> String {
     let last = text
         .lines()
         .filter_map(|l| l.strip_prefix("insmod "))
-        .last()
+        .next_back()
         .unwrap_or_else(|| panic!("modprobe {module} loads nothing: {text}"));
     let path = Path::new(last.trim());
     let tree = f.path(f.tree());

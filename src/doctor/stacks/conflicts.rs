@@ -12,9 +12,16 @@ use crate::doctor::plan::Step;
 use crate::doctor::stack::{Family, Stack};
 use crate::host::modules::module_owners::PackageFamily;
 
-/// The families that own a module together with another, and the one kept: the kept family,
-/// then each family to remove, in removal order, with the modules it competes for.
-pub fn competing(s: &Stack) -> Option<(PackageFamily, Vec<(PackageFamily, Vec<String>)>)> {
+/// A family to remove, with the modules it competes for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Removal {
+    pub family: PackageFamily,
+    pub modules: Vec<String>,
+}
+
+/// The families that own a module together with another: the one kept, and the others in
+/// removal order.
+pub fn competing(s: &Stack) -> Option<(PackageFamily, Vec<Removal>)> {
     let conflicts: Vec<(&str, Vec<&PackageFamily>)> = s
         .owners
         .modules
@@ -39,19 +46,19 @@ pub fn competing(s: &Stack) -> Option<(PackageFamily, Vec<(PackageFamily, Vec<St
         .or_else(|| s.rpcrdma_next().map(|c| c.family.clone()))
         .filter(|f| all.contains(f))
         .unwrap_or_else(|| all[0].clone());
-    let mut remove: Vec<(PackageFamily, Vec<String>)> = all
+    let mut remove: Vec<Removal> = all
         .into_iter()
         .filter(|f| *f != keep)
-        .map(|f| {
+        .map(|family| {
             let modules = conflicts
                 .iter()
-                .filter(|(_, fs)| fs.contains(&&f))
+                .filter(|(_, fs)| fs.contains(&&family))
                 .map(|(m, _)| m.to_string())
                 .collect();
-            (f, modules)
+            Removal { family, modules }
         })
         .collect();
-    remove.sort_by_key(|(f, _)| removal_rank(f));
+    remove.sort_by_key(|r| removal_rank(&r.family));
     Some((keep, remove))
 }
 
@@ -114,7 +121,7 @@ pub fn removal_steps(s: &Stack) -> Remedy {
     };
     let steps: Vec<Step> = remove
         .iter()
-        .map(|(f, modules)| {
+        .map(|Removal { family: f, modules }| {
             Step::manual(
                 format!("Remove {}'s {} (keeping {})", f.describe(), modules.join(", "), keep.describe()),
                 format!("{} and {} install the same modules ({}); which one loads then rests on depmod's search order, and an upgrade of either silently swaps them", f.describe(), keep.describe(), modules.join(", ")),
@@ -194,7 +201,7 @@ mod tests {
             steps[0].commands,
             vec!["dnf remove 'vastnfs*' 'kmod-vastnfs*'"]
         );
-        let mut suse = s.clone();
+        let mut suse = s;
         suse.family = Family::Suse;
         assert_eq!(
             removal_steps(&suse).steps[0].commands,

@@ -116,3 +116,43 @@ fn a_loaded_module_of_another_family_than_the_next_load_warns() {
         "{ev}"
     );
 }
+
+/// `weak-modules` writes absolute links (`/lib/modules/<other>/extra/…`): below `--root` they
+/// resolve inside the root, and the link's kernel and directory name the stack.
+#[test]
+fn an_absolute_weak_updates_link_is_followed_inside_the_root_and_named() {
+    const RHEL: &str = "4.18.0-553.el8_10.x86_64";
+    const BUILT: &str = "4.18.0-513.el8.x86_64";
+    let mut f = Fixture::new(RHEL);
+    f.nvidia_fs("2.28.4", 1);
+    f.write("etc/os-release", "ID=\"rhel\"\nID_LIKE=\"fedora\"\n");
+    let target = format!("/lib/modules/{BUILT}/extra/mlnx-nfsrdma/rpcrdma.ko");
+    f.write(&target[1..], build(&ModuleSpec::rpcrdma(BUILT)));
+    let link = f.path(format!("{}/weak-updates/mlnx-nfsrdma/rpcrdma.ko", f.tree()));
+    std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    f.set_rpcrdma_dep_line("weak-updates/mlnx-nfsrdma/rpcrdma.ko: kernel/net/sunrpc/sunrpc.ko");
+
+    let (_, doc) = check_json(&f);
+    assert_eq!(
+        status(&doc, "rpcrdma-hooks"),
+        "pass",
+        "read through the link: {doc:#}"
+    );
+    let ev = evidence(&doc, "stack-ownership");
+    assert!(
+        ev.contains(&format!(
+            "weak-updates/mlnx-nfsrdma/rpcrdma.ko -> {target} (NVIDIA's DOCA-OFED / MLNX_OFED)"
+        )),
+        "{ev}"
+    );
+    let out = run(&f, &["doctor", "--json"]);
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("doctor --json");
+    assert_eq!(doc["stack"]["provenance"], "weak-updates");
+    assert!(
+        doc.to_string().contains(&format!(
+            "RHEL weak-modules link to {BUILT}'s extra/mlnx-nfsrdma"
+        )),
+        "{doc:#}"
+    );
+}

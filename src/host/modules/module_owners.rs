@@ -7,10 +7,10 @@
 //! vastnfs's bundle (`updates/bundle/` from its DEB, `extra/vastnfs/bundle/` from its RPM),
 //! NVIDIA's DOCA-OFED / MLNX_OFED (DKMS `updates/dkms/`, kmod packages `extra/mlnx-*/`,
 //! `updates/mlnx-*/`, and DKMS's own `extra/` on RHEL and `updates/` on SLES for ib_core and
-//! rpcrdma), and a `weak-updates/` link by the file it points into. The loaded module
-//! is matched to a copy by its build-id; a sunrpc exposing `nfs_bundle_version` is vastnfs's
-//! whatever its file. Bounded: a few directories deep, a fixed number of listings and opened
-//! files.
+//! rpcrdma; never for sunrpc, which NVIDIA does not ship), and a `weak-updates/` link by the file
+//! it points into. The loaded module is matched to a copy by its build-id; a sunrpc exposing
+//! `nfs_bundle_version` is vastnfs's whatever its file. Bounded: a few directories deep, a fixed
+//! number of listings and opened files.
 
 use serde::Serialize;
 
@@ -65,14 +65,16 @@ impl PackageFamily {
         let nvidia = |p: &&str| {
             p.starts_with("mlnx") || p.contains("ofa_kernel") || p.contains("ofed") || *p == "dkms"
         };
+        // NVIDIA's stacks never ship sunrpc: an out-of-tree one is someone else's.
+        let out_of_tree =
+            matches!(first, "updates" | "extra") && module_name_of_path(rel) != "sunrpc";
         let dirs = &parts[1..parts.len() - 1];
-        if matches!(first, "updates" | "extra") && dirs.iter().any(nvidia) {
+        if out_of_tree && dirs.iter().any(nvidia) {
             return PackageFamily::NvidiaOfed;
         }
         // DKMS's own directory on RHEL (`extra/`) and SLES (`updates/`): mlnx-ofa_kernel's
         // ib_core and mlnx-nfsrdma's rpcrdma are the DKMS builds of these modules there.
-        let name = module_name_of_path(rel);
-        if matches!(first, "updates" | "extra") && dirs.is_empty() && name != "sunrpc" {
+        if out_of_tree && dirs.is_empty() {
             return PackageFamily::NvidiaOfed;
         }
         PackageFamily::Other(first.to_string())
@@ -358,6 +360,7 @@ mod tests {
             ("updates/rpcrdma.ko", NvidiaOfed),
             ("extra/ib_core.ko.xz", NvidiaOfed),
             ("extra/sunrpc.ko.xz", Other("extra".into())),
+            ("updates/dkms/sunrpc.ko", Other("updates".into())),
             ("updates/acme/rpcrdma.ko", Other("updates".into())),
             ("extra/acme/rpcrdma.ko", Other("extra".into())),
         ];

@@ -317,7 +317,7 @@ fn ubuntu_archive_doca_ofed_is_its_own_stack_and_fixed_from_the_archive() {
     assert_eq!(doc["stack"]["provenance"], "ubuntu-doca-ofed");
     assert_eq!(doc["stack"]["rpcrdma_package"], package.as_str());
     assert_eq!(status(&doc, "rpcrdma-hooks"), "fail");
-    assert!(finding(&doc, "rpcrdma-source").contains("signed by Canonical"));
+    assert!(finding(&doc, "rpcrdma-source").contains("Canonical-signed DOCA-OFED 26.01 package"));
     assert_eq!(
         plan_titles(&doc)[0],
         "Install a DOCA-OFED rpcrdma with GDS support from the Ubuntu archive"

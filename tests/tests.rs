@@ -12,6 +12,8 @@ mod check;
 mod cli;
 mod closed_pipe;
 mod deploy;
+#[cfg(feature = "external-tools")]
+mod distro_trees;
 mod doctor;
 mod doctor_families;
 #[cfg(feature = "external-tools")]
@@ -38,6 +40,7 @@ mod policy;
 mod readme;
 mod schemas;
 mod setuid;
+mod stack_ownership;
 #[cfg(feature = "external-tools")]
 mod systemd_unit;
 mod verify_cmd;

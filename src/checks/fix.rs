@@ -24,6 +24,8 @@ pub enum Fix {
     NextBootModules,
     /// Replace the loaded rpcrdma with the build on disk (reload or reboot).
     ReloadRpcrdma,
+    /// Keep one NFS/RDMA stack: remove the other package family's modules (advisory).
+    StackConflict,
     /// Remove the modprobe configuration lines that stop or replace rpcrdma's load.
     ModprobeConfig,
     /// Fix one mount's transport or options.
@@ -47,12 +49,16 @@ impl Fix {
                 | Fix::AbiRpcrdma
                 | Fix::SignModules
                 | Fix::NextBootModules
+                | Fix::StackConflict
         )
     }
 
     /// Whether doctor plans it for a warning too: an advisory check's fix.
     pub fn is_advisory(self) -> bool {
-        matches!(self, Fix::IommuPassthrough | Fix::AcsOff)
+        matches!(
+            self,
+            Fix::IommuPassthrough | Fix::AcsOff | Fix::StackConflict
+        )
     }
 }
 

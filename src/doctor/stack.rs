@@ -7,6 +7,8 @@
 
 use serde::Serialize;
 
+use crate::host::modules::module_owners::{ModuleCopy, ModuleOwners};
+
 use super::stacks::{self, Detection, RpcrdmaStack};
 use crate::host::facts::HostFacts;
 use crate::host::platform::nvidia_fs::GpuDriver;
@@ -39,6 +41,9 @@ pub struct Stack {
     /// `nvidia-fs-ready`, `mofed-ready`, … present in `/run/nvidia/validations`.
     pub operator_validations: Vec<String>,
     pub kubernetes: bool,
+    /// Which package family owns rpcrdma, sunrpc and ib_core (shown by `stack-ownership`).
+    #[serde(skip)]
+    pub owners: ModuleOwners,
 }
 
 impl Stack {
@@ -51,6 +56,7 @@ impl Stack {
             dkms: &found.dkms,
             vastnfs: found.vastnfs_version.is_some(),
         });
+        let owners = facts.owners.clone().unwrap_or_default();
         Stack {
             os: found.os.clone(),
             family: found.os.family(),
@@ -66,6 +72,7 @@ impl Stack {
             gpu_operator: found.gpu_operator,
             operator_validations: found.operator_validations.clone(),
             kubernetes: found.kubernetes,
+            owners,
         }
     }
 
@@ -80,6 +87,11 @@ impl Stack {
             .find(|e| e.kernel.is_some() && e.kernel == self.kernel_release)
             .or(mine.first())
             .copied()
+    }
+
+    /// The rpcrdma file the next load takes, with its family and where a link points.
+    pub fn rpcrdma_next(&self) -> Option<&ModuleCopy> {
+        self.owners.get("rpcrdma")?.next.as_ref()
     }
 
     /// The kernel the plan's commands name: the running one, or `$(uname -r)` when unknown.

@@ -13,13 +13,14 @@ use super::modules::gpl_rule::{self, GplRule};
 use super::modules::kallsyms::{self, KallsymsEntry};
 use super::modules::loaded_build::{self, LoadedBuild};
 use super::modules::module_load::{self, ModuleLoad};
+use super::modules::module_owners::ModuleOwners;
 use super::modules::rpcrdma_requests::{read_rpcrdma_requests, RpcrdmaRequests};
 use super::modules::sysmodule::SysModule;
 use super::modules::{self, LoadedModule, ModuleTree, Resolution};
 use super::platform::container::ContainerFacts;
 use super::platform::cufile_json::{self, CufileLint};
-use super::platform::io_path::IoPaths;
 use super::platform::inventory::Inventory;
+use super::platform::io_path::IoPaths;
 use super::platform::module_keys::ModuleKeys;
 use super::platform::nvfs_probe::{self, ProbeOutcome};
 use super::platform::nvfs_topology::NvfsTopology;
@@ -144,6 +145,8 @@ pub struct HostFacts {
     pub module_keys: ModuleKeys,
     /// Installed packages, product name and NFS bundle release, for the known-bad list.
     pub inventory: Inventory,
+    /// Which package family owns rpcrdma, sunrpc and ib_core: loaded, next and installed.
+    pub owners: Result<ModuleOwners, String>,
     /// The live registration probe, when it was asked for ([`HostFacts::run_probe`]).
     #[serde(skip)]
     pub probe: Option<ProbeRun>,
@@ -169,6 +172,7 @@ impl HostFacts {
         let boot = boot_kernels::read_boot_kernels(root, &kernel)?;
         let pci = PciFacts::read(root)?;
         let gpus: Vec<String> = pci.gpus.iter().map(|g| g.address.clone()).collect();
+        let owners = read_owners(root, &kernel);
         Ok(HostFacts {
             root: root.clone(),
             kernel,
@@ -188,6 +192,7 @@ impl HostFacts {
             container: ContainerFacts::read(root)?,
             module_keys: ModuleKeys::read(root)?,
             inventory: Inventory::read(root)?,
+            owners,
             probe: None,
         })
     }
@@ -209,6 +214,16 @@ impl HostFacts {
             kernel_log,
         });
     }
+}
+
+/// Module ownership on the running kernel; an unreadable tree is this fact's failure alone.
+fn read_owners(root: &Root, kernel: &KernelInfo) -> Result<ModuleOwners, String> {
+    let Some(release) = &kernel.release else {
+        return Ok(ModuleOwners::default());
+    };
+    ModuleTree::read(root, release)
+        .and_then(|tree| ModuleOwners::read(root, &tree))
+        .map_err(|e| e.to_string())
 }
 
 fn read_rpcrdma(

@@ -20,6 +20,7 @@ use super::modules::kallsyms::KallsymsEntry;
 use super::modules::loaded_build::LoadedBuild;
 use super::modules::modprobe_effect::{Lookup, ModuleOutcome, ModuleStep, RequestExplanation};
 use super::modules::module_load::ModuleLoad;
+use super::modules::module_owners::ModuleOwners;
 use super::modules::rpcrdma_requests::RpcrdmaRequests;
 use super::modules::sig_enforcement::SignatureEnforcement;
 use super::modules::sysmodule::SysModule;
@@ -80,6 +81,7 @@ impl HostFactsBuilder {
         cufile: Option<CufileLint>,
         container: ContainerFacts,
         io_paths: IoPaths,
+        owners: Result<ModuleOwners, String>,
         probe: Option<ProbeRun>,
     }
 
@@ -170,6 +172,7 @@ fn ordinary() -> HostFacts {
         io_paths: IoPaths::default(),
         module_keys: ModuleKeys::none(),
         inventory: Inventory::default(),
+        owners: Ok(ModuleOwners::default()),
         probe: None,
     }
 }

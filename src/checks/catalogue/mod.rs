@@ -36,6 +36,7 @@ pub mod rpcrdma_hooks;
 pub mod rpcrdma_loaded;
 pub mod rpcrdma_module;
 pub mod rpcrdma_next_load;
+pub mod stack_ownership;
 pub mod transport_trap;
 
 mod abi_common;
@@ -63,6 +64,7 @@ pub static ALL: &[&Check] = &[
     &rpcrdma_fresh::CHECK,
     &rpcrdma_next_load::CHECK,
     &next_boot::CHECK,
+    &stack_ownership::CHECK,
     &known_bad_versions::CHECK,
     &iommu_mode::CHECK,
     &pcie_acs::CHECK,

@@ -87,6 +87,11 @@ pub fn plan(input: &PlanInput) -> Vec<Step> {
     if fixes.contains(&Fix::SignModules) {
         steps.push(mok::sign_modules_step(s, &kernel));
     }
+    if fixes.contains(&Fix::StackConflict) {
+        let remedy = super::stacks::conflicts::removal_steps(s);
+        rebuilt |= remedy.rebuilt;
+        steps.extend(remedy.steps);
+    }
     // Rebuilt module files need a fresh index and initramfs, then the new build loaded.
     if rebuilt {
         steps.push(Step::auto(

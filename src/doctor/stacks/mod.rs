@@ -10,6 +10,7 @@
 //! GPU Operator's [`driver_container`].
 
 pub mod built_in;
+pub mod conflicts;
 pub mod driver_container;
 pub mod inbox;
 pub mod missing;
@@ -20,6 +21,7 @@ pub mod ofed;
 pub mod other_out_of_tree;
 pub mod ubuntu_doca_ofed;
 pub mod vastnfs;
+pub mod weak_updates;
 
 use super::plan::Step;
 use super::stack::Stack;
@@ -33,6 +35,7 @@ pub const ALL: &[&dyn RpcrdmaStack] = &[
     &missing::Missing,
     &vastnfs::Vastnfs,
     &ubuntu_doca_ofed::UbuntuDocaOfed,
+    &weak_updates::WeakUpdates,
     &nvidia_kernel::NvidiaKernel,
     &inbox::Inbox,
     &mofed_dkms::MofedDkms,

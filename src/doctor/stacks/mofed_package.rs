@@ -56,7 +56,7 @@ mod tests {
     fn the_kmod_package_is_prebuilt() {
         let r = resolved("extra/mlnx-nfsrdma/rpcrdma.ko");
         assert_eq!(detected(&r, None), super::ID);
-        let r = resolved("weak-updates/rpcrdma.ko");
+        let r = resolved("extra/rpcrdma.ko");
         assert_eq!(
             detected(
                 &r,

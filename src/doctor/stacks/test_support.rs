@@ -27,6 +27,7 @@ pub fn stack(family: Family, ofed: Ofed, provenance: &'static dyn RpcrdmaStack) 
         gpu_operator: false,
         operator_validations: vec![],
         kubernetes: false,
+        owners: Default::default(),
     }
 }
 

@@ -40,7 +40,8 @@ fn package(s: &Stack) -> String {
 }
 
 fn ver(s: &Stack) -> String {
-    version(None, s.rpcrdma_package.as_deref()).unwrap_or_else(|| "<ver>".into())
+    let rel = s.rpcrdma_next().map(|c| c.rel_path.as_str());
+    version(rel, s.rpcrdma_package.as_deref()).unwrap_or_else(|| "<ver>".into())
 }
 
 impl RpcrdmaStack for UbuntuDocaOfed {
@@ -57,7 +58,7 @@ impl RpcrdmaStack for UbuntuDocaOfed {
 
     fn describe(&self, s: &Stack) -> String {
         format!(
-            "rpcrdma comes from the Ubuntu archive's DOCA-OFED {} modules ({}, signed by Canonical)",
+            "rpcrdma comes from Ubuntu's Canonical-signed DOCA-OFED {} package ({}, kernel/doca-ofed-<ver>/)",
             ver(s),
             package(s)
         )
@@ -163,7 +164,7 @@ mod tests {
         assert!(c[2].contains("doca-ofed-26.01-dkms"), "{c:?}");
         assert!(UbuntuDocaOfed
             .describe(&ubuntu())
-            .contains("DOCA-OFED 26.01 modules"));
+            .contains("Ubuntu's Canonical-signed DOCA-OFED 26.01 package"));
     }
 
     #[test]

@@ -21,8 +21,11 @@ impl RpcrdmaStack for Vastnfs {
             .is_some_and(|(rel, _)| d.vastnfs || rel.contains("vastnfs") || rel.contains("bundle"))
     }
 
-    fn describe(&self, _s: &Stack) -> String {
-        "rpcrdma comes from VAST's NFS client bundle (vastnfs)".into()
+    fn describe(&self, s: &Stack) -> String {
+        match &s.vastnfs_version {
+            Some(v) => format!("rpcrdma comes from the vastnfs {v} bundle (VAST's NFS client, replacing sunrpc, nfs and rpcrdma)"),
+            None => "rpcrdma comes from VAST's NFS client bundle (vastnfs)".into(),
+        }
     }
 
     fn hooked(&self, _s: &Stack) -> Remedy {
@@ -63,5 +66,19 @@ mod tests {
     fn the_bundle_directory_is_vastnfs() {
         let r = resolved("updates/bundle/net/sunrpc/xprtrdma/rpcrdma.ko");
         assert_eq!(detected(&r, None), super::ID);
+        let r = resolved("extra/vastnfs/bundle/net/sunrpc/xprtrdma/rpcrdma.ko.xz");
+        assert_eq!(detected(&r, None), super::ID);
+    }
+
+    #[test]
+    fn the_running_bundle_names_its_version() {
+        use super::super::test_support::stack;
+        use super::super::RpcrdmaStack;
+        use crate::doctor::stack::{Family, Ofed};
+        let mut s = stack(Family::Debian, Ofed::None, &super::Vastnfs);
+        s.vastnfs_version = Some("4.5.8".into());
+        assert!(super::Vastnfs
+            .describe(&s)
+            .starts_with("rpcrdma comes from the vastnfs 4.5.8 bundle"));
     }
 }

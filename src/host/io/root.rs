@@ -224,6 +224,30 @@ impl Root {
             .is_ok_and(|m| m.is_file())
     }
 
+    /// The target a symlink below the root names, as written (`Ok(None)` when the path is not
+    /// a symlink or does not exist). Only the link is read; its target is not resolved.
+    pub fn read_link(&self, rel: impl AsRef<Path>) -> Result<Option<String>, HostError> {
+        let rel = rel.as_ref();
+        let fd = match reader::resolve_below(&self.dir, rel, LastLink::Keep) {
+            Ok(fd) => fd,
+            Err(e) if reader::is_absent(&e) => return Ok(None),
+            Err(source) => {
+                return Err(HostError::Read {
+                    path: self.join(rel),
+                    source,
+                })
+            }
+        };
+        match rustix::fs::readlinkat(&fd, "", Vec::new()) {
+            Ok(target) => Ok(Some(target.to_string_lossy().into_owned())),
+            Err(rustix::io::Errno::NOENT | rustix::io::Errno::INVAL) => Ok(None),
+            Err(e) => Err(HostError::Read {
+                path: self.join(rel),
+                source: e.into(),
+            }),
+        }
+    }
+
     /// The names in a directory, sorted; `Ok(None)` when the directory does not exist.
     pub fn list_dir(&self, rel: impl AsRef<Path>) -> Result<Option<Vec<String>>, HostError> {
         let rel = rel.as_ref();

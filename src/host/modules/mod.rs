@@ -16,6 +16,7 @@ pub mod modprobe_config;
 pub mod modprobe_effect;
 pub mod module_files;
 pub mod module_load;
+pub mod module_owners;
 pub mod rpcrdma_requests;
 pub mod sig_enforcement;
 pub mod symbol_providers;
@@ -156,6 +157,9 @@ pub enum ModuleOrigin {
     Updates,
     /// `extra/…`: out-of-tree (DKMS on RHEL, or RPM packages such as `extra/mlnx-nfsrdma/`).
     Extra,
+    /// `weak-updates/…`: RHEL's and SLES's `weak-modules` links to another kernel's build,
+    /// accepted when its symbol CRCs (kABI) match this kernel's.
+    WeakUpdates,
     /// Any other directory (vendor layouts); the first path component is kept.
     Other(String),
 }
@@ -175,6 +179,7 @@ impl ModuleOrigin {
                 }
             }
             "extra" => ModuleOrigin::Extra,
+            "weak-updates" => ModuleOrigin::WeakUpdates,
             other => ModuleOrigin::Other(other.to_string()),
         }
     }
@@ -185,6 +190,9 @@ impl ModuleOrigin {
             ModuleOrigin::UpdatesDkms => "a DKMS build (updates/dkms/)".into(),
             ModuleOrigin::Updates => "an out-of-tree package (updates/)".into(),
             ModuleOrigin::Extra => "an out-of-tree package (extra/)".into(),
+            ModuleOrigin::WeakUpdates => {
+                "another kernel's build linked by weak-modules (weak-updates/)".into()
+            }
             ModuleOrigin::Other(d) => format!("an out-of-tree package ({d}/)"),
         }
     }

@@ -1,0 +1,398 @@
+//! `/proc/self/mountstats`: a record per mount, with the transports it really uses (`xprt:`
+//! lines) and the options the kernel settled on (`opts:`), but no mount id.
+
+use std::path::PathBuf;
+
+use super::escape::{lossy, path_of, text_of};
+use super::mountinfo::option_in;
+use super::mountinfo::Fields;
+
+/// One transport of an NFS mount: an `xprt:` line of mountstats.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Xprt {
+    /// The whole line, trimmed, for evidence.
+    pub line: String,
+}
+
+impl Xprt {
+    /// `rdma`, `tcp`, `udp`, `local`, … (the word after `xprt:`).
+    pub fn proto(&self) -> &str {
+        self.line
+            .strip_prefix("xprt:")
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or("")
+    }
+
+    pub fn is_rdma(&self) -> bool {
+        is_rdma_netid(self.proto())
+    }
+}
+
+/// Whether an RPC netid / `proto=` value is RDMA.
+pub fn is_rdma_netid(netid: &str) -> bool {
+    matches!(netid, "rdma" | "rdma6")
+}
+
+/// The superblock options of a mountinfo line that are kept: the ones nfs-gds reads (the
+/// options the checks read, and `addr=`, the server address the kernel uses). A node with
+/// thousands of NFS mounts would otherwise hold some 200 bytes more per mount; a reader of
+/// another option adds it here.
+pub const KEPT_SUPER_OPTIONS: [&str; 4] = ["vers", "proto", "port", "addr"];
+
+/// The options of an `opts:` line that a mount keeps: the ones the checks read. The rest of
+/// the line (a dozen more options) is dropped, for a node with thousands of NFS mounts.
+pub const KEPT_OPTIONS: [&str; 3] = ["vers", "proto", "port"];
+
+/// What a mount keeps of its mountstats record: the transports and the options the checks read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MountStats {
+    /// The [`KEPT_OPTIONS`] of the `opts:` line, comma-separated, in the line's order (NFS
+    /// only).
+    pub opts: String,
+    /// Every `xprt:` line, in order (several with `nconnect=`).
+    pub xprts: Vec<Xprt>,
+}
+
+impl MountStats {
+    pub fn opt(&self, key: &str) -> Option<&str> {
+        debug_assert!(
+            KEPT_OPTIONS.contains(&key),
+            "mountstats option {key} is not kept by the parser: add it to KEPT_OPTIONS"
+        );
+        option_in(&self.opts, key)
+    }
+}
+
+/// One `device … mounted on … with fstype …` record of mountstats.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountStatsRecord {
+    /// The device as printed (`server:/export`), unescaped; `None` for `no device`.
+    pub device: Option<String>,
+    pub mount_point: PathBuf,
+    pub fstype: String,
+    /// `statvers=` of NFS records (`1.0`, `1.1`, …).
+    pub statvers: Option<String>,
+    pub stats: MountStats,
+}
+
+impl MountStatsRecord {
+    pub fn opt(&self, key: &str) -> Option<&str> {
+        self.stats.opt(key)
+    }
+}
+
+/// Parses mountstats. A record starts at each `device` (or `no device`) line; indented lines
+/// belong to the record before them. Field counts after `xprt: <proto>` vary between kernels
+/// and vendor stacks and are not interpreted.
+pub fn parse_mountstats(text: &[u8]) -> Vec<MountStatsRecord> {
+    let mut p = MountStatsParser::default();
+    let mut records = Vec::new();
+    p.feed_lines(text, |rec| records.push(rec));
+    records.extend(p.finish());
+    records
+}
+
+/// mountstats one line at a time, so a reader can stream the file: with thousands of NFS mounts
+/// it runs to tens of megabytes (some 80 lines of per-operation counters per mount), of which
+/// only the `device`, `opts:` and `xprt:` lines are kept. Each record is handed out as soon as
+/// the next one starts.
+#[derive(Debug, Default)]
+pub struct MountStatsParser {
+    current: Option<MountStatsRecord>,
+    /// The last `opts:` line filtered: the PV mounts of a node mostly have the same.
+    opts: KeptMemo,
+}
+
+impl MountStatsParser {
+    /// Takes one line (without its newline); returns the record it completed, if it starts the
+    /// next one.
+    pub fn feed(&mut self, line: &[u8]) -> Option<MountStatsRecord> {
+        // Only a record's first line starts unindented; the counters under it are most lines,
+        // and are told apart by their first bytes.
+        if matches!(line.first(), Some(b'd' | b'n'))
+            && (line.starts_with(b"device ") || line.starts_with(b"no device "))
+        {
+            if let Some(next) = parse_device_line(line) {
+                return self.current.replace(next).map(done);
+            }
+        }
+        let current = self.current.as_mut()?;
+        // The kernel indents with one tab: a line whose second byte is no space is decided by
+        // it, without walking the run of spaces the counter lines have.
+        let rest = match line {
+            [b'\t', second, ..] if !second.is_ascii_whitespace() => &line[1..],
+            _ => line.trim_ascii_start(),
+        };
+        match rest.first() {
+            Some(b'o') => {
+                if let Some(opts) = rest.strip_prefix(b"opts:") {
+                    current.stats.opts = self.opts.kept(opts.trim_ascii(), &KEPT_OPTIONS);
+                }
+            }
+            Some(b'x') if rest.starts_with(b"xprt:") => {
+                let line = lossy(rest);
+                let line = line.trim_end();
+                if line["xprt:".len()..].split_whitespace().next().is_some() {
+                    // Room for exactly one at first: most mounts have one transport.
+                    current.stats.xprts.reserve_exact(1);
+                    current.stats.xprts.push(Xprt {
+                        line: line.to_string(),
+                    });
+                }
+            }
+            _ => {}
+        }
+        None
+    }
+
+    /// Takes whole lines (each ended by `\n`, the last one maybe not), handing `each` record
+    /// they complete; the same as [`MountStatsParser::feed`] line by line, faster. A line that
+    /// matters (`device …`, `no device …`, `opts:`, `xprt:`) has a `d`, `o` or `x`; the
+    /// per-operation counters that make up most of the file (upper-case names and numbers)
+    /// have none, so `memchr3` skips them by the kilobyte and only the lines with one of those
+    /// bytes are fed.
+    pub fn feed_lines(&mut self, text: &[u8], mut each: impl FnMut(MountStatsRecord)) {
+        let mut pos = 0;
+        while let Some(hit) = memchr::memchr3(b'd', b'o', b'x', &text[pos..]) {
+            let hit = pos + hit;
+            let start = memchr::memrchr(b'\n', &text[pos..hit]).map_or(pos, |i| pos + i + 1);
+            let end = memchr::memchr(b'\n', &text[hit..]).map_or(text.len(), |i| hit + i);
+            if let Some(rec) = self.feed(&text[start..end]) {
+                each(rec);
+            }
+            pos = end + 1;
+            if pos >= text.len() {
+                break;
+            }
+        }
+    }
+
+    /// The last record, at the end of the file.
+    pub fn finish(self) -> Option<MountStatsRecord> {
+        self.current.map(done)
+    }
+}
+
+/// A record complete: no room is kept for transports that never came (with `nconnect=`, the
+/// vector grew by doubling).
+fn done(mut rec: MountStatsRecord) -> MountStatsRecord {
+    rec.stats.xprts.shrink_to_fit();
+    rec
+}
+
+/// The last list of options [`kept`] filtered, and what it kept.
+#[derive(Debug, Default)]
+pub(super) struct KeptMemo {
+    input: Vec<u8>,
+    output: String,
+}
+
+impl KeptMemo {
+    /// [`kept`], reusing the last answer for the same list.
+    pub(super) fn kept(&mut self, options: &[u8], keys: &[&str]) -> String {
+        self.kept_str(options, keys).to_string()
+    }
+
+    /// [`KeptMemo::kept`], borrowed.
+    pub(super) fn kept_str(&mut self, options: &[u8], keys: &[&str]) -> &str {
+        if self.input != options {
+            self.input.clear();
+            self.input.extend_from_slice(options);
+            self.output = kept(options, keys);
+        }
+        &self.output
+    }
+}
+
+/// The options of a comma-separated list whose key is one of `keys`, in order, in one walk
+/// over the bytes (the lists are long, their options short, and the kept ones few).
+fn kept(options: &[u8], keys: &[&str]) -> String {
+    let mut out = String::new();
+    let mut start = 0;
+    loop {
+        let rest = &options[start..];
+        let len = rest.iter().position(|&b| b == b',').unwrap_or(rest.len());
+        let o = &rest[..len];
+        let key = o.iter().position(|&b| b == b'=').map_or(o, |i| &o[..i]);
+        if keys
+            .iter()
+            .any(|k| k.len() == key.len() && k.as_bytes() == key)
+        {
+            if !out.is_empty() {
+                out.push(',');
+            }
+            out.push_str(&lossy(o));
+        }
+        if len == rest.len() {
+            return out;
+        }
+        start += len + 1;
+    }
+}
+
+/// `device DEV mounted on MNT with fstype TYPE [statvers=V]` or `no device mounted on …`.
+fn parse_device_line(line: &[u8]) -> Option<MountStatsRecord> {
+    let words = Fields::of(line);
+    let (device, rest) = match words.as_slice() {
+        [b"device", dev, rest @ ..] => (Some(text_of(dev)), rest),
+        [b"no", b"device", rest @ ..] => (None, rest),
+        _ => return None,
+    };
+    match rest {
+        [b"mounted", b"on", mnt, b"with", b"fstype", fstype, more @ ..] => {
+            let statvers = more.iter().find_map(|w| {
+                std::str::from_utf8(w)
+                    .ok()
+                    .and_then(|w| w.strip_prefix("statvers="))
+                    .map(str::to_string)
+            });
+            Some(MountStatsRecord {
+                device,
+                mount_point: path_of(mnt),
+                fstype: text_of(fstype),
+                statvers,
+                stats: MountStats::default(),
+            })
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::mounts::samples::*;
+    use crate::host::mounts::*;
+    use std::path::Path;
+
+    #[test]
+    fn the_captured_mountstats_has_two_rdma_records() {
+        let recs = parse_mountstats(CAPTURE.as_bytes());
+        assert_eq!(recs.len(), 10);
+        assert_eq!(recs[0].device.as_deref(), Some("sysfs"));
+        assert!(recs[0].stats.opts.is_empty() && recs[0].stats.xprts.is_empty());
+        let nfs: Vec<_> = recs.iter().filter(|r| r.fstype == "nfs4").collect();
+        assert_eq!(nfs.len(), 2);
+        assert_eq!(nfs[0].mount_point, Path::new("/mnt/rdma"));
+        assert_eq!(nfs[1].mount_point, Path::new("/mnt/tcp"));
+        for r in nfs {
+            assert_eq!(r.device.as_deref(), Some("10.0.2.15:/export"));
+            assert_eq!(r.statvers.as_deref(), Some("1.1"));
+            assert_eq!(r.opt("proto"), Some("rdma"));
+            assert_eq!(r.opt("port"), Some("20049"));
+            assert_eq!(r.opt("vers"), Some("4.2"));
+            assert_eq!(r.stats.xprts.len(), 1);
+            assert!(r.stats.xprts[0].is_rdma());
+            assert!(r.stats.xprts[0].line.starts_with("xprt:\trdma 0 0 1"));
+        }
+    }
+
+    /// Random mountstats-like text, line by line from pieces that matter and pieces that do
+    /// not (with the letters the fast scan looks for in odd places).
+    fn random_mountstats(seed: u64) -> Vec<u8> {
+        const PIECES: &[&str] = &[
+            "device srv:/e mounted on /mnt/a with fstype nfs4 statvers=1.1",
+            "device srv:/e mounted on /mnt/b with fstype nfs4",
+            "no device mounted on /x with fstype none",
+            "device broken line",
+            "\topts:\trw,vers=4.2,proto=rdma,port=20049",
+            "\topts:\trw,vers=3,proto=tcp",
+            "opts: vers=4.1,proto=rdma6",
+            "\txprt:\trdma 0 0 1 0",
+            "  \t xprt:\ttcp 0 0 2",
+            "\txprt:",
+            "\txprt:\t",
+            "xprt:udp 1",
+            "\t        NULL: 1 1 0 40 24 43 4 49 0",
+            "\t        READ: 1 1 0 192 132 5 4 10 0",
+            "\tper-op statistics",
+            "\tcaps:\tcaps=0xdffbc0bf,wtmult=512,dtsize=262144",
+            "\tnfsv4:\tbm0=0xfdffbfff,acl=0x3,sessions,pnfs=not configured",
+            "\tRPC iostats version: 1.1  p/v: 100003/4 (nfs)",
+            "\t xopts: not an option line",
+            "odd text with o, x and d",
+            "",
+            "   ",
+            "\t",
+        ];
+        let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut text = Vec::new();
+        for _ in 0..(next() % 60) {
+            text.extend_from_slice(PIECES[(next() % PIECES.len() as u64) as usize].as_bytes());
+            text.push(b'\n');
+        }
+        if next() % 2 == 0 {
+            text.pop();
+        }
+        text
+    }
+
+    #[test]
+    fn the_fast_scan_keeps_what_the_line_by_line_parser_of_before_kept() {
+        let (mut xprts_seen, mut opts_seen) = (0, 0);
+        for seed in 0..2000 {
+            let text = random_mountstats(seed);
+            let now: Vec<_> = parse_mountstats(&text)
+                .into_iter()
+                .map(|r| {
+                    let xprts = r.stats.xprts.iter();
+                    let xprts = xprts.map(|x| (x.proto().to_string(), x.line.clone()));
+                    let opts: Vec<_> = KEPT_OPTIONS
+                        .iter()
+                        .map(|k| r.opt(k).map(str::to_string))
+                        .collect();
+                    (r.device, r.mount_point, opts, xprts.collect::<Vec<_>>())
+                })
+                .collect();
+            let want: Vec<_> = before::parse_mountstats(&text)
+                .into_iter()
+                .map(|r| {
+                    let opts: Vec<_> = KEPT_OPTIONS
+                        .iter()
+                        .map(|k| {
+                            option_value(r.opts.split(',').filter(|o| !o.is_empty()), k)
+                                .map(str::to_string)
+                        })
+                        .collect();
+                    (r.device, r.mount_point, opts, r.xprts)
+                })
+                .collect();
+            assert_eq!(now, want, "seed {seed}: {}", String::from_utf8_lossy(&text));
+            xprts_seen += now.iter().map(|r| r.3.len()).sum::<usize>();
+            opts_seen += now
+                .iter()
+                .filter(|r| r.2.iter().any(Option::is_some))
+                .count();
+        }
+        // The inputs did exercise both.
+        assert!(
+            xprts_seen > 1000 && opts_seen > 1000,
+            "{xprts_seen} {opts_seen}"
+        );
+    }
+
+    #[test]
+    fn several_xprt_lines_and_escaped_paths() {
+        let text =
+            b"device srv:/ex\\040port mounted on /mnt/a\\040b with fstype nfs4 statvers=1.1\n\
+\topts:\trw,vers=4.2,nconnect=2,proto=rdma,port=20049\n\
+\tRPC iostats version: 1.1  p/v: 100003/4 (nfs)\n\
+\txprt:\trdma 0 0 1 0 0 1 1 0 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n\
+\txprt:\ttcp 0 0 2 0 0 57 57 0 57 0 2 0 0\n\
+no device mounted on /x with fstype none\n";
+        let recs = parse_mountstats(text);
+        assert_eq!(recs.len(), 2);
+        assert_eq!(recs[0].device.as_deref(), Some("srv:/ex port"));
+        assert_eq!(recs[0].mount_point, Path::new("/mnt/a b"));
+        let protos: Vec<_> = recs[0].stats.xprts.iter().map(Xprt::proto).collect();
+        assert_eq!(protos, ["rdma", "tcp"]);
+        assert_eq!(recs[1].device, None);
+        assert_eq!(recs[1].fstype, "none");
+    }
+}

@@ -32,6 +32,7 @@ pub mod rpcrdma_loaded;
 pub mod rpcrdma_module;
 pub mod rpcrdma_next_load;
 pub mod transport_trap;
+pub mod trap_suspects;
 
 mod nfs_mounts;
 mod rpcrdma_common;

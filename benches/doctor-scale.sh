@@ -30,7 +30,8 @@ measure() {
         echo "> ${limit} s"
         return
     fi
-    awk '{printf "%.2f s wall, %.2f s CPU, %.0f MB", $1, $2 + $3, $4 / 1024}' "$work/t"
+    # GNU time puts "Command exited with non-zero status N" first when it did.
+    tail -n 1 "$work/t" | awk '{printf "%.2f s wall, %.2f s CPU, %.0f MB", $1, $2 + $3, $4 / 1024}'
 }
 
 printf '| NFS mounts | doctor: base → this tree | agent --once (this tree) |\n|---|---|---|\n'

@@ -8,7 +8,7 @@
 use crate::checks::catalogue::trap_suspects::Suspects;
 use crate::checks::{registry, CheckResult, Verdict};
 use crate::host::mounts::{is_rdma_netid, Mount, MountTable};
-use crate::policy::Policy;
+use crate::policy::{MountPolicy, Policy};
 use crate::verdict;
 
 use super::fstab::FstabEntry;
@@ -59,6 +59,8 @@ pub fn review(table: &MountTable, fstab: &[FstabEntry], policy: &Policy) -> Moun
     // Both in one pass over the table, so judging every mount stays linear in mounts.
     let covered = table.stacked_over();
     let mut suspects = Suspects::new(table);
+    // The levels under each `[[mount]]` table (the last: under none), merged once each.
+    let mut levels: Vec<Option<MountPolicy>> = (0..=policy.mounts.len()).map(|_| None).collect();
     for m in table.mounts.iter().filter(|m| m.is_nfs()) {
         out.findings.push(Finding {
             topic: "nfs-mount".into(),
@@ -77,9 +79,12 @@ pub fn review(table: &MountTable, fstab: &[FstabEntry], policy: &Policy) -> Moun
             .unwrap_or(crate::nfs::NFS_RDMA_PORT);
         let mp = m.info.mount_point().display().to_string();
         out.gds_mounts.push(mp.clone());
+        let rule = policy.rule_for(m.info.mount_point(), m.info.source());
+        let under = levels[rule.unwrap_or(policy.mounts.len())]
+            .get_or_insert_with(|| policy.for_rule(rule));
         let judged = verdict::judge(
             registry::verify_mount(m, suspects.narrowed_for(m), port),
-            &policy.for_mount(m.info.mount_point(), m.info.source(), None, None),
+            under,
         );
         out.verdict = out.verdict.max(judged.verdict());
         for mut r in judged.results {

@@ -140,9 +140,9 @@ impl Outputs {
     ) -> Self {
         let in_dir = |given: Option<&Path>, default: &str, name: &str| match given {
             Some(d) => Some(Target::given(&d.join(name))),
-            None => root
-                .join(default)
-                .is_dir()
+            // Whether it exists is asked inside the root too (a host-path `stat` would follow
+            // a symlinked ancestor out of it).
+            None => matches!(root.list_dir(default), Ok(Some(_)))
                 .then(|| Target::below(root, &Path::new(default).join(name))),
         };
         let file = |given: Option<&Path>, default: &str| match given {
@@ -222,6 +222,18 @@ mod tests {
             o.status.path(),
             std::env::current_dir().unwrap().join("s.json")
         );
+    }
+
+    #[test]
+    fn a_default_directory_is_looked_for_inside_the_root() {
+        let d = tempfile::tempdir().unwrap();
+        let (tree, outside) = (d.path().join("root"), d.path().join("outside"));
+        std::fs::create_dir_all(outside.join("lib/prometheus/node-exporter")).unwrap();
+        std::fs::create_dir_all(&tree).unwrap();
+        // `<root>/var` leads out of the tree, where a node_exporter directory exists.
+        std::os::unix::fs::symlink(&outside, tree.join("var")).unwrap();
+        let o = Outputs::resolve(&Root::new(&tree), None, None, None, None);
+        assert_eq!(o.textfile, None);
     }
 
     #[test]

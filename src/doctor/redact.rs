@@ -184,27 +184,26 @@ pub fn redact_options(list: &str) -> String {
         .iter()
         .filter_map(|o| o.split_once('=').map(|(k, _)| k))
         .any(is_password_key);
+    let is_secret = |opt: &str| {
+        opt.split_once('=').is_some_and(|(k, _)| {
+            is_secret_key(k)
+                || (has_password && matches!(k.to_ascii_lowercase().as_str(), "user" | "username"))
+        })
+    };
     let redact_one = |opt: &str| match opt.split_once('=') {
-        Some((k, _))
-            if is_secret_key(k)
-                || (has_password
-                    && matches!(k.to_ascii_lowercase().as_str(), "user" | "username")) =>
-        {
-            format!("{k}={REDACTED}")
-        }
+        Some((k, _)) if is_secret(opt) => format!("{k}={REDACTED}"),
         _ => redact_url(opt),
     };
     let mut out = Vec::new();
     for opt in split_options(list, true) {
-        let redacted = redact_one(opt);
-        if redacted == opt && opt.contains(',') {
+        if !is_secret(opt) && opt.contains(',') {
             let pieces: Vec<String> = split_options(opt, false)
                 .into_iter()
                 .map(redact_one)
                 .collect();
             out.push(pieces.join(","));
         } else {
-            out.push(redacted);
+            out.push(redact_one(opt));
         }
     }
     out.join(",")
@@ -396,6 +395,9 @@ mod tests {
         assert!(!r.contains("hunter2"), "{r}");
         let r = redact_options("a=\"x,password=hunter2,b=y\",c");
         assert!(!r.contains("hunter2"), "{r}");
+        // Found by the redact fuzz target: a URL password in the same quoted span.
+        let r = redact_options("x=\"s://u:p@h,password=hunter2\"");
+        assert!(!r.contains("hunter2") && !r.contains(":p@"), "{r}");
     }
 
     #[test]

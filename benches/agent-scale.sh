@@ -30,25 +30,8 @@ else
     bins=("$bin")
 fi
 
-make_node() { # DIR N
-    local root=$1 n=$2
-    mkdir -p "$root"/proc/sys/kernel "$root"/proc/1 "$root"/out
-    echo 6.1.0-50-amd64 > "$root"/proc/sys/kernel/osrelease
-    # Each mountstats record is the VM capture's RDMA record (opts, xprt, ~80 lines of per-op
-    # counters: ~3 KB), renamed; mountinfo lines are shaped like the kernel's.
-    awk '/mounted on \/mnt\/rdma /{p=1; next} /^device/{p=0} p' tests/fixtures/mountstats.txt > "$work/record"
-    awk -v n="$n" -v info="$root/proc/1/mountinfo" -v stats="$root/proc/1/mountstats" -v tpl="$work/record" 'BEGIN {
-        while ((getline l < tpl) > 0) body = body l "\n"
-        print "1 0 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw" > info
-        print "device /dev/vda mounted on / with fstype ext4" > stats
-        for (i = 0; i < n; i++) {
-            mp = sprintf("/var/lib/kubelet/pods/%08x-0000-4000-8000-%012x/volumes/kubernetes.io~csi/pvc-%d/mount", i, i, i)
-            src = sprintf("10.0.2.15:/datasets/pvc-%d", i)
-            printf "%d 1 0:%d / %s rw,relatime shared:%d - nfs4 %s rw,vers=4.2,rsize=1048576,wsize=1048576,namlen=255,hard,proto=rdma,port=20049,timeo=600,retrans=2,sec=sys,clientaddr=10.0.2.16,local_lock=none,addr=10.0.2.15\n", 100 + i, 1000 + i, mp, 100 + i, src > info
-            printf "device %s mounted on %s with fstype nfs4 statvers=1.1\n%s", src, mp, body > stats
-        }
-    }'
-}
+# shellcheck source=lib/node.sh
+. benches/lib/node.sh
 
 # One binary's figures for the node tree $root: "WALL_ms CPU_ms RSS_MB".
 measure() { # BIN ROOT N

@@ -73,4 +73,52 @@ done
 { head -c 64 "$work/rpcrdma-split-gpl.ko"; printf 'failing symbol_get of non-GPLONLY symbol'; } \
     >"$images/elf-with-rule"
 
+# depmod's binary index format (what tests/support/kmod_index.rs writes): an alias index with a
+# wildcard pattern and a dep index, so the fuzzer starts past the magic and the node layout.
+indexes="$corpus/kmod_index_bin"
+mkdir -p "$indexes"
+python3 - "$indexes" <<'PY'
+import struct, sys
+def node(trie, out):
+    prefix = b""
+    while not trie.get(None) and len([k for k in trie if k is not None]) == 1:
+        (c, child), = [(k, v) for k, v in trie.items() if k is not None]
+        prefix += bytes([c]); trie = child
+    kids = sorted((c, node(t, out)) for c, t in trie.items() if c is not None)
+    off, flags = len(out), 0
+    if prefix:
+        flags |= 0x80000000; out += prefix + b"\0"
+    if kids:
+        flags |= 0x20000000; first, last = kids[0][0], kids[-1][0]; out += bytes([first, last])
+        for c in range(first, last + 1):
+            out += struct.pack(">I", dict(kids).get(c, 0))
+    if trie.get(None):
+        flags |= 0x40000000; out += struct.pack(">I", len(trie[None]))
+        for p, v in trie[None]:
+            out += struct.pack(">I", p) + v + b"\0"
+    return flags | off
+def index(entries):
+    root = {}
+    for k, v in entries:
+        t = root
+        for c in k: t = t.setdefault(c, {})
+        t.setdefault(None, []).append((len(t.get(None, [])), v))
+    out = bytearray(struct.pack(">III", 0xB007F457, 0x00020001, 0))
+    out[8:12] = struct.pack(">I", node(root, out))
+    return bytes(out)
+d = sys.argv[1]
+open(f"{d}/alias", "wb").write(index([(b"xprtrdma", b"rpcrdma"), (b"rpcrdma6", b"rpcrdma"),
+    (b"pci:v000015B3d*sv*sd*bc*sc*i*", b"mlx5_core"), (b"symbol:rpcrdma_register_nvfs_dma_ops", b"rpcrdma")]))
+open(f"{d}/dep", "wb").write(index([(b"rpcrdma", b"kernel/net/sunrpc/xprtrdma/rpcrdma.ko: kernel/net/sunrpc/sunrpc.ko")]))
+PY
+
+# The redactor and the record and fstab readers start from the mount tables' seeds.
+mkdir -p "$corpus/redact" "$corpus/mount_record" "$corpus/modprobe_config"
+cp "$here"/seeds/mountinfo/* "$here"/seeds/mount_options/* "$corpus/redact/"
+cp "$here"/seeds/mount_options/fstab-line "$corpus/mount_record/"
+printf '{"source":"10.0.2.15:/export","target":"/mnt/gds","device":"0:50","mount_id":40,"port":20049}\n' \
+    >"$corpus/mount_record/record.json"
+printf 'alias xprtrdma rpcrdma\nblacklist rpcrdma\noptions rpcrdma max_requests=128\ninstall rpcrdma /bin/true\nsoftdep rpcrdma pre: nvidia-fs\n' \
+    >"$corpus/modprobe_config/conf"
+
 du -sh "$corpus"/* >&2

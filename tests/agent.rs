@@ -335,3 +335,103 @@ fn nvidia_fs_counters_are_published_beside_the_readiness() {
     assert!(prom.contains("nfs_gds_nvfs_stats_readable 0\n"), "{prom}");
     assert!(!prom.contains("nfs_gds_nvfs_operations_total"));
 }
+
+/// `agent --once` with the default outputs below the root, under `umask` (octal).
+fn agent_once_defaults(f: &Fixture, umask: &str) -> std::process::Output {
+    ensure_mount_table(f);
+    let bin = env!("CARGO_BIN_EXE_nfs-gds");
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("umask {umask} && exec \"$0\" \"$@\""))
+        .arg(bin)
+        .arg("--root")
+        .arg(f.root())
+        .args(["agent", "--once"])
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_symlinked_run_in_the_tree_leads_no_write_out_of_it() {
+    let f = node_with(
+        &ModuleSpec::rpcrdma("6.8.0-45-generic"),
+        DKMS,
+        Packing::Plain,
+    );
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), f.root().join("run")).unwrap();
+    let o = agent_once_defaults(&f, "022");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("symbolic link to nothing below the root"),
+        "{}",
+        stderr(&o)
+    );
+    let left: Vec<_> = std::fs::read_dir(outside.path()).unwrap().collect();
+    assert!(left.is_empty(), "written outside the root: {left:?}");
+}
+
+#[test]
+fn the_agents_directory_is_0755_under_umask_000() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = node_with(
+        &ModuleSpec::rpcrdma("6.8.0-45-generic"),
+        DKMS,
+        Packing::Plain,
+    );
+    let o = agent_once_defaults(&f, "000");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let mode = std::fs::metadata(f.root().join("run/nfs-gds"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o7777, 0o755);
+    // A second run still accepts it (it is not writable by others).
+    let o = agent_once_defaults(&f, "000");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+#[test]
+fn a_failed_textfile_write_leaves_no_stale_ready() {
+    let ready_spec = ModuleSpec::rpcrdma("6.8.0-45-generic");
+    let f = node_with(&ready_spec, DKMS, Packing::Plain);
+    let out = tempfile::tempdir().unwrap();
+    let ready = out.path().join("run/ready");
+    let run = |f: &Fixture| {
+        ensure_mount_table(f);
+        nfs_gds()
+            .arg("--root")
+            .arg(f.root())
+            .args(["agent", "--once"])
+            .arg("--textfile-dir")
+            .arg(out.path().join("textfile"))
+            .arg("--status-file")
+            .arg(out.path().join("run/status.json"))
+            .arg("--ready-file")
+            .arg(&ready)
+            .output()
+            .unwrap()
+    };
+    let o = run(&f);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(ready.is_file());
+    // The node turns not ready, and node_exporter's directory cannot be written.
+    let f = node_with(
+        &ModuleSpec::rpcrdma("6.8.0-45-generic").hooks(None),
+        INBOX,
+        Packing::Plain,
+    );
+    std::fs::remove_dir_all(out.path().join("textfile")).unwrap();
+    std::fs::write(out.path().join("textfile"), "not a directory").unwrap();
+    let o = run(&f);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("nfs-gds.prom"), "{}", stderr(&o));
+    assert!(
+        !ready.exists(),
+        "a node that is not ready kept its ready file"
+    );
+    let status: Value =
+        serde_json::from_slice(&std::fs::read(out.path().join("run/status.json")).unwrap())
+            .unwrap();
+    assert_eq!(status["verdict"], "not-ready");
+}

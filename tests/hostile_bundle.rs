@@ -320,6 +320,46 @@ fn collect_carries_off_none_of_eleven_planted_credentials() {
     assert!(!kallsyms.contains("ffffffffc0a0"), "{kallsyms}");
 }
 
+/// The entries of a collected archive, by path.
+fn archived(archive: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(
+        std::fs::File::open(archive).unwrap(),
+    ));
+    let mut out = std::collections::BTreeMap::new();
+    for entry in tar.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let name = entry.path().unwrap().display().to_string();
+        let mut body = Vec::new();
+        std::io::Read::read_to_end(&mut entry, &mut body).unwrap();
+        out.insert(name, body);
+    }
+    out
+}
+
+#[test]
+fn collect_keeps_only_the_container_variable_of_pid_1() {
+    // In a pod without the host's PID namespace, PID 1 is the workload and its environment
+    // holds the workload's secrets; the container check needs only `container=`.
+    let (f, _outside) = node_and_outside();
+    f.write(
+        "proc/1/environ",
+        b"PATH=/bin\0AWS_SECRET_ACCESS_KEY=PLANT12\0container=oci\0DB_PASSWORD=PLANT13\0",
+    );
+    let work = tempfile::tempdir().unwrap();
+    let archive = work.path().join("node.tgz");
+    let out = run_bounded(f.root(), &["collect", "-o", archive.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let files = archived(&archive);
+    let environ = files
+        .get("proc/1/environ")
+        .expect("the container check read it");
+    assert_eq!(environ.as_slice(), b"container=oci\0");
+    for (name, body) in &files {
+        let text = String::from_utf8_lossy(body);
+        assert!(!text.contains("PLANT1"), "{name} carries a secret: {text}");
+    }
+}
+
 #[test]
 fn a_failed_collect_leaves_no_partial_archive() {
     let (f, _outside) = node_and_outside();

@@ -1,8 +1,8 @@
 //! The module tree's indexes as modprobe reads them: `modules.dep`, `modules.alias` and
 //! `modules.builtin` (split out of the input at the first two NUL bytes), then what the checks
 //! ask of them: the canonical name of `rpcrdma` and its aliases, and what `modprobe rpcrdma`
-//! would load; and the same input as `/proc/modules`. The binary `.bin` indexes have no parser
-//! (read by `kmod::index`) are not fuzzed here yet.
+//! would load; and the same input as `/proc/modules`. The binary `.bin` indexes have their own
+//! target, `kmod_index_bin`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

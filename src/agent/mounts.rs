@@ -1,24 +1,17 @@
 //! The agent's look at the mounts: every NFS mount meant for RDMA ([`super::intent`]) gets the
 //! helper's own post-mount checks and transport trap ([`crate::checks::registry::verify_mount`]), each pass.
 //!
-//! A node can carry thousands of PV mounts, often all of one server, and the trap looks at every
-//! other mount of a mount's server: run over the whole table for each mount that is quadratic.
-//! So each mount is judged against the table narrowed to what can change its verdict — the
-//! NFSv4 mounts *not* over RDMA that may be of its server (the trap fails or warns only on
-//! those; the checks leave the judged mount itself out) — one table per server, built once and
-//! shared by all its mounts. The verdicts are the same; what a narrowed pass leaves out is the
-//! trap's count of the server's other RDMA mounts, which is evidence, not judgement.
+//! A node can carry thousands of PV mounts, often all of one server, so each mount is judged
+//! against the table narrowed per server by [`Suspects`] (the same verdicts in linear time).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
-use std::net::IpAddr;
 
 use serde::Serialize;
 
 use super::kubelet::{volume_of, KubeletVolume};
+use crate::checks::catalogue::trap_suspects::Suspects;
 use crate::checks::{registry, CheckResult, Verdict};
 use crate::host::mounts::{Mount, MountTable};
-use crate::nfs::{NfsSource, Sameness, ServerHost};
 use crate::policy::intent::{expected_port, intent_of, Declared, Intent};
 use crate::policy::{MountPolicy, Policy};
 use crate::verdict::{self, Judgement};
@@ -82,65 +75,6 @@ fn naming_the_mount(results: Vec<CheckResult>, mp: &str) -> Vec<CheckResult> {
             r
         })
         .collect()
-}
-
-/// A non-RDMA NFSv4 mount, with its server parsed once.
-struct Suspect<'a> {
-    mount: &'a Mount,
-    server: ServerHost,
-    addr: Option<IpAddr>,
-}
-
-/// The NFSv4 mounts not over RDMA, and for each server the table of those the trap cannot tell
-/// apart from it: what a mount of that server is judged against.
-struct Suspects<'a> {
-    all: Vec<Suspect<'a>>,
-    by_server: HashMap<String, MountTable>,
-    none: MountTable,
-}
-
-impl<'a> Suspects<'a> {
-    fn new(table: &'a MountTable) -> Self {
-        let all = table
-            .mounts
-            .iter()
-            .filter(|m| m.is_nfs4() && m.runs_over_rdma() == Some(false))
-            .filter_map(|m| {
-                let src = NfsSource::parse(m.info.source()).ok()?;
-                Some(Suspect {
-                    mount: m,
-                    server: src.server,
-                    addr: m.info.super_option("addr").and_then(|a| a.parse().ok()),
-                })
-            })
-            .collect();
-        Suspects {
-            all,
-            by_server: HashMap::new(),
-            none: MountTable::default(),
-        }
-    }
-
-    /// The suspects that may be of `m`'s server, found once per server. `m` itself may be
-    /// among them: the checks leave the judged mount out by its id.
-    fn narrowed_for(&mut self, m: &Mount) -> &MountTable {
-        if self.all.is_empty() {
-            return &self.none;
-        }
-        let Ok(src) = NfsSource::parse(m.info.source()) else {
-            return &self.none;
-        };
-        let all = &self.all;
-        self.by_server
-            .entry(src.server.to_string())
-            .or_insert_with(|| MountTable {
-                mounts: all
-                    .iter()
-                    .filter(|s| src.server.sameness(&s.server, s.addr) != Sameness::Different)
-                    .map(|s| s.mount.clone())
-                    .collect(),
-            })
-    }
 }
 
 fn protocol_of(m: &Mount) -> &str {

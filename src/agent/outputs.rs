@@ -1,14 +1,21 @@
 //! Where the agent writes, and how: every default path is below `--root` (a run against a
-//! fixture or bundle never touches the host's `/run`), paths given explicitly are used as given,
-//! and no output is written through a symbolic link to its directory (the agent runs as root; a
-//! link planted in place of `/run/nfs-gds` must not make it write elsewhere).
+//! fixture or bundle never touches the host's `/run`), resolved inside it as reads are (a
+//! symlinked `<root>/run` cannot lead out of the tree); paths given explicitly are used as given;
+//! no output is written through a symbolic link to its directory (the agent runs as root; a link
+//! planted in place of `/run/nfs-gds` must not make it write elsewhere); and `/run/nfs-gds` is
+//! refused when another user owns it or may write in it. Every write goes through
+//! [`OutDir`](crate::host::io::out_dir::OutDir).
 //!
 //! The readiness file exists, freshly rewritten each pass, exactly while the node is ready: an
 //! init container waits for it (and for it to be recent, since a stopped agent leaves it behind).
+//! So [`publish`] removes it first when the node is not ready, writes it last when it is, and
+//! attempts every output on its own: a full or read-only node_exporter directory (shared with
+//! other collectors) costs the textfile, never a stale `ready`.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::atomic::{write_atomic_with, WriteError};
+use crate::host::io::out_dir::{OutDir, Trust, RUN_DIR};
 use crate::host::Root;
 
 /// NFD's features.d, used only if it exists.
@@ -19,27 +26,107 @@ pub const STATUS_FILE: &str = "run/nfs-gds/status.json";
 pub const READY_FILE: &str = "run/nfs-gds/ready";
 
 #[derive(Debug, thiserror::Error)]
-pub enum OutputError {
-    #[error("refusing to write {}: its directory {} is a symbolic link (point the option at the real directory)", path.display(), dir.display())]
-    SymlinkedDir { path: PathBuf, dir: PathBuf },
-    #[error(transparent)]
-    Write(#[from] WriteError),
-    #[error("cannot remove {}: {source}", path.display())]
-    Remove {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+#[error("cannot write {}: {source}", path.display())]
+pub struct OutputError {
+    pub path: PathBuf,
+    pub source: std::io::Error,
+}
+
+/// The outputs of one pass that could not be written (each was attempted).
+#[derive(Debug, thiserror::Error)]
+#[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+pub struct PublishError(pub Vec<OutputError>);
+
+/// One file the agent writes: a name in a directory below a root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    root: Root,
+    dir: PathBuf,
+    name: String,
+    trust: Trust,
+}
+
+impl Target {
+    /// `rel` below `root`; the agent's own directory is held to [`Trust::Own`].
+    fn below(root: &Root, rel: &Path) -> Self {
+        let dir = rel.parent().unwrap_or(Path::new("")).to_path_buf();
+        let trust = if dir == Path::new(RUN_DIR) {
+            Trust::Own
+        } else {
+            Trust::Shared
+        };
+        Target {
+            root: root.clone(),
+            name: file_name(rel),
+            dir,
+            trust,
+        }
+    }
+
+    /// A path given on the command line: on the host, relative to the working directory.
+    fn given(path: &Path) -> Self {
+        let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        Target {
+            root: Root::host(),
+            dir: path.parent().unwrap_or(Path::new("/")).to_path_buf(),
+            name: file_name(&path),
+            trust: Trust::Shared,
+        }
+    }
+
+    /// The file as the host sees it.
+    pub fn path(&self) -> PathBuf {
+        self.root.join(&self.dir).join(&self.name)
+    }
+
+    fn err(&self, source: std::io::Error) -> OutputError {
+        OutputError {
+            path: self.path(),
+            source,
+        }
+    }
+
+    fn open(&self) -> Result<OutDir, OutputError> {
+        OutDir::open(&self.root, &self.dir, self.trust).map_err(|e| self.err(e))
+    }
+
+    /// Writes the file atomically from what `fill` writes (streamed, never held whole; `fill`
+    /// buffers).
+    pub fn write_with(
+        &self,
+        fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> Result<(), OutputError> {
+        self.open()?
+            .write_atomic(&self.name, 0o644, fill)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Writes the file atomically.
+    pub fn write(&self, contents: &[u8]) -> Result<(), OutputError> {
+        self.write_with(|w| w.write_all(contents))
+    }
+
+    /// Removes the file; one that is not there is not an error.
+    pub fn remove(&self) -> Result<(), OutputError> {
+        self.open()?.remove(&self.name).map_err(|e| self.err(e))
+    }
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// The files one pass writes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outputs {
     /// `<dir>/nfs-gds`, when there is a features.d.
-    pub features: Option<PathBuf>,
+    pub features: Option<Target>,
     /// `<dir>/nfs-gds.prom`, when there is a textfile directory.
-    pub textfile: Option<PathBuf>,
-    pub status: PathBuf,
-    pub ready: PathBuf,
+    pub textfile: Option<Target>,
+    pub status: Target,
+    pub ready: Target,
 }
 
 impl Outputs {
@@ -51,72 +138,52 @@ impl Outputs {
         status_file: Option<&Path>,
         ready_file: Option<&Path>,
     ) -> Self {
-        let dir = |given: Option<&Path>, default: &str| match given {
-            Some(d) => Some(d.to_path_buf()),
-            None => {
-                let d = root.join(default);
-                d.is_dir().then_some(d)
-            }
+        let in_dir = |given: Option<&Path>, default: &str, name: &str| match given {
+            Some(d) => Some(Target::given(&d.join(name))),
+            // Whether it exists is asked inside the root too (a host-path `stat` would follow
+            // a symlinked ancestor out of it).
+            None => matches!(root.list_dir(default), Ok(Some(_)))
+                .then(|| Target::below(root, &Path::new(default).join(name))),
+        };
+        let file = |given: Option<&Path>, default: &str| match given {
+            Some(p) => Target::given(p),
+            None => Target::below(root, Path::new(default)),
         };
         Outputs {
-            features: dir(nfd_dir, NFD_DIR).map(|d| d.join("nfs-gds")),
-            textfile: dir(textfile_dir, TEXTFILE_DIR).map(|d| d.join("nfs-gds.prom")),
-            status: status_file
-                .map(Path::to_path_buf)
-                .unwrap_or_else(|| root.join(STATUS_FILE)),
-            ready: ready_file
-                .map(Path::to_path_buf)
-                .unwrap_or_else(|| root.join(READY_FILE)),
+            features: in_dir(nfd_dir, NFD_DIR, "nfs-gds"),
+            textfile: in_dir(textfile_dir, TEXTFILE_DIR, "nfs-gds.prom"),
+            status: file(status_file, STATUS_FILE),
+            ready: file(ready_file, READY_FILE),
         }
     }
 }
 
-/// Refuses `path` when its directory is a symbolic link.
-fn real_dir(path: &Path) -> Result<(), OutputError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let dir = if dir.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        dir
-    };
-    match std::fs::symlink_metadata(dir) {
-        Ok(md) if md.file_type().is_symlink() => Err(OutputError::SymlinkedDir {
-            path: path.to_owned(),
-            dir: dir.to_owned(),
-        }),
-        _ => Ok(()),
+/// What fills one output.
+pub type Fill<'a> = Box<dyn FnOnce(&mut dyn Write) -> std::io::Result<()> + 'a>;
+
+/// Writes one pass's outputs: first the readiness file's removal when the node is not ready,
+/// then each of `files` on its own, then the readiness file (`line`) when it is. Every failure
+/// is returned; none stops the others.
+pub fn publish(
+    ready_file: &Target,
+    ready: bool,
+    line: &str,
+    files: Vec<(&Target, Fill)>,
+) -> Result<(), PublishError> {
+    let mut failed = Vec::new();
+    if !ready {
+        failed.extend(ready_file.remove().err());
     }
-}
-
-/// Writes one output atomically, refusing a symlinked directory.
-pub fn write(path: &Path, contents: &[u8]) -> Result<(), OutputError> {
-    write_with(path, |w| w.write_all(contents))
-}
-
-/// Writes one output atomically from what `fill` writes (streamed, never held whole; `fill`
-/// buffers), refusing a symlinked directory.
-pub fn write_with(
-    path: &Path,
-    fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
-) -> Result<(), OutputError> {
-    real_dir(path)?;
-    write_atomic_with(path, 0o644, fill)?;
-    Ok(())
-}
-
-/// Creates (rewrites) the readiness file when `ready`, removes it otherwise.
-pub fn set_ready(path: &Path, ready: bool, line: &str) -> Result<(), OutputError> {
+    for (target, fill) in files {
+        failed.extend(target.write_with(fill).err());
+    }
     if ready {
-        return write(path, format!("{line}\n").as_bytes());
+        failed.extend(ready_file.write(format!("{line}\n").as_bytes()).err());
     }
-    real_dir(path)?;
-    match std::fs::remove_file(path) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(source) => Err(OutputError::Remove {
-            path: path.to_owned(),
-            source,
-        }),
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(PublishError(failed))
     }
 }
 
@@ -132,14 +199,14 @@ mod tests {
         let o = Outputs::resolve(&root, None, None, None, None);
         assert_eq!(o.features, None);
         assert_eq!(
-            o.textfile,
+            o.textfile.map(|t| t.path()),
             Some(
                 d.path()
                     .join("var/lib/prometheus/node-exporter/nfs-gds.prom")
             )
         );
-        assert_eq!(o.status, d.path().join("run/nfs-gds/status.json"));
-        assert_eq!(o.ready, d.path().join("run/nfs-gds/ready"));
+        assert_eq!(o.status.path(), d.path().join("run/nfs-gds/status.json"));
+        assert_eq!(o.ready.path(), d.path().join("run/nfs-gds/ready"));
         let o = Outputs::resolve(
             &root,
             Some(Path::new("/x")),
@@ -147,8 +214,26 @@ mod tests {
             Some(Path::new("s.json")),
             None,
         );
-        assert_eq!(o.features, Some(PathBuf::from("/x/nfs-gds")));
-        assert_eq!(o.status, PathBuf::from("s.json"));
+        assert_eq!(
+            o.features.map(|t| t.path()),
+            Some(PathBuf::from("/x/nfs-gds"))
+        );
+        assert_eq!(
+            o.status.path(),
+            std::env::current_dir().unwrap().join("s.json")
+        );
+    }
+
+    #[test]
+    fn a_default_directory_is_looked_for_inside_the_root() {
+        let d = tempfile::tempdir().unwrap();
+        let (tree, outside) = (d.path().join("root"), d.path().join("outside"));
+        std::fs::create_dir_all(outside.join("lib/prometheus/node-exporter")).unwrap();
+        std::fs::create_dir_all(&tree).unwrap();
+        // `<root>/var` leads out of the tree, where a node_exporter directory exists.
+        std::os::unix::fs::symlink(&outside, tree.join("var")).unwrap();
+        let o = Outputs::resolve(&Root::new(&tree), None, None, None, None);
+        assert_eq!(o.textfile, None);
     }
 
     #[test]
@@ -157,21 +242,52 @@ mod tests {
         let elsewhere = d.path().join("elsewhere");
         std::fs::create_dir(&elsewhere).unwrap();
         std::os::unix::fs::symlink(&elsewhere, d.path().join("run")).unwrap();
-        let e = write(&d.path().join("run/status.json"), b"{}").unwrap_err();
-        assert!(matches!(e, OutputError::SymlinkedDir { .. }), "{e}");
+        let status = Target::given(&d.path().join("run/status.json"));
+        let e = status.write(b"{}").unwrap_err();
         assert!(e.to_string().contains("is a symbolic link"), "{e}");
         assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
-        assert!(set_ready(&d.path().join("run/ready"), false, "").is_err());
+        assert!(Target::given(&d.path().join("run/ready")).remove().is_err());
     }
 
     #[test]
     fn the_readiness_file_exists_exactly_while_ready() {
         let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("run/nfs-gds/ready");
-        set_ready(&p, true, "ready").unwrap();
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), "ready\n");
-        set_ready(&p, false, "").unwrap();
-        assert!(!p.exists());
-        set_ready(&p, false, "").unwrap();
+        let ready = Target::below(&Root::new(d.path()), Path::new(READY_FILE));
+        publish(&ready, true, "ready", Vec::new()).unwrap();
+        assert_eq!(std::fs::read_to_string(ready.path()).unwrap(), "ready\n");
+        publish(&ready, false, "", Vec::new()).unwrap();
+        assert!(!ready.path().exists());
+        publish(&ready, false, "", Vec::new()).unwrap();
+    }
+
+    #[test]
+    fn a_failed_output_neither_stops_the_others_nor_leaves_a_stale_ready() {
+        let d = tempfile::tempdir().unwrap();
+        let root = Root::new(d.path());
+        let ready = Target::below(&root, Path::new(READY_FILE));
+        let status = Target::below(&root, Path::new(STATUS_FILE));
+        // node_exporter's directory is full: its write fails.
+        let textfile = Target::below(&root, &Path::new(TEXTFILE_DIR).join("nfs-gds.prom"));
+        publish(&ready, true, "ready", Vec::new()).unwrap();
+        let full: Fill = Box::new(|_| Err(std::io::Error::other("No space left on device")));
+        let files = vec![
+            (&textfile, full),
+            (
+                &status,
+                Box::new(|w: &mut dyn Write| w.write_all(b"{\"ready\":false}")) as Fill,
+            ),
+        ];
+        let e = publish(&ready, false, "", files).unwrap_err();
+        assert_eq!(e.0.len(), 1, "{e}");
+        assert!(e.to_string().contains("nfs-gds.prom: No space left"), "{e}");
+        assert!(
+            !ready.path().exists(),
+            "a node that is not ready kept `ready`"
+        );
+        assert_eq!(
+            std::fs::read(status.path()).unwrap(),
+            b"{\"ready\":false}",
+            "the status after the failed textfile was still written"
+        );
     }
 }

@@ -63,6 +63,7 @@ fn outputs_of(args: &AgentArgs, ctx: &Ctx) -> Outputs {
 fn health(args: &AgentArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let status = outputs_of(args, ctx).status;
     let interval = Duration::from_secs(args.interval);
+    let status = status.path();
     match std::fs::metadata(&status).and_then(|m| m.modified()) {
         Ok(at) if schedule::is_fresh(at, SystemTime::now(), interval) => {
             outln!(
@@ -146,20 +147,26 @@ fn one_pass(args: &AgentArgs, ctx: &Ctx, table: &mut MountTable) -> Result<Outco
     let out = outputs_of(args, ctx);
     let nvfs = facts.nvidia_fs.version.clone().unwrap_or_default();
     let kernel = facts.kernel.release.unwrap_or_default();
-    if let Some(path) = &out.features {
+    let line = summary_line(&pass);
+    let mut files: Vec<(&outputs::Target, outputs::Fill)> = Vec::new();
+    if let Some(target) = &out.features {
         let extra = [
             ("nvidia-fs.version", nvfs.clone()),
             ("kernel", kernel.clone()),
         ];
-        outputs::write(path, labels::features_file(&pass, &extra)?.as_bytes())?;
+        let text = labels::features_file(&pass, &extra).map_err(std::io::Error::other);
+        files.push((target, Box::new(move |w| w.write_all(text?.as_bytes()))));
     }
-    if let Some(path) = &out.textfile {
+    if let Some(target) = &out.textfile {
         let info = [("kernel_release", kernel), ("nvidia_fs_version", nvfs)];
-        outputs::write_with(path, |w| metrics::write_prometheus_file(&pass, &info, w))?;
+        let pass = &pass;
+        files.push((
+            target,
+            Box::new(move |w| metrics::write_prometheus_file(pass, &info, w)),
+        ));
     }
-    outputs::write_with(&out.status, |w| pass.write_status_json(w))?;
-    let line = summary_line(&pass);
-    outputs::set_ready(&out.ready, pass.is_ready(), &line)?;
+    files.push((&out.status, Box::new(|w| pass.write_status_json(w))));
+    outputs::publish(&out.ready, pass.is_ready(), &line, files)?;
     Ok(Outcome {
         line,
         verdict: pass.verdict(),
@@ -205,10 +212,10 @@ pub fn run(args: &AgentArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     };
     // A stopped agent vouches for nothing: its readiness file goes; the other outputs expire.
     let ready = outputs_of(args, ctx).ready;
-    outputs::set_ready(&ready, false, "")?;
+    ready.remove()?;
     eprintln!(
         "nfs-gds agent: stopped by signal {signal}; removed {}",
-        ready.display()
+        ready.path().display()
     );
     Ok(exit::READY)
 }

@@ -1,17 +1,22 @@
-//! What `collect` must not carry off the machine: credentials in mount options, and kernel
-//! addresses.
+//! What `collect` must not carry off the machine: credentials in mount options, process
+//! environments, and kernel addresses.
 //!
 //! [`redact`] takes a file's host path and its text and returns the text to archive. Mount
 //! tables are taken apart line by line and field by field, as their readers do: the options
 //! field of `fstab` and `/proc/self/mounts`, the per-mount and the super options of
 //! `mountinfo`, the `opts:` lines of `mountstats`, the values of the nfs-gds policy. In each
 //! option list the value of an option whose name looks like a credential is replaced by
-//! [`REDACTED`]: `pass*`, `*passwd*`, `pw`, `pwd`, `secret*`, `*key*`, `*token*`, `cred*`, and
-//! `user=`/`username=` when the same list carries a password. A password in a URL
-//! (`scheme://user:password@host`) is replaced too. `/proc/kallsyms` keeps its symbols and
-//! loses its addresses (they give away the kernel's layout). Other files are archived as read.
+//! [`REDACTED`]: `pass*`, `*passwd*`, `pw`, `pwd`, `secret*`, `*key*`, `*token*`, `cred*`,
+//! `*command*` and `*_cmd` (sshfs's `ssh_command=sshpass -p …`), and `user=`/`username=` when
+//! the same list carries a password; cifs's `,,` (a literal comma) stays inside a password. A
+//! password in a URL (`scheme://user:password@host`) is replaced too. `/proc/PID/environ`
+//! keeps only `container=`, the one variable the container check reads. `/proc/kallsyms` keeps
+//! its symbols and loses its addresses (they give away the kernel's layout). Other files are
+//! archived as read.
 
 use std::borrow::Cow;
+
+use crate::host::platform::container::parse_environ_container;
 
 /// What a secret value becomes.
 pub const REDACTED: &str = "REDACTED";
@@ -34,12 +39,26 @@ pub fn redact(host_path: &str, text: &str) -> String {
 }
 
 /// [`redact`] for a file's bytes: those of files that carry no secrets pass untouched (module
-/// files, kernel images, command outputs); the others are taken as text.
+/// files, kernel images, command outputs); the others are taken as text. A process environment
+/// keeps only what the container check reads of it.
 pub fn redact_file<'a>(host_path: &str, bytes: &'a [u8]) -> Cow<'a, [u8]> {
+    if is_environ(host_path) {
+        let kept = parse_environ_container(bytes).map(|c| format!("container={c}\0"));
+        return Cow::Owned(kept.unwrap_or_default().into_bytes());
+    }
     if line_redactor(host_path).is_none() {
         return Cow::Borrowed(bytes);
     }
     Cow::Owned(redact(host_path, &String::from_utf8_lossy(bytes)).into_bytes())
+}
+
+/// `/proc/PID/environ`: in a container without the host's PID namespace, PID 1 is the
+/// workload, and its environment is where its secrets are.
+fn is_environ(host_path: &str) -> bool {
+    host_path
+        .strip_prefix("/proc/")
+        .and_then(|p| p.strip_suffix("/environ"))
+        .is_some_and(|pid| !pid.contains('/'))
 }
 
 /// How each line of the file at `host_path` is redacted; `None` when it needs no redaction.
@@ -157,47 +176,63 @@ fn policy_line(line: &str) -> String {
 }
 
 /// A comma-separated option list with credential values replaced. Commas inside double quotes
-/// (SELinux contexts) do not separate options.
+/// (SELinux contexts) do not separate options; but an option that holds a comma — a quoted
+/// value, or everything after a stray `"` — has each of its comma-separated pieces judged too,
+/// so a quote can never hide a password from redaction.
 pub fn redact_options(list: &str) -> String {
-    let options = split_options(list);
-    let has_password = options
+    let has_password = split_options(list, false)
         .iter()
         .filter_map(|o| o.split_once('=').map(|(k, _)| k))
         .any(is_password_key);
-    let mut out = String::with_capacity(list.len());
-    for (i, opt) in options.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        match opt.split_once('=') {
-            Some((k, _))
-                if is_secret_key(k)
-                    || (has_password
-                        && matches!(k.to_ascii_lowercase().as_str(), "user" | "username")) =>
-            {
-                out.push_str(k);
-                out.push('=');
-                out.push_str(REDACTED);
-            }
-            _ => out.push_str(&redact_url(opt)),
+    let is_secret = |opt: &str| {
+        opt.split_once('=').is_some_and(|(k, _)| {
+            is_secret_key(k)
+                || (has_password && matches!(k.to_ascii_lowercase().as_str(), "user" | "username"))
+        })
+    };
+    let redact_one = |opt: &str| match opt.split_once('=') {
+        Some((k, _)) if is_secret(opt) => format!("{k}={REDACTED}"),
+        _ => redact_url(opt),
+    };
+    let mut out = Vec::new();
+    for opt in split_options(list, true) {
+        if !is_secret(opt) && opt.contains(',') {
+            let pieces: Vec<String> = split_options(opt, false)
+                .into_iter()
+                .map(redact_one)
+                .collect();
+            out.push(pieces.join(","));
+        } else {
+            out.push(redact_one(opt));
         }
     }
-    out
+    out.join(",")
 }
 
-fn split_options(list: &str) -> Vec<&str> {
+/// Splits an option list at its commas as the kernel does: with `quotes`, not inside double
+/// quotes; and never at cifs's `,,` inside a password (cifs reads it as one literal comma, so
+/// `password=a,,b` is the password `a,b`).
+fn split_options(list: &str, quotes: bool) -> Vec<&str> {
+    let bytes = list.as_bytes();
     let mut out = Vec::new();
-    let mut start = 0;
-    let mut quoted = false;
-    for (i, c) in list.char_indices() {
-        match c {
-            '"' => quoted = !quoted,
-            ',' if !quoted => {
+    let (mut start, mut i, mut quoted) = (0, 0, false);
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' if quotes => quoted = !quoted,
+            b',' if !quoted => {
+                let in_password = list[start..i]
+                    .split_once('=')
+                    .is_some_and(|(k, _)| is_password_key(k));
+                if in_password && bytes.get(i + 1) == Some(&b',') {
+                    i += 2;
+                    continue;
+                }
                 out.push(&list[start..i]);
                 start = i + 1;
             }
             _ => {}
         }
+        i += 1;
     }
     out.push(&list[start..]);
     out
@@ -217,6 +252,8 @@ pub fn is_secret_key(key: &str) -> bool {
         || k.contains("key")
         || k.contains("token")
         || k.starts_with("cred")
+        || k.contains("command")
+        || k.ends_with("_cmd")
 }
 
 /// `scheme://user:password@host…` with the password replaced.
@@ -329,6 +366,47 @@ mod tests {
         let r = redact("/etc/nfs-gds/nfs-gds.toml", p);
         assert!(!r.contains("abc") && !r.contains("=x"), "{r}");
         assert!(r.contains("default = \"warn\""), "{r}");
+    }
+
+    #[test]
+    fn pid_1_environment_keeps_only_the_container_variable() {
+        let env = b"PATH=/bin\0AWS_SECRET_ACCESS_KEY=abc\0container=oci\0DB_PASSWORD=x\0";
+        let kept = redact_file("/proc/1/environ", env);
+        assert_eq!(kept.as_ref(), b"container=oci\0");
+        assert_eq!(
+            redact_file("/proc/1/environ", b"HOME=/root\0").as_ref(),
+            b""
+        );
+    }
+
+    #[test]
+    fn a_cifs_escaped_comma_stays_inside_the_password() {
+        // cifs reads `,,` in a password as one literal comma.
+        assert_eq!(
+            redact_options("vers=3,password=a,,b,,c,uid=0"),
+            "vers=3,password=REDACTED,uid=0"
+        );
+        assert_eq!(redact_options("pass=a,,,b"), "pass=REDACTED,b");
+    }
+
+    #[test]
+    fn an_odd_quote_earlier_does_not_hide_a_password() {
+        let r = redact_options("context=\"system_u,password=hunter2,vers=3");
+        assert!(!r.contains("hunter2"), "{r}");
+        let r = redact_options("a=\"x,password=hunter2,b=y\",c");
+        assert!(!r.contains("hunter2"), "{r}");
+        // Found by the redact fuzz target: a URL password in the same quoted span.
+        let r = redact_options("x=\"s://u:p@h,password=hunter2\"");
+        assert!(!r.contains("hunter2") && !r.contains(":p@"), "{r}");
+    }
+
+    #[test]
+    fn an_ssh_command_loses_its_arguments() {
+        let fstab =
+            "u@h:/ /mnt/h fuse.sshfs ssh_command=sshpass\\040-p\\040hunter2\\040ssh,ro 0 0\n";
+        let r = redact("/etc/fstab", fstab);
+        assert!(!r.contains("hunter2"), "{r}");
+        assert!(r.contains("ssh_command=REDACTED,ro"), "{r}");
     }
 
     #[test]

@@ -273,11 +273,11 @@ fn read_rpcrdma(
     };
     let loaded = loaded.is_some_and(|m| m.iter().any(|m| m.name == RPCRDMA));
     let sys = SysModule::read(root, RPCRDMA)?;
-    let kallsyms = match root.read_text_lossy("proc/kallsyms") {
-        Ok(Some(text)) => Ok(kallsyms::find_symbols(&text, &RPCRDMA_HOOKS)),
+    let kallsyms = match kallsyms::read_symbols(root, &RPCRDMA_HOOKS) {
+        Ok(Some(found)) => Ok(found),
         Ok(None) => Err(format!(
             "{} does not exist",
-            root.join("proc/kallsyms").display()
+            root.join(kallsyms::PATH).display()
         )),
         Err(e) => Err(e.to_string()),
     };

@@ -1,5 +1,7 @@
 //! Looks for a byte string inside a kernel image's decompressed payload, without holding the
-//! payload in memory.
+//! payload — or the image — in memory: an image is an [`ImageSource`] read at offsets (an open
+//! file, or bytes in memory), its header is read first, and only the payload is streamed through
+//! the decoder, so a 1 GiB `vmlinuz` costs the decoder's buffers, not a gigabyte.
 //!
 //! A `vmlinuz` is a boot stub followed by the compressed kernel (gzip, xz or zstd on the
 //! distributions we know; Debian 12 uses xz, Debian 13 zstd), or a plain ELF `vmlinux`. Where
@@ -12,7 +14,9 @@
 //! handful of little-endian fields, read here by hand: the crates that model them (rust-vmm's
 //! `linux-loader`) are kernel loaders that would bring a VMM's dependencies for four integers.
 
-use std::io::Read;
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::os::unix::fs::FileExt;
 use std::time::{Duration, Instant};
 
 use super::decompress::Compression;
@@ -56,8 +60,8 @@ pub enum ScanOutcome {
 /// Where the image header says the compressed kernel is, when it says so.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DeclaredPayload {
-    pub offset: usize,
-    pub length: usize,
+    pub offset: u64,
+    pub length: u64,
     /// `bzImage` or `zboot`.
     pub header: &'static str,
 }
@@ -70,46 +74,49 @@ fn le_u16(image: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_le_bytes(image.get(at..at + 2)?.try_into().ok()?))
 }
 
-/// The payload an x86 boot protocol or EFI zboot header declares. `Err` when a header is there
-/// but its payload does not fit in the file.
-pub fn declared_payload(image: &[u8]) -> Result<Option<DeclaredPayload>, String> {
+/// The payload an x86 boot protocol or EFI zboot header declares, from the image's first bytes
+/// (`head`, at least [`HEADER_BYTES`] of them when the file has that many) and its size. `Err`
+/// when a header is there but its payload does not fit in the file.
+pub fn declared_payload(head: &[u8], size: u64) -> Result<Option<DeclaredPayload>, String> {
     // x86: boot protocol header at 0x1f1 (Documentation/arch/x86/boot.rst).
-    if image.get(0x202..0x206) == Some(b"HdrS") && le_u16(image, 0x206).unwrap_or(0) >= 0x0208 {
-        let setup_sects = match image[0x1f1] {
+    if head.get(0x202..0x206) == Some(b"HdrS") && le_u16(head, 0x206).unwrap_or(0) >= 0x0208 {
+        let setup_sects = match head[0x1f1] {
             0 => 4,
-            n => usize::from(n),
+            n => u64::from(n),
         };
-        let (Some(offset), Some(length)) = (le_u32(image, 0x248), le_u32(image, 0x24c)) else {
+        let (Some(offset), Some(length)) = (le_u32(head, 0x248), le_u32(head, 0x24c)) else {
             return Ok(None);
         };
-        let start = (setup_sects + 1) * 512 + offset as usize;
-        return fits(image, start, length as usize, "bzImage").map(Some);
+        let start = (setup_sects + 1) * 512 + u64::from(offset);
+        return fits(size, start, u64::from(length), "bzImage").map(Some);
     }
     // EFI zboot (drivers/firmware/efi/libstub/zboot-header.S): "MZ", 0, "zimg", offset, size.
-    if image.starts_with(b"MZ") && image.get(4..8) == Some(b"zimg") {
-        let (Some(offset), Some(length)) = (le_u32(image, 8), le_u32(image, 12)) else {
+    if head.starts_with(b"MZ") && head.get(4..8) == Some(b"zimg") {
+        let (Some(offset), Some(length)) = (le_u32(head, 8), le_u32(head, 12)) else {
             return Ok(None);
         };
-        return fits(image, offset as usize, length as usize, "zboot").map(Some);
+        return fits(size, u64::from(offset), u64::from(length), "zboot").map(Some);
     }
     Ok(None)
 }
 
+/// How much of the image's start the headers are read from (both lie in the first 0x250 bytes).
+pub const HEADER_BYTES: usize = 4096;
+
 fn fits(
-    image: &[u8],
-    offset: usize,
-    length: usize,
+    size: u64,
+    offset: u64,
+    length: u64,
     header: &'static str,
 ) -> Result<DeclaredPayload, String> {
     match offset.checked_add(length) {
-        Some(end) if end <= image.len() && length > 0 => Ok(DeclaredPayload {
+        Some(end) if end <= size && length > 0 => Ok(DeclaredPayload {
             offset,
             length,
             header,
         }),
         _ => Err(format!(
-            "the {header} header declares a payload of {length} bytes at offset {offset}, beyond the file's {} bytes",
-            image.len()
+            "the {header} header declares a payload of {length} bytes at offset {offset}, beyond the file's {size} bytes"
         )),
     }
 }
@@ -132,12 +139,12 @@ enum Tried {
 
 fn try_candidate(
     format: Compression,
-    input: &[u8],
-    offset: usize,
+    input: Section<'_>,
     needle: &[u8],
     deadline: Instant,
     bytes_left: &mut u64,
 ) -> Tried {
+    let offset = input.pos;
     let Some(reader) = single_stream_decoder(format, input) else {
         return Tried::NotAPayload;
     };
@@ -176,30 +183,135 @@ fn undecided(why: &str, budget: Budget) -> ScanOutcome {
     ))
 }
 
+/// Where an image's bytes come from: memory, or an open file read piece by piece (so a 1 GiB
+/// file costs what its payload's decoder holds, not its size).
+pub trait ImageSource {
+    fn size(&self) -> u64;
+    /// Fills `buf` from offset `at`; fewer bytes only at the end.
+    fn read_at(&self, at: u64, buf: &mut [u8]) -> std::io::Result<usize>;
+}
+
+impl ImageSource for &[u8] {
+    fn size(&self) -> u64 {
+        self.len() as u64
+    }
+
+    fn read_at(&self, at: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+        let rest = usize::try_from(at)
+            .ok()
+            .and_then(|at| self.get(at..))
+            .unwrap_or_default();
+        let n = rest.len().min(buf.len());
+        buf[..n].copy_from_slice(&rest[..n]);
+        Ok(n)
+    }
+}
+
+/// An open image file of a known size (the size `fstat` gave when it was checked).
+#[derive(Debug)]
+pub struct FileImage<'a> {
+    pub file: &'a File,
+    pub size: u64,
+}
+
+impl ImageSource for FileImage<'_> {
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn read_at(&self, at: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+        let want = buf
+            .len()
+            .min(usize::try_from(self.size.saturating_sub(at)).unwrap_or(usize::MAX));
+        let mut done = 0;
+        while done < want {
+            match self.file.read_at(&mut buf[done..want], at + done as u64) {
+                Ok(0) => break,
+                Ok(n) => done += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(done)
+    }
+}
+
+/// The bytes `pos..end` of a source, read in order.
+struct Section<'a> {
+    src: &'a dyn ImageSource,
+    pos: u64,
+    end: u64,
+}
+
+impl<'a> Section<'a> {
+    fn new(src: &'a dyn ImageSource, pos: u64, len: u64) -> Self {
+        Section {
+            src,
+            pos,
+            end: pos.saturating_add(len).min(src.size()),
+        }
+    }
+}
+
+impl Read for Section<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = usize::try_from(self.end.saturating_sub(self.pos)).unwrap_or(usize::MAX);
+        let n = buf.len().min(left);
+        if n == 0 {
+            return Ok(0);
+        }
+        let got = self.src.read_at(self.pos, &mut buf[..n])?;
+        self.pos += got as u64;
+        Ok(got)
+    }
+}
+
 /// Scans image bytes for `needle` in its payload, within `budget`.
 pub fn scan_bytes(image: &[u8], needle: &[u8], budget: Budget) -> ScanOutcome {
+    scan(&image, needle, budget)
+}
+
+/// Scans an open image file for `needle` in its payload, within `budget`: its header is read,
+/// then only the payload it declares is streamed through the decoder.
+pub fn scan_file(image: &FileImage<'_>, needle: &[u8], budget: Budget) -> ScanOutcome {
+    scan(image, needle, budget)
+}
+
+fn scan(src: &dyn ImageSource, needle: &[u8], budget: Budget) -> ScanOutcome {
     let deadline = Instant::now() + budget.time;
     let mut bytes_left = budget.bytes;
-    if image.starts_with(b"\x7fELF") {
-        return match stream_contains(image, needle, budget.bytes, Some(deadline)) {
+    let size = src.size();
+    let mut head = vec![0u8; HEADER_BYTES];
+    let head = match src.read_at(0, &mut head) {
+        Ok(n) => &head[..n],
+        Err(e) => return ScanOutcome::Error(format!("cannot read the image: {e}")),
+    };
+    if head.starts_with(b"\x7fELF") {
+        return match stream_contains(
+            Section::new(src, 0, size),
+            needle,
+            budget.bytes,
+            Some(deadline),
+        ) {
             Ok((true, _)) => ScanOutcome::Found { format: "elf" },
             Ok((false, _)) => ScanOutcome::NotFound { format: "elf" },
             Err((e, _)) if e == OUT_OF_TIME || e == OUT_OF_BYTES => undecided(&e, budget),
             Err((e, _)) => ScanOutcome::Error(e),
         };
     }
-    match declared_payload(image) {
+    match declared_payload(head, size) {
         Err(e) => return ScanOutcome::Error(e),
         Ok(Some(p)) => {
-            let payload = &image[p.offset..p.offset + p.length];
-            let Some(format) = format_of(payload) else {
+            let mut magic = [0u8; 8];
+            let n = src.read_at(p.offset, &mut magic).unwrap_or(0);
+            let Some(format) = format_of(&magic[..n]) else {
                 return ScanOutcome::Error(format!(
                     "the {} payload at offset {} is compressed in a format nfs-gds does not read (only gzip, xz and zstd)",
                     p.header, p.offset
                 ));
             };
-            return match try_candidate(format, payload, p.offset, needle, deadline, &mut bytes_left)
-            {
+            let payload = Section::new(src, p.offset, p.length);
+            return match try_candidate(format, payload, needle, deadline, &mut bytes_left) {
                 Tried::Decided(o) => o,
                 Tried::OutOfBudget(e) => undecided(&e, budget),
                 Tried::NotAPayload => ScanOutcome::Error(format!(
@@ -212,16 +324,14 @@ pub fn scan_bytes(image: &[u8], needle: &[u8], budget: Budget) -> ScanOutcome {
         }
         Ok(None) => {}
     }
-    let all = candidates(image, MAX_CANDIDATES + 1);
+    let all = match candidates(src, MAX_CANDIDATES + 1, deadline) {
+        Ok(all) => all,
+        Err(e) if e == OUT_OF_TIME => return undecided(&e, budget),
+        Err(e) => return ScanOutcome::Error(e),
+    };
     for &(offset, format) in all.iter().take(MAX_CANDIDATES) {
-        match try_candidate(
-            format,
-            &image[offset..],
-            offset,
-            needle,
-            deadline,
-            &mut bytes_left,
-        ) {
+        let rest = Section::new(src, offset, size - offset);
+        match try_candidate(format, rest, needle, deadline, &mut bytes_left) {
             Tried::Decided(o) => return o,
             Tried::OutOfBudget(e) => return undecided(&e, budget),
             Tried::NotAPayload => {}
@@ -240,10 +350,11 @@ pub fn scan_bytes(image: &[u8], needle: &[u8], budget: Budget) -> ScanOutcome {
 
 /// A decoder that stops at the end of the first stream: a kernel image has other data after
 /// its payload, which a multi-stream decoder would try to read as a second stream.
-fn single_stream_decoder(format: Compression, input: &[u8]) -> Option<Box<dyn Read + '_>> {
+fn single_stream_decoder(format: Compression, input: Section<'_>) -> Option<Box<dyn Read + '_>> {
+    let input = BufReader::with_capacity(256 << 10, input);
     Some(match format {
-        Compression::Gzip => Box::new(flate2::read::GzDecoder::new(input)),
-        Compression::Xz => Box::new(liblzma::read::XzDecoder::new(input)),
+        Compression::Gzip => Box::new(flate2::bufread::GzDecoder::new(input)),
+        Compression::Xz => Box::new(liblzma::bufread::XzDecoder::new(input)),
         Compression::Zstd => {
             let mut d = zstd::stream::read::Decoder::with_buffer(input)
                 .ok()?
@@ -262,18 +373,43 @@ const MAGICS: [(&[u8], Compression); 3] = [
     (b"\x1f\x8b\x08", Compression::Gzip),
 ];
 
-/// The first `limit` offsets where a supported compressed stream may start, in file order.
-fn candidates(image: &[u8], limit: usize) -> Vec<(usize, Compression)> {
+/// The first `limit` offsets where a supported compressed stream may start, in file order,
+/// read a chunk at a time (with the longest magic's overlap) until `deadline`.
+fn candidates(
+    src: &dyn ImageSource,
+    limit: usize,
+    deadline: Instant,
+) -> Result<Vec<(u64, Compression)>, String> {
+    const CHUNK: usize = 1 << 20;
+    let overlap = MAGICS.iter().map(|(m, _)| m.len()).max().unwrap_or(0) - 1;
     let mut found = Vec::new();
-    for i in 0..image.len() {
-        if found.len() >= limit {
+    let mut buf = vec![0u8; CHUNK + overlap];
+    let mut at = 0u64;
+    while at < src.size() && found.len() < limit {
+        let n = src.read_at(at, &mut buf).map_err(|e| e.to_string())?;
+        if n == 0 {
             break;
         }
-        if let Some(format) = format_of(&image[i..]) {
-            found.push((i, format));
+        // Positions in the overlap are looked at again with the next chunk.
+        let last = if (n as u64) < src.size() - at {
+            n - overlap.min(n)
+        } else {
+            n
+        };
+        for i in 0..last.max(1) {
+            if found.len() >= limit {
+                break;
+            }
+            if let Some(format) = format_of(&buf[i..n]) {
+                found.push((at + i as u64, format));
+            }
+        }
+        at += last.max(1) as u64;
+        if Instant::now() >= deadline {
+            return Err(OUT_OF_TIME.to_string());
         }
     }
-    found
+    Ok(found)
 }
 
 const OUT_OF_TIME: &str = "the scan ran out of time";
@@ -439,10 +575,10 @@ mod tests {
     fn the_bzimage_header_names_the_only_payload_read() {
         let payload = gzip(&payload_with(NEEDLE));
         let img = bzimage_with_header(&payload, 5000);
-        let p = declared_payload(&img).unwrap().unwrap();
+        let p = declared_payload(&img, img.len() as u64).unwrap().unwrap();
         assert_eq!(
             (p.offset, p.length, p.header),
-            (1024 + 5000, payload.len(), "bzImage")
+            (1024 + 5000, payload.len() as u64, "bzImage")
         );
         assert_eq!(
             scan_bytes(&img, NEEDLE, Budget::DEFAULT),
@@ -478,7 +614,13 @@ mod tests {
         img.extend_from_slice(&(payload.len() as u32).to_le_bytes());
         img.resize(64, 0);
         img.extend_from_slice(&payload);
-        assert_eq!(declared_payload(&img).unwrap().unwrap().header, "zboot");
+        assert_eq!(
+            declared_payload(&img, img.len() as u64)
+                .unwrap()
+                .unwrap()
+                .header,
+            "zboot"
+        );
         assert_eq!(
             scan_bytes(&img, NEEDLE, Budget::DEFAULT),
             ScanOutcome::Found { format: "gzip" }

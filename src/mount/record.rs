@@ -8,18 +8,21 @@
 //! record of a mount that is gone matches nothing. When the helper records a mount it removes the
 //! records of earlier mounts on the same mount point that its table no longer has; it leaves other
 //! mount points' records alone, since it may run in another mount namespace (`-N`) than the
-//! mounts they describe; `/run` starts empty at boot. Only root writes here, and a forged record
-//! could only make the agent check one more mount, never fewer, so records are read without a
-//! trust check.
+//! mounts they describe; `/run` starts empty at boot. It removes a record by its own directory
+//! entry, never by a file name rebuilt from another record's fields. Only root writes here: the
+//! directories are created 0755 whatever the umask, and the helper refuses a records directory
+//! another user owns or may write in. A forged record could only make the agent check one more
+//! mount, never fewer, so records are read without a trust check.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::host::io::out_dir::{OutDir, Trust, RUN_DIR};
 use crate::host::mounts::{Mount, MountTable};
 use crate::host::{HostError, Root};
 
-/// Where the records live, below the root.
+/// Where the records live, below the root (in [`RUN_DIR`]).
 pub const DIR: &str = "run/nfs-gds/mounts";
 
 /// Records larger than this are not records (a few hundred bytes is typical).
@@ -90,17 +93,9 @@ pub fn read_records(root: &Root) -> Result<(Vec<MountRecord>, Vec<BadRecord>), H
         }
         let rel = Path::new(DIR).join(&name);
         let path = root.join(&rel);
-        match std::fs::symlink_metadata(&path) {
-            Ok(md) if md.is_file() && md.len() <= MAX_RECORD_BYTES as u64 => {}
-            Ok(_) => {
-                bad.push(BadRecord {
-                    path,
-                    reason: format!("not a regular file of at most {MAX_RECORD_BYTES} bytes"),
-                });
-                continue;
-            }
-            Err(_) => continue,
-        }
+        // Resolved inside the root like every read (never a host-path `lstat`, which a
+        // symlinked `<root>/run` would lead out of the tree); anything but a regular file is
+        // refused by the reader.
         match root.read_bytes(&rel) {
             Ok(Some(bytes)) => match parse_record(&bytes) {
                 Ok(r) => good.push(r),
@@ -117,7 +112,9 @@ pub fn read_records(root: &Root) -> Result<(Vec<MountRecord>, Vec<BadRecord>), H
 }
 
 /// Records `m` as made and verified by the helper, and removes the records of earlier mounts on
-/// the same mount point that are no longer in `table`.
+/// the same mount point that are no longer in `table`. The directory is opened inside the root
+/// and refused when another user owns it or may write in it; a record is removed by its own
+/// directory entry, never by a name rebuilt from what a record says.
 pub fn write_record(
     root: &Root,
     m: &Mount,
@@ -125,30 +122,33 @@ pub fn write_record(
     table: &MountTable,
 ) -> Result<(), RecordError> {
     let record = MountRecord::of(m, port);
-    if let Ok((records, _)) = read_records(root) {
-        for old in records {
-            if old.target == record.target && !table.mounts.iter().any(|t| old.is_of(t)) {
-                let _ = std::fs::remove_file(root.join(DIR).join(old.file_name()));
-            }
+    let name = record.file_name();
+    let err = |source| RecordError {
+        path: root.join(DIR).join(&name),
+        source,
+    };
+    OutDir::open(root, RUN_DIR, Trust::Own).map_err(err)?;
+    let dir = OutDir::open(root, DIR, Trust::Own).map_err(err)?;
+    for entry in dir.names().map_err(err)? {
+        if !entry.ends_with(".json") || entry.starts_with('.') || entry == name {
+            continue;
+        }
+        let Ok(Some(bytes)) = dir.read_small(&entry, MAX_RECORD_BYTES as u64) else {
+            continue;
+        };
+        let Ok(old) = parse_record(&bytes) else {
+            continue;
+        };
+        if old.target == record.target && !table.mounts.iter().any(|t| old.is_of(t)) {
+            let _ = dir.remove(&entry);
         }
     }
     let mut text = serde_json::to_string_pretty(&record).expect("a record always serializes");
     text.push('\n');
-    let dir = root.join(DIR);
-    let path = dir.join(record.file_name());
-    let err = |source| RecordError {
-        path: path.clone(),
-        source,
-    };
-    std::fs::create_dir_all(&dir).map_err(err)?;
-    // Same directory, then rename: the agent reads the old record or the new one, never half.
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".record.")
-        .tempfile_in(&dir)
-        .map_err(err)?;
-    std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(err)?;
-    tmp.persist(&path).map_err(|e| err(e.error))?;
-    Ok(())
+    // A temporary in the same directory, then rename: the agent reads the old record or the
+    // new one, never half.
+    dir.write_atomic(&name, 0o644, |w| w.write_all(text.as_bytes()))
+        .map_err(err)
 }
 
 /// A record that could not be written.
@@ -204,6 +204,61 @@ mod tests {
         let mut ids: Vec<u32> = good.iter().map(|r| r.mount_id).collect();
         ids.sort();
         assert_eq!(ids, [41, 42]);
+    }
+
+    #[test]
+    fn pruning_never_deletes_a_file_a_record_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path());
+        let t = table(TWO);
+        write_record(&root, t.by_id(41).unwrap(), 20049, &t).unwrap();
+        // A planted record of a gone mount on /mnt/gds whose device climbs out to another
+        // record: the old pruner rebuilt `{mount_id}-{device}.json` from it and removed that.
+        let victim = root.join(DIR).join("41-0.51.json");
+        assert!(victim.is_file());
+        let planted = r#"{"source":"10.0.2.15:/export","target":"/mnt/gds","device":"../mounts/41-0.51","mount_id":9,"port":20049}"#;
+        std::fs::write(root.join(DIR).join("planted.json"), planted).unwrap();
+        write_record(&root, t.by_id(40).unwrap(), 20049, &t).unwrap();
+        assert!(victim.is_file(), "the record of /mnt/other was deleted");
+        assert!(
+            !root.join(DIR).join("planted.json").exists(),
+            "the stale record itself goes"
+        );
+    }
+
+    #[test]
+    fn a_records_directory_others_may_write_in_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path());
+        std::fs::create_dir_all(root.join(DIR)).unwrap();
+        std::fs::set_permissions(root.join(DIR), std::fs::Permissions::from_mode(0o777)).unwrap();
+        let t = table(TWO);
+        let e = write_record(&root, t.by_id(40).unwrap(), 20049, &t).unwrap_err();
+        assert!(e.to_string().contains("writable by others"), "{e}");
+        assert_eq!(std::fs::read_dir(root.join(DIR)).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_symlinked_run_leads_nowhere_outside_the_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let (tree, outside) = (dir.path().join("root"), dir.path().join("outside"));
+        std::fs::create_dir_all(&tree).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, tree.join("run")).unwrap();
+        let root = Root::new(&tree);
+        let t = table(TWO);
+        assert!(write_record(&root, t.by_id(40).unwrap(), 20049, &t).is_err());
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+        std::fs::create_dir_all(tree.join(outside.strip_prefix("/").unwrap())).unwrap();
+        write_record(&root, t.by_id(40).unwrap(), 20049, &t).unwrap();
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+        let (good, _) = read_records(&root).unwrap();
+        assert_eq!(
+            good.len(),
+            1,
+            "the record is inside the tree, where reads find it"
+        );
     }
 
     #[test]

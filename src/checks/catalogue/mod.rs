@@ -38,6 +38,7 @@ pub mod rpcrdma_module;
 pub mod rpcrdma_next_load;
 pub mod stack_ownership;
 pub mod transport_trap;
+pub mod trap_suspects;
 
 mod abi_common;
 mod nfs_mounts;

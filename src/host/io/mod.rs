@@ -1,10 +1,11 @@
-//! How nfs-gds reads the host: the hardened reader every read goes through, line streaming,
-//! configuration directories, the external programs it may run (and their recorded outputs in a
-//! bundle), and the root-only facts cache.
+//! How nfs-gds reads and writes the host: the hardened reader every read goes through, the output
+//! directory every write goes through, line streaming, configuration directories, the external
+//! programs it may run (and their recorded outputs in a bundle), and the root-only facts cache.
 
 pub mod conf_dirs;
 pub mod facts_cache;
 pub mod lines;
+pub mod out_dir;
 pub mod programs;
 pub mod reader;
 pub mod root;

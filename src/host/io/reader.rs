@@ -179,6 +179,17 @@ pub fn read_named(path: &Path, kind: FileKind) -> Result<Option<FileRead>, HostE
     read_checked(fd, path, kind).map(Some)
 }
 
+/// Opens a file named on the command line under the rules of [`read_named`], for a reader
+/// that reads it piece by piece; with the metadata of the descriptor opened.
+pub fn open_named(path: &Path, kind: FileKind) -> Result<Option<(File, Metadata)>, HostError> {
+    let fd = match rustix::fs::openat(CWD, path, path_flags(LastLink::Follow), Mode::empty()) {
+        Ok(fd) => fd,
+        Err(e) if is_absent(&e.into()) => return Ok(None),
+        Err(e) => return Err(read_error(path, e.into())),
+    };
+    open_checked(fd, path, kind).map(Some)
+}
+
 /// An `O_PATH` descriptor for `rel` below `root_dir`. On `/` this is ordinary resolution; below
 /// any other root, symlinks (absolute ones too) and `..` are resolved as if `root_dir` were `/`.
 pub(crate) fn resolve_below(root_dir: &Path, rel: &Path, last: LastLink) -> io::Result<OwnedFd> {

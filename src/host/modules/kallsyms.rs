@@ -12,6 +12,8 @@
 
 use serde::Serialize;
 
+use crate::host::{HostError, Root};
+
 /// One kallsyms line for a symbol we looked for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct KallsymsEntry {
@@ -33,31 +35,56 @@ impl KallsymsEntry {
 
 /// Finds the kallsyms lines of each wanted symbol (first occurrence of each), in one pass.
 pub fn find_symbols(text: &str, wanted: &[&str]) -> Vec<KallsymsEntry> {
-    let mut found: Vec<KallsymsEntry> = Vec::new();
+    let mut found = Vec::new();
     for line in text.lines() {
-        let mut fields = line.split_whitespace();
-        let (Some(_addr), Some(ty), Some(name)) = (fields.next(), fields.next(), fields.next())
-        else {
-            continue;
-        };
-        if !wanted.contains(&name) || found.iter().any(|e| e.symbol == name) {
-            continue;
-        }
-        let module = fields
-            .next()
-            .and_then(|m| m.strip_prefix('[')?.strip_suffix(']'))
-            .map(str::to_string);
-        found.push(KallsymsEntry {
-            symbol: name.to_string(),
-            type_letter: ty.chars().next().unwrap_or('?'),
-            module,
-            line: line.trim_end().to_string(),
-        });
-        if found.len() == wanted.len() {
+        if take_line(line.as_bytes(), wanted, &mut found) {
             break;
         }
     }
     found
+}
+
+/// [`find_symbols`] over `/proc/kallsyms` below the root, streamed a line at a time: the file
+/// is 10–20 MB on a distribution kernel, and reading it whole, then converting it to text, cost
+/// twice that in memory. `Ok(None)` when it does not exist.
+pub fn read_symbols(root: &Root, wanted: &[&str]) -> Result<Option<Vec<KallsymsEntry>>, HostError> {
+    let Some(mut lines) = root.read_lines(PATH)? else {
+        return Ok(None);
+    };
+    let mut found = Vec::new();
+    while let Some(line) = lines.next_line()? {
+        if take_line(line, wanted, &mut found) {
+            break;
+        }
+    }
+    Ok(Some(found))
+}
+
+/// Where kallsyms is, below the root.
+pub const PATH: &str = "proc/kallsyms";
+
+/// Adds `line` to `found` when it is the first of a wanted symbol; true once all are found. A
+/// stray non-UTF-8 byte (an odd module's symbol) spoils only its own line.
+fn take_line(line: &[u8], wanted: &[&str], found: &mut Vec<KallsymsEntry>) -> bool {
+    let line = String::from_utf8_lossy(line);
+    let mut fields = line.split_whitespace();
+    let (Some(_addr), Some(ty), Some(name)) = (fields.next(), fields.next(), fields.next()) else {
+        return false;
+    };
+    if !wanted.contains(&name) || found.iter().any(|e| e.symbol == name) {
+        return false;
+    }
+    let module = fields
+        .next()
+        .and_then(|m| m.strip_prefix('[')?.strip_suffix(']'))
+        .map(str::to_string);
+    found.push(KallsymsEntry {
+        symbol: name.to_string(),
+        type_letter: ty.chars().next().unwrap_or('?'),
+        module,
+        line: line.trim_end().to_string(),
+    });
+    found.len() == wanted.len()
 }
 
 #[cfg(test)]
@@ -86,6 +113,37 @@ mod tests {
     fn nothing_found_in_a_kernel_without_hooks() {
         let text = "ffffffffc0a00000 t rpcrdma_prepare_send_sges\t[rpcrdma]\n";
         assert!(find_symbols(text, &HOOKS).is_empty());
+    }
+
+    #[test]
+    fn a_large_kallsyms_is_streamed_not_held() {
+        let d = tempfile::tempdir().unwrap();
+        let root = Root::new(d.path());
+        std::fs::create_dir_all(root.join("proc")).unwrap();
+        // 16 MiB of other symbols, written a piece at a time, the hooks at the end.
+        let filler = "ffffffffc0a00000 t some_other_symbol_of_a_module\t[other]\n".repeat(1024);
+        let mut file = std::io::BufWriter::new(std::fs::File::create(root.join(PATH)).unwrap());
+        for _ in 0..(16 << 20) / filler.len() {
+            std::io::Write::write_all(&mut file, filler.as_bytes()).unwrap();
+        }
+        let hook = "ffffffffc0a01234 T rpcrdma_register_nvfs_dma_ops\t[rpcrdma]\n";
+        std::io::Write::write_all(&mut file, hook.as_bytes()).unwrap();
+        drop(file);
+        let peak = || {
+            let u =
+                nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF).unwrap();
+            u.max_rss() as u64 * 1024
+        };
+        let before = peak();
+        let found = read_symbols(&root, &HOOKS).unwrap().unwrap();
+        let grew = peak().saturating_sub(before);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].module.as_deref(), Some("rpcrdma"));
+        assert!(
+            grew < 16 << 20,
+            "reading kallsyms grew the peak RSS by {} MiB",
+            grew >> 20
+        );
     }
 
     #[test]

@@ -23,6 +23,7 @@ pub mod symbol_providers;
 pub mod sysmodule;
 
 use std::cell::OnceCell;
+use std::collections::HashMap;
 use std::fs::File;
 
 use std::path::{Path, PathBuf};
@@ -102,25 +103,59 @@ pub struct DepEntry {
     pub deps: Vec<String>,
 }
 
+/// The most dependencies one `modules.dep` line is taken to have. Real modules have a few dozen
+/// at most; a line of thousands is a hostile or broken tree, and everything that walks a
+/// module's dependencies (modprobe's load order, one lookup each) stays bounded by it.
+pub const MAX_DEPS: usize = 1024;
+
 /// Parses `modules.dep`. Tolerates odd spacing (tabs, several blanks, trailing blanks, CRLF).
+/// A line keeps its first [`MAX_DEPS`] dependencies (with a warning).
 pub fn parse_modules_dep(text: &str) -> Vec<DepEntry> {
-    text.lines()
-        .filter_map(|line| {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                return None;
-            }
-            let (file, deps) = line.split_once(':')?;
+    text.lines().filter_map(parse_dep_line).collect()
+}
+
+/// One `modules.dep` line; `None` for a blank line, a comment or a line without `FILE:`.
+fn parse_dep_line(line: &str) -> Option<DepEntry> {
+    let line = line.trim();
+    if line.is_empty() || line.starts_with('#') {
+        return None;
+    }
+    let (file, deps) = line.split_once(':')?;
+    let file = file.trim();
+    if file.is_empty() {
+        return None;
+    }
+    let mut words = deps.split_whitespace();
+    let kept: Vec<String> = words.by_ref().take(MAX_DEPS).map(str::to_string).collect();
+    if words.next().is_some() {
+        tracing::warn!(
+            "modules.dep gives {file} more than {MAX_DEPS} dependencies: taking the first {MAX_DEPS}"
+        );
+    }
+    Some(DepEntry {
+        file: file.to_string(),
+        deps: kept,
+    })
+}
+
+/// Where each module's line is in a text `modules.dep` (its first line, as a scan finds it):
+/// built in one pass, so looking up every dependency of a module is linear, not a scan each.
+fn dep_lines_by_module(text: &str) -> HashMap<String, (usize, usize)> {
+    let mut by_module = HashMap::new();
+    let mut start = 0;
+    for line in text.split_inclusive('\n') {
+        let end = start + line.len();
+        if let Some((file, _)) = line.split_once(':') {
             let file = file.trim();
-            if file.is_empty() {
-                return None;
+            if !file.is_empty() && !file.starts_with('#') {
+                by_module
+                    .entry(module_name_of_path(file))
+                    .or_insert((start, end));
             }
-            Some(DepEntry {
-                file: file.to_string(),
-                deps: deps.split_whitespace().map(str::to_string).collect(),
-            })
-        })
-        .collect()
+        }
+        start = end;
+    }
+    by_module
 }
 
 /// Parses `modules.alias` into `(pattern, module)` pairs.
@@ -298,6 +333,8 @@ pub struct ModuleTree {
     alias: LazyIndex,
     symbols: LazyIndex,
     builtin: LazyIndex,
+    /// A text `modules.dep`'s lines by module name, indexed on the first lookup.
+    dep_lines: OnceCell<HashMap<String, (usize, usize)>>,
 }
 
 impl ModuleTree {
@@ -323,6 +360,7 @@ impl ModuleTree {
             alias: LazyIndex::default(),
             symbols: LazyIndex::default(),
             builtin: LazyIndex::default(),
+            dep_lines: OnceCell::new(),
         })
     }
 
@@ -345,6 +383,7 @@ impl ModuleTree {
             alias: text(alias),
             symbols: LazyIndex(OnceCell::from(IndexData::Absent)),
             builtin: text(builtin),
+            dep_lines: OnceCell::new(),
         }
     }
 
@@ -374,13 +413,10 @@ impl ModuleTree {
         let IndexData::Text(text) = data else {
             return Ok(None);
         };
-        Ok(text
-            .lines()
-            .filter(|line| {
-                line.split_once(':')
-                    .is_some_and(|(file, _)| module_name_of_path(file.trim()) == module)
-            })
-            .find_map(|line| parse_modules_dep(line).into_iter().next()))
+        let lines = self.dep_lines.get_or_init(|| dep_lines_by_module(text));
+        Ok(lines
+            .get(&module)
+            .and_then(|&(start, end)| parse_dep_line(&text[start..end])))
     }
 
     /// The modules an alias stands for, in modprobe's order (`modules.alias` patterns matched as
@@ -570,6 +606,50 @@ mod tests {
         assert_eq!(d.len(), 2);
         assert_eq!(d[1].file, "updates/dkms/rpcrdma.ko.zst");
         assert_eq!(d[1].deps, vec!["kernel/b.ko", "kernel/c.ko"]);
+    }
+
+    /// A tree whose `rpcrdma` line depends on `n` modules, each with its own line.
+    fn wide_tree(n: usize) -> ModuleTree {
+        let mut dep = String::from("kernel/net/sunrpc/xprtrdma/rpcrdma.ko:");
+        let mut lines = String::new();
+        for i in 0..n {
+            dep.push_str(&format!(" kernel/dep/d{i}.ko"));
+            lines.push_str(&format!("kernel/dep/d{i}.ko:\n"));
+        }
+        dep.push('\n');
+        dep.push_str(&lines);
+        ModuleTree::from_text(
+            &Root::new("/nonexistent"),
+            "/lib/modules/6.1.0",
+            Some(&dep),
+            "",
+            "",
+        )
+    }
+
+    #[test]
+    fn a_line_of_many_dependencies_is_bounded_and_resolved_in_linear_time() {
+        let explain = |n: usize| {
+            let tree = wide_tree(n);
+            let root = Root::new("/nonexistent");
+            let index = modprobe_effect::TreeIndex::new(&root, &tree);
+            let config = modprobe_config::ModprobeConfig::default();
+            let start = std::time::Instant::now();
+            let e = modprobe_effect::explain_request(&config, &index, "rpcrdma");
+            (start.elapsed(), e.steps.len())
+        };
+        let (small, steps) = explain(MAX_DEPS / 4);
+        assert_eq!(steps, MAX_DEPS / 4 + 1, "every dependency, then the target");
+        let (large, steps) = explain(MAX_DEPS * 16);
+        assert_eq!(
+            steps,
+            MAX_DEPS + 1,
+            "the first MAX_DEPS dependencies, then the target"
+        );
+        // 64× the dependencies: a scan of modules.dep per dependency made that over 1,000× the
+        // time; now the extra lines cost one indexing pass, and the steps stop at the bound.
+        let ratio = large.as_secs_f64() / small.as_secs_f64();
+        assert!(ratio < 200.0, "{small:?} then {large:?}: ×{ratio:.0}");
     }
 
     #[test]

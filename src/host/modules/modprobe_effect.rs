@@ -308,6 +308,7 @@ pub fn explain_request(
     };
 
     let mut steps: Vec<ModuleStep> = Vec::new();
+    let mut planned: std::collections::HashSet<String> = std::collections::HashSet::new();
     for target in &targets {
         let blacklist = config
             .about(target)
@@ -361,7 +362,8 @@ pub fn explain_request(
             }
         }
         for (module, role) in order {
-            if steps.iter().any(|s| s.module == module) {
+            // A set, not a scan of the steps: a module may have many dependencies.
+            if !planned.insert(module.clone()) {
                 continue;
             }
             let options: Vec<(String, Origin)> = config

@@ -9,7 +9,7 @@ use std::path::Path;
 use crate::host::io::facts_cache::{self, FactsCache};
 use crate::host::io::reader::{self, FileKind, FileRead};
 use crate::host::{HostError, Root};
-use crate::kmod::image_scan::{scan_bytes, Budget, ScanOutcome};
+use crate::kmod::image_scan::{self, Budget, FileImage, ScanOutcome};
 use crate::kmod::load_facts::{load_facts_of_bytes, LoadFacts};
 use crate::kmod::{self, inspect_bytes, Compression, KmodError, ModuleFile};
 
@@ -146,9 +146,10 @@ pub fn read_load_facts(path: &Path) -> Result<LoadFacts, KmodError> {
     load_facts_of_bytes(path, &bytes)
 }
 
-/// Scans the image at `path` (a host path below `root`, read inside it) for `needle`, answered
-/// from `cache` when it holds the answer for this very version of the image (same identity and
-/// content hash): the scan decompresses tens of MB.
+/// Scans the image at `path` (a host path below `root`, opened inside it) for `needle`, answered
+/// from `cache` when it holds the answer for this very version of the image (same identity,
+/// and the same hash of its two ends): the scan decompresses tens of MB. The image is never
+/// read whole: its header, then the payload it declares, streamed.
 pub fn scan_file_with_cache(
     root: &Root,
     path: &Path,
@@ -156,22 +157,78 @@ pub fn scan_file_with_cache(
     cache: Option<&FactsCache>,
 ) -> ScanOutcome {
     let rel = root.rel_of(path).unwrap_or_else(|| path.to_owned());
-    let file = match root.read_file(&rel, FileKind::KernelImage) {
+    let file = match root.open_file(&rel, FileKind::KernelImage) {
         Ok(Some(file)) => file,
         Ok(None) => {
             return ScanOutcome::Error(format!("cannot read {}: no such file", path.display()))
         }
         Err(e) => return ScanOutcome::Error(e.to_string()),
     };
-    let Some(cache) = cache else {
-        return scan_bytes(&file.bytes, needle, Budget::DEFAULT);
+    let meta = match file.metadata() {
+        Ok(meta) => meta,
+        Err(e) => return ScanOutcome::Error(format!("cannot read {}: {e}", path.display())),
     };
-    let file = facts_cache::ReadFile::from(file);
-    let key = file.identity();
+    let image = FileImage {
+        file: &file,
+        size: meta.len(),
+    };
+    let Some(cache) = cache else {
+        return image_scan::scan_file(&image, needle, Budget::DEFAULT);
+    };
+    let key = match facts_cache::FileIdentity::of_open(path, &file, &meta) {
+        Ok(key) => key,
+        Err(e) => return ScanOutcome::Error(format!("cannot read {}: {e}", path.display())),
+    };
     if let Some(outcome) = cache.image_scan(&key, needle) {
         return outcome;
     }
-    let outcome = scan_bytes(&file.bytes, needle, Budget::DEFAULT);
+    let outcome = image_scan::scan_file(&image, needle, Budget::DEFAULT);
     cache.store_image_scan(&key, needle, &outcome);
     outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// Peak RSS of this process so far, in bytes.
+    fn peak_rss() -> u64 {
+        let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF)
+            .expect("getrusage");
+        usage.max_rss() as u64 * 1024
+    }
+
+    #[test]
+    fn a_gigabyte_image_is_scanned_without_being_read_whole() {
+        let d = tempfile::tempdir().unwrap();
+        let root = Root::new(d.path());
+        let path = root.join("boot/vmlinuz-6.1.0");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(b"kernel text ... __symbol_get ... more text")
+            .unwrap();
+        let payload = gz.finish().unwrap();
+        // An x86 boot header (one setup sector) declaring the payload right after the stub.
+        let mut image = vec![0u8; 1024];
+        image[0x1f1] = 1;
+        image[0x202..0x206].copy_from_slice(b"HdrS");
+        image[0x206..0x208].copy_from_slice(&0x020fu16.to_le_bytes());
+        image[0x24c..0x250].copy_from_slice(&(payload.len() as u32).to_le_bytes());
+        image.extend_from_slice(&payload);
+        let file = std::fs::File::create(&path).unwrap();
+        (&file).write_all(&image).unwrap();
+        // 1000 MiB in all (sparse: the rest costs no disk).
+        file.set_len(1000 << 20).unwrap();
+        drop(file);
+        let before = peak_rss();
+        let outcome = scan_file_with_cache(&root, &path, b"__symbol_get", None);
+        let grew = peak_rss().saturating_sub(before);
+        assert_eq!(outcome, ScanOutcome::Found { format: "gzip" });
+        assert!(
+            grew < 128 << 20,
+            "the scan grew the peak RSS by {} MiB",
+            grew >> 20
+        );
+    }
 }

@@ -1,0 +1,351 @@
+//! The one way nfs-gds writes below a root: an output directory opened with the same in-root
+//! resolution as every read ([`reader::resolve_below`]), so a symlinked ancestor (`<root>/run`
+//! pointing out of the tree in a replayed bundle) resolves inside the root, never out of it; and
+//! every file in it written, renamed and removed relative to that descriptor, so nothing swapped
+//! into the path afterwards redirects a write.
+//!
+//! Directories it creates are mode 0755 whatever the umask (they are `fchmod`ed after `mkdirat`).
+//! A directory nfs-gds owns ([`Trust::Own`]: `/run/nfs-gds` and its mount records) is refused
+//! when another user owns it or when group or others may write in it: such a user could plant or
+//! swap the files root reads and deletes there. A file is replaced atomically (a dot-named
+//! temporary, flushed, then renamed), with SIGTERM, SIGINT and SIGHUP held for those few
+//! system calls, so a stop request never leaves a temporary behind (it is acted on as soon as
+//! the file is in place).
+
+use std::ffi::OsStr;
+use std::fs::File;
+use std::hash::{BuildHasher, Hasher};
+use std::io::{self, Read, Write};
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use nix::sys::signal::{pthread_sigmask, SigSet, SigmaskHow, Signal};
+use rustix::fs::{AtFlags, Mode, OFlags};
+
+use super::reader::{self, LastLink};
+use super::root::Root;
+
+/// nfs-gds's own directory below the root (its status, readiness file and mount records), held
+/// to [`Trust::Own`].
+pub const RUN_DIR: &str = "run/nfs-gds";
+
+/// The prefix of a temporary file while it is written.
+pub const TEMP_PREFIX: &str = ".nfs-gds.";
+
+/// Whose directory an output directory is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trust {
+    /// Shared with others (node_exporter's textfile directory, a path given on the command line):
+    /// written in as it is.
+    Shared,
+    /// nfs-gds's own: refused unless it belongs to root (or the user running nfs-gds) and only
+    /// its owner may write in it.
+    Own,
+}
+
+/// An open output directory below a root.
+#[derive(Debug)]
+pub struct OutDir {
+    fd: OwnedFd,
+    shown: PathBuf,
+}
+
+impl OutDir {
+    /// Opens the directory `rel` below `root`, resolved inside the root, creating what is missing
+    /// (mode 0755).
+    pub fn open(root: &Root, rel: impl AsRef<Path>, trust: Trust) -> io::Result<OutDir> {
+        let rel = rel.as_ref();
+        let rel = rel.strip_prefix("/").unwrap_or(rel);
+        let mut walked = PathBuf::new();
+        let mut dir = open_dir(reader::resolve_below(
+            root.dir(),
+            &walked,
+            LastLink::Follow,
+        )?)?;
+        let parts: Vec<_> = rel.components().collect();
+        for (i, part) in parts.iter().enumerate() {
+            walked.push(part);
+            // Ancestors resolve inside the root; the directory itself must not be a link.
+            let last = i + 1 == parts.len();
+            let how = if last {
+                LastLink::Keep
+            } else {
+                LastLink::Follow
+            };
+            dir = match reader::resolve_below(root.dir(), &walked, how) {
+                Ok(fd) if last && File::from(fd.try_clone()?).metadata()?.is_symlink() => {
+                    return Err(io::Error::other(format!(
+                        "its directory {} is a symbolic link (point the option at the real directory)",
+                        root.join(&walked).display()
+                    )));
+                }
+                Ok(fd) => open_dir(fd)?,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    let name = part.as_os_str();
+                    match rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(0o755)) {
+                        Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                    let made = match rustix::fs::openat(&dir, name, dir_flags(), Mode::empty()) {
+                        Ok(made) => made,
+                        Err(rustix::io::Errno::NOTDIR | rustix::io::Errno::LOOP) => {
+                            return Err(io::Error::other(format!(
+                                "{} is a symbolic link to nothing below the root: not creating directories through it",
+                                root.join(&walked).display()
+                            )));
+                        }
+                        Err(e) => return Err(e.into()),
+                    };
+                    rustix::fs::fchmod(&made, Mode::from_raw_mode(0o755))?;
+                    made
+                }
+                Err(e) => return Err(e),
+            };
+        }
+        let out = OutDir {
+            fd: dir,
+            shown: root.join(rel),
+        };
+        if trust == Trust::Own {
+            out.check_own()?;
+        }
+        Ok(out)
+    }
+
+    /// The directory as the host sees it (root included), for messages.
+    pub fn path(&self) -> &Path {
+        &self.shown
+    }
+
+    fn check_own(&self) -> io::Result<()> {
+        let meta = File::from(self.fd.try_clone()?).metadata()?;
+        let me = nix::unistd::geteuid().as_raw();
+        if meta.uid() != 0 && meta.uid() != me {
+            return Err(io::Error::other(format!(
+                "it belongs to uid {}, not root: refusing to use a directory another user controls",
+                meta.uid()
+            )));
+        }
+        if meta.mode() & 0o022 != 0 {
+            return Err(io::Error::other(format!(
+                "it is writable by {} (mode {:04o}): refusing to use it, since they could plant or swap files in it; `chmod go-w` it",
+                if meta.mode() & 0o002 != 0 { "others" } else { "its group" },
+                meta.mode() & 0o7777
+            )));
+        }
+        Ok(())
+    }
+
+    /// Replaces the file `name` atomically with what `fill` writes, mode `mode`.
+    pub fn write_atomic(
+        &self,
+        name: &str,
+        mode: u32,
+        fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    ) -> io::Result<()> {
+        plain(name)?;
+        let _held = HeldSignals::hold();
+        let (tmp, file) = self.create_temp()?;
+        let done = (|| {
+            let mut file = file;
+            fill(&mut file)?;
+            rustix::fs::fchmod(&file, Mode::from_raw_mode(mode))?;
+            file.sync_all()?;
+            rustix::fs::renameat(&self.fd, tmp.as_str(), &self.fd, name)?;
+            Ok(())
+        })();
+        if done.is_err() {
+            let _ = rustix::fs::unlinkat(&self.fd, tmp.as_str(), AtFlags::empty());
+        }
+        done
+    }
+
+    /// A new temporary file, mode 0600, with a name nobody else has.
+    fn create_temp(&self) -> io::Result<(String, File)> {
+        for _ in 0..16 {
+            let random = std::collections::hash_map::RandomState::new()
+                .build_hasher()
+                .finish();
+            let tmp = format!("{TEMP_PREFIX}{random:016x}");
+            let flags =
+                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            match rustix::fs::openat(&self.fd, tmp.as_str(), flags, Mode::from_raw_mode(0o600)) {
+                Ok(fd) => return Ok((tmp, File::from(fd))),
+                Err(rustix::io::Errno::EXIST) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(io::Error::other("no free temporary file name"))
+    }
+
+    /// Removes the entry `name`; one that is not there is not an error.
+    pub fn remove(&self, name: &str) -> io::Result<()> {
+        plain(name)?;
+        match rustix::fs::unlinkat(&self.fd, name, AtFlags::empty()) {
+            Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The names in the directory, sorted.
+    pub fn names(&self) -> io::Result<Vec<String>> {
+        let dir = rustix::fs::openat(&self.fd, ".", dir_flags(), Mode::empty())?;
+        let mut names = Vec::new();
+        for entry in rustix::fs::Dir::new(dir)? {
+            let name = entry?.file_name().to_bytes().to_vec();
+            if name != b"." && name != b".." {
+                names.push(String::from_utf8_lossy(&name).into_owned());
+            }
+        }
+        names.sort();
+        Ok(names)
+    }
+
+    /// The contents of the regular file `name`, at most `cap` bytes; `None` when it is not
+    /// there, is not a regular file (never opened: a FIFO does not block) or is larger.
+    pub fn read_small(&self, name: &str, cap: u64) -> io::Result<Option<Vec<u8>>> {
+        plain(name)?;
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        let file = match rustix::fs::openat(&self.fd, name, flags, Mode::empty()) {
+            Ok(fd) => File::from(fd),
+            Err(rustix::io::Errno::NOENT | rustix::io::Errno::LOOP) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        let meta = file.metadata()?;
+        if !meta.is_file() || meta.len() > cap {
+            return Ok(None);
+        }
+        let mut bytes = Vec::new();
+        file.take(cap + 1).read_to_end(&mut bytes)?;
+        Ok((bytes.len() as u64 <= cap).then_some(bytes))
+    }
+}
+
+fn dir_flags() -> OFlags {
+    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
+}
+
+/// A real directory descriptor for a resolved `O_PATH` one; anything else is an error.
+fn open_dir(fd: OwnedFd) -> io::Result<OwnedFd> {
+    match rustix::fs::openat(&fd, ".", dir_flags(), Mode::empty()) {
+        Ok(dir) => Ok(dir),
+        Err(rustix::io::Errno::NOTDIR) => Err(io::Error::from(io::ErrorKind::NotADirectory)),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// A name to write in the directory must be one plain name.
+fn plain(name: &str) -> io::Result<()> {
+    if reader::is_plain_name(name) && !OsStr::new(name).as_bytes().contains(&b'/') {
+        Ok(())
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{name:?} is not a plain file name"),
+        ))
+    }
+}
+
+/// SIGTERM, SIGINT and SIGHUP held (blocked) for this thread while it lives; on drop the
+/// previous mask comes back and a held signal is delivered then.
+struct HeldSignals(Option<SigSet>);
+
+impl HeldSignals {
+    fn hold() -> Self {
+        let mut held = SigSet::empty();
+        for s in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
+            held.add(s);
+        }
+        let mut old = SigSet::empty();
+        match pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&held), Some(&mut old)) {
+            Ok(()) => HeldSignals(Some(old)),
+            Err(_) => HeldSignals(None),
+        }
+    }
+}
+
+impl Drop for HeldSignals {
+    fn drop(&mut self) {
+        if let Some(old) = self.0 {
+            let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&old), None);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::{symlink, PermissionsExt};
+
+    fn mode(p: &Path) -> u32 {
+        std::fs::metadata(p).unwrap().permissions().mode() & 0o7777
+    }
+
+    #[test]
+    fn a_symlinked_ancestor_resolves_inside_the_root() {
+        let d = tempfile::tempdir().unwrap();
+        let (root, outside) = (d.path().join("root"), d.path().join("outside"));
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        symlink(&outside, root.join("run")).unwrap();
+        // Where the link leads inside the tree does not exist: refused, nothing written.
+        let e = OutDir::open(&Root::new(&root), "run/nfs-gds", Trust::Own).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("symbolic link to nothing below the root"),
+            "{e}"
+        );
+        // The absolute link resolves as if the root were `/`: to `<root>/<outside's path>`.
+        let inside = root.join(outside.strip_prefix("/").unwrap());
+        std::fs::create_dir_all(&inside).unwrap();
+        let dir = OutDir::open(&Root::new(&root), "run/nfs-gds", Trust::Own).unwrap();
+        dir.write_atomic("status.json", 0o644, |w| w.write_all(b"{}"))
+            .unwrap();
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+        assert_eq!(
+            std::fs::read(inside.join("nfs-gds/status.json")).unwrap(),
+            b"{}"
+        );
+    }
+
+    #[test]
+    fn a_directory_others_may_write_in_is_refused_when_it_is_ours() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("run/nfs-gds");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let e = OutDir::open(&Root::new(d.path()), "run/nfs-gds", Trust::Own).unwrap_err();
+        assert!(
+            e.to_string().contains("writable by others (mode 0777)"),
+            "{e}"
+        );
+        assert!(OutDir::open(&Root::new(d.path()), "run/nfs-gds", Trust::Shared).is_ok());
+    }
+
+    #[test]
+    fn stop_signals_are_held_while_a_temporary_exists_and_none_is_left() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = OutDir::open(&Root::new(d.path()), "out", Trust::Shared).unwrap();
+        let held = |s: Signal| {
+            let mut now = SigSet::empty();
+            pthread_sigmask(SigmaskHow::SIG_BLOCK, None, Some(&mut now)).unwrap();
+            now.contains(s)
+        };
+        let mut during = Vec::new();
+        dir.write_atomic("a", 0o644, |w| {
+            during = [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP]
+                .map(held)
+                .to_vec();
+            w.write_all(b"x")
+        })
+        .unwrap();
+        assert_eq!(during, vec![true, true, true]);
+        assert!(!held(Signal::SIGTERM));
+        let failed = dir.write_atomic("b", 0o644, |_| Err(io::Error::other("full")));
+        assert!(failed.is_err());
+        assert_eq!(dir.names().unwrap(), vec!["a"]);
+        assert_eq!(mode(&d.path().join("out/a")), 0o644);
+    }
+}

@@ -6,27 +6,10 @@
 use std::io::{self, Write};
 
 use super::nvfs_metrics;
+use super::prom::{header, write_labels};
 use super::schedule::unix_seconds;
 use super::Pass;
 use crate::checks::Status;
-
-/// Writes a Prometheus label value escaped (`\\`, `\"`, `\n`), without a copy.
-fn write_escaped(out: &mut impl Write, v: &str) -> io::Result<()> {
-    if super::plain::is_plain(v) {
-        return out.write_all(v.as_bytes());
-    }
-    let mut rest = v.as_bytes();
-    while let Some(i) = memchr::memchr3(b'\\', b'"', b'\n', rest) {
-        out.write_all(&rest[..i])?;
-        out.write_all(match rest[i] {
-            b'\\' => b"\\\\",
-            b'"' => b"\\\"",
-            _ => b"\\n",
-        })?;
-        rest = &rest[i + 1..];
-    }
-    out.write_all(rest)
-}
 
 const STATUSES: [Status; 5] = [
     Status::Pass,
@@ -35,35 +18,6 @@ const STATUSES: [Status; 5] = [
     Status::Fail,
     Status::Skip,
 ];
-
-pub(super) fn header(out: &mut impl Write, name: &str, help: &str) -> io::Result<()> {
-    typed_header(out, name, help, "gauge")
-}
-
-/// HELP and TYPE lines of a metric of type `kind` (`gauge`, `counter`).
-pub(super) fn typed_header(
-    out: &mut impl Write,
-    name: &str,
-    help: &str,
-    kind: &str,
-) -> io::Result<()> {
-    writeln!(out, "# HELP {name} {help}")?;
-    writeln!(out, "# TYPE {name} {kind}")
-}
-
-/// `k="v",…`, values escaped.
-pub(super) fn write_labels(out: &mut impl Write, pairs: &[(&str, &str)]) -> io::Result<()> {
-    for (i, (k, v)) in pairs.iter().enumerate() {
-        if i > 0 {
-            out.write_all(b",")?;
-        }
-        out.write_all(k.as_bytes())?;
-        out.write_all(b"=\"")?;
-        write_escaped(out, v)?;
-        out.write_all(b"\"")?;
-    }
-    Ok(())
-}
 
 /// One-hot status per check. The one place to change when checks come from elsewhere.
 fn check_series(pass: &Pass, out: &mut impl Write) -> io::Result<()> {

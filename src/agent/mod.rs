@@ -16,6 +16,7 @@ mod mounts_json;
 mod nvfs_metrics;
 pub mod outputs;
 mod plain;
+mod prom;
 pub mod schedule;
 pub mod shutdown;
 

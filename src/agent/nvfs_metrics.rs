@@ -7,7 +7,7 @@
 
 use std::io::{self, Write};
 
-use super::metrics::{header, typed_header, write_labels};
+use super::prom::{header, typed_header, write_labels};
 use crate::host::platform::nvfs_stats::NvfsStats;
 
 const MIB: u64 = 1 << 20;

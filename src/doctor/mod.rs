@@ -18,6 +18,7 @@ pub mod render;
 pub mod sections;
 pub mod stack;
 pub mod stacks;
+pub mod step;
 pub mod usage;
 
 use serde::Serialize;
@@ -29,8 +30,9 @@ use crate::host::stack_facts::StackFacts;
 use crate::host::{HostError, HostFacts};
 use crate::policy::Policy;
 use crate::verdict;
-use plan::{PlanInput, Step};
+use plan::PlanInput;
 use stack::{Ofed, Stack};
+use step::Step;
 use usage::RpcrdmaUsage;
 
 /// Something doctor noticed that is not a pass/fail check: context for the admin.
@@ -112,7 +114,7 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
         declared,
     } = inputs;
     let found = StackFacts::read(facts, runner)?;
-    let stack = Stack::of(facts, &found);
+    let stack = stacks::identify(facts, &found);
     let table = read_mount_table(&facts.root);
     let usage = RpcrdmaUsage::with_table(facts, table.as_ref())?;
     // The checks show the kernel's own verdict on earlier loads as evidence.
@@ -169,7 +171,7 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
         && !gpu.loaded
         && facts.pci.gpus.is_empty()
         && matches!(stack.ofed, Ofed::None)
-        && !stack.provenance.is_vendor()
+        && !stacks::of(&stack).is_vendor()
         && !stack.gpu_operator
         && stack.vastnfs_version.is_none();
     let gpu_without_driver = facts.pci.gpus.first().filter(|_| !gpu.loaded);

@@ -2,13 +2,13 @@
 //! set or read as proof, which for NFS over RDMA (nvidia-fs and rpcrdma's hooks) neither help nor
 //! prove anything — said only where the node has them. `libcufile_rdma` is said by doctor itself.
 
-use super::sections::Seen;
 use super::{finding, Finding};
+use crate::host::stack_facts::StackFacts;
+use crate::host::HostFacts;
 
 const TOPIC: &str = "not-for-nfs";
 
-pub fn findings(seen: &Seen) -> Vec<Finding> {
-    let (facts, found) = (seen.facts, seen.found);
+pub fn findings(facts: &HostFacts, found: &StackFacts) -> Vec<Finding> {
     let mut out = Vec::new();
     let loaded = |name: &str| {
         facts

@@ -7,7 +7,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::plan::{Action, Step};
+use super::step::{Action, Step};
 use super::usage::RpcrdmaUsage;
 use crate::host::io::runner::{Output, Runner};
 

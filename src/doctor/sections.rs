@@ -5,7 +5,7 @@
 //! its place in one of the lists.
 
 use super::stack::Stack;
-use super::stacks::driver_container;
+use super::stacks::{self, driver_container};
 use super::{finding, relevant_log_lines, Finding};
 use crate::host::mounts::MountTable;
 use crate::host::platform::nvidia_fs::GpuDriverFlavour;
@@ -30,7 +30,7 @@ pub const NODE: &[Section] = &[
     gpu_driver,
     rpcrdma_source,
     io_path,
-    super::not_for_nfs::findings,
+    not_for_nfs,
     ofa_gds_config,
     kernel_gpl_rule,
     installed_kernels,
@@ -77,7 +77,11 @@ fn gpu_driver(seen: &Seen) -> Vec<Finding> {
 }
 
 fn rpcrdma_source(seen: &Seen) -> Vec<Finding> {
-    vec![finding("rpcrdma-source", seen.stack.describe())]
+    vec![finding("rpcrdma-source", stacks::describe(seen.stack))]
+}
+
+fn not_for_nfs(seen: &Seen) -> Vec<Finding> {
+    super::not_for_nfs::findings(seen.facts, seen.found)
 }
 
 fn io_path(seen: &Seen) -> Vec<Finding> {

@@ -7,8 +7,9 @@ use std::time::Duration;
 use super::clock::Clock;
 use super::identity::MountIdentity;
 use super::modprobe::{LoadError, ModuleLoader};
-use super::mounter::{MountCall, MountError, MountStatus, Mounter, Pin, UnmountError};
+use super::mounter::{MountCall, MountError, MountStatus, Mounter};
 use super::privilege::Privileges;
+use super::unmount::{Pin, UnmountError};
 
 /// Virtual time: sleeping advances it and is recorded.
 #[derive(Debug, Default)]

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use super::identity::MountIdentity;
-use super::unmount::Unmounter;
+use super::unmount::{Pin, UnmountError, Unmounter};
 use crate::nfs::NfsSource;
 use crate::nfs::NfsVersion;
 
@@ -95,35 +95,6 @@ impl MountError {
         }
     }
 }
-
-#[derive(Debug, thiserror::Error)]
-pub enum UnmountError {
-    #[error("umount2 of {}: {source}", target.display())]
-    Syscall {
-        target: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("not unmounting {}: {why}", target.display())]
-    NotThatMount { target: PathBuf, why: String },
-    #[error("cannot run {}: {source}", program.display())]
-    Spawn {
-        program: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("`{} {}` failed ({status})", program.display(), target.display())]
-    Failed {
-        program: PathBuf,
-        target: PathBuf,
-        status: std::process::ExitStatus,
-    },
-    #[error("no umount program below {}, and umount2 is never called on a fixture tree", root.display())]
-    NoUmountBelowRoot { root: PathBuf },
-}
-
-/// Something that keeps a mount referenced until it is dropped: while it lives, the kernel
-/// cannot hand that mount's id or device number to another mount, even if the mount is
-/// unmounted meanwhile.
-pub type Pin = Box<dyn std::any::Any>;
 
 pub trait Mounter {
     /// What [`Mounter::mount`] will do, as one line (a command line, or the syscall).

@@ -18,7 +18,35 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{statx, AtFlags, Mode, OFlags, StatxFlags};
 
 use super::identity::MountIdentity;
-use super::mounter::{Pin, UnmountError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum UnmountError {
+    #[error("umount2 of {}: {source}", target.display())]
+    Syscall {
+        target: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("not unmounting {}: {why}", target.display())]
+    NotThatMount { target: PathBuf, why: String },
+    #[error("cannot run {}: {source}", program.display())]
+    Spawn {
+        program: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("`{} {}` failed ({status})", program.display(), target.display())]
+    Failed {
+        program: PathBuf,
+        target: PathBuf,
+        status: std::process::ExitStatus,
+    },
+    #[error("no umount program below {}, and umount2 is never called on a fixture tree", root.display())]
+    NoUmountBelowRoot { root: PathBuf },
+}
+
+/// Something that keeps a mount referenced until it is dropped: while it lives, the kernel
+/// cannot hand that mount's id or device number to another mount, even if the mount is
+/// unmounted meanwhile.
+pub type Pin = Box<dyn std::any::Any>;
 
 /// `STATX_MNT_ID_UNIQUE` (Linux 6.8): `stx_mnt_id` becomes the 64-bit id that is never reused.
 const STATX_MNT_ID_UNIQUE: u32 = 0x4000;

@@ -2,10 +2,10 @@
 //! from the GPU Operator's [driver container](driver_container), and what a node without any of
 //! it would need.
 
-use super::step::{Action, Step};
 use crate::doctor::stack::{Family, Stack};
 use crate::doctor::stacks::driver_container;
 use crate::doctor::stacks::ofed::install_nfsrdma_step;
+use crate::doctor::step::{Action, Step};
 
 /// nvidia_fs is not loaded: the GPU Operator's switch, or the packages (and the open GPU
 /// modules nvidia-fs needs).

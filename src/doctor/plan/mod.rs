@@ -8,12 +8,12 @@
 
 pub mod gpu;
 pub mod mok;
-pub mod step;
 
 use std::collections::BTreeSet;
 
 use super::stack::{Family, Stack};
-use super::stacks::driver_container;
+use super::stacks::{self, driver_container};
+use super::step::{Action, Step};
 use super::usage::RpcrdmaUsage;
 use crate::checks::{CheckResult, Fix, Status};
 use crate::host::boot::boot_kernels::KernelRpcrdma;
@@ -21,7 +21,6 @@ use crate::host::boot::dkms::{dkms_state, MLNX_NFSRDMA};
 use crate::host::modules::modprobe_config::Origin;
 use crate::host::platform::nvidia_fs::GpuDriverFlavour;
 pub use gpu::gds_node_needs;
-pub use step::{Action, Step};
 
 /// Everything the planner looks at.
 #[derive(Debug)]
@@ -72,15 +71,15 @@ pub fn plan(input: &PlanInput) -> Vec<Step> {
     let mut rebuilt = false;
     let hooked = fixes.contains(&Fix::HookedRpcrdma);
     if hooked {
-        let remedy = s.provenance.hooked(s);
+        let remedy = stacks::of(s).hooked(s);
         rebuilt = remedy.rebuilt;
         steps.extend(remedy.steps);
     }
     if fixes.contains(&Fix::GplExport) {
-        steps.push(s.provenance.gpl_export(s));
+        steps.push(stacks::of(s).gpl_export(s));
     }
     if fixes.contains(&Fix::AbiRpcrdma) {
-        let remedy = s.provenance.abi(s, hooked);
+        let remedy = stacks::of(s).abi(s, hooked);
         rebuilt |= remedy.rebuilt;
         steps.extend(remedy.steps);
     }

@@ -11,8 +11,8 @@
 //! Since DOCA 3.2 NVIDIA ships DOCA-Host only as DKMS and no longer signs its modules, so every
 //! rebuilt rpcrdma needs the node's own key enrolled.
 
-use super::step::Step;
 use crate::doctor::stack::{Family, Stack};
+use crate::doctor::step::Step;
 
 /// The DKMS certificate and how to make it, on one distribution.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,7 +74,7 @@ pub(super) fn sign_modules_step(s: &Stack, kernel: &str) -> Step {
             ));
         }
     }
-    commands.extend(s.provenance.sign_note(s));
+    commands.extend(crate::doctor::stacks::of(s).sign_note(s));
     commands.push(format!(
         "mokutil --import {}   # asks for a one-time password; a key /etc/dkms/framework.conf names in mok_certificate= wins",
         key.certificate

@@ -8,8 +8,8 @@
 //! the plan then refreshes the module index and initramfs, as after a rebuild.
 
 use super::Remedy;
-use crate::doctor::plan::Step;
 use crate::doctor::stack::{Family, Stack};
+use crate::doctor::step::Step;
 use crate::host::modules::module_owners::PackageFamily;
 
 /// A family to remove, with the modules it competes for.

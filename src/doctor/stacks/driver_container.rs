@@ -2,8 +2,8 @@
 //! nvidia-fs container, and the Network Operator's DOCA driver container loads mlnx-nfsrdma.
 //! Such a node is fixed through the cluster's policies, not with packages on the host.
 
-use crate::doctor::plan::Step;
 use crate::doctor::stack::{Ofed, Stack};
+use crate::doctor::step::Step;
 
 /// The GPU Operator's markers are present, or the node runs a kubelet.
 pub fn manages(s: &Stack) -> bool {

@@ -23,10 +23,12 @@ pub mod ubuntu_doca_ofed;
 pub mod vastnfs;
 pub mod weak_updates;
 
-use super::plan::Step;
 use super::stack::Stack;
+use super::step::Step;
 use crate::host::boot::dkms::DkmsEntry;
+use crate::host::facts::HostFacts;
 use crate::host::modules::{ModuleOrigin, Resolution};
+use crate::host::stack_facts::StackFacts;
 
 /// Every stack, in the order they are asked: the first that recognises the rpcrdma modprobe
 /// resolves provides it, so a narrow marker comes before the layout it shares with others.
@@ -158,12 +160,46 @@ pub fn detect(d: &Detection) -> &'static dyn RpcrdmaStack {
         .unwrap_or(&missing::Missing)
 }
 
-/// Serializes a stack as its id.
-pub fn serialize_id<S: serde::Serializer>(
-    stack: &&'static dyn RpcrdmaStack,
-    ser: S,
-) -> Result<S::Ok, S::Error> {
-    ser.serialize_str(stack.id())
+/// The stack the host facts describe.
+pub fn identify(facts: &HostFacts, found: &StackFacts) -> Stack {
+    let provenance = detect(&Detection {
+        resolution: facts.rpcrdma.resolution.as_ref(),
+        release: facts.kernel.release.as_deref().unwrap_or(""),
+        package: found.rpcrdma_package.as_deref(),
+        dkms: &found.dkms,
+        vastnfs: found.vastnfs_version.is_some(),
+    });
+    let owners = facts.owners.clone().unwrap_or_default();
+    Stack {
+        os: found.os.clone(),
+        family: found.os.family(),
+        kernel_release: facts.kernel.release.clone(),
+        arch: found.arch.clone(),
+        ofed: found.ofed.clone(),
+        dkms: found.dkms.clone(),
+        rpcrdma_package: found.rpcrdma_package.clone(),
+        provenance: provenance.id(),
+        vastnfs_version: found.vastnfs_version.clone(),
+        ofa_gds_config: found.ofa_gds_config.clone(),
+        gpu_driver: facts.gpu_driver.clone(),
+        gpu_operator: found.gpu_operator,
+        operator_validations: found.operator_validations.clone(),
+        kubernetes: found.kubernetes,
+        owners,
+    }
+}
+
+/// The catalogue entry a stack names as its provenance.
+pub fn of(stack: &Stack) -> &'static dyn RpcrdmaStack {
+    ALL.iter()
+        .copied()
+        .find(|s| s.id() == stack.provenance)
+        .unwrap_or(&missing::Missing)
+}
+
+/// Where rpcrdma comes from and the rest of the stack, in words (the `rpcrdma-source` finding).
+pub fn describe(stack: &Stack) -> String {
+    stack.describe(&of(stack).describe(stack))
 }
 
 #[cfg(test)]

@@ -2,8 +2,8 @@
 //! mlnx-ofa_kernel configured with GDS.
 
 use super::{ofed, Detection, Remedy, RpcrdmaStack, ABI_WHY};
-use crate::doctor::plan::{Action, Step};
 use crate::doctor::stack::Stack;
+use crate::doctor::step::{Action, Step};
 use crate::host::modules::ModuleOrigin;
 
 #[derive(Debug)]

@@ -3,8 +3,8 @@
 //! NVIDIA rather than by a local key.
 
 use super::{ofed, Detection, Remedy, RpcrdmaStack, ABI_WHY};
-use crate::doctor::plan::Step;
 use crate::doctor::stack::{Family, Stack};
+use crate::doctor::step::Step;
 
 #[derive(Debug)]
 pub struct MofedPackage;

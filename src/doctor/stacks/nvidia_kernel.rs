@@ -2,8 +2,8 @@
 //! one is fixed by a newer kernel of that flavour.
 
 use super::{Detection, Remedy, RpcrdmaStack};
-use crate::doctor::plan::Step;
 use crate::doctor::stack::Stack;
+use crate::doctor::step::Step;
 use crate::host::modules::ModuleOrigin;
 
 #[derive(Debug)]

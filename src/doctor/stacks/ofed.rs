@@ -3,8 +3,8 @@
 //! mlnx-nfsrdma with GDS, and upgrading to a release that exports the hooks GPL.
 
 use super::Remedy;
-use crate::doctor::plan::{Action, Step};
 use crate::doctor::stack::{Family, Ofed, Stack};
+use crate::doctor::step::{Action, Step};
 
 /// Why plain exports of the hooks fail on this kernel.
 pub const GPL_WHY: &str = "the hooks are exported with plain EXPORT_SYMBOL and this kernel lets __symbol_get take only GPL exports (since 6.6, and in stable backports), so nvidia-fs never registers them";

@@ -15,7 +15,7 @@ pub fn stack(family: Family, ofed: Ofed, provenance: &'static dyn RpcrdmaStack) 
         ofed,
         dkms: vec![],
         rpcrdma_package: None,
-        provenance,
+        provenance: provenance.id(),
         vastnfs_version: None,
         ofa_gds_config: None,
         gpu_driver: GpuDriver {

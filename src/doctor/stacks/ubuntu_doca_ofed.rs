@@ -6,8 +6,8 @@
 //! NVIDIA's repository must not be installed beside them.
 
 use super::{Detection, Remedy, RpcrdmaStack};
-use crate::doctor::plan::Step;
 use crate::doctor::stack::Stack;
+use crate::doctor::step::Step;
 
 #[derive(Debug)]
 pub struct UbuntuDocaOfed;

@@ -2,8 +2,8 @@
 //! exports them plain, so its fixes are VAST's packages, not NVIDIA's OFED.
 
 use super::{Detection, Remedy, RpcrdmaStack, ABI_WHY};
-use crate::doctor::plan::Step;
 use crate::doctor::stack::Stack;
+use crate::doctor::step::Step;
 
 #[derive(Debug)]
 pub struct Vastnfs;

@@ -5,8 +5,8 @@
 //! the package built for this kernel, not a new link.
 
 use super::{Detection, Remedy, RpcrdmaStack, ABI_WHY};
-use crate::doctor::plan::Step;
 use crate::doctor::stack::{Family, Stack};
+use crate::doctor::step::Step;
 use crate::host::modules::module_owners::{target_release, tree_relative_target};
 use crate::host::modules::ModuleOrigin;
 

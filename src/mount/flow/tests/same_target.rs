@@ -11,7 +11,8 @@ use super::*;
 use crate::mount::args::HelperArgs;
 use crate::mount::clock::SystemClock;
 use crate::mount::fake::{FakeClock, RecordingMounter};
-use crate::mount::mounter::{MountStatus, Pin, UnmountError};
+use crate::mount::mounter::MountStatus;
+use crate::mount::unmount::{Pin, UnmountError};
 use crate::nfs::OptionDefaults;
 use crate::policy::file::parse;
 

@@ -126,7 +126,11 @@ for root in "$droot" "$rroot"; do
     [ "$(readlink "$root/usr/sbin/mount.nfs-gds")" = nfs-gds ] ||
         fail "$kind: mount.nfs-gds points at $(readlink "$root/usr/sbin/mount.nfs-gds"), not nfs-gds"
     [ -x "$helper" ] || fail "$kind: mount(8) would not find /sbin/mount.nfs-gds"
-    [ "$("$helper" -V)" = "mount.nfs-gds (nfs-gds $version)" ] || fail "$kind: /sbin/mount.nfs-gds -V: $("$helper" -V)"
+    # "mount.nfs-gds (nfs-gds VERSION (commit …, target …, features: …))"
+    case "$("$helper" -V)" in
+        "mount.nfs-gds (nfs-gds $version "*) ;;
+        *) fail "$kind: /sbin/mount.nfs-gds -V: $("$helper" -V)" ;;
+    esac
     cmp -s "$root/etc/nfs-gds/nfs-gds.toml" "$repo/contrib/nfs-gds.toml" ||
         fail "$kind: /etc/nfs-gds/nfs-gds.toml is not contrib/nfs-gds.toml"
     [ -f "$root/usr/lib/systemd/system/nfs-gds-agent.service" ] || fail "$kind: no agent unit"

@@ -164,15 +164,27 @@ impl HostFacts {
         let kernel = KernelInfo::read(root)?;
         let loaded_modules = modules::read_proc_modules(root)?;
         let nvidia_fs = NvidiaFs::read(root)?;
-        let (rpcrdma, rpcrdma_load_facts) = read_rpcrdma(root, &kernel, loaded_modules.as_deref())?;
+        // The running kernel's module tree, read once: its indexes are built on first use and
+        // every reader below asks the same tree.
+        let tree = match &kernel.release {
+            Some(release) => Some(ModuleTree::read(root, release)?),
+            None => None,
+        };
+        let (rpcrdma, rpcrdma_load_facts) =
+            read_rpcrdma(root, &kernel, tree.as_ref(), loaded_modules.as_deref())?;
         let gpl_rule = rpcrdma
             .any_plain_export()
             .then(|| gpl_rule::read(root, &kernel));
-        let rpcrdma_load = module_load::read_module_load(root, &kernel, rpcrdma_load_facts)?;
+        let rpcrdma_load =
+            module_load::read_module_load(root, &kernel, tree.as_ref(), rpcrdma_load_facts)?;
         let boot = boot_kernels::read_boot_kernels(root, &kernel)?;
         let pci = PciFacts::read(root)?;
         let gpus: Vec<String> = pci.gpus.iter().map(|g| g.address.clone()).collect();
-        let owners = read_owners(root, &kernel);
+        // Ownership is its own fact: an unreadable tree fails it alone.
+        let owners = tree
+            .as_ref()
+            .map_or(Ok(ModuleOwners::default()), |t| ModuleOwners::read(root, t))
+            .map_err(|e| e.to_string());
         Ok(HostFacts {
             root: root.clone(),
             kernel,
@@ -216,28 +228,13 @@ impl HostFacts {
     }
 }
 
-/// Module ownership on the running kernel; an unreadable tree is this fact's failure alone.
-fn read_owners(root: &Root, kernel: &KernelInfo) -> Result<ModuleOwners, String> {
-    let Some(release) = &kernel.release else {
-        return Ok(ModuleOwners::default());
-    };
-    ModuleTree::read(root, release)
-        .and_then(|tree| ModuleOwners::read(root, &tree))
-        .map_err(|e| e.to_string())
-}
-
 fn read_rpcrdma(
     root: &Root,
     kernel: &KernelInfo,
+    tree: Option<&ModuleTree>,
     loaded: Option<&[LoadedModule]>,
 ) -> Result<(RpcrdmaFacts, Option<Result<LoadFacts, String>>), HostError> {
-    let tree = match &kernel.release {
-        Some(release) => Some(ModuleTree::read(root, release)?),
-        None => None,
-    };
-    let requests = tree
-        .as_ref()
-        .map(|t| read_rpcrdma_requests(root, t, kernel).map_err(|e| e.to_string()));
+    let requests = tree.map(|t| read_rpcrdma_requests(root, t, kernel).map_err(|e| e.to_string()));
     // A configuration `alias` that redirects `modprobe rpcrdma` decides what it loads.
     let wanted = requests
         .as_ref()
@@ -245,7 +242,7 @@ fn read_rpcrdma(
         .and_then(RpcrdmaRequests::redirected_to)
         .unwrap_or(RPCRDMA)
         .to_string();
-    let resolution = match &tree {
+    let resolution = match tree {
         Some(t) => Some(t.resolve(root, &wanted)?),
         None => None,
     };
@@ -282,13 +279,7 @@ fn read_rpcrdma(
         Err(e) => Err(e.to_string()),
     };
     let loaded_build = if loaded && !matches!(resolution, Some(Resolution::BuiltIn { .. })) {
-        Some(read_loaded_build(
-            root,
-            tree.as_ref(),
-            &resolution,
-            &file,
-            &sys,
-        )?)
+        Some(read_loaded_build(root, tree, &resolution, &file, &sys)?)
     } else {
         None
     };

@@ -72,6 +72,7 @@ pub fn read_running_config(
 pub fn read_module_load(
     root: &Root,
     kernel: &KernelInfo,
+    tree: Option<&ModuleTree>,
     rpcrdma: Option<Result<LoadFacts, String>>,
 ) -> Result<ModuleLoad, HostError> {
     let config = read_running_config(root, kernel);
@@ -103,17 +104,16 @@ pub fn read_module_load(
         nvidia_fs_divergent: Vec::new(),
         signatures,
     };
-    let Some(release) = &kernel.release else {
+    let Some(tree) = tree else {
         return Ok(load);
     };
-    let tree = ModuleTree::read(root, release)?;
     if let Resolution::File {
         path, exists: true, ..
     } = tree.resolve(root, NVIDIA_FS)?
     {
         let nvfs = read_load_facts_below(root, &path);
         if let Ok(f) = &nvfs {
-            let (verdict, divergent) = compare(root, &tree, f, &load.modversions, NVIDIA_FS)?;
+            let (verdict, divergent) = compare(root, tree, f, &load.modversions, NVIDIA_FS)?;
             load.nvidia_fs_abi = Some(verdict);
             load.nvidia_fs_divergent = divergent;
         }
@@ -123,7 +123,7 @@ pub fn read_module_load(
         return Ok(load);
     };
     if let Ok(f) = &facts {
-        let (verdict, divergent) = compare(root, &tree, f, &load.modversions, RPCRDMA)?;
+        let (verdict, divergent) = compare(root, tree, f, &load.modversions, RPCRDMA)?;
         load.abi = Some(verdict);
         load.divergent_providers = divergent;
     }

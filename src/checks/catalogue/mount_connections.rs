@@ -18,7 +18,7 @@ pub const ID: CheckId = CheckId::new("mount-connections");
 
 pub static CHECK: Check = Check {
     id: ID,
-    doc: "after mounting: the mount has as many `xprt: rdma` lines (connections) as the `nconnect=` it asked for (NFSv4.x over RDMA ignores nconnect on kernels without b326df4a8ec6)",
+    doc: "after mounting: the mount has as many `xprt: rdma` lines (connections) as the `nconnect=` it asked for (the helper's options, its record or the fstab line before /proc, which drops the ask where NFSv4.x over RDMA ignores nconnect: kernels without b326df4a8ec6)",
     scope: Scope::AfterMount(run),
     default_level: Level::Warn,
     waitable: false,

@@ -777,3 +777,36 @@ fn a_kernel_that_honours_nconnect_passes_and_no_ask_is_no_warning() {
         .code(0)
         .stderr("");
 }
+
+#[test]
+fn a_mount_already_there_is_held_to_what_its_record_asked_not_to_this_calls_options() {
+    // The helper made /mnt/gds earlier with nconnect=4 (its record says so); 6.1 kept one
+    // connection and no nconnect=. Mounting again finds it already mounted.
+    let f = Fixture::ready();
+    let (info, stats) = nconnect_table(1, false);
+    f.table(&info, &stats);
+    f.write(
+        "run/nfs-gds/mounts/70-0.50.json",
+        r#"{"source":"10.0.2.15:/export","target":"/mnt/gds","device":"0:50","mount_id":70,"port":20049,"options":"rw,nconnect=4,vers=4.2,proto=rdma,port=20049"}"#,
+    );
+    f.scenario(
+        "mount.nfs",
+        "stderr",
+        "mount.nfs: /mnt/gds is busy or already mounted",
+    );
+    let out = f
+        .helper()
+        .args([SPEC, DIR, "-o", "rw,nconnect=16"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("nconnect=4 asked (the helper's record of the mount), 1 RDMA connection"),
+        "{err}"
+    );
+    assert!(
+        f.record("umount").is_empty(),
+        "a mount the helper did not make is never unmounted"
+    );
+}

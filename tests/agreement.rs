@@ -52,11 +52,9 @@ impl Nfs {
     }
 }
 
-const PVC: &str = "/var/lib/kubelet/pods/u1/volumes/kubernetes.io~csi/pvc-1/mount";
-
-/// The mount tables: (name, mounts, fstab).
-fn tables() -> Vec<(&'static str, Vec<Nfs>, &'static str)> {
-    let gds = |port| Nfs {
+/// `10.0.2.15:/export` on `/mnt/gds` (mount id 70) over RDMA on `port`.
+fn gds(port: u16) -> Nfs {
+    Nfs {
         id: 70,
         device: "0:50",
         source: "10.0.2.15:/export",
@@ -64,7 +62,24 @@ fn tables() -> Vec<(&'static str, Vec<Nfs>, &'static str)> {
         proto: "rdma",
         port: Some(port),
         xprt: "rdma",
-    };
+    }
+}
+
+/// A ready node with only [`gds`] on `port` mounted.
+fn ready_with_gds(port: u16) -> Fixture {
+    let f = Fixture::ready();
+    let gds = gds(port);
+    f.table(
+        &format!("{BEFORE}{}", gds.info()),
+        &format!("{BEFORE_STATS}{}", gds.stats()),
+    );
+    f
+}
+
+const PVC: &str = "/var/lib/kubelet/pods/u1/volumes/kubernetes.io~csi/pvc-1/mount";
+
+/// The mount tables: (name, mounts, fstab).
+fn tables() -> Vec<(&'static str, Vec<Nfs>, &'static str)> {
     vec![
         ("no NFS", vec![], ""),
         ("rdma on 20049", vec![gds(20049)], ""),
@@ -109,8 +124,18 @@ fn tables() -> Vec<(&'static str, Vec<Nfs>, &'static str)> {
             ],
             "10.0.2.15:/export /mnt/gds nfs-gds _netdev 0 0\n",
         ),
+        // Linux 6.1: fstab asks nconnect=4, the kernel made one connection and kept no ask.
+        (
+            "nconnect in fstab, dropped from /proc",
+            vec![gds(20049)],
+            NCONNECT_FSTAB,
+        ),
     ]
 }
+
+/// An fstab line asking `nconnect=4` of `/mnt/gds`, on its second line.
+const NCONNECT_FSTAB: &str =
+    "# GDS data\n10.0.2.15:/export /mnt/gds nfs-gds _netdev,vers=4.2,nconnect=4 0 0\n";
 
 const POLICIES: &[&str] = &[
     "",
@@ -393,7 +418,14 @@ fn one_case(
         .iter()
         .map(|m| (m["mountpoint"].as_str().unwrap().to_string(), m))
         .collect();
-    let mount_ids: BTreeSet<&str> = ["transport-trap", "mount-transport", "mount-options"].into();
+    let mount_ids: BTreeSet<&str> = [
+        "transport-trap",
+        "mount-transport",
+        "mount-options",
+        "mount-connections",
+        "mount-pnfs",
+    ]
+    .into();
     let mut doctor_mounts: BTreeMap<String, Checks> = BTreeMap::new();
     let mut doctor_node = Checks::new();
     for c in &doctor_checks {
@@ -523,20 +555,7 @@ fn every_command_gives_one_answer_for_each_check_and_verdict() {
 /// recorded port, and so does doctor on a bundle collected from the node.
 #[test]
 fn a_recorded_port_is_the_expected_port_everywhere_and_in_a_bundle() {
-    let f = Fixture::ready();
-    let gds = Nfs {
-        id: 70,
-        device: "0:50",
-        source: "10.0.2.15:/export",
-        target: "/mnt/gds",
-        proto: "rdma",
-        port: Some(20050),
-        xprt: "rdma",
-    };
-    f.table(
-        &format!("{BEFORE}{}", gds.info()),
-        &format!("{BEFORE_STATS}{}", gds.stats()),
-    );
+    let f = ready_with_gds(20050);
     let options = |root: &std::path::Path, args: &[&str]| {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_nfs-gds"))
             .env_clear()
@@ -576,4 +595,71 @@ fn a_recorded_port_is_the_expected_port_everywhere_and_in_a_bundle() {
         .unpack(bundle.path())
         .unwrap();
     assert_eq!(options(bundle.path(), &["doctor", "--json"]), "pass");
+}
+
+/// The `mount-connections` status and summary a command's JSON gives for `/mnt/gds`.
+fn connections_in(doc: &Value) -> (String, String) {
+    let c = doc["checks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["id"] == "mount-connections")
+        .unwrap_or_else(|| panic!("no mount-connections in {doc}"));
+    (
+        c["status"].as_str().unwrap().to_string(),
+        c["summary"].as_str().unwrap().to_string(),
+    )
+}
+
+/// Linux 6.1 after `vers=4.2,proto=rdma,nconnect=4`: one `xprt: rdma` line and no `nconnect=`
+/// in /proc. Asked in fstab or in the helper's record, `verify`, `doctor` and the agent give
+/// the same warning, naming where the ask came from; with neither, /proc alone shows no ask.
+#[test]
+fn an_nconnect_ask_the_kernel_dropped_is_the_same_warning_everywhere() {
+    let f = ready_with_gds(20049);
+    let every_command = |f: &Fixture| -> Vec<(String, String)> {
+        let (_, out, err) = run(f, &["verify", "/mnt/gds", "--json"]);
+        let verify = connections_in(&json(&out, &format!("verify: {err}")));
+        let (_, out, err) = run(f, &["doctor", "--json"]);
+        let doctor = connections_in(&json(&out, &format!("doctor: {err}")));
+        f.write("out/.keep", "");
+        let status = f.root().join("out/status.json");
+        let (_, _, err) = run(
+            f,
+            &["agent", "--once", "--status-file", status.to_str().unwrap()],
+        );
+        let agent = json(&std::fs::read_to_string(&status).unwrap_or_default(), &err);
+        let agent = if agent["mounts"][0]["checks"].is_array() {
+            connections_in(&agent["mounts"][0])
+        } else {
+            // A ready mount keeps no checks: every one passed.
+            ("pass".to_string(), String::new())
+        };
+        vec![verify, doctor, agent]
+    };
+    // Nothing but /proc: the blind spot (the mount is meant for RDMA by its options).
+    for (status, summary) in every_command(&f) {
+        assert_eq!(status, "pass", "{summary}");
+    }
+    f.write("etc/fstab", NCONNECT_FSTAB);
+    for (status, summary) in every_command(&f) {
+        assert_eq!(status, "warn", "{summary}");
+        assert!(
+            summary.contains("nconnect=4 asked (fstab line 2), 1 RDMA connection: this kernel predates NFS-over-RDMA nconnect for v4.x"),
+            "{summary}"
+        );
+        assert!(summary.contains("the kernel dropped the ask"), "{summary}");
+    }
+    // The helper's record beats the fstab line.
+    f.write(
+        "run/nfs-gds/mounts/70-0.50.json",
+        r#"{"source":"10.0.2.15:/export","target":"/mnt/gds","device":"0:50","mount_id":70,"port":20049,"options":"rw,nconnect=8,vers=4.2,proto=rdma,port=20049"}"#,
+    );
+    for (status, summary) in every_command(&f) {
+        assert_eq!(status, "warn", "{summary}");
+        assert!(
+            summary.contains("nconnect=8 asked (the helper's record of the mount)"),
+            "{summary}"
+        );
+    }
 }

@@ -12,7 +12,7 @@ pub use crate::policy::intent::{intent_of, Declared, Intent};
 pub fn of_records(records: &[MountRecord]) -> Declared {
     let mut d = Declared::default();
     for r in records {
-        d.record(&r.device, &r.source, &r.target, r.port);
+        d.record(&r.device, &r.source, &r.target, r.port, &r.options);
     }
     d
 }
@@ -28,7 +28,7 @@ pub fn read_declared(root: &Root) -> Result<Declared, HostError> {
     match root.read_text_lossy("etc/fstab") {
         Ok(text) => {
             for e in parse_nfs_gds_entries(&text.unwrap_or_default()) {
-                d.fstab_target(e.target);
+                d.fstab_line(e.target, e.line, &e.options.join(","));
             }
         }
         Err(e) => tracing::warn!("{e}"),
@@ -39,6 +39,7 @@ pub fn read_declared(root: &Root) -> Result<Declared, HostError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checks::asked::{Asked, AskedBy};
     use crate::host::mounts::{parse_mountinfo, MountTable};
 
     #[test]
@@ -56,10 +57,11 @@ mod tests {
         std::fs::create_dir_all(dir.path().join("etc")).unwrap();
         std::fs::write(
             dir.path().join("etc/fstab"),
-            "filer:/f /mnt/fast nfs-gds _netdev 0 0\n",
+            "# data\nfiler:/f /mnt/fast nfs-gds _netdev,nconnect=8 0 0\n",
         )
         .unwrap();
-        crate::mount::record::write_record(&root, t.by_id(30).unwrap(), 20050, &t).unwrap();
+        crate::mount::record::write_record(&root, t.by_id(30).unwrap(), 20050, "rw,nconnect=4", &t)
+            .unwrap();
         let d = read_declared(&root).unwrap();
         assert_eq!(
             intent_of(t.by_id(30).unwrap(), &d, &[]),
@@ -68,6 +70,14 @@ mod tests {
         assert_eq!(
             intent_of(t.by_id(31).unwrap(), &d, &[]),
             Some(Intent::Fstab)
+        );
+        // What each asked, from the record's options and the fstab line's.
+        let asked = d.asked(t.by_id(30).unwrap());
+        assert_eq!(asked, [Asked::new(AskedBy::Record, "rw,nconnect=4")]);
+        let asked = d.asked(t.by_id(31).unwrap());
+        assert_eq!(
+            asked,
+            [Asked::new(AskedBy::Fstab { line: 2 }, "_netdev,nconnect=8")]
         );
     }
 }

@@ -9,6 +9,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 
 use super::kubelet::{volume_of, KubeletVolume};
+use crate::checks::asked::Asked;
 use crate::checks::catalogue::trap_suspects::Suspects;
 use crate::checks::{registry, CheckResult, Verdict};
 use crate::host::mounts::{Mount, MountTable};
@@ -49,15 +50,17 @@ impl MountVerdict<'_> {
 }
 
 /// The checks one mount gets: every mount check of the registry (the helper's post-mount
-/// checks with the trap as context), judged under the policy for that mount; `None` when all
-/// passed (ready under any policy, and a ready mount keeps no results).
+/// checks with the trap as context), with what the node declares it asked, judged under the
+/// policy for that mount; `None` when all passed (ready under any policy, and a ready mount
+/// keeps no results).
 fn checks_for(
     m: &Mount,
     narrowed: &MountTable,
     port: u16,
+    asked: &[Asked],
     policy: &MountPolicy,
 ) -> Option<Judgement> {
-    let results = registry::verify_mount(m, narrowed, port);
+    let results = registry::verify_mount(m, narrowed, port, asked);
     if verdict::all_clear(&results) {
         return None;
     }
@@ -112,7 +115,8 @@ pub fn verify_meant_for_rdma<'a>(
         let rule = policy.rule_for(m.info.mount_point(), m.info.source());
         let under =
             levels[rule.unwrap_or(rules.len())].get_or_insert_with(|| policy.for_rule(rule));
-        let judged = checks_for(m, suspects.narrowed_for(m), expected, under);
+        let asked = declared.asked(m);
+        let judged = checks_for(m, suspects.narrowed_for(m), expected, &asked, under);
         let verdict = judged.as_ref().map_or(Verdict::Ready, Judgement::verdict);
         let mountpoint = match m.info.mount_point().to_str() {
             Some(text) => Cow::Borrowed(text),
@@ -281,7 +285,7 @@ device 10.0.2.20:/other mounted on /mnt/fast2 with fstype nfs4 statvers=1.1
                 .iter()
                 .find(|m| m.info.mount_point().to_string_lossy() == mv.mountpoint)
                 .unwrap();
-            let whole: Vec<_> = registry::verify_mount(m, &t, 20049)
+            let whole: Vec<_> = registry::verify_mount(m, &t, 20049, &[])
                 .into_iter()
                 .map(|c| c.status)
                 .collect();

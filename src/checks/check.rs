@@ -2,6 +2,7 @@
 //! doc line, scope and how to run it, default level, whether waiting can clear it), and what a
 //! mount check looks at.
 
+use super::asked::Asked;
 use super::level::Level;
 use super::{CheckId, CheckResult};
 use crate::host::mounts::{Mount, MountTable};
@@ -17,12 +18,31 @@ pub enum MountSubject<'a> {
         version: NfsVersion,
         table: &'a MountTable,
     },
-    /// A mount that exists, expected on `port`.
+    /// A mount that exists, expected on `port`, with what the layers above the checks know it
+    /// asked for (the kernel's own list is in `mount`).
     Existing {
         mount: &'a Mount,
         table: &'a MountTable,
         port: u16,
+        asked: &'a [Asked],
     },
+}
+
+impl<'a> MountSubject<'a> {
+    /// A mount that exists ([`MountSubject::Existing`]).
+    pub fn existing(
+        mount: &'a Mount,
+        table: &'a MountTable,
+        port: u16,
+        asked: &'a [Asked],
+    ) -> Self {
+        MountSubject::Existing {
+            mount,
+            table,
+            port,
+            asked,
+        }
+    }
 }
 
 /// When a check runs, and on what.

@@ -4,6 +4,7 @@
 //! [`Status`], the evidence it saw and a remedy. The same results feed the mount helper, `check`,
 //! `verify`, `doctor` and `agent`; [`render`] turns them into text for people or JSON.
 
+pub mod asked;
 pub mod catalogue;
 pub mod check;
 pub mod fix;

@@ -7,6 +7,7 @@
 //! the README table all iterate [`all`]. Adding a check is one catalogue file, the reader its
 //! facts need, and a fixture.
 
+use super::asked::Asked;
 pub use super::check::{Check, MountSubject, Scope};
 use super::{CheckId, CheckResult};
 use crate::host::mounts::{Mount, MountTable};
@@ -39,32 +40,40 @@ pub fn node_checks(facts: &HostFacts, probe: bool) -> Vec<CheckResult> {
         .collect()
 }
 
-/// The checks that judge mounts before they are made (the transport trap).
-pub fn before_mount(subject: &MountSubject) -> Vec<CheckResult> {
+/// The mount checks whose scope `wanted` accepts, run on `subject`.
+fn mount_checks(subject: &MountSubject, wanted: fn(&Scope) -> bool) -> Vec<CheckResult> {
     all()
         .iter()
-        .filter(|c| matches!(c.scope, Scope::BeforeMount(_)))
+        .filter(|c| wanted(&c.scope))
         .filter_map(|c| c.run_on_mount(subject))
         .collect()
 }
 
-/// The checks the helper runs on the mount it just made.
-pub fn after_mount(mount: &Mount, table: &MountTable, port: u16) -> Vec<CheckResult> {
-    let subject = MountSubject::Existing { mount, table, port };
-    all()
-        .iter()
-        .filter(|c| matches!(c.scope, Scope::AfterMount(_)))
-        .filter_map(|c| c.run_on_mount(&subject))
-        .collect()
+/// The checks that judge mounts before they are made (the transport trap).
+pub fn before_mount(subject: &MountSubject) -> Vec<CheckResult> {
+    mount_checks(subject, |s| matches!(s, Scope::BeforeMount(_)))
+}
+
+/// The checks the helper runs on the mount it just made; `asked` is what it knows the mount
+/// asked for ([`asked_option`](super::asked::asked_option) decides between the sources).
+pub fn after_mount(
+    mount: &Mount,
+    table: &MountTable,
+    port: u16,
+    asked: &[Asked],
+) -> Vec<CheckResult> {
+    let subject = MountSubject::existing(mount, table, port, asked);
+    mount_checks(&subject, |s| matches!(s, Scope::AfterMount(_)))
 }
 
 /// `nfs-gds verify`: every mount check on an existing mount, the trap included as context.
-pub fn verify_mount(mount: &Mount, table: &MountTable, port: u16) -> Vec<CheckResult> {
-    let subject = MountSubject::Existing { mount, table, port };
-    all()
-        .iter()
-        .filter_map(|c| c.run_on_mount(&subject))
-        .collect()
+pub fn verify_mount(
+    mount: &Mount,
+    table: &MountTable,
+    port: u16,
+    asked: &[Asked],
+) -> Vec<CheckResult> {
+    mount_checks(&MountSubject::existing(mount, table, port, asked), |_| true)
 }
 
 #[cfg(test)]
@@ -94,7 +103,7 @@ mod tests {
         let t = capture();
         for id in [61, 62] {
             let m = t.by_id(id).unwrap();
-            for r in verify_mount(m, &t, 20049) {
+            for r in verify_mount(m, &t, 20049, &[]) {
                 assert_eq!(r.status, Status::Pass, "{r:?}");
             }
         }
@@ -103,7 +112,7 @@ mod tests {
     #[test]
     fn verify_puts_the_trap_first_as_context() {
         let t = tcp_first();
-        let checks = verify_mount(t.by_id(41).unwrap(), &t, 20049);
+        let checks = verify_mount(t.by_id(41).unwrap(), &t, 20049, &[]);
         assert_eq!(checks[0].id, transport_trap::ID);
         assert_eq!(checks[0].status, Status::Fail);
         let ids: Vec<&str> = checks.iter().map(|r| r.id.as_str()).collect();
@@ -123,7 +132,7 @@ mod tests {
     fn a_non_nfs_mount_fails_both_post_checks() {
         let t = table("1 0 254:0 / /mnt/d rw - ext4 /dev/vda rw\n", "");
         let m = t.by_id(1).unwrap();
-        for r in verify_mount(m, &t, 20049) {
+        for r in verify_mount(m, &t, 20049, &[]) {
             match r.id {
                 // The advisory checks of the I/O path have nothing to say of a mount that is
                 // not NFS.

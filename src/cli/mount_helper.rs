@@ -23,7 +23,7 @@ use crate::mount::flow::Helper;
 use crate::mount::modprobe::{Modprobe, ModuleLoader};
 use crate::mount::privilege;
 use crate::mount::request::MountRequest;
-use crate::policy::{self, PolicyError};
+use crate::policy;
 
 #[derive(Debug, Args)]
 pub struct MountArgs {
@@ -103,7 +103,6 @@ fn run_helper(raw: &[OsString], host: &Host, config: Option<&Path>, verbose: u8)
 
     let (policy_path, policy) = match policy::load_for(root, config, &host.trust()) {
         Ok(loaded) => loaded,
-        Err(e @ PolicyError::Read { .. }) => return fail(e, SYSERR),
         Err(e) => return fail(e, crate::mount::exit_code::USAGE),
     };
 

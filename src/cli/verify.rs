@@ -44,7 +44,7 @@ pub fn run(args: &VerifyArgs, ctx: &Ctx) -> Result<u8, CmdError> {
             let port = args
                 .port
                 .unwrap_or_else(|| expected_port(m, &declared, &policy));
-            registry::verify_mount(m, &table, port)
+            registry::verify_mount(m, &table, port, &declared.asked(m))
         }
         None => vec![
             CheckResult::skip(transport_trap::ID, "nothing is mounted"),

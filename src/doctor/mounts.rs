@@ -57,7 +57,7 @@ pub fn review(
     let mut out = MountReview::default();
     let mut declared = declared.clone();
     for e in fstab {
-        declared.fstab_target(&e.target);
+        declared.fstab_line(&e.target, e.line, &e.options.join(","));
     }
     // Both in one pass over the table, so judging every mount stays linear in mounts. Only the
     // mount on top of its mount point is what applications see.
@@ -80,7 +80,7 @@ pub fn review(
         let under = levels[rule.unwrap_or(policy.mounts.len())]
             .get_or_insert_with(|| policy.for_rule(rule));
         let judged = verdict::judge(
-            registry::verify_mount(m, suspects.narrowed_for(m), port),
+            registry::verify_mount(m, suspects.narrowed_for(m), port, &declared.asked(m)),
             under,
         );
         out.verdict = out.verdict.max(judged.verdict());

@@ -33,6 +33,7 @@ use super::mounter::{MountCall, MountError, MountStatus, Mounter};
 use super::request::MountRequest;
 use super::target_lock::{self, LockError};
 use super::{signals, wait};
+use crate::checks::asked::{Asked, AskedBy};
 use crate::checks::registry::{self, MountSubject};
 use crate::checks::render::plural;
 use crate::checks::{fix, render, CheckResult};
@@ -328,12 +329,18 @@ impl Helper<'_> {
         } else {
             status.exit_code()
         };
+        // The helper knows exactly what it passed: the kernel's own list may have dropped some
+        // of it (nconnect=, on kernels that ignore it for NFSv4.x over RDMA).
+        let asked = [Asked::new(AskedBy::Helper, req.options.option_string())];
         match ours.as_slice() {
             [] => self.no_new_mount(req, policy, attempt),
             [new] => {
                 let new = *new;
                 let id = new.info.mount_id;
-                let post = judge(registry::after_mount(new, after, req.options.port), policy);
+                let post = judge(
+                    registry::after_mount(new, after, req.options.port, &asked),
+                    policy,
+                );
                 if post.refused() {
                     let identity = self.mounter.identify(MountIdentity::of(&new.info));
                     let undo = self.undo(&identity);
@@ -347,7 +354,10 @@ impl Helper<'_> {
                 let judged: Vec<(&Mount, Judgement)> = several
                     .iter()
                     .map(|m| {
-                        let post = judge(registry::after_mount(m, after, req.options.port), policy);
+                        let post = judge(
+                            registry::after_mount(m, after, req.options.port, &asked),
+                            policy,
+                        );
                         (*m, post)
                     })
                     .collect();
@@ -382,7 +392,10 @@ impl Helper<'_> {
     /// A new mount that passed: warnings, the record for the agent, the proof under `-v`.
     fn keep(&mut self, req: &MountRequest, new: &Mount, post: &Judgement, after: &MountTable) {
         self.warn_if_needed(req, post, "mounted");
-        if let Err(e) = super::record::write_record(self.root, new, req.options.port, after) {
+        let options = req.options.option_string();
+        if let Err(e) =
+            super::record::write_record(self.root, new, req.options.port, &options, after)
+        {
             self.say(&format!(
                 "{e}; nfs-gds agent will not know this mount was meant for RDMA"
             ));
@@ -504,7 +517,13 @@ impl Helper<'_> {
             ));
             return Ok(FAIL);
         };
-        let post = judge(registry::after_mount(m, table, req.options.port), policy);
+        // Not made with this request's options: what it asked is what the helper recorded
+        // when it made it, if it did.
+        let asked = super::record::asked_of(self.root, m);
+        let post = judge(
+            registry::after_mount(m, table, req.options.port, &asked),
+            policy,
+        );
         if post.refused() {
             self.say(&format!(
                 "REFUSED {}: the mount on it (id {id}) failed {} under policy enforce; {why_kept}, so nfs-gds leaves it mounted: unmount it (`{}`) and mount again",

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::checks::asked::{Asked, AskedBy};
 use crate::host::io::out_dir::{OutDir, Trust, RUN_DIR};
 use crate::host::mounts::{Mount, MountTable};
 use crate::host::{HostError, Root};
@@ -41,16 +42,22 @@ pub struct MountRecord {
     pub mount_id: u32,
     /// The port the helper verified the mount on.
     pub port: u16,
+    /// The options the helper passed to mount.nfs: what the mount asked for, which the kernel's
+    /// own list may have dropped (`nconnect=` on kernels that ignore it). Empty in records
+    /// written before the field.
+    #[serde(default)]
+    pub options: String,
 }
 
 impl MountRecord {
-    pub fn of(m: &Mount, port: u16) -> Self {
+    pub fn of(m: &Mount, port: u16, options: &str) -> Self {
         MountRecord {
             source: m.info.source().to_string(),
             target: m.info.mount_point().to_string_lossy().into_owned(),
             device: m.info.device_number().to_string(),
             mount_id: m.info.mount_id,
             port,
+            options: options.to_string(),
         }
     }
 
@@ -111,7 +118,18 @@ pub fn read_records(root: &Root) -> Result<(Vec<MountRecord>, Vec<BadRecord>), H
     Ok((good, bad))
 }
 
-/// Records `m` as made and verified by the helper, and removes the records of earlier mounts on
+/// What the helper recorded `m` asked for: the options of its record of `m`, if any. An
+/// unreadable records directory is no record (the kernel's own list then speaks).
+pub fn asked_of(root: &Root, m: &Mount) -> Vec<Asked> {
+    let records = read_records(root).map(|(good, _)| good).unwrap_or_default();
+    records
+        .into_iter()
+        .filter(|r| r.is_of(m))
+        .map(|r| Asked::new(AskedBy::Record, r.options))
+        .collect()
+}
+
+/// Records `m` as made and verified by the helper with `options`, and removes the records of earlier mounts on
 /// the same mount point that are no longer in `table`. The directory is opened inside the root
 /// and refused when another user owns it or may write in it; a record is removed by its own
 /// directory entry, never by a name rebuilt from what a record says.
@@ -119,9 +137,10 @@ pub fn write_record(
     root: &Root,
     m: &Mount,
     port: u16,
+    options: &str,
     table: &MountTable,
 ) -> Result<(), RecordError> {
-    let record = MountRecord::of(m, port);
+    let record = MountRecord::of(m, port, options);
     let name = record.file_name();
     let err = |source| RecordError {
         path: root.join(DIR).join(&name),
@@ -176,7 +195,7 @@ mod tests {
     #[test]
     fn a_record_matches_its_mount_and_not_a_reused_id() {
         let t = table(TWO);
-        let r = MountRecord::of(t.by_id(40).unwrap(), 20049);
+        let r = MountRecord::of(t.by_id(40).unwrap(), 20049, "");
         assert!(r.is_of(t.by_id(40).unwrap()));
         assert!(!r.is_of(t.by_id(41).unwrap()));
         // Same id, another filesystem on the same point: not the recorded mount.
@@ -189,17 +208,32 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = Root::new(dir.path());
         let t = table(TWO);
-        write_record(&root, t.by_id(40).unwrap(), 20049, &t).unwrap();
-        write_record(&root, t.by_id(41).unwrap(), 20050, &t).unwrap();
+        write_record(&root, t.by_id(40).unwrap(), 20049, "", &t).unwrap();
+        write_record(
+            &root,
+            t.by_id(41).unwrap(),
+            20050,
+            "rw,nconnect=4,vers=4.2",
+            &t,
+        )
+        .unwrap();
         let (mut good, bad) = read_records(&root).unwrap();
         good.sort_by_key(|r| r.mount_id);
         assert!(bad.is_empty(), "{bad:?}");
         assert_eq!(good.len(), 2);
         assert_eq!(good[1].port, 20050);
+        assert_eq!(good[1].options, "rw,nconnect=4,vers=4.2");
+        // What each mount asked: its own record's options, never another mount's.
+        assert_eq!(
+            asked_of(&root, t.by_id(41).unwrap()),
+            [Asked::new(AskedBy::Record, "rw,nconnect=4,vers=4.2")]
+        );
+        let unrecorded = table("43 1 0:53 / /mnt/gds rw - nfs4 10.0.2.15:/export rw\n");
+        assert!(asked_of(&root, unrecorded.by_id(43).unwrap()).is_empty());
         // A new mount on /mnt/gds replaces the record of the one that is gone; the record of
         // /mnt/other stays although this table lacks it (another namespace may have it).
         let later = table("42 1 0:52 / /mnt/gds rw - nfs4 10.0.2.15:/export rw,proto=rdma\n");
-        write_record(&root, later.by_id(42).unwrap(), 20049, &later).unwrap();
+        write_record(&root, later.by_id(42).unwrap(), 20049, "", &later).unwrap();
         let (good, _) = read_records(&root).unwrap();
         let mut ids: Vec<u32> = good.iter().map(|r| r.mount_id).collect();
         ids.sort();
@@ -211,14 +245,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = Root::new(dir.path());
         let t = table(TWO);
-        write_record(&root, t.by_id(41).unwrap(), 20049, &t).unwrap();
+        write_record(&root, t.by_id(41).unwrap(), 20049, "", &t).unwrap();
         // A planted record of a gone mount on /mnt/gds whose device climbs out to another
         // record: the old pruner rebuilt `{mount_id}-{device}.json` from it and removed that.
         let victim = root.join(DIR).join("41-0.51.json");
         assert!(victim.is_file());
         let planted = r#"{"source":"10.0.2.15:/export","target":"/mnt/gds","device":"../mounts/41-0.51","mount_id":9,"port":20049}"#;
         std::fs::write(root.join(DIR).join("planted.json"), planted).unwrap();
-        write_record(&root, t.by_id(40).unwrap(), 20049, &t).unwrap();
+        write_record(&root, t.by_id(40).unwrap(), 20049, "", &t).unwrap();
         assert!(victim.is_file(), "the record of /mnt/other was deleted");
         assert!(
             !root.join(DIR).join("planted.json").exists(),
@@ -234,7 +268,7 @@ mod tests {
         std::fs::create_dir_all(root.join(DIR)).unwrap();
         std::fs::set_permissions(root.join(DIR), std::fs::Permissions::from_mode(0o777)).unwrap();
         let t = table(TWO);
-        let e = write_record(&root, t.by_id(40).unwrap(), 20049, &t).unwrap_err();
+        let e = write_record(&root, t.by_id(40).unwrap(), 20049, "", &t).unwrap_err();
         assert!(e.to_string().contains("writable by others"), "{e}");
         assert_eq!(std::fs::read_dir(root.join(DIR)).unwrap().count(), 0);
     }
@@ -248,10 +282,10 @@ mod tests {
         std::os::unix::fs::symlink(&outside, tree.join("run")).unwrap();
         let root = Root::new(&tree);
         let t = table(TWO);
-        assert!(write_record(&root, t.by_id(40).unwrap(), 20049, &t).is_err());
+        assert!(write_record(&root, t.by_id(40).unwrap(), 20049, "", &t).is_err());
         assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
         std::fs::create_dir_all(tree.join(outside.strip_prefix("/").unwrap())).unwrap();
-        write_record(&root, t.by_id(40).unwrap(), 20049, &t).unwrap();
+        write_record(&root, t.by_id(40).unwrap(), 20049, "", &t).unwrap();
         assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
         let (good, _) = read_records(&root).unwrap();
         assert_eq!(
@@ -273,5 +307,14 @@ mod tests {
         assert_eq!(bad.len(), 1);
         assert!(bad[0].path.ends_with("1-0.5.json"));
         assert!(parse_record(&vec![b' '; MAX_RECORD_BYTES + 1]).is_err());
+    }
+
+    #[test]
+    fn a_record_from_before_the_options_field_still_reads() {
+        let r = parse_record(
+            br#"{"source":"s:/e","target":"/mnt/gds","device":"0:50","mount_id":70,"port":20050}"#,
+        )
+        .unwrap();
+        assert_eq!((r.port, r.options.as_str()), (20050, ""));
     }
 }

@@ -9,11 +9,16 @@
 //!
 //! The port a mount must be on is the one the helper recorded, else the policy's `[options]`
 //! port: never the mount's own `port=`, which would pass every mount on a wrong port.
+//!
+//! What a mount asked for beyond that (its `nconnect=`) is declared by the same two sources
+//! ([`Declared::asked`]: the options of the helper's record, of the fstab line); a `[[mount]]`
+//! table sets levels, not mount options, so it declares no ask.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::{MountRule, Policy};
+use crate::checks::asked::{Asked, AskedBy};
 use crate::host::mounts::{is_rdma_netid, Mount};
 
 /// Why a mount is meant for RDMA.
@@ -41,13 +46,29 @@ impl Intent {
     }
 }
 
-/// What the node itself says about its mounts, beside the policy: the ports the helper
-/// recorded, indexed by what identifies a mount (device, source, mount point) so thousands of
-/// mounts are looked up in constant time each, and the mount points of `nfs-gds` fstab lines.
+/// What the node itself says about its mounts, beside the policy: the ports and options the
+/// helper recorded, indexed by what identifies a mount (device, source, mount point) so
+/// thousands of mounts are looked up in constant time each, and the `nfs-gds` fstab lines by
+/// mount point.
 #[derive(Debug, Clone, Default)]
 pub struct Declared {
-    ports: HashMap<(String, String, String), u16>,
-    fstab: HashSet<PathBuf>,
+    records: HashMap<(String, String, String), Recorded>,
+    fstab: HashMap<PathBuf, FstabLine>,
+}
+
+/// What the helper recorded of one mount.
+#[derive(Debug, Clone)]
+struct Recorded {
+    port: u16,
+    /// The options it passed to mount.nfs (empty in records older than the field).
+    options: String,
+}
+
+/// An `nfs-gds` fstab line: its number and options.
+#[derive(Debug, Clone)]
+struct FstabLine {
+    line: usize,
+    options: String,
 }
 
 /// How a mount is named in [`Declared`]: device, source, mount point (lossy, as recorded).
@@ -61,27 +82,58 @@ fn key_of(m: &Mount) -> (String, String, String) {
 
 impl Declared {
     /// That the helper verified the mount of `source` with device `device` on `target` on
-    /// `port`.
-    pub fn record(&mut self, device: &str, source: &str, target: &str, port: u16) {
-        self.ports
-            .insert((device.into(), source.into(), target.into()), port);
+    /// `port`, having passed `options` to mount.nfs.
+    pub fn record(&mut self, device: &str, source: &str, target: &str, port: u16, options: &str) {
+        self.records.insert(
+            (device.into(), source.into(), target.into()),
+            Recorded {
+                port,
+                options: options.into(),
+            },
+        );
     }
 
-    /// That an `nfs-gds` fstab line mounts something on `target`.
-    pub fn fstab_target(&mut self, target: impl Into<PathBuf>) {
-        self.fstab.insert(target.into());
+    /// That line `line` of fstab mounts something on `target` as `nfs-gds` with `options`.
+    pub fn fstab_line(&mut self, target: impl Into<PathBuf>, line: usize, options: &str) {
+        self.fstab.insert(
+            target.into(),
+            FstabLine {
+                line,
+                options: options.into(),
+            },
+        );
+    }
+
+    fn recorded(&self, m: &Mount) -> Option<&Recorded> {
+        if self.records.is_empty() {
+            return None;
+        }
+        self.records.get(&key_of(m))
     }
 
     /// The port the helper verified `m` on, if it recorded `m`.
     pub fn recorded_port(&self, m: &Mount) -> Option<u16> {
-        if self.ports.is_empty() {
-            return None;
-        }
-        self.ports.get(&key_of(m)).copied()
+        self.recorded(m).map(|r| r.port)
     }
 
-    fn in_fstab(&self, mount_point: &Path) -> bool {
-        !self.fstab.is_empty() && self.fstab.contains(mount_point)
+    fn fstab_of(&self, mount_point: &Path) -> Option<&FstabLine> {
+        if self.fstab.is_empty() {
+            return None;
+        }
+        self.fstab.get(mount_point)
+    }
+
+    /// What the node declares `m` asked for: the options of the helper's record of it and of
+    /// the fstab line of its mount point, for [`asked_option`](crate::checks::asked::asked_option)
+    /// to decide between (with the kernel's own list last).
+    pub fn asked(&self, m: &Mount) -> Vec<Asked> {
+        let record = self
+            .recorded(m)
+            .map(|r| Asked::new(AskedBy::Record, r.options.as_str()));
+        let fstab = self
+            .fstab_of(m.info.mount_point())
+            .map(|f| Asked::new(AskedBy::Fstab { line: f.line }, f.options.as_str()));
+        record.into_iter().chain(fstab).collect()
     }
 }
 
@@ -99,7 +151,7 @@ pub fn intent_of(m: &Mount, declared: &Declared, rules: &[MountRule]) -> Option<
     {
         return Some(Intent::Policy(i));
     }
-    if declared.in_fstab(m.info.mount_point()) {
+    if declared.fstab_of(m.info.mount_point()).is_some() {
         return Some(Intent::Fstab);
     }
     let asked = m.info.super_option("proto").is_some_and(is_rdma_netid)
@@ -156,7 +208,7 @@ mod tests {
         assert_eq!(intent_of(m(31), &none, &rules), Some(Intent::Policy(0)));
         // A record of the helper beats both, and only for its own mount.
         let mut rec = Declared::default();
-        rec.record("0:40", "home:/users", "/mnt/home", 20049);
+        rec.record("0:40", "home:/users", "/mnt/home", 20049, "");
         assert_eq!(
             intent_of(m(30), &rec, &rules),
             Some(Intent::Recorded { port: 20049 })
@@ -164,7 +216,7 @@ mod tests {
         assert_eq!(intent_of(m(33), &rec, &rules), None);
         // An fstab line for the mount point, and nothing else.
         let mut fstab = Declared::default();
-        fstab.fstab_target("/mnt/ab");
+        fstab.fstab_line("/mnt/ab", 4, "_netdev");
         assert_eq!(intent_of(m(33), &fstab, &[]), Some(Intent::Fstab));
         assert_eq!(intent_of(m(30), &fstab, &[]), None);
         // A target rule; and a non-NFS mount is never meant for RDMA.
@@ -184,11 +236,11 @@ mod tests {
         // The mount says port=20050; the policy wants 20049.
         assert_eq!(expected_port(gds, &Declared::default(), &policy), 20049);
         let mut rec = Declared::default();
-        rec.record("0:41", "filer:/datasets", "/mnt/gds", 20050);
+        rec.record("0:41", "filer:/datasets", "/mnt/gds", 20050, "");
         assert_eq!(expected_port(gds, &rec, &policy), 20050);
         // A record of another mount on the same point says nothing about this one.
         let mut other = Declared::default();
-        other.record("0:99", "filer:/datasets", "/mnt/gds", 20050);
+        other.record("0:99", "filer:/datasets", "/mnt/gds", 20050, "");
         assert_eq!(expected_port(gds, &other, &policy), 20049);
     }
 }

@@ -118,13 +118,10 @@ impl Default for Policy {
 }
 
 /// Why the policy could not be used. Always names the file; parse errors name line and column.
+/// The file is only ever read through the trust check ([`trust::read`]), so a failed read is an
+/// [`Untrusted`](PolicyError::Untrusted) error that names the path and the system's reason.
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
-    #[error("{}: {source}", path.display())]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
     #[error("{}: no such policy file", path.display())]
     Missing { path: PathBuf },
     #[error("{}:{line}:{column}: {message}", path.display())]

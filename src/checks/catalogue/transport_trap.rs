@@ -210,6 +210,7 @@ mod tests {
             mount,
             table: &t,
             port: 20049,
+            asked: &[],
         });
         says(
             &r,
@@ -231,6 +232,7 @@ mod tests {
             mount,
             table: &t,
             port: 20049,
+            asked: &[],
         });
         says(&r, Status::Fail, &["over tcp (/mnt/tcp)"]);
         assert!(
@@ -246,6 +248,7 @@ mod tests {
             mount: t.by_id(1).unwrap(),
             table: &t,
             port: 20049,
+            asked: &[],
         });
         says(&r, Status::Skip, &["not an NFS mount"]);
     }

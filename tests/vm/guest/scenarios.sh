@@ -111,7 +111,8 @@ scn_infra_stock() {
 }
 
 # One plain mount(8) of the export over RDMA with OPTS on /mnt/nconnect: how many `xprt: rdma`
-# lines the kernel made, a row of the table, and what verify's mount-connections says of it.
+# lines the kernel made, a row of the table, and what verify's mount-connections says of it,
+# from /proc alone and then with an `nfs-gds` fstab line asking the same.
 nconnect_row() {
     local name=$1 fstype=$2 opts=$3 asked=$4 got rel shown
     run "mount-$name" 120 mount -t "$fstype" -o "$opts,proto=rdma,port=$RDMA_PORT" "$SPEC" /mnt/nconnect
@@ -137,9 +138,48 @@ nconnect_row() {
             vers=4*) expect_summary "verify-$name" mount-connections b326df4a8ec6 ;;
         esac
     fi
+    # An fstab line for the mount point says what was asked, whatever /proc kept.
+    printf '%s\n%s /mnt/nconnect nfs-gds _netdev,%s 0 0\n' "$BASELINE_FSTAB" "$SPEC" "$opts" >/etc/fstab
+    run "verify-fstab-$name" 60 nfs-gds verify /mnt/nconnect --json
+    printf '%s\n' "$BASELINE_FSTAB" >/etc/fstab
+    expect_json "verify-fstab-$name"
+    if [ "$got" -ge "$asked" ]; then
+        expect_status "verify-fstab-$name" mount-connections pass
+    else
+        expect_status "verify-fstab-$name" mount-connections warn
+        expect_summary "verify-fstab-$name" mount-connections "nconnect=$asked asked (fstab line 2), $got RDMA connection"
+        [ -n "$shown" ] || expect_summary "verify-fstab-$name" mount-connections "the kernel dropped the ask"
+    fi
     expect_status "verify-$name" mount-pnfs pass skip
     run "doctor-$name" 180 nfs-gds doctor
     expect_output "doctor-$name" rxe0 "doctor's I/O path does not name the soft-RoCE device on the route to $SERVER"
+    umount /mnt/nconnect || fail "cannot unmount /mnt/nconnect"
+}
+
+# The same ask through the helper (`mount -t nfs-gds`, policy warn on this stock kernel): it
+# judges the mount against the nconnect= it passed, and its record keeps that for `verify`.
+# WANT is what this guest's kernel must give for it: warn (Debian 12's 6.1 makes one
+# connection for vers=4.2) or pass (Debian 13's 6.12 makes four).
+nconnect_helper_row() {
+    local name=$1 opts=$2 asked=$3 want=$4 got
+    run "helper-$name" 120 mount -t nfs-gds -o "$opts,gds_policy=warn" "$SPEC" /mnt/nconnect
+    expect_rc "helper-$name" 0
+    expect_xprt /mnt/nconnect rdma
+    got=$(mount_xprts /mnt/nconnect | grep -c '^rdma$')
+    note "mount -t nfs-gds -o $opts: $got RDMA connection(s)"
+    run "verify-helper-$name" 60 nfs-gds verify /mnt/nconnect --json
+    expect_json "verify-helper-$name"
+    expect_status "verify-helper-$name" mount-connections "$want"
+    if [ "$want" = warn ]; then
+        expect_output "helper-$name" "mount-connections.*nconnect=$asked asked \(mount options\), $got RDMA connection" \
+            "the helper does not warn that the mount got fewer connections than it asked"
+        expect_summary "verify-helper-$name" mount-connections "nconnect=$asked asked (the helper's record of the mount)"
+        case $opts in
+            vers=4*) expect_summary "verify-helper-$name" mount-connections b326df4a8ec6 ;;
+        esac
+    elif output_of "helper-$name" | grep -q mount-connections; then
+        fail "helper-$name: the helper warns about mount-connections on a mount with every connection it asked"
+    fi
     umount /mnt/nconnect || fail "cannot unmount /mnt/nconnect"
 }
 
@@ -154,6 +194,12 @@ scn_io_nconnect() {
     nconnect_row v42-n1 nfs4 vers=4.2 1
     note "table (in $SCN_DIR/nconnect-table.md):"
     sed 's/^/    | /' "$SCN_DIR/nconnect-table.md"
+    case ${NFS_GDS_VM_GUEST:-} in
+        bookworm) nconnect_helper_row v42-n4 vers=4.2,nconnect=4 4 warn ;;
+        trixie) nconnect_helper_row v42-n4 vers=4.2,nconnect=4 4 pass ;;
+        *) note "no expectation for vers=4.2,nconnect=4 through the helper on guest '${NFS_GDS_VM_GUEST:-}'" ;;
+    esac
+    nconnect_helper_row v3-n4 vers=3,nconnect=4 4 pass
 }
 
 scn_s1() {

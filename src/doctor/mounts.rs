@@ -186,33 +186,20 @@ device 10.0.2.15:/export mounted on /mnt/gds with fstype nfs4 statvers=1.1
         table(&info, "")
     }
 
+    /// Every mount of one server is judged against that server's other mounts: with 4,000 of
+    /// them each still gets its own transport warning. (Its cost is measured by
+    /// `benches/doctor-scale.sh`; a wall-clock ratio in a test fails on a loaded machine.)
     #[test]
-    fn reviewing_every_mount_of_one_server_is_linear_not_quadratic() {
-        let timed = |n: usize| {
-            let t = one_server(n);
-            (0..3)
-                .map(|_| {
-                    let start = std::time::Instant::now();
-                    let r = review(&t, &[], &Declared::default(), &Policy::default());
-                    assert_eq!(r.gds_mounts.len(), n);
-                    let warned = r
-                        .checks
-                        .iter()
-                        .filter(|c| c.id == transport_trap::ID && c.status == Status::Warn)
-                        .count();
-                    assert_eq!(warned, n, "each RDMA mount is warned of the TCP one");
-                    start.elapsed()
-                })
-                .min()
-                .unwrap()
-        };
-        let (small, large) = (timed(500), timed(4000));
-        // Eight times the mounts: about 8× the time when linear, 64× when each mount is judged
-        // against the whole table.
-        let ratio = large.as_secs_f64() / small.as_secs_f64();
-        assert!(
-            ratio < 24.0,
-            "500 mounts {small:?}, 4,000 mounts {large:?}: ×{ratio:.1}"
-        );
+    fn reviewing_every_mount_of_one_server_warns_each_of_them() {
+        let n = 4000;
+        let t = one_server(n);
+        let r = review(&t, &[], &Declared::default(), &Policy::default());
+        assert_eq!(r.gds_mounts.len(), n);
+        let warned = r
+            .checks
+            .iter()
+            .filter(|c| c.id == transport_trap::ID && c.status == Status::Warn)
+            .count();
+        assert_eq!(warned, n, "each RDMA mount is warned of the TCP one");
     }
 }

@@ -194,42 +194,27 @@ mod tests {
         );
     }
 
-    /// Linear in the table: 40,000 mounts before and after, compared in well under a second
-    /// even in a debug build (the pairwise comparison took seconds).
+    /// A large table (40,000 mounts, one set of keys and one look-up per mount, no pairwise
+    /// comparison) still yields exactly the one new mount. How long it takes is a benchmark's
+    /// business (`benches/`), not a test's: a wall-clock ratio fails on a loaded machine.
     #[test]
-    fn the_comparison_is_linear() {
-        let timed = |n: u32| {
-            let mut text = ROOT.to_string();
-            for i in 0..n {
-                text.push_str(&format!(
-                    "{} 1 0:{} / /mnt/m{i} rw - nfs4 10.0.{}.{}:/e rw\n",
-                    i + 100,
-                    i + 100,
-                    i / 256 % 256,
-                    i % 256
-                ));
-            }
-            let before = table(&text);
-            text.push_str("50000 1 0:9 / /mnt/gds rw - nfs4 10.0.2.15:/export rw\n");
-            let after = table(&text);
-            (0..3)
-                .map(|_| {
-                    let start = std::time::Instant::now();
-                    let new = new_mounts_on(&before, &after, Path::new("/mnt/gds"));
-                    let took = start.elapsed();
-                    assert_eq!(new.len(), 1);
-                    took
-                })
-                .min()
-                .unwrap()
-        };
-        let (small, large) = (timed(5_000), timed(40_000));
-        // Eight times the mounts: about 8× the time when linear, 64× when every mount of one
-        // table is compared with every mount of the other.
-        let ratio = large.as_secs_f64() / small.as_secs_f64();
-        assert!(
-            ratio < 24.0,
-            "5,000 mounts {small:?}, 40,000 mounts {large:?}: ×{ratio:.1}"
-        );
+    fn a_large_table_yields_the_one_new_mount() {
+        let mut text = ROOT.to_string();
+        for i in 0..40_000u32 {
+            text.push_str(&format!(
+                "{} 1 0:{} / /mnt/m{i} rw - nfs4 10.0.{}.{}:/e rw\n",
+                i + 100,
+                i + 100,
+                i / 256 % 256,
+                i % 256
+            ));
+        }
+        let before = table(&text);
+        text.push_str("50000 1 0:9 / /mnt/gds rw - nfs4 10.0.2.15:/export rw\n");
+        let after = table(&text);
+        let new = new_mounts_on(&before, &after, Path::new("/mnt/gds"));
+        assert_eq!(new.len(), 1);
+        assert_eq!(new[0].info.mount_id, 50000);
+        assert_eq!(new_mounts(&before, &after).len(), 1);
     }
 }

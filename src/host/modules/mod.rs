@@ -628,28 +628,26 @@ mod tests {
     }
 
     #[test]
-    fn a_line_of_many_dependencies_is_bounded_and_resolved_in_linear_time() {
+    fn a_line_of_many_dependencies_is_bounded() {
         let explain = |n: usize| {
             let tree = wide_tree(n);
             let root = Root::new("/nonexistent");
             let index = modprobe_effect::TreeIndex::new(&root, &tree);
             let config = modprobe_config::ModprobeConfig::default();
-            let start = std::time::Instant::now();
-            let e = modprobe_effect::explain_request(&config, &index, "rpcrdma");
-            (start.elapsed(), e.steps.len())
+            modprobe_effect::explain_request(&config, &index, "rpcrdma")
+                .steps
+                .len()
         };
-        let (small, steps) = explain(MAX_DEPS / 4);
-        assert_eq!(steps, MAX_DEPS / 4 + 1, "every dependency, then the target");
-        let (large, steps) = explain(MAX_DEPS * 16);
         assert_eq!(
-            steps,
+            explain(MAX_DEPS / 4),
+            MAX_DEPS / 4 + 1,
+            "every dependency, then the target"
+        );
+        assert_eq!(
+            explain(MAX_DEPS * 16),
             MAX_DEPS + 1,
             "the first MAX_DEPS dependencies, then the target"
         );
-        // 64× the dependencies: a scan of modules.dep per dependency made that over 1,000× the
-        // time; now the extra lines cost one indexing pass, and the steps stop at the bound.
-        let ratio = large.as_secs_f64() / small.as_secs_f64();
-        assert!(ratio < 200.0, "{small:?} then {large:?}: ×{ratio:.0}");
     }
 
     #[test]

@@ -123,7 +123,7 @@ fn ordinary() -> HostFacts {
             file: Some(Ok(file)),
             loaded: false,
             sys: SysModule::default(),
-            kallsyms: Ok(Vec::new()),
+            kallsyms: Some(Ok(Vec::new())),
             loaded_build: None,
             requests: Some(Ok(untouched_requests())),
         },
@@ -189,7 +189,8 @@ pub fn resolution(rel: &str) -> Resolution {
     }
 }
 
-fn module_path(rel: &str) -> PathBuf {
+/// Where the builder's module files are, as the host path of `rel` in the module tree.
+pub fn module_path(rel: &str) -> PathBuf {
     PathBuf::from(format!("/lib/modules/{RELEASE}/{rel}"))
 }
 
@@ -262,11 +263,11 @@ pub fn rpcrdma(rel: &str, hooks: bool, export: Export, loaded: bool) -> RpcrdmaF
         } else {
             SysModule::default()
         },
-        kallsyms: Ok(if loaded && hooks {
+        kallsyms: Some(Ok(if loaded && hooks {
             loaded_hooks(if export == Export::Plain { 'T' } else { 't' })
         } else {
             Vec::new()
-        }),
+        })),
         loaded_build: loaded.then_some(LoadedBuild::ResolvedFile),
         requests: Some(Ok(untouched_requests())),
     }
@@ -360,7 +361,7 @@ pub fn built_in() -> RpcrdmaFacts {
         file: None,
         loaded: false,
         sys: SysModule::default(),
-        kallsyms: Ok(hooks),
+        kallsyms: Some(Ok(hooks)),
         loaded_build: None,
         requests: Some(Ok(untouched_requests())),
     }

@@ -253,7 +253,10 @@ fn the_same_build_loaded_is_fresh() {
     assert_eq!(status(&doc, "rpcrdma-loaded"), "pass");
     // The build-id names the file: its hooks answer, and kallsyms is not read.
     let ev = evidence(&doc, "rpcrdma-loaded");
-    assert!(ev.contains(&format!("{HOOK} defined, exported GPL")), "{ev}");
+    assert!(
+        ev.contains(&format!("{HOOK} defined, exported GPL")),
+        "{ev}"
+    );
     assert!(ev.contains("(/proc/kallsyms not read)"), "{ev}");
 }
 

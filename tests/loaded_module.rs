@@ -370,10 +370,15 @@ fn evidence_of(doc: &serde_json::Value, id: &str, what: &str) -> String {
 fn a_loaded_build_with_the_files_build_id_needs_no_kallsyms() {
     // Kallsyms is a FIFO: opening it is refused, so every answer below comes from elsewhere,
     // and each is the one the table above gives with a readable kallsyms.
-    for (loaded, code, want) in [
-        (LoadedAs::HookedGpl, 0, "pass"),
-        (LoadedAs::HookedPlain, 1, "fail"),
-        (LoadedAs::NoHooks, 1, "fail"),
+    for (loaded, code, want, said) in [
+        (LoadedAs::HookedGpl, 0, "pass", "carries both nvfs hooks"),
+        (
+            LoadedAs::HookedPlain,
+            1,
+            "fail",
+            "plain (in the file it was loaded from)",
+        ),
+        (LoadedAs::NoHooks, 1, "fail", "no nvfs hooks (none in "),
     ] {
         let f = node(loaded, FileIs::Same);
         let (_, with_kallsyms) = check_json(&f);
@@ -387,19 +392,22 @@ fn a_loaded_build_with_the_files_build_id_needs_no_kallsyms() {
             let id = c["id"].as_str().unwrap();
             assert_eq!(status(&doc, id), c["status"], "{loaded:?} {id}: {doc:#}");
         }
+        assert!(summary(&doc, "rpcrdma-loaded").contains(said), "{doc:#}");
         let why = evidence_of(&doc, "rpcrdma-loaded", "loaded build-id");
         assert!(
             why.contains(&hex(&build_id_of("on-disk"))) && why.contains("/proc/kallsyms not read"),
             "{loaded:?}: {doc:#}"
         );
         let file = f.path(format!("{}/{DKMS}.ko.zst", f.tree()));
-        assert!(
-            summary(&doc, "rpcrdma-loaded").contains("plain (in the file it was loaded from)")
-                || evidence_of(&doc, "rpcrdma-loaded", &file.display().to_string())
-                    .contains("rpcrdma_register_nvfs_dma_ops")
-                || matches!(loaded, LoadedAs::NoHooks),
-            "{loaded:?}: {doc:#}"
-        );
+        let hooks = evidence_of(&doc, "rpcrdma-loaded", &file.display().to_string());
+        if matches!(loaded, LoadedAs::NoHooks) {
+            assert!(!hooks.contains("defined"), "{doc:#}");
+        } else {
+            assert!(
+                hooks.contains("rpcrdma_register_nvfs_dma_ops defined, exported"),
+                "{doc:#}"
+            );
+        }
     }
 }
 

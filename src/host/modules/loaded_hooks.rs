@@ -115,7 +115,46 @@ pub fn from_file(same: SameBuild<'_>) -> Vec<LoadedHook> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::facts_builder::{self as b, DKMS_RPCRDMA};
+    use crate::kmod::{Compression, SymbolFacts};
+
+    /// An rpcrdma file whose hooks are defined (or not) and exported as `export`.
+    fn file(defined: bool, export: Export) -> ModuleFile {
+        ModuleFile {
+            path: "/lib/modules/6.8.0/updates/dkms/rpcrdma.ko".into(),
+            compression: Compression::None,
+            file_size: 90_000,
+            elf_size: 90_000,
+            modinfo: Default::default(),
+            build_id: Some("a1".into()),
+            has_symtab: true,
+            export_layout: ExportLayout::SplitTables,
+            symbols: RPCRDMA_HOOKS
+                .iter()
+                .map(|s| SymbolFacts {
+                    symbol: s.to_string(),
+                    defined,
+                    export: if defined {
+                        export.clone()
+                    } else {
+                        Export::NotExported
+                    },
+                })
+                .collect(),
+        }
+    }
+
+    /// The kallsyms lines of both hooks of a loaded rpcrdma, with type letter `letter`.
+    fn kallsyms_lines(letter: char) -> Vec<KallsymsEntry> {
+        RPCRDMA_HOOKS
+            .iter()
+            .map(|s| KallsymsEntry {
+                symbol: s.to_string(),
+                type_letter: letter,
+                module: Some(RPCRDMA.into()),
+                line: format!("0000000000000000 {letter} {s}\t[{RPCRDMA}]"),
+            })
+            .collect()
+    }
 
     fn loaded(build_id: &str) -> SysModule {
         SysModule {
@@ -128,13 +167,12 @@ mod tests {
     #[test]
     fn a_file_of_the_loaded_build_id_stands_in_for_kallsyms() {
         for (export, upper) in [(Export::Gpl, false), (Export::Plain, true)] {
-            let mut file = b::module_file(DKMS_RPCRDMA, true, export.clone());
-            file.build_id = Some("a1b2".into());
-            let sys = loaded("a1b2");
+            let file = file(true, export.clone());
+            let sys = loaded("a1");
             let same = same_build(&sys, Some(&file)).expect("same build");
             let hooks = from_file(same);
             // What kallsyms would show: both hooks, upper-case exactly when exported plain.
-            let shown = from_kallsyms(&b::loaded_hooks(if upper { 'T' } else { 't' }), false);
+            let shown = from_kallsyms(&kallsyms_lines(if upper { 'T' } else { 't' }), false);
             assert_eq!(
                 hooks
                     .iter()
@@ -152,8 +190,7 @@ mod tests {
 
     #[test]
     fn with_the_flags_table_every_export_is_upper_case() {
-        let mut file = b::module_file(DKMS_RPCRDMA, true, Export::Gpl);
-        file.build_id = Some("a1".into());
+        let mut file = file(true, Export::Gpl);
         file.export_layout = ExportLayout::FlagsTable;
         let sys = loaded("a1");
         let hooks = from_file(same_build(&sys, Some(&file)).unwrap());
@@ -162,16 +199,14 @@ mod tests {
 
     #[test]
     fn a_hookless_file_gives_no_hooks() {
-        let mut file = b::module_file(DKMS_RPCRDMA, false, Export::Gpl);
-        file.build_id = Some("a1".into());
+        let file = file(false, Export::Gpl);
         let sys = loaded("a1");
         assert!(from_file(same_build(&sys, Some(&file)).unwrap()).is_empty());
     }
 
     #[test]
     fn kallsyms_is_needed_when_the_file_cannot_answer() {
-        let mut file = b::module_file(DKMS_RPCRDMA, true, Export::Gpl);
-        file.build_id = Some("a1".into());
+        let file = file(true, Export::Gpl);
         // Another build, or no build-id on either side.
         assert!(same_build(&loaded("ffff"), Some(&file)).is_none());
         assert!(same_build(&SysModule::default(), Some(&file)).is_none());

@@ -37,9 +37,7 @@ use crate::host::platform::module_keys::ModuleKeys;
 use crate::kmod::abi::KernelModversions;
 use crate::kmod::load_facts::{LoadFacts, SignatureFacts};
 use crate::kmod::modversions::{ExportCrcSource, ExportCrcs, ImportVersions};
-use crate::kmod::{
-    Compression, Export, ExportLayout, ModuleFile, SymbolFacts, RPCRDMA, RPCRDMA_HOOKS,
-};
+use crate::kmod::{Compression, Export, ExportLayout, ModuleFile, RPCRDMA, RPCRDMA_HOOKS};
 
 /// The running kernel of the ordinary node.
 pub const RELEASE: &str = "6.8.0-45-generic";
@@ -210,18 +208,7 @@ pub fn module_file(rel: &str, defined: bool, export: Export) -> ModuleFile {
         build_id: None,
         has_symtab: true,
         export_layout: ExportLayout::SplitTables,
-        symbols: RPCRDMA_HOOKS
-            .iter()
-            .map(|s| SymbolFacts {
-                symbol: s.to_string(),
-                defined,
-                export: if defined {
-                    export.clone()
-                } else {
-                    Export::NotExported
-                },
-            })
-            .collect(),
+        symbols: crate::kmod::hook_symbols(defined, export),
     }
 }
 

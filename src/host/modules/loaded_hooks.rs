@@ -115,7 +115,7 @@ pub fn from_file(same: SameBuild<'_>) -> Vec<LoadedHook> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kmod::{Compression, SymbolFacts};
+    use crate::kmod::Compression;
 
     /// An rpcrdma file whose hooks are defined (or not) and exported as `export`.
     fn file(defined: bool, export: Export) -> ModuleFile {
@@ -128,18 +128,7 @@ mod tests {
             build_id: Some("a1".into()),
             has_symtab: true,
             export_layout: ExportLayout::SplitTables,
-            symbols: RPCRDMA_HOOKS
-                .iter()
-                .map(|s| SymbolFacts {
-                    symbol: s.to_string(),
-                    defined,
-                    export: if defined {
-                        export.clone()
-                    } else {
-                        Export::NotExported
-                    },
-                })
-                .collect(),
+            symbols: crate::kmod::hook_symbols(defined, export),
         }
     }
 

@@ -353,3 +353,88 @@ fn at_most_four_candidate_files_are_opened() {
     );
     assert!(ev.contains("driver-container markers: none found"), "{ev}");
 }
+
+/// The evidence a check shows under `what`, or "" when it shows none.
+fn evidence_of(doc: &serde_json::Value, id: &str, what: &str) -> String {
+    check_result(doc, id)["evidence"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|e| e["what"] == what)
+        .and_then(|e| e["seen"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn a_loaded_build_with_the_files_build_id_needs_no_kallsyms() {
+    // Kallsyms is a FIFO: opening it is refused, so every answer below comes from elsewhere,
+    // and each is the one the table above gives with a readable kallsyms.
+    for (loaded, code, want, said) in [
+        (LoadedAs::HookedGpl, 0, "pass", "carries both nvfs hooks"),
+        (
+            LoadedAs::HookedPlain,
+            1,
+            "fail",
+            "plain (in the file it was loaded from)",
+        ),
+        (LoadedAs::NoHooks, 1, "fail", "no nvfs hooks (none in "),
+    ] {
+        let f = node(loaded, FileIs::Same);
+        let (_, with_kallsyms) = check_json(&f);
+        f.kallsyms_fifo();
+        let doc = expect(
+            &f,
+            code,
+            &[("rpcrdma-loaded", want), ("rpcrdma-fresh", "pass")],
+        );
+        for c in with_kallsyms["checks"].as_array().unwrap() {
+            let id = c["id"].as_str().unwrap();
+            assert_eq!(status(&doc, id), c["status"], "{loaded:?} {id}: {doc:#}");
+        }
+        assert!(summary(&doc, "rpcrdma-loaded").contains(said), "{doc:#}");
+        let why = evidence_of(&doc, "rpcrdma-loaded", "loaded build-id");
+        assert!(
+            why.contains(&hex(&build_id_of("on-disk"))) && why.contains("/proc/kallsyms not read"),
+            "{loaded:?}: {doc:#}"
+        );
+        let file = f.path(format!("{}/{DKMS}.ko.zst", f.tree()));
+        let hooks = evidence_of(&doc, "rpcrdma-loaded", &file.display().to_string());
+        if matches!(loaded, LoadedAs::NoHooks) {
+            assert!(!hooks.contains("defined"), "{doc:#}");
+        } else {
+            assert!(
+                hooks.contains("rpcrdma_register_nvfs_dma_ops defined, exported"),
+                "{doc:#}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_loaded_build_of_another_build_id_is_judged_by_kallsyms() {
+    let f = node(LoadedAs::HookedGpl, FileIs::OtherWithHooks);
+    let doc = expect(&f, 0, &[("rpcrdma-loaded", "pass")]);
+    assert!(
+        evidence_of(&doc, "rpcrdma-loaded", "/proc/kallsyms").contains("[rpcrdma]"),
+        "{doc:#}"
+    );
+    assert_eq!(evidence_of(&doc, "rpcrdma-loaded", "loaded build-id"), "");
+    // The same node with kallsyms unreadable: the loaded hooks cannot be known.
+    f.kallsyms_fifo();
+    let doc = expect(&f, 1, &[("rpcrdma-loaded", "unknown")]);
+    assert!(
+        summary(&doc, "rpcrdma-loaded").contains("kallsyms cannot be read"),
+        "{doc:#}"
+    );
+}
+
+#[test]
+fn an_unloaded_rpcrdma_needs_no_kallsyms() {
+    let f = node(LoadedAs::None, FileIs::OtherWithHooks);
+    let (code, before) = check_json(&f);
+    f.kallsyms_fifo();
+    let (after_code, after) = check_json(&f);
+    assert_eq!((code, after_code), (0, 0), "{after:#}");
+    assert_eq!(before["checks"], after["checks"]);
+}

@@ -177,6 +177,9 @@ pub fn collect(
 ) -> Result<Collected, CollectError> {
     let mut collected = archive_reads(root, runner, out, Some(manifest), |root, runner| {
         let facts = HostFacts::read(root)?;
+        // The hook lines of kallsyms go in even where the checks did not need them (the loaded
+        // rpcrdma identified by its build-id): whoever reads the bundle may want them.
+        let _ = crate::host::modules::kallsyms::read_symbols(root, &RPCRDMA_HOOKS);
         // Read through the recording root: the helper's records and fstab go in the bundle.
         let declared = read_declared(root)?;
         super::diagnose(
@@ -257,8 +260,8 @@ pub fn archive_reads(
         if rel.starts_with(RECORDED_DIR) {
             continue;
         }
-        if let Some(bytes) = root.read_bytes(rel)? {
-            a.file(&host_path(rel), &for_archive(rel, bytes))?;
+        if let Some(bytes) = for_archive(root, rel)? {
+            a.file(&host_path(rel), &bytes)?;
         }
     }
     for (dir, names) in &record.listed {
@@ -296,24 +299,24 @@ fn host_path(rel: &Path) -> String {
 }
 
 /// What goes into the archive for a file before redaction: kallsyms cut to the hook lines
-/// (the rest is kernel layout doctor never looks at), everything else as it is.
-fn for_archive(rel: &Path, bytes: Vec<u8>) -> Vec<u8> {
-    let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    match name {
-        "kallsyms" => {
-            let text = String::from_utf8_lossy(&bytes);
-            let mut kept = String::new();
-            for line in text
-                .lines()
-                .filter(|l| RPCRDMA_HOOKS.iter().any(|h| l.contains(h)))
-            {
-                kept.push_str(line);
-                kept.push('\n');
-            }
-            kept.into_bytes()
-        }
-        _ => bytes,
+/// (the rest is kernel layout doctor never looks at), streamed rather than read whole (it is
+/// 5–20 MB), everything else as it is.
+fn for_archive(root: &Root, rel: &Path) -> Result<Option<Vec<u8>>, HostError> {
+    if rel.file_name().and_then(|n| n.to_str()) != Some("kallsyms") {
+        return root.read_bytes(rel);
     }
+    let Some(mut lines) = root.read_lines(rel)? else {
+        return Ok(None);
+    };
+    let mut kept = Vec::new();
+    while let Some(line) = lines.next_line()? {
+        let text = String::from_utf8_lossy(line);
+        if RPCRDMA_HOOKS.iter().any(|h| text.contains(h)) {
+            kept.extend_from_slice(text.as_bytes());
+            kept.push(b'\n');
+        }
+    }
+    Ok(Some(kept))
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use super::kernel::KernelInfo;
 use super::modules::gpl_rule::{self, GplRule};
 use super::modules::kallsyms::{self, KallsymsEntry};
 use super::modules::loaded_build::{self, LoadedBuild};
+use super::modules::loaded_hooks::{self, LoadedHook, SameBuild};
 use super::modules::module_load::{self, ModuleLoad};
 use super::modules::module_owners::ModuleOwners;
 use super::modules::rpcrdma_requests::{read_rpcrdma_requests, RpcrdmaRequests};
@@ -40,8 +41,10 @@ pub struct RpcrdmaFacts {
     /// Listed in `/proc/modules`.
     pub loaded: bool,
     pub sys: SysModule,
-    /// The hook lines of `/proc/kallsyms`, or why it could not be read.
-    pub kallsyms: Result<Vec<KallsymsEntry>, String>,
+    /// The hook lines of `/proc/kallsyms`, or why it could not be read; `None` when it was not
+    /// read because nothing needed it: rpcrdma not loaded, or loaded from the resolved file
+    /// ([`RpcrdmaFacts::same_build`]).
+    pub kallsyms: Option<Result<Vec<KallsymsEntry>, String>>,
     /// When loaded as a module: whether the loaded build is the resolved file, another file of
     /// the tree, or from outside it.
     pub loaded_build: Option<LoadedBuild>,
@@ -67,22 +70,58 @@ impl RpcrdmaFacts {
         self.file.as_ref().and_then(|f| f.as_ref().ok())
     }
 
-    /// Hook lines of kallsyms that belong to the loaded rpcrdma (or to the kernel image when
-    /// rpcrdma is built in).
-    pub fn loaded_hooks(&self) -> Vec<&KallsymsEntry> {
-        let builtin = self.is_builtin();
-        self.kallsyms
-            .as_ref()
-            .map(|entries| {
-                entries
-                    .iter()
-                    .filter(|e| match &e.module {
-                        Some(m) => m == RPCRDMA,
-                        None => builtin,
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
+    /// The loaded rpcrdma is the resolved file by GNU build-id, and the file's facts say what
+    /// kallsyms would about its hooks.
+    pub fn same_build(&self) -> Option<SameBuild<'_>> {
+        if !self.loaded || self.is_builtin() {
+            return None;
+        }
+        loaded_hooks::same_build(&self.sys, self.inspected())
+    }
+
+    /// Whether `/proc/kallsyms` has to be read to know the hooks the kernel runs: for a built-in
+    /// rpcrdma, and for a loaded one the build-id does not tie to the resolved file. When
+    /// `/proc/modules` could not be read (`modules_known` false), whether rpcrdma is loaded is
+    /// unknown and kallsyms is read as well.
+    pub fn needs_kallsyms(&self, modules_known: bool) -> bool {
+        self.is_builtin() || !modules_known || (self.loaded && self.same_build().is_none())
+    }
+
+    /// The hooks of the loaded rpcrdma (or of the kernel image when rpcrdma is built in): from
+    /// kallsyms when it was read, else from the file the loaded build is.
+    pub fn loaded_hooks(&self) -> Vec<LoadedHook> {
+        match (&self.kallsyms, self.same_build()) {
+            (Some(Ok(entries)), _) => loaded_hooks::from_kallsyms(entries, self.is_builtin()),
+            (None, Some(same)) => loaded_hooks::from_file(same),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Why the loaded hooks cannot be known: kallsyms was needed and could not be read.
+    pub fn loaded_hooks_unknown(&self) -> Option<String> {
+        match (&self.kallsyms, self.same_build()) {
+            (Some(Err(e)), _) => Some(format!("kallsyms cannot be read: {e}")),
+            (None, None) => Some(format!("/{} was not read", kallsyms::PATH)),
+            _ => None,
+        }
+    }
+
+    /// Where [`RpcrdmaFacts::loaded_hooks`] were seen, as the evidence names it: `/proc/kallsyms`,
+    /// or the file the loaded build is.
+    pub fn loaded_hooks_seen_in(&self) -> String {
+        match (&self.kallsyms, self.same_build()) {
+            (None, Some(same)) => same.file.path.display().to_string(),
+            _ => format!("/{}", kallsyms::PATH),
+        }
+    }
+
+    /// When kallsyms was not read because the build-id tied the loaded module to its file: the
+    /// evidence of that match, which the checks show in its place.
+    pub fn kallsyms_skipped(&self) -> Option<String> {
+        match (&self.kallsyms, self.same_build()) {
+            (None, Some(same)) => Some(same.evidence()),
+            _ => None,
+        }
     }
 
     /// Whether the kallsyms type letter of a module symbol tells its license: true unless the
@@ -268,33 +307,39 @@ fn read_rpcrdma(
         }
         _ => None,
     };
+    let modules_known = loaded.is_some();
     let loaded = loaded.is_some_and(|m| m.iter().any(|m| m.name == RPCRDMA));
     let sys = SysModule::read(root, RPCRDMA)?;
-    let kallsyms = match kallsyms::read_symbols(root, &RPCRDMA_HOOKS) {
+    let loaded_build = if loaded && !matches!(resolution, Some(Resolution::BuiltIn { .. })) {
+        Some(read_loaded_build(root, tree, &resolution, &file, &sys)?)
+    } else {
+        None
+    };
+    let mut facts = RpcrdmaFacts {
+        resolution,
+        file,
+        loaded,
+        sys,
+        kallsyms: None,
+        loaded_build,
+        requests,
+    };
+    if facts.needs_kallsyms(modules_known) {
+        facts.kallsyms = Some(read_kallsyms(root));
+    }
+    Ok((facts, load_facts))
+}
+
+/// The hook lines of `/proc/kallsyms`, streamed, or why it could not be read.
+fn read_kallsyms(root: &Root) -> Result<Vec<KallsymsEntry>, String> {
+    match kallsyms::read_symbols(root, &RPCRDMA_HOOKS) {
         Ok(Some(found)) => Ok(found),
         Ok(None) => Err(format!(
             "{} does not exist",
             root.join(kallsyms::PATH).display()
         )),
         Err(e) => Err(e.to_string()),
-    };
-    let loaded_build = if loaded && !matches!(resolution, Some(Resolution::BuiltIn { .. })) {
-        Some(read_loaded_build(root, tree, &resolution, &file, &sys)?)
-    } else {
-        None
-    };
-    Ok((
-        RpcrdmaFacts {
-            resolution,
-            file,
-            loaded,
-            sys,
-            kallsyms,
-            loaded_build,
-            requests,
-        },
-        load_facts,
-    ))
+    }
 }
 
 /// Compares the loaded build with the resolved file, and looks for it in the tree only when

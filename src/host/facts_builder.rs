@@ -37,9 +37,7 @@ use crate::host::platform::module_keys::ModuleKeys;
 use crate::kmod::abi::KernelModversions;
 use crate::kmod::load_facts::{LoadFacts, SignatureFacts};
 use crate::kmod::modversions::{ExportCrcSource, ExportCrcs, ImportVersions};
-use crate::kmod::{
-    Compression, Export, ExportLayout, ModuleFile, SymbolFacts, RPCRDMA, RPCRDMA_HOOKS,
-};
+use crate::kmod::{Compression, Export, ExportLayout, ModuleFile, RPCRDMA, RPCRDMA_HOOKS};
 
 /// The running kernel of the ordinary node.
 pub const RELEASE: &str = "6.8.0-45-generic";
@@ -123,7 +121,7 @@ fn ordinary() -> HostFacts {
             file: Some(Ok(file)),
             loaded: false,
             sys: SysModule::default(),
-            kallsyms: Ok(Vec::new()),
+            kallsyms: Some(Ok(Vec::new())),
             loaded_build: None,
             requests: Some(Ok(untouched_requests())),
         },
@@ -189,7 +187,8 @@ pub fn resolution(rel: &str) -> Resolution {
     }
 }
 
-fn module_path(rel: &str) -> PathBuf {
+/// Where the builder's module files are, as the host path of `rel` in the module tree.
+pub fn module_path(rel: &str) -> PathBuf {
     PathBuf::from(format!("/lib/modules/{RELEASE}/{rel}"))
 }
 
@@ -209,18 +208,7 @@ pub fn module_file(rel: &str, defined: bool, export: Export) -> ModuleFile {
         build_id: None,
         has_symtab: true,
         export_layout: ExportLayout::SplitTables,
-        symbols: RPCRDMA_HOOKS
-            .iter()
-            .map(|s| SymbolFacts {
-                symbol: s.to_string(),
-                defined,
-                export: if defined {
-                    export.clone()
-                } else {
-                    Export::NotExported
-                },
-            })
-            .collect(),
+        symbols: crate::kmod::hook_symbols(defined, export),
     }
 }
 
@@ -262,11 +250,11 @@ pub fn rpcrdma(rel: &str, hooks: bool, export: Export, loaded: bool) -> RpcrdmaF
         } else {
             SysModule::default()
         },
-        kallsyms: Ok(if loaded && hooks {
+        kallsyms: Some(Ok(if loaded && hooks {
             loaded_hooks(if export == Export::Plain { 'T' } else { 't' })
         } else {
             Vec::new()
-        }),
+        })),
         loaded_build: loaded.then_some(LoadedBuild::ResolvedFile),
         requests: Some(Ok(untouched_requests())),
     }
@@ -360,7 +348,7 @@ pub fn built_in() -> RpcrdmaFacts {
         file: None,
         loaded: false,
         sys: SysModule::default(),
-        kallsyms: Ok(hooks),
+        kallsyms: Some(Ok(hooks)),
         loaded_build: None,
         requests: Some(Ok(untouched_requests())),
     }

@@ -41,6 +41,24 @@ pub const RPCRDMA_HOOKS: [&str; 2] = [
     "rpcrdma_unregister_nvfs_dma_ops",
 ];
 
+/// The facts of both hooks in a test's module file: defined (exported as `export`) or not
+/// there at all.
+#[cfg(test)]
+pub fn hook_symbols(defined: bool, export: Export) -> Vec<SymbolFacts> {
+    RPCRDMA_HOOKS
+        .iter()
+        .map(|s| SymbolFacts {
+            symbol: s.to_string(),
+            defined,
+            export: if defined {
+                export.clone()
+            } else {
+                Export::NotExported
+            },
+        })
+        .collect()
+}
+
 /// The facts of one module file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModuleFile {

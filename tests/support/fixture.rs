@@ -199,6 +199,15 @@ impl Fixture {
         self.flush();
     }
 
+    /// Makes `/proc/kallsyms` a FIFO with no writer: a reader that opens it is refused (or,
+    /// without the reader's rules, would hang), so a check that still answers from it shows
+    /// kallsyms was never read. Call it last: the other setters rewrite kallsyms.
+    pub fn kallsyms_fifo(&self) {
+        self.remove("proc/kallsyms");
+        nix::unistd::mkfifo(&self.path("proc/kallsyms"), nix::sys::stat::Mode::S_IRUSR)
+            .expect("mkfifo proc/kallsyms");
+    }
+
     /// A kernel image for this release.
     pub fn boot_image(&self, bytes: &[u8]) {
         self.write(format!("boot/vmlinuz-{}", self.release), bytes);

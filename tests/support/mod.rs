@@ -22,8 +22,8 @@ use serde_json::Value;
 
 pub use fixture::{Fixture, KallsymsHooks, Loaded, DKMS, INBOX, RPM};
 pub use module_gen::{
-    build, build_id_of, pkcs7_signed_data, signature_trailer, symbol_crc, CrcLayout, HookExport,
-    ImportTables, Layout, ModuleSpec, HOOKS,
+    build, build_id_of, hex, pkcs7_signed_data, signature_trailer, symbol_crc, CrcLayout,
+    HookExport, ImportTables, Layout, ModuleSpec, HOOKS,
 };
 pub use pack::{pack, Packing};
 pub use tree::Tree;

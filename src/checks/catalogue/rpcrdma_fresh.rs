@@ -95,7 +95,7 @@ mod tests {
     /// build-id `on_disk` that has the hooks or not.
     fn loaded(loaded: Option<&str>, on_disk: Option<&str>, file_hooked: bool) -> RpcrdmaFacts {
         let mut rp = b::rpcrdma(DKMS_RPCRDMA, file_hooked, Export::Gpl, true);
-        rp.kallsyms = Ok(Vec::new());
+        rp.kallsyms = Some(Ok(Vec::new()));
         rp.sys.build_id = loaded.map(str::to_string);
         if let Some(Ok(f)) = &mut rp.file {
             f.build_id = on_disk.map(str::to_string);
@@ -168,7 +168,7 @@ mod tests {
             &["not a stale one", "the file has no hooks either"],
         );
         let mut rp = loaded(Some("aa11"), Some("bb22"), true);
-        rp.kallsyms = Ok(b::loaded_hooks('t'));
+        rp.kallsyms = Some(Ok(b::loaded_hooks('t')));
         let r = judge(rp);
         says(&r, Status::Skip, &["the loaded build carries the hooks"]);
         assert_eq!(seen(&r, "loaded build-id"), "aa11");

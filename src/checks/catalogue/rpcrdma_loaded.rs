@@ -1,5 +1,6 @@
-//! `rpcrdma-loaded`: the rpcrdma that is loaded (if any) has both hooks in `/proc/kallsyms`, not
-//! plain-exported where this kernel refuses that.
+//! `rpcrdma-loaded`: the rpcrdma that is loaded (if any) has both hooks in `/proc/kallsyms` (or
+//! in the file it was loaded from, when the GNU build-ids say which), not plain-exported where
+//! this kernel refuses that.
 
 use super::rpcrdma_common::{missing_hooks_remedy, origin_of, provenance_evidence, GPL_FIX};
 use crate::checks::check::{Check, Scope};
@@ -13,7 +14,7 @@ pub const ID: CheckId = CheckId::new("rpcrdma-loaded");
 
 pub static CHECK: Check = Check {
     id: ID,
-    doc: "the loaded rpcrdma (if loaded) has both hooks in `/proc/kallsyms` (and not plain-exported where that is refused)",
+    doc: "the loaded rpcrdma (if loaded) has both hooks in `/proc/kallsyms`, or in its file when the build-ids match (and not plain-exported where that is refused)",
     scope: Scope::Node(run),
     default_level: Level::Enforce,
     waitable: true,
@@ -44,11 +45,8 @@ fn judge(facts: &HostFacts) -> CheckResult {
             "rpcrdma is not loaded; the kernel loads it from disk when the first RDMA mount starts",
         );
     }
-    if let Err(e) = &rp.kallsyms {
-        return CheckResult::unknown(
-            id,
-            format!("rpcrdma is loaded but kallsyms cannot be read: {e}"),
-        );
+    if let Some(e) = rp.loaded_hooks_unknown() {
+        return CheckResult::unknown(id, format!("rpcrdma is loaded but {e}"));
     }
     let found = rp.loaded_hooks();
     let lines = found
@@ -56,6 +54,11 @@ fn judge(facts: &HostFacts) -> CheckResult {
         .map(|e| e.line.as_str())
         .collect::<Vec<_>>()
         .join(" | ");
+    let seen_in = rp.loaded_hooks_seen_in();
+    let by_build_id = |r: CheckResult| match rp.kallsyms_skipped() {
+        Some(why) => r.with("loaded build-id", why),
+        None => r,
+    };
     if found.len() < RPCRDMA_HOOKS.len() {
         let file_has_hooks = rp
             .inspected()
@@ -63,16 +66,17 @@ fn judge(facts: &HostFacts) -> CheckResult {
         let outside = matches!(rp.loaded_build, Some(LoadedBuild::OutsideTree { .. }));
         let r = CheckResult::fail(
             id,
-            "the loaded rpcrdma has no nvfs hooks (none in /proc/kallsyms)",
+            format!("the loaded rpcrdma has no nvfs hooks (none in {seen_in})"),
         )
         .with(
-            "/proc/kallsyms",
+            seen_in.as_str(),
             if lines.is_empty() {
                 "no rpcrdma_*_nvfs_dma_ops [rpcrdma]".to_string()
             } else {
                 lines
             },
         );
+        let r = by_build_id(r);
         let r = r.fix(Fix::ReloadRpcrdma);
         return if file_has_hooks {
             r.remedy("the module file on disk has the hooks but an older build is loaded: reload rpcrdma when no NFS/RDMA mount uses it (`modprobe -r rpcrdma && modprobe rpcrdma`), or reboot")
@@ -95,17 +99,30 @@ fn judge(facts: &HostFacts) -> CheckResult {
             super::rpcrdma_hook_export::file_hook_export(f, facts.gpl_rule.as_ref()).status
                 == Status::Fail
         });
-        let r = CheckResult::fail(id, "the loaded rpcrdma exports its hooks plain (type T in kallsyms) and this kernel refuses that")
-            .with("/proc/kallsyms", lines)
-            .remedy(GPL_FIX);
+        let how = if rp.kallsyms_skipped().is_some() {
+            "in the file it was loaded from"
+        } else {
+            "type T in kallsyms"
+        };
+        let r = CheckResult::fail(
+            id,
+            format!(
+                "the loaded rpcrdma exports its hooks plain ({how}) and this kernel refuses that"
+            ),
+        )
+        .with(seen_in.as_str(), lines)
+        .remedy(GPL_FIX);
+        let r = by_build_id(r);
         if file_plain {
             r.fix(Fix::GplExport).fix(Fix::ReloadRpcrdma)
         } else {
             r.fix(Fix::ReloadRpcrdma)
         }
     } else {
-        CheckResult::pass(id, "the loaded rpcrdma carries both nvfs hooks")
-            .with("/proc/kallsyms", lines)
+        by_build_id(
+            CheckResult::pass(id, "the loaded rpcrdma carries both nvfs hooks")
+                .with(seen_in.as_str(), lines),
+        )
     }
 }
 
@@ -147,7 +164,7 @@ mod tests {
     #[test]
     fn an_older_build_of_a_hooked_file_is_to_be_reloaded() {
         let mut rp = b::rpcrdma(DKMS_RPCRDMA, true, Export::Gpl, true);
-        rp.kallsyms = Ok(Vec::new());
+        rp.kallsyms = Some(Ok(Vec::new()));
         rp.loaded_build = Some(LoadedBuild::OtherFile {
             path: "/lib/modules/6.8.0-45-generic/kernel/net/sunrpc/xprtrdma/rpcrdma.ko.zst".into(),
         });
@@ -185,10 +202,60 @@ mod tests {
         says(&r, Status::Pass, &["carries both nvfs hooks"]);
     }
 
+    /// The loaded build is the resolved file by build-id: kallsyms was not read.
+    fn same_build(hooks: bool, export: Export) -> crate::host::facts::RpcrdmaFacts {
+        let mut rp = b::rpcrdma(DKMS_RPCRDMA, hooks, export, true);
+        rp.kallsyms = None;
+        rp
+    }
+
+    #[test]
+    fn the_file_of_the_loaded_build_id_answers_for_kallsyms() {
+        let r = run(&HostFacts::builder()
+            .rpcrdma(same_build(true, Export::Gpl))
+            .build());
+        says(&r, Status::Pass, &["carries both nvfs hooks"]);
+        let file = b::module_path(DKMS_RPCRDMA).display().to_string();
+        assert_eq!(
+            seen(&r, &file),
+            "rpcrdma_register_nvfs_dma_ops defined, exported GPL | rpcrdma_unregister_nvfs_dma_ops defined, exported GPL"
+        );
+        assert!(seen(&r, "loaded build-id").contains("/proc/kallsyms not read"));
+        assert!(r.evidence.iter().all(|e| e.what != "/proc/kallsyms"));
+
+        let r = run(&HostFacts::builder()
+            .rpcrdma(same_build(false, Export::Gpl))
+            .build());
+        says(&r, Status::Fail, &["has no nvfs hooks", &file]);
+        assert_eq!(r.fixes, vec![Fix::ReloadRpcrdma, Fix::HookedRpcrdma]);
+
+        let r = run(&HostFacts::builder()
+            .rpcrdma(same_build(true, Export::Plain))
+            .gpl_rule(Some(GplRule {
+                enforcement: Enforcement::Enforced,
+                evidence: "Linux 6.8".into(),
+            }))
+            .build());
+        says(
+            &r,
+            Status::Fail,
+            &["plain (in the file it was loaded from)", "refuses"],
+        );
+        assert_eq!(r.fixes, vec![Fix::GplExport, Fix::ReloadRpcrdma]);
+    }
+
+    #[test]
+    fn unread_kallsyms_without_a_build_id_match_is_unknown() {
+        let mut rp = same_build(true, Export::Gpl);
+        rp.sys.build_id = Some("ffff".into());
+        let r = run(&HostFacts::builder().rpcrdma(rp).build());
+        says(&r, Status::Unknown, &["/proc/kallsyms was not read"]);
+    }
+
     #[test]
     fn is_unknown_when_kallsyms_cannot_be_read() {
         let mut rp = b::rpcrdma(DKMS_RPCRDMA, true, Export::Gpl, true);
-        rp.kallsyms = Err("/proc/kallsyms does not exist".into());
+        rp.kallsyms = Some(Err("/proc/kallsyms does not exist".into()));
         let r = run(&HostFacts::builder().rpcrdma(rp).build());
         says(
             &r,

@@ -123,7 +123,7 @@ mod tests {
     /// A hooked build loaded from elsewhere (`how`), beside the file at `rel`.
     fn loaded_elsewhere(rel: &str, hooked: bool, export: Export, how: LoadedBuild) -> RpcrdmaFacts {
         let mut rp = b::rpcrdma(rel, hooked, export, true);
-        rp.kallsyms = Ok(b::loaded_hooks('t'));
+        rp.kallsyms = Some(Ok(b::loaded_hooks('t')));
         rp.sys.build_id = Some("0ther".into());
         rp.loaded_build = Some(how);
         rp

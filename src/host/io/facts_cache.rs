@@ -8,8 +8,8 @@
 //! tick), and also by what was asked (the symbols looked for, the text searched) and by the
 //! nfs-gds version that wrote it. A hit still reads a module file (to hash it) but skips the
 //! decompression and parsing, which is where the time goes; a kernel image, which may be a
-//! gigabyte, is keyed by its metadata and a hash of its two ends, never read whole. Entries are JSON files, one per
-//! inspected path, written atomically.
+//! gigabyte, is keyed by its metadata alone and not read at all on a hit. Entries are JSON
+//! files, one per inspected path, written atomically.
 //!
 //! Nobody but root may feed facts to a root process: the cache is used only when running as
 //! root, and a cache directory (or its parent) or entry that is not owned by root, or is writable
@@ -39,9 +39,6 @@ pub const ENV_OFF: &str = "NFS_GDS_NO_CACHE";
 /// The cache directory below the root.
 pub const DEFAULT_DIR: &str = "var/cache/nfs-gds";
 
-/// How much of each end of a file [`FileIdentity::of_open`] hashes.
-pub const SAMPLE_BYTES: u64 = 64 << 10;
-
 /// Bumped whenever the entry format or what the readers conclude changes.
 const FORMAT: u32 = 1;
 
@@ -54,43 +51,27 @@ pub struct FileIdentity {
     pub size: u64,
     pub mtime: (i64, i64),
     pub ctime: (i64, i64),
-    /// SipHash of the content (of its two ends, for a file keyed without reading it whole:
-    /// [`FileIdentity::of_open`]). File times move in clock ticks (milliseconds), so two writes
+    /// SipHash of the content (zero for a kernel image, keyed without reading it:
+    /// [`FileIdentity::of_image`]). File times move in clock ticks (milliseconds), so two writes
     /// of the same size within one tick would otherwise look alike.
     pub digest: u64,
 }
 
 impl FileIdentity {
-    /// The identity of an open file without reading it whole (a kernel image may be a
-    /// gigabyte): its metadata, and a hash of its first and last [`SAMPLE_BYTES`] bytes, which
-    /// stands in for the content hash against two same-size writes within one clock tick.
-    pub fn of_open(path: &Path, file: &fs::File, meta: &fs::Metadata) -> io::Result<Self> {
-        use std::os::unix::fs::FileExt;
-        let mut h = DefaultHasher::new();
-        let size = meta.size();
-        let mut buf = vec![0u8; SAMPLE_BYTES as usize];
-        for at in [0, size.saturating_sub(SAMPLE_BYTES)] {
-            let want = usize::try_from(size.min(SAMPLE_BYTES)).unwrap_or(0);
-            let mut done = 0;
-            while done < want {
-                match file.read_at(&mut buf[done..want], at + done as u64) {
-                    Ok(0) => break,
-                    Ok(n) => done += n,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(e),
-                }
-            }
-            buf[..done].hash(&mut h);
-        }
-        Ok(FileIdentity {
+    /// The identity of a kernel image from its metadata alone, without reading a byte of it
+    /// (an image may be a gigabyte, and the point of the cache is not to read it): images are
+    /// replaced by package installs (a new inode) or rewritten (new times to the nanosecond), so
+    /// the digest is left at zero.
+    pub fn of_image(path: &Path, meta: &fs::Metadata) -> Self {
+        FileIdentity {
             path: path.to_owned(),
             dev: meta.dev(),
             ino: meta.ino(),
-            size,
+            size: meta.size(),
             mtime: (meta.mtime(), meta.mtime_nsec()),
             ctime: (meta.ctime(), meta.ctime_nsec()),
-            digest: h.finish(),
-        })
+            digest: 0,
+        }
     }
 
     /// Reads the file `path` names now and returns its identity and content.

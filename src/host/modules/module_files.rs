@@ -175,10 +175,7 @@ pub fn scan_file_with_cache(
     let Some(cache) = cache else {
         return image_scan::scan_file(&image, needle, Budget::DEFAULT);
     };
-    let key = match facts_cache::FileIdentity::of_open(path, &file, &meta) {
-        Ok(key) => key,
-        Err(e) => return ScanOutcome::Error(format!("cannot read {}: {e}", path.display())),
-    };
+    let key = facts_cache::FileIdentity::of_image(path, &meta);
     if let Some(outcome) = cache.image_scan(&key, needle) {
         return outcome;
     }
@@ -199,23 +196,29 @@ mod tests {
         usage.max_rss() as u64 * 1024
     }
 
-    #[test]
-    fn a_gigabyte_image_is_scanned_without_being_read_whole() {
-        let d = tempfile::tempdir().unwrap();
-        let root = Root::new(d.path());
-        let path = root.join("boot/vmlinuz-6.1.0");
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    /// A gzip payload holding `__symbol_get` behind an x86 boot header (one setup sector) that
+    /// declares it, right after the stub.
+    fn small_bzimage() -> Vec<u8> {
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         gz.write_all(b"kernel text ... __symbol_get ... more text")
             .unwrap();
         let payload = gz.finish().unwrap();
-        // An x86 boot header (one setup sector) declaring the payload right after the stub.
         let mut image = vec![0u8; 1024];
         image[0x1f1] = 1;
         image[0x202..0x206].copy_from_slice(b"HdrS");
         image[0x206..0x208].copy_from_slice(&0x020fu16.to_le_bytes());
         image[0x24c..0x250].copy_from_slice(&(payload.len() as u32).to_le_bytes());
         image.extend_from_slice(&payload);
+        image
+    }
+
+    #[test]
+    fn a_gigabyte_image_is_scanned_without_being_read_whole() {
+        let d = tempfile::tempdir().unwrap();
+        let root = Root::new(d.path());
+        let path = root.join("boot/vmlinuz-6.1.0");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let image = small_bzimage();
         let file = std::fs::File::create(&path).unwrap();
         (&file).write_all(&image).unwrap();
         // 1000 MiB in all (sparse: the rest costs no disk).
@@ -230,5 +233,36 @@ mod tests {
             "the scan grew the peak RSS by {} MiB",
             grew >> 20
         );
+    }
+
+    /// Bytes this thread has read through read(2) and pread(2) so far.
+    fn thread_rchar() -> u64 {
+        let io = std::fs::read_to_string("/proc/thread-self/io").expect("/proc/thread-self/io");
+        io.lines()
+            .find_map(|l| l.strip_prefix("rchar: "))
+            .and_then(|n| n.trim().parse().ok())
+            .expect("rchar")
+    }
+
+    #[test]
+    fn a_cached_image_scan_reads_nothing_of_the_image() {
+        let d = tempfile::tempdir().unwrap();
+        let root = Root::new(d.path());
+        let path = root.join("boot/vmlinuz-6.1.0");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        // 16 MiB in all, so that reading any sizeable part of the image would show.
+        let mut image = small_bzimage();
+        image.resize(16 << 20, 0);
+        std::fs::write(&path, &image).unwrap();
+        let me = nix::unistd::geteuid().as_raw();
+        let cache = FactsCache::with_owner(d.path().join("cache"), me);
+        let cold = scan_file_with_cache(&root, &path, b"__symbol_get", Some(&cache));
+        assert_eq!(cold, ScanOutcome::Found { format: "gzip" });
+        let before = thread_rchar();
+        let warm = scan_file_with_cache(&root, &path, b"__symbol_get", Some(&cache));
+        let read = thread_rchar() - before;
+        assert_eq!(warm, cold);
+        // The cache entry is a few hundred bytes; the image is not read at all.
+        assert!(read < 4096, "a warm scan read {read} bytes");
     }
 }

@@ -196,6 +196,20 @@ mod tests {
     const DISABLED: &str =
         include_str!("../../../tests/fixtures/nvidia-fs/stats-2.28.4-disabled.txt");
     const ENABLED: &str = include_str!("../../../tests/fixtures/nvidia-fs/stats-enabled.txt");
+    /// Written by NVIDIA's nvidia-fs from Debian's nvidia-fs-dkms, loaded on the Debian 12 and 13
+    /// test guests' kernels (tests/vm, `nvfs-proc-formats-nvidia`), IO counters off.
+    const DEBIAN_RELEASES: [(&str, &str, &str); 2] = [
+        (
+            include_str!("../../../tests/fixtures/nvidia-fs/stats-2.13.5-disabled.txt"),
+            "2.13.5",
+            "1.4.0.29",
+        ),
+        (
+            include_str!("../../../tests/fixtures/nvidia-fs/stats-2.19.7-disabled.txt"),
+            "2.19.7",
+            "1.9.1.3",
+        ),
+    ];
 
     #[test]
     fn the_real_2_28_4_layout_with_io_counters_off() {
@@ -214,6 +228,49 @@ mod tests {
         assert!(errors.contains(&("Error", "dma-map")));
         assert!(errors.contains(&("Writes", "pg-cache-fail")));
         assert!(!errors.contains(&("Mmap", "munmap")));
+    }
+
+    #[test]
+    fn debian_releases_2_13_5_and_2_19_7_as_their_drivers_write_them() {
+        for (text, version, gds) in DEBIAN_RELEASES {
+            // The same layout as 2.28.4 with IO counters off; only the two version lines differ.
+            assert!(
+                text.starts_with(&format!("GDS Version: {gds} \n")),
+                "{version}"
+            );
+            let s = parse_nvfs_stats(text).unwrap_or_else(|e| panic!("{version}: {e}"));
+            assert_eq!(s.driver_version.as_deref(), Some(version));
+            assert!(!s.io_stats_enabled, "{version}");
+            assert!(!s.peer_io_stats_enabled, "{version}");
+            assert_eq!(s.reads(), None, "{version}");
+            assert_eq!(s.writes(), None, "{version}");
+            assert_eq!((s.active_shadow_buffer_mib, s.active_processes), (0, 0));
+            assert_eq!(s.get("Reads", "io_state_err"), Some(0), "{version}");
+            assert_eq!(s.get("Sparse Reads", "pages"), Some(0), "{version}");
+            assert_eq!(s.get("Bar1-map", "active"), Some(0), "{version}");
+            assert_eq!(s.get("Ops", "Read"), Some(0), "{version}");
+            assert!(s.gpus.is_empty(), "{version}: no GPU in the guests");
+            let mut sections: Vec<_> = s.counters.iter().map(|c| c.section.as_str()).collect();
+            sections.dedup();
+            assert_eq!(
+                sections,
+                [
+                    "Reads",
+                    "Sparse Reads",
+                    "Writes",
+                    "Mmap",
+                    "Bar1-map",
+                    "Error",
+                    "Ops"
+                ],
+                "{version}"
+            );
+            assert_eq!(
+                s.errors().count(),
+                parse_nvfs_stats(DISABLED).unwrap().errors().count(),
+                "{version}: the same error counters as 2.28.4"
+            );
+        }
     }
 
     #[test]

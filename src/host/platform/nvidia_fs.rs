@@ -134,6 +134,39 @@ mod tests {
         assert!(!is_nvfs_device("nvidia0"));
     }
 
+    /// The files NVIDIA's nvidia-fs 2.13.5 (Debian 12's nvidia-fs-dkms) wrote in the test guest,
+    /// with /dev/nvidia-fs0 open and rpcrdma's hooks registered.
+    #[test]
+    fn what_nvidias_2_13_5_writes_is_read_as_written() {
+        let d = tempfile::tempdir().unwrap();
+        let put = |rel: &str, text: &str| {
+            let p = d.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        put("sys/module/nvidia_fs/version", "2.13.5\n");
+        put("proc/driver/nvidia-fs/version", "version: 2.13\n");
+        put("proc/driver/nvidia-fs/devcount", "16\n");
+        put(
+            "proc/driver/nvidia-fs/modules",
+            "wekafsio: 1\nrpcrdma: (null)\n",
+        );
+        for n in 0..16 {
+            put(&format!("dev/nvidia-fs{n}"), "");
+        }
+        let nv = NvidiaFs::read(&Root::new(d.path())).unwrap();
+        assert!(nv.loaded);
+        assert_eq!(nv.version.as_deref(), Some("2.13.5"));
+        assert_eq!(nv.proc_version.as_deref(), Some("2.13"));
+        assert_eq!(nv.devices.len(), 16);
+        assert_eq!(nv.devices[0], "nvidia-fs0");
+        assert_eq!(nv.devices[15], "nvidia-fs15");
+        assert_eq!(
+            nv.registered_modules.as_deref(),
+            Some(&["wekafsio".to_string(), "rpcrdma".to_string()][..])
+        );
+    }
+
     #[test]
     fn registered_modules_lines() {
         assert_eq!(

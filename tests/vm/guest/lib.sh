@@ -61,7 +61,7 @@ umount_all_nfs() {
     ! awk '$3 == "nfs" || $3 == "nfs4" { found=1 } END { exit !found }' /proc/mounts
 }
 
-# Unload rpcrdma (and the nvidia_fs stub, which may hold it). The NFS client lets go of its
+# Unload rpcrdma (and nvidia_fs, which may hold it). The NFS client lets go of its
 # transport a moment after the last unmount, so retry for a while.
 unload_rpcrdma() {
     if [ -d /sys/module/nvidia_fs ]; then
@@ -79,7 +79,9 @@ unload_rpcrdma() {
 }
 
 # Put test builds where modprobe finds them first: /lib/modules/$KVER/updates/NAME$MODSUFFIX.
-# VARIANT: rpcrdma-gpl | rpcrdma-plain | rpcrdma-badcrc | nvidia_fs | none-rpcrdma (remove the rpcrdma override).
+# VARIANT: rpcrdma-gpl | rpcrdma-plain | rpcrdma-badcrc | none-rpcrdma (remove the rpcrdma
+# override) | nvidia_fs (the stand-in) | nvidia-fs (NVIDIA's, with the nvidia_p2p provider). Both
+# are the module nvidia_fs, so installing one removes the other.
 # install_module_build also runs depmod (slow under TCG: install several, then depmod once).
 install_module_files() {
     local variant dir=/lib/modules/$KVER/updates
@@ -87,7 +89,14 @@ install_module_files() {
     for variant in "$@"; do
         case $variant in
             rpcrdma-gpl | rpcrdma-plain | rpcrdma-badcrc) install -m 0644 "$PAYLOAD/modules/$variant$MODSUFFIX" "$dir/rpcrdma$MODSUFFIX" ;;
-            nvidia_fs) install -m 0644 "$PAYLOAD/modules/nvidia_fs$MODSUFFIX" "$dir/nvidia_fs$MODSUFFIX" ;;
+            nvidia_fs)
+                rm -f "$dir"/nvidia-fs.ko*
+                install -m 0644 "$PAYLOAD/modules/nvidia_fs$MODSUFFIX" "$dir/nvidia_fs$MODSUFFIX" ;;
+            nvidia-fs)
+                [ ! -f "$PAYLOAD/modules/nvidia-fs.failed" ] || { cat "$PAYLOAD/modules/nvidia-fs.failed"; return 1; }
+                rm -f "$dir"/nvidia_fs.ko*
+                install -m 0644 "$PAYLOAD/modules/nvidia-fs$MODSUFFIX" "$dir/nvidia-fs$MODSUFFIX"
+                install -m 0644 "$PAYLOAD/modules/nvidia_p2p_stub$MODSUFFIX" "$dir/nvidia_p2p_stub$MODSUFFIX" ;;
             none-rpcrdma) rm -f "$dir"/rpcrdma.ko* ;;
             *) echo "unknown module build $variant"; return 1 ;;
         esac
@@ -111,13 +120,19 @@ stage_rpcrdma() {
         || { echo "modprobe does not resolve rpcrdma to $UPDATES_RPCRDMA"; return 1; }
 }
 
-# Replace the running rpcrdma with a test build and load the nvidia_fs stub:
-# stage it with the stub, load both, restart nfsd.
+# Replace the running rpcrdma with a test build and load an nvidia_fs: stage both, load both,
+# restart nfsd. NVFS: nvidia_fs (the stand-in, the default) or nvidia-fs (NVIDIA's, whose
+# nvidia_p2p provider is loaded first, as the GPU driver is on a GPU node: 2.13 takes its
+# symbols with symbol_get on open and so does not pull it in as a dependency).
 switch_rpcrdma() {
-    local variant=$1
-    stage_rpcrdma "$variant" nvidia_fs || return 1
+    local variant=$1 nvfs=${2:-nvidia_fs}
+    stage_rpcrdma "$variant" "$nvfs" || return 1
     modprobe rpcrdma || { echo "modprobe rpcrdma failed"; return 1; }
-    modprobe nvidia_fs || { echo "modprobe nvidia_fs failed"; return 1; }
+    if [ "$nvfs" = nvidia-fs ]; then
+        modprobe nvidia_p2p_stub || { echo "modprobe nvidia_p2p_stub failed"; return 1; }
+    fi
+    modprobe nvidia_fs || { echo "modprobe nvidia_fs ($nvfs) failed"; return 1; }
+    echo "nvidia_fs now: $(modinfo -n nvidia_fs), version $(cat /sys/module/nvidia_fs/version)"
     local i
     for _ in $(seq 1 10); do [ -e /dev/nvidia-fs0 ] && break; sleep 1; done
     start_nfsd || return 1
@@ -380,7 +395,7 @@ expect_no_agent_mount() {
 
 # A script's PLAN is a list of "scenario NAME FUNCTION [GUESTS]" and "step NAME FUNCTION
 # [GUESTS]" entries, run in order. NFS_GDS_VM_ONLY (an ERE) selects scenarios by bare NAME or
-# GUEST/NAME; steps always run.
+# GUEST/NAME; a step runs only when a selected scenario needs it (see run_plan).
 selected() { [[ $1 =~ ${NFS_GDS_VM_ONLY:-.} || ${NFS_GDS_VM_GUEST:-}/$1 =~ ${NFS_GDS_VM_ONLY:-.} ]]; }
 
 # An entry's optional fourth field limits it to some guests (comma-separated names).
@@ -395,17 +410,34 @@ list_plan() {
     return 0
 }
 
-# run_plan RESET — run the selected scenarios and every step; RESET runs after each scenario. A
+# Whether a scenario selected for this guest follows plan entry I before the next step.
+block_selected() {
+    local i kind name guests
+    for ((i = $1 + 1; i < ${#PLAN[@]}; i++)); do
+        read -r kind name _ guests <<<"${PLAN[$i]}"
+        [ "$kind" = step ] && return 1
+        for_this_guest "$guests" && selected "$name" && return 0
+    done
+    return 1
+}
+
+# run_plan RESET — run the selected scenarios and the steps they need (a step whose block has no
+# selected scenario is skipped: every step sets its kernel state up from scratch, whatever the
+# one before left); RESET runs after each scenario. A
 # failed step marks every later scenario failed ("not run") instead of running it on a kernel
 # state it does not expect.
 run_plan() {
-    local reset=$1 broken='' entry kind name fn guests t0 rc result n
-    for entry in "${PLAN[@]}"; do
-        read -r kind name fn guests <<<"$entry"
+    local reset=$1 broken='' i kind name fn guests t0 rc result n
+    for i in "${!PLAN[@]}"; do
+        read -r kind name fn guests <<<"${PLAN[$i]}"
         for_this_guest "$guests" || continue
         if [ "$kind" = step ]; then
-            say "step $name"
             mkdir -p "$RESULTS/steps"
+            if ! block_selected "$i"; then
+                echo "skipped: no selected scenario runs before the next step" >"$RESULTS/steps/$name.log"
+                continue
+            fi
+            say "step $name"
             if [ -n "$broken" ]; then
                 echo "not run: $broken" >"$RESULTS/steps/$name.log"
             elif ! "$fn" >"$RESULTS/steps/$name.log" 2>&1; then

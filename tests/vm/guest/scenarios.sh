@@ -8,7 +8,9 @@
 #   scenarios.sh          run them (inside the guest only: it loads modules and mounts)
 #
 # The order follows the kernel state: first the stock kernel (inbox rpcrdma, no nvidia_fs), then a
-# rpcrdma with GPL-exported nvfs hooks plus the nvidia_fs stub, then one with plain exports. The
+# rpcrdma with GPL-exported nvfs hooks plus the nvidia_fs stub, then one with plain exports, then
+# both again with NVIDIA's own nvidia-fs (Debian's nvidia-fs-dkms) in place of the stub: the
+# scenarios that look at nvidia_fs run for each (NVFS_UNDER_TEST, set by the steps). The
 # "infra-*" scenarios check the test bed itself with plain mount(8), independent of nfs-gds, so a
 # failing nfs-gds scenario can be told apart from a broken test bed.
 #
@@ -39,6 +41,13 @@ PLAN=(
     "scenario s5b-plain-export-refused     scn_s5b"
     "step     switch-to-driver-container   step_switch_container"
     "scenario infra-driver-container       scn_infra_container"
+    "step     switch-to-gpl-hooks-nvidia   step_switch_gpl_nvidia"
+    "scenario infra-gpl-hooked-rpcrdma-nvidia scn_infra_gpl"
+    "scenario s7b-cli-matches-kernel-hooked-nvidia scn_s7b"
+    "scenario nvfs-proc-formats-nvidia     scn_nvfs_proc"
+    "step     switch-to-plain-hooks-nvidia step_switch_plain_nvidia"
+    "scenario infra-plain-hooked-rpcrdma-nvidia scn_infra_plain"
+    "scenario s5b-plain-export-refused-nvidia scn_s5b"
 )
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -48,6 +57,19 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 MNT=/mnt/gds
 SPEC=$SERVER:$EXPORT
+# Which nvidia_fs the steps loaded: nvidia_fs (the stand-in, modules/nvidia_fs) or nvidia-fs
+# (NVIDIA's, from the suite's nvidia-fs-dkms, over the nvidia_p2p provider).
+NVFS_UNDER_TEST=nvidia_fs
+
+nvfs_name() { if [ "$NVFS_UNDER_TEST" = nvidia-fs ]; then echo "NVIDIA's nvidia-fs"; else echo "the nvidia_fs stub"; fi; }
+# The version /sys/module/nvidia_fs/version must show for the nvidia_fs under test.
+nvfs_expected_version() {
+    if [ "$NVFS_UNDER_TEST" = nvidia-fs ]; then
+        modinfo -F version "$PAYLOAD/modules/nvidia-fs$MODSUFFIX"
+    else
+        echo 2.28.4
+    fi
+}
 
 # ---------------------------------------------------------------- preconditions
 
@@ -67,7 +89,11 @@ require_hooked_kernel() {
     [ "$(ksymtab_of "$file" $HOOK_REG)" = "$want" ] || abort "precondition: $file does not export $HOOK_REG in $want"
     kallsyms_has $HOOK_REG >/dev/null || abort "precondition: the loaded rpcrdma has no $HOOK_REG in /proc/kallsyms"
     [ "$(loaded_build_id rpcrdma)" = "$(file_build_id "$file")" ] || abort "precondition: the loaded rpcrdma is not the build in $file"
-    [ -d /sys/module/nvidia_fs ] || abort "precondition: the nvidia_fs stub is not loaded"
+    [ -d /sys/module/nvidia_fs ] || abort "precondition: $(nvfs_name) is not loaded"
+    same_file "$(modinfo -n nvidia_fs 2>/dev/null)" "/lib/modules/$KVER/updates/$NVFS_UNDER_TEST$MODSUFFIX" \
+        || abort "precondition: modprobe resolves nvidia_fs to '$(modinfo -n nvidia_fs 2>&1)', not $(nvfs_name)"
+    [ "$(cat /sys/module/nvidia_fs/version 2>/dev/null)" = "$(nvfs_expected_version)" ] \
+        || abort "precondition: the loaded nvidia_fs is $(cat /sys/module/nvidia_fs/version 2>&1), not $(nvfs_name) $(nvfs_expected_version)"
 }
 
 # A plain mount(8) of the export over RDMA, to prove the test bed; leaves it mounted on DIR.
@@ -571,6 +597,8 @@ scn_s8() {
 
 step_switch_gpl() { switch_rpcrdma rpcrdma-gpl; }
 step_switch_plain() { switch_rpcrdma rpcrdma-plain; }
+step_switch_gpl_nvidia() { NVFS_UNDER_TEST=nvidia-fs && switch_rpcrdma rpcrdma-gpl nvidia-fs; }
+step_switch_plain_nvidia() { NVFS_UNDER_TEST=nvidia-fs && switch_rpcrdma rpcrdma-plain nvidia-fs; }
 
 # Open /dev/nvidia-fs0 (as a GDS process would), print /proc/driver/nvidia-fs/modules while open.
 modules_while_open() {
@@ -582,7 +610,7 @@ modules_while_open() {
 }
 
 scn_infra_gpl() {
-    note "test bed with the GPL-hooked rpcrdma build: it works as rpcrdma and registers with the stub"
+    note "test bed with the GPL-hooked rpcrdma build: it works as rpcrdma and registers with $(nvfs_name) $(nvfs_expected_version)"
     require_hooked_kernel gpl
     note "kallsyms (type, module): $HOOK_REG $(kallsyms_has $HOOK_REG); $HOOK_DREG $(kallsyms_has $HOOK_DREG)"
     local c mods
@@ -592,8 +620,14 @@ scn_infra_gpl() {
     expect_file_content /mnt/rdma/infra-gpl.txt "$c"
     run umount-rdma 60 umount /mnt/rdma
     expect_rc umount-rdma 0
-    [ -e /dev/nvidia-fs0 ] || fail "the nvidia_fs stub made no /dev/nvidia-fs0"
-    [ "$(cat /sys/module/nvidia_fs/version 2>/dev/null)" = 2.28.4 ] || fail "/sys/module/nvidia_fs/version is not 2.28.4"
+    [ -e /dev/nvidia-fs0 ] || fail "$(nvfs_name) made no /dev/nvidia-fs0"
+    if [ "$NVFS_UNDER_TEST" = nvidia-fs ]; then
+        # NVIDIA's driver makes its 16 device nodes whether or not there is a GPU.
+        local n
+        n=$(find /dev -maxdepth 1 -name 'nvidia-fs[0-9]*' | wc -l)
+        [ "$n" = 16 ] || fail "$(nvfs_name) made $n /dev/nvidia-fsN nodes, not 16"
+        note "kernel log of the load: $(dmesg | grep -iE 'nvidia.fs|nvfs' | tail -n 6 | tr '\n' ';')"
+    fi
     mods=$(modules_while_open)
     note "/proc/driver/nvidia-fs/modules while /dev/nvidia-fs0 is open: $(echo "$mods" | tr '\n' ';')"
     echo "$mods" | grep -q '^rpcrdma:' || fail "rpcrdma did not register with nvidia_fs on open (GPL export)"
@@ -660,11 +694,15 @@ scn_infra_plain() {
     expect_xprt /mnt/rdma rdma
     expect_file_content /mnt/rdma/infra-plain.txt "$c"
     run umount-rdma 60 umount /mnt/rdma
+    # Counted before and after: an earlier block may have logged the same refusal.
+    local refusals
+    refusals=$(dmesg | grep -c "failing symbol_get of non-GPLONLY symbol $HOOK_REG")
     mods=$(modules_while_open)
-    note "/proc/driver/nvidia-fs/modules while /dev/nvidia-fs0 is open: $(echo "$mods" | tr '\n' ';')"
+    note "/proc/driver/nvidia-fs/modules while /dev/nvidia-fs0 is open ($(nvfs_name)): $(echo "$mods" | tr '\n' ';')"
     ! echo "$mods" | grep -q '^rpcrdma:' || fail "rpcrdma registered although its hooks are plain EXPORT_SYMBOL"
-    dmesg | grep -q "failing symbol_get of non-GPLONLY symbol $HOOK_REG" \
-        || fail "the kernel did not log 'failing symbol_get of non-GPLONLY symbol $HOOK_REG'"
+    [ "$(dmesg | grep -c "failing symbol_get of non-GPLONLY symbol $HOOK_REG")" -gt "$refusals" ] \
+        || fail "opening /dev/nvidia-fs0 did not make the kernel log 'failing symbol_get of non-GPLONLY symbol $HOOK_REG'"
+    note "kernel log: $(dmesg | grep -E 'symbol_get|nvfs|nvidia-fs' | tail -n 4 | tr '\n' ';')"
 }
 
 scn_s5b() {
@@ -678,6 +716,54 @@ scn_s5b() {
     expect_rc check 1
     expect_status check rpcrdma-hook-export fail
     expect_status check nvfs-registration fail
+}
+
+# ---------------------------------------------------------------- NVIDIA's /proc files
+
+# What NVIDIA's own nvidia-fs writes under /proc/driver/nvidia-fs (kept in the scenario's results
+# as proc/*.txt, the source of the parsers' fixtures), and that nfs-gds reads each file the way the
+# kernel wrote it: the version line, the device count, the registration while a handle is open,
+# the stats layout (the agent's nvidia-fs series), and what check and doctor say of this node.
+scn_nvfs_proc() {
+    note "$(nvfs_name) $(nvfs_expected_version): its /proc/driver/nvidia-fs files and what nfs-gds makes of them"
+    require_hooked_kernel gpl
+    local d=$SCN_DIR/proc f want n out=/run/nfs-gds-nvfs-proc
+    mkdir -p "$d" "$out"
+    for f in /proc/driver/nvidia-fs/*; do cat "$f" >"$d/$(basename "$f").txt" 2>&1; done
+    modules_while_open >"$d/modules-while-open.txt"
+    cat /proc/driver/nvidia-fs/modules >"$d/modules-after-close.txt"
+    for f in /sys/module/nvidia_fs/parameters/*; do echo "$(basename "$f")=$(cat "$f")"; done >"$d/parameters.txt"
+    dmesg | grep -iE 'nvidia.fs|nvfs' >"$d/dmesg.txt"
+    note "files: $(cd "$d" && ls | tr '\n' ' ')"
+
+    want=$(nvfs_expected_version)
+    grep -qx "version: ${want%.*}" "$d/version.txt" || fail "/proc/driver/nvidia-fs/version is '$(cat "$d/version.txt")', not 'version: ${want%.*}'"
+    n=$(find /dev -maxdepth 1 -name 'nvidia-fs[0-9]*' | wc -l)
+    grep -qx "$n" "$d/devcount.txt" || fail "devcount says '$(cat "$d/devcount.txt")', /dev has $n nvidia-fsN nodes"
+    grep -q '^rpcrdma:' "$d/modules-while-open.txt" || fail "modules did not list rpcrdma while /dev/nvidia-fs0 was open"
+    ! grep -q '^rpcrdma:' "$d/modules-after-close.txt" || fail "modules still lists rpcrdma after the last close"
+    grep -q "NVFS Driver(version: $want)" "$d/stats.txt" || fail "stats does not name 'NVFS Driver(version: $want)'"
+
+    run agent 120 nfs-gds agent --once --status-file "$out/status.json" --nfd-dir "$out/nfd" --textfile-dir "$out/prom"
+    expect_rc_not agent 2
+    cp "$out"/prom/*.prom "$d/../agent.prom" 2>/dev/null || true
+    grep -hqx 'nfs_gds_nvfs_stats_readable 1' "$out"/prom/*.prom 2>/dev/null \
+        || fail "the agent did not understand this stats file: '$(grep -h '^nfs_gds_nvfs_stats_readable' "$out"/prom/*.prom 2>/dev/null)'"
+    grep -hqx 'nfs_gds_nvfs_io_stats_enabled 0' "$out"/prom/*.prom 2>/dev/null \
+        || fail "the agent does not say the IO counters are off (rw_stats_enabled=$(cat /sys/module/nvidia_fs/parameters/rw_stats_enabled 2>&1))"
+
+    run check 60 nfs-gds check --json --probe
+    expect_json check
+    expect_status check nvidia-fs-loaded pass
+    expect_status check nvidia-fs-devices pass
+    expect_status check nvfs-registration pass
+    # Each /proc table nvidia-fs publishes is understood (skip when a release has none).
+    expect_status_not check pcie-acs unknown
+    expect_status_not check pcie-path unknown
+    expect_output check "$want" "check names the nvidia-fs version $want"
+    run doctor 180 nfs-gds doctor --probe
+    expect_rc_not doctor 2
+    expect_output doctor "$want" "doctor names the nvidia-fs version $want"
 }
 
 # ---------------------------------------------------------------- driver container

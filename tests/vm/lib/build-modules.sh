@@ -6,13 +6,19 @@
 #   rpcrdma-plain.ko  the same with plain EXPORT_SYMBOL
 #   rpcrdma-badcrc.ko the GPL build with one ib_core import's CRC altered (an ABI mismatch)
 #   nvidia_fs.ko      the stand-in in modules/nvidia_fs
+#   nvidia-fs.ko      NVIDIA's own nvidia-fs, from the suite's non-free nvidia-fs-dkms package
+#                     (lib/fetch-nvidia-fs.sh), built as its dkms.conf builds it, over
+#   nvidia_p2p_stub.ko  modules/nvidia-p2p: the nvidia_p2p_* entry points it needs, without a GPU
+# A release of nvidia-fs that does not build for the guest kernel does not stop the others: the
+# reason goes to "nvidia-fs.failed", and its log is kept as nvidia-fs.build.log either way.
 # Both rpcrdma builds are named "rpcrdma" inside (modinfo name), as a distro or DKMS build is.
 # Each is stored the way the guest's distribution ships its modules: plain .ko on Debian 12,
 # .ko.xz on Debian 13 (xz with a CRC32 check, as kbuild's modules_install compresses them);
 # the file "suffix" says which.
 #
 # Usage: build-modules.sh ROOT_CACHE_DIR   — prints the module cache directory on stdout.
-# The cache key covers the root (its own key), this script and the module sources.
+# The cache key covers the root (its own key), this script, the module sources and the
+# nvidia-fs-dkms package.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -29,7 +35,8 @@ rootfs="$root/rootfs"
 kver=$(cat "$root/kver")
 linux_source=$(cat "$root/linux-source")
 
-srcs=("$here/build-modules.sh" "$vmdir"/modules/*/*)
+nvfs_deb=$(bash "$here/fetch-nvidia-fs.sh" "$(cat "$root/suite")") || die "could not fetch nvidia-fs-dkms for $(cat "$root/suite")"
+srcs=("$here/build-modules.sh" "$vmdir"/modules/*/* "$nvfs_deb")
 key=$(hash_of "$(basename "$root")" "${srcs[@]}")
 cache=$(cache_dir)
 out="$cache/modules-$(cat "$root/suite")-$key"
@@ -52,7 +59,9 @@ build_rel=var/tmp/nfs-gds-modules
 build="$rootfs/$build_rel"
 rm -rf --one-file-system "$build"
 mkdir -p "$build"
-cp -r "$vmdir/modules/rpcrdma-nvfs" "$vmdir/modules/nvidia_fs" "$build/"
+cp -r "$vmdir/modules/rpcrdma-nvfs" "$vmdir/modules/nvidia_fs" "$vmdir/modules/nvidia-p2p" "$build/"
+dpkg-deb -x "$nvfs_deb" "$build/nvidia-fs-pkg"
+dpkg-deb --field "$nvfs_deb" Version >"$build/nvidia-fs-pkg/package-version"
 
 cat >"$build/build.sh" <<'INNER'
 #!/bin/bash
@@ -90,6 +99,27 @@ done
 echo "== nvidia_fs stub"
 make -s -C "$kdir" M="$PWD/nvidia_fs" modules
 cp nvidia_fs/nvidia_fs.ko out/nvidia_fs.ko
+
+echo "== nvidia_p2p provider"
+make -s -C "$kdir" M="$PWD/nvidia-p2p" modules
+cp nvidia-p2p/nvidia_p2p_stub.ko out/nvidia_p2p_stub.ko
+
+# NVIDIA's nvidia-fs as dkms.conf builds it ('make KVER=… IGNORE_CC_MISMATCH=1': its configure,
+# then kbuild), with two differences that stand in for the NVIDIA driver: NVIDIA_SRC_DIR names
+# the provider's nv-p2p.h, and the provider's Module.symvers gives the nvidia_p2p_* CRCs that
+# the nv_symbols step would scrape from an installed nvidia.ko (skipped with -o).
+nvsrc=$(echo nvidia-fs-pkg/usr/src/nvidia-fs-*) p2p=$PWD/nvidia-p2p
+echo "== NVIDIA nvidia-fs $(cat nvidia-fs-pkg/package-version) from $nvsrc (log: nvidia-fs.build.log)"
+cp nvidia-fs-pkg/package-version out/nvidia-fs.package-version
+if (cd "$nvsrc" && make KVER="$kver" IGNORE_CC_MISMATCH=1 NVIDIA_SRC_DIR="$p2p" \
+        KBUILD_EXTRA_SYMBOLS="$p2p/Module.symvers" -o nv_symbols) >out/nvidia-fs.build.log 2>&1 \
+    && [ -f "$nvsrc/nvidia-fs.ko" ]; then
+    cp "$nvsrc/nvidia-fs.ko" out/nvidia-fs.ko
+    echo "nvidia-fs.ko: $(modinfo -F name out/nvidia-fs.ko) $(modinfo -F version out/nvidia-fs.ko) depends=$(modinfo -F depends out/nvidia-fs.ko)"
+else
+    echo "nvidia-fs $(cat nvidia-fs-pkg/package-version) did not build for $kver: $(grep -m1 -E 'error|Error' out/nvidia-fs.build.log || tail -n 1 out/nvidia-fs.build.log)" | tee out/nvidia-fs.failed
+    tail -n 30 out/nvidia-fs.build.log
+fi
 
 # Distro modules ship without DWARF; so do these (symbols and the build-id note stay).
 strip --strip-debug out/*.ko
@@ -131,7 +161,7 @@ done
 INNER
 mkdir -p "$build/out"
 
-log "modules: building rpcrdma (gpl, plain) and nvidia_fs against $kver in a chroot"
+log "modules: building rpcrdma (gpl, plain), the nvidia_fs stand-in, NVIDIA's nvidia-fs and its p2p provider against $kver in a chroot"
 if ! unshare --mount --propagation private -- bash -euo pipefail -c '
         rootfs=$1 build_rel=$2 kver=$3 srcname=$4
         mount -t proc proc "$rootfs/proc"
@@ -144,10 +174,18 @@ if ! unshare --mount --propagation private -- bash -euo pipefail -c '
 fi
 
 suffix=$(cat "$build/out/suffix")
-for m in rpcrdma-gpl rpcrdma-plain rpcrdma-badcrc nvidia_fs; do
+for m in rpcrdma-gpl rpcrdma-plain rpcrdma-badcrc nvidia_fs nvidia_p2p_stub; do
     [ -s "$build/out/$m$suffix" ] || die "module build produced no $m$suffix (log: $tmp/build.log)"
     cp "$build/out/$m$suffix" "$tmp/$m$suffix"
 done
+# NVIDIA's nvidia-fs: the module, or why there is none; its build log and version either way.
+cp "$build/out/nvidia-fs.build.log" "$build/out/nvidia-fs.package-version" "$tmp/"
+if [ -s "$build/out/nvidia-fs$suffix" ]; then
+    cp "$build/out/nvidia-fs$suffix" "$tmp/"
+else
+    cp "$build/out/nvidia-fs.failed" "$tmp/" 2>/dev/null || echo "nvidia-fs: no module and no reason (see build.log)" >"$tmp/nvidia-fs.failed"
+    warn "modules: $(cat "$tmp/nvidia-fs.failed") — log: $out/nvidia-fs.build.log"
+fi
 printf '%s\n' "$suffix" >"$tmp/suffix"
 cp "$build/out/badcrc-symbol" "$tmp/badcrc-symbol"
 printf '%s\n' "$kver" >"$tmp/kver"

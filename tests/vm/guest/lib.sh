@@ -212,11 +212,25 @@ note() { printf -- '-- %s\n' "$*"; }
 run() {
     local name=$1 secs=$2
     shift 2
+    announce "$name" "$@"
+    local rc=0
+    timeout -k 10 "$secs" "$@" >"$SCN_DIR/$name.out" 2>"$SCN_DIR/$name.err" </dev/null || rc=$?
+    ran "$name" "$rc" "$secs" "$@"
+}
+
+# announce NAME CMD... — record the command as NAME.cmd and show it (run's first half).
+announce() {
+    local name=$1
+    shift
     printf '%q ' "$@" >"$SCN_DIR/$name.cmd"
     echo >>"$SCN_DIR/$name.cmd"
     printf '$ %s' "$(cat "$SCN_DIR/$name.cmd")"
-    local rc=0
-    timeout -k 10 "$secs" "$@" >"$SCN_DIR/$name.out" 2>"$SCN_DIR/$name.err" </dev/null || rc=$?
+}
+
+# ran NAME RC SECS CMD... — record and show how a command captured as NAME ended (run's second half).
+ran() {
+    local name=$1 rc=$2 secs=$3
+    shift 3
     echo "$rc" >"$SCN_DIR/$name.rc"
     echo "  → exit $rc"
     if [ -s "$SCN_DIR/$name.out" ]; then echo "  stdout:"; sed 's/^/    | /' "$SCN_DIR/$name.out"; fi

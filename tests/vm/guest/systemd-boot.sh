@@ -12,13 +12,16 @@
 #   - the GDS pieces: the GPL-hooked rpcrdma and the nvidia_fs stub under
 #     /lib/modules/KVER/updates, loaded at boot by systemd-modules-load (modules-load.d);
 #   - /etc/fstab with nfs-gds lines: two mounted during boot, three `noauto` ones the
-#     scenarios start together, one that is refused, and one `nofail,x-systemd.automount`;
+#     scenarios start together, one that is refused, and one `nofail,x-systemd.automount`; when
+#     sd-perf-boot-cost runs, 20 nfs-gds and 20 nfs4 lines more, mounted during boot (cost.sh);
 #   - nfs-gds-vm-scenarios.service: after multi-user.target, runs systemd-scenarios.sh, which
 #     harvests the results and powers off.
 # The NFS server runs on the same guest as the client. A remote server needs no ordering, but
 # here the boot-time mounts must wait for it: x-systemd.after=nfs-server.service.
 
 FSTAB_SPEC=$SERVER:$EXPORT
+# shellcheck source=cost.sh
+. "$PAYLOAD/guest/cost.sh"
 
 # The fstab lines (also read by systemd-scenarios.sh, which asserts what they became).
 write_systemd_fstab() {
@@ -36,6 +39,8 @@ $FSTAB_SPEC /mnt/refused nfs-gds _netdev,noauto 0 0
 # mounted on first access
 $FSTAB_SPEC /mnt/auto nfs-gds _netdev,nofail,x-systemd.automount,x-systemd.after=nfs-server.service,x-systemd.mount-timeout=4min 0 0
 EOF
+    # 40 more boot mounts only when the scenario that measures them runs (cost.sh).
+    if selected sd-perf-boot-cost; then cost_boot_fstab >>/etc/fstab; fi
 }
 
 # (Runs as a setup step, in a condition, where set -e does not apply: each step says || return.)
@@ -104,6 +109,7 @@ EOF
 
     write_systemd_fstab
     mkdir -p /mnt/boot1 /mnt/boot2 /mnt/par1 /mnt/par2 /mnt/par3 /mnt/refused /mnt/auto /mnt/unit /mnt/rdma
+    cost_boot_mkdirs || return 1
 
     # The scenarios, after multi-user.target; they harvest and power off themselves.
     cat >/etc/systemd/system/nfs-gds-vm-scenarios.service <<EOF

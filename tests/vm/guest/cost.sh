@@ -103,8 +103,41 @@ scn_perf_mount_cost() {
         echo
         echo "cycle 0 (helper cache empty), mount wall: nfs-gds $(column "$SCN_DIR/cycles.tsv" nfs-gds 3 | head -n 1) ms, nfs4 $(column "$SCN_DIR/cycles.tsv" nfs4 3 | head -n 1) ms"
     } >"$SCN_DIR/figures"
+    cost_breakdown
     note "figures (also in $SCN_DIR/figures; every cycle in cycles.tsv):"
     sed 's/^/    | /' "$SCN_DIR/figures"
+}
+
+# ---------------------------------------------------------------- where the helper's time goes
+
+# Five interleaved rounds of what the helper's cost is made of, on this kernel: a process that
+# does nothing (`--version`), `check` with the facts cache as root keeps it, `check` without it,
+# and the kernel writing /proc/kallsyms (its CPU is the reader's). Appends a table to figures.
+cost_breakdown() {
+    local i what rows=$SCN_DIR/breakdown.tsv
+    : >"$rows"
+    for i in 1 2 3 4 5; do
+        for what in version check check-nocache kallsyms; do
+            case $what in
+                version) timed_run "$what-$i" 60 nfs-gds --version ;;
+                check) timed_run "$what-$i" 120 nfs-gds check ;;
+                check-nocache) timed_run "$what-$i" 120 env NFS_GDS_NO_CACHE=1 nfs-gds check ;;
+                kallsyms) timed_run "$what-$i" 60 dd if=/proc/kallsyms of=/dev/null bs=64k status=none ;;
+            esac
+            [ -s "$SCN_DIR/$what-$i.time" ] || fail "$what-$i was not timed"
+            printf '%s %s %s\n' "$i" "$what" "$(cat "$SCN_DIR/$what-$i.time")" >>"$rows"
+        done
+    done
+    {
+        echo
+        echo "where the helper's time goes: 5 interleaved rounds, medians in ms ($(wc -l </proc/kallsyms) kallsyms lines)"
+        echo
+        echo "| command | wall | CPU |"
+        echo "|---|---|---|"
+        for what in version check check-nocache kallsyms; do
+            printf '| %s | %s | %s |\n' "$what" "$(column "$rows" "$what" 3 | median)" "$(column "$rows" "$what" 4 | median)"
+        done
+    } >>"$SCN_DIR/figures"
 }
 
 # ---------------------------------------------------------------- mount units at boot
@@ -178,6 +211,7 @@ sd_perf_boot_cost() {
         echo "systemd-analyze blame, these units:"
         grep -F "$(basename "$COST_DIR")-" "$SCN_DIR/blame.out" | sed 's/^ */  /'
     } >"$SCN_DIR/figures"
+    cost_breakdown
     note "figures (also in $SCN_DIR/figures; every unit in units.tsv):"
     sed 's/^/    | /' "$SCN_DIR/figures"
     run stop 300 systemctl stop "${units[@]}"

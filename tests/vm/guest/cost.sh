@@ -42,6 +42,13 @@ timed_run() {
     echo "  wall, CPU (ms): $(cat "$SCN_DIR/$name.time")"
 }
 
+# The figures, in the log and on the console too (the host shows them as the guest runs, and keeps
+# them in console.log should the VM be killed before it harvests).
+show_figures() {
+    local line
+    while IFS= read -r line; do say "$1 figures: $line"; done <"$SCN_DIR/figures"
+}
+
 # ---------------------------------------------------------------- mount(8), cycle by cycle
 
 # One mount/umount cycle of KIND (nfs-gds or nfs4) on $COST_DIR; appends
@@ -104,8 +111,7 @@ scn_perf_mount_cost() {
         echo "cycle 0 (helper cache empty), mount wall: nfs-gds $(column "$SCN_DIR/cycles.tsv" nfs-gds 3 | head -n 1) ms, nfs4 $(column "$SCN_DIR/cycles.tsv" nfs4 3 | head -n 1) ms"
     } >"$SCN_DIR/figures"
     cost_breakdown
-    note "figures (also in $SCN_DIR/figures; every cycle in cycles.tsv):"
-    sed 's/^/    | /' "$SCN_DIR/figures"
+    show_figures perf-mount-cost
 }
 
 # ---------------------------------------------------------------- where the helper's time goes
@@ -212,8 +218,7 @@ sd_perf_boot_cost() {
         grep -F "$(basename "$COST_DIR")-" "$SCN_DIR/blame.out" | sed 's/^ */  /'
     } >"$SCN_DIR/figures"
     cost_breakdown
-    note "figures (also in $SCN_DIR/figures; every unit in units.tsv):"
-    sed 's/^/    | /' "$SCN_DIR/figures"
+    show_figures sd-perf-boot-cost
     run stop 300 systemctl stop "${units[@]}"
     expect_rc stop 0
     for i in $(cost_indexes); do

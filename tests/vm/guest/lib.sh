@@ -227,11 +227,25 @@ note() { printf -- '-- %s\n' "$*"; }
 run() {
     local name=$1 secs=$2
     shift 2
+    announce "$name" "$@"
+    local rc=0
+    timeout -k 10 "$secs" "$@" >"$SCN_DIR/$name.out" 2>"$SCN_DIR/$name.err" </dev/null || rc=$?
+    ran "$name" "$rc" "$secs" "$@"
+}
+
+# announce NAME CMD... — record the command as NAME.cmd and show it (run's first half).
+announce() {
+    local name=$1
+    shift
     printf '%q ' "$@" >"$SCN_DIR/$name.cmd"
     echo >>"$SCN_DIR/$name.cmd"
     printf '$ %s' "$(cat "$SCN_DIR/$name.cmd")"
-    local rc=0
-    timeout -k 10 "$secs" "$@" >"$SCN_DIR/$name.out" 2>"$SCN_DIR/$name.err" </dev/null || rc=$?
+}
+
+# ran NAME RC SECS CMD... — record and show how a command captured as NAME ended (run's second half).
+ran() {
+    local name=$1 rc=$2 secs=$3
+    shift 3
     echo "$rc" >"$SCN_DIR/$name.rc"
     echo "  → exit $rc"
     if [ -s "$SCN_DIR/$name.out" ]; then echo "  stdout:"; sed 's/^/    | /' "$SCN_DIR/$name.out"; fi
@@ -393,10 +407,24 @@ expect_no_agent_mount() {
 
 # ---------------------------------------------------------------- the plan
 
-# A script's PLAN is a list of "scenario NAME FUNCTION [GUESTS]" and "step NAME FUNCTION
+# A script's PLAN is a list of "scenario NAME FUNCTION [GUESTS]", "optin …" and "step NAME FUNCTION
 # [GUESTS]" entries, run in order. NFS_GDS_VM_ONLY (an ERE) selects scenarios by bare NAME or
 # GUEST/NAME; a step runs only when a selected scenario needs it (see run_plan).
 selected() { [[ $1 =~ ${NFS_GDS_VM_ONLY:-.} || ${NFS_GDS_VM_GUEST:-}/$1 =~ ${NFS_GDS_VM_ONLY:-.} ]]; }
+
+# An "optin NAME FUNCTION" entry is a scenario that runs only when NFS_GDS_VM_ONLY is set and
+# selects it: it changes what the scenarios after it start from (the systemd guest's boot), so a
+# run of everything leaves it out.
+opted_in() { [ -n "${NFS_GDS_VM_ONLY:-}" ] && selected "$1"; }
+
+# Is the PLAN entry of KIND and NAME a scenario to run?
+wanted() {
+    case $1 in
+        scenario) selected "$2" ;;
+        optin) opted_in "$2" ;;
+        *) return 1 ;;
+    esac
+}
 
 # An entry's optional fourth field limits it to some guests (comma-separated names).
 for_this_guest() { [ -z "$1" ] || [[ ,$1, == *",${NFS_GDS_VM_GUEST:-},"* ]]; }
@@ -405,7 +433,7 @@ list_plan() {
     local entry kind name guests
     for entry in "${PLAN[@]}"; do
         read -r kind name _ guests <<<"$entry"
-        [ "$kind" = scenario ] && for_this_guest "$guests" && selected "$name" && echo "$name"
+        wanted "$kind" "$name" && for_this_guest "$guests" && echo "$name"
     done
     return 0
 }
@@ -446,7 +474,7 @@ run_plan() {
             fi
             continue
         fi
-        selected "$name" || continue
+        wanted "$kind" "$name" || continue
         SCN_DIR=$RESULTS/scenarios/$name
         mkdir -p "$SCN_DIR"
         : >"$SCN_DIR/failures"

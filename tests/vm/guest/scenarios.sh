@@ -35,6 +35,7 @@ PLAN=(
     "scenario infra-gpl-hooked-rpcrdma     scn_infra_gpl"
     "scenario s5a-happy-path-enforce       scn_s5a"
     "scenario s7b-cli-matches-kernel-hooked scn_s7b"
+    "scenario perf-mount-cost              scn_perf_mount_cost"
     "scenario s9-next-boot-without-hooks   scn_s9    bookworm"
     "step     switch-to-plain-hooks        step_switch_plain"
     "scenario infra-plain-hooked-rpcrdma   scn_infra_plain"
@@ -53,6 +54,8 @@ PLAN=(
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
+# shellcheck source=cost.sh
+. "$here/cost.sh"
 [ "${1:-}" = --list ] && { list_plan; exit 0; }
 
 MNT=/mnt/gds

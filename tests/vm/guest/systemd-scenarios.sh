@@ -20,6 +20,7 @@ set -u
 # shellcheck disable=SC2034  # run by run_plan in lib.sh
 PLAN=(
     "scenario sd-infra-boot                sd_infra_boot"
+    "optin    sd-perf-boot-cost            sd_perf_boot_cost"
     "scenario sd1-fstab-mounted-at-boot    sd1_fstab_boot"
     "scenario sd2-start-several-at-once    sd2_start_several"
     "scenario sd3-refused-unit-failed      sd3_refused"
@@ -32,6 +33,8 @@ PLAN=(
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
+# shellcheck source=cost.sh
+. "$here/cost.sh"
 [ "${1:-}" = --list ] && { list_plan; exit 0; }
 
 SPEC=$SERVER:$EXPORT

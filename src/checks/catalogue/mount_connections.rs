@@ -63,7 +63,7 @@ pub fn mount_connections(m: &Mount) -> CheckResult {
             )
         }
     };
-    let at = m.info.mount_point().display();
+    let at = m.info.mount_point_shown();
     let seen = format!("{rdma} `xprt: rdma` line{}", plural(rdma));
     let asked_word = match asked_text {
         Some(n) => format!("nconnect={n} asked"),

@@ -9,7 +9,10 @@ use std::borrow::Cow;
 
 /// `text` with every control character (C0, DEL, C1) escaped; borrowed when there is none.
 pub fn escape_control(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
+    // Printable ASCII, told byte by byte (vectorised), is nearly every text shown; the rest
+    // is looked at char by char (C1 controls are two bytes in UTF-8).
+    let printable_ascii = |b: u8| (0x20..0x7f).contains(&b);
+    if text.bytes().all(printable_ascii) || !text.chars().any(char::is_control) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);

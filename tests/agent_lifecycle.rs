@@ -86,3 +86,72 @@ fn the_health_probe_fails_after_two_intervals_without_a_pass() {
     // Two intervals of 61 s: fresh again.
     assert_eq!(health(&f, "61").status.code(), Some(0));
 }
+
+/// The status of check `id` in the agent's status file, once it is there and whole.
+fn status_of(f: &Fixture, id: &str) -> Option<String> {
+    let text = std::fs::read(f.path("run/nfs-gds/status.json")).ok()?;
+    let doc: serde_json::Value = serde_json::from_slice(&text).ok()?;
+    doc["checks"]
+        .as_array()?
+        .iter()
+        .find(|c| c["id"] == id)
+        .and_then(|c| c["status"].as_str())
+        .map(str::to_string)
+}
+
+#[test]
+fn a_running_agent_keeps_its_node_facts_and_sees_what_changes_them() {
+    let mut f = ready_node();
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nfs-gds"))
+        .env("NO_COLOR", "1")
+        .arg("--root")
+        .arg(f.root())
+        .args(["-vv", "agent", "--interval", "1"])
+        .stdout(Stdio::null())
+        .stderr(log.reopen().unwrap())
+        .spawn()
+        .unwrap();
+    let logged = |what: &str| {
+        std::fs::read_to_string(log.path())
+            .unwrap()
+            .matches(what)
+            .count()
+    };
+    let wait_status = |id: &str, want: &str| {
+        wait_for(&format!("{id} to be {want}"), || {
+            status_of(&f, id).as_deref() == Some(want)
+        })
+    };
+    wait_status("rpcrdma-hooks", "pass");
+    assert_eq!(status_of(&f, "rpcrdma-loaded").as_deref(), Some("skip"));
+    assert_eq!(status_of(&f, "cufile-config").as_deref(), Some("skip"));
+    // Once the fixture's files have settled, passes reuse the facts: nothing is derived again.
+    wait_for("a pass that reuses the node facts", || {
+        logged("node facts unchanged") >= 2
+    });
+    let derived = logged("node facts derived");
+    wait_for("two more passes", || logged("node facts unchanged") >= 4);
+    assert_eq!(logged("node facts derived"), derived, "nothing changed");
+
+    // The module file replaced by a build without the hooks.
+    let mut spec = ModuleSpec::rpcrdma(&f.release);
+    spec.hooks = None;
+    f.install_rpcrdma(DKMS, "", &pack(&build(&spec), Packing::Plain));
+    wait_status("rpcrdma-hooks", "fail");
+    // rpcrdma loaded.
+    f.load_rpcrdma(&Loaded::default(), KallsymsHooks::None);
+    wait_for("rpcrdma seen loaded", || {
+        status_of(&f, "rpcrdma-loaded").is_some_and(|s| s != "skip")
+    });
+    // A cufile.json written.
+    f.write(
+        "etc/cufile.json",
+        r#"{ "properties": { "allow_compat_mode": true } }"#,
+    );
+    wait_for("cufile.json seen", || {
+        status_of(&f, "cufile-config").is_some_and(|s| s != "skip")
+    });
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}

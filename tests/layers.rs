@@ -120,6 +120,8 @@ const HOST_WINGS: &[&[&str]] = &[
     &["modules", "platform", "mounts"],
     &["boot"],
     &["facts"],
+    // The agent's node facts kept between passes.
+    &["facts_memo"],
     &["stack_facts"],
     // Test-only: HostFacts without a tree, for the checks' unit tests.
     &["facts_builder"],

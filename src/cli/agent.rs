@@ -14,6 +14,7 @@ use crate::agent::schedule::{self, MAX_INTERVAL_SECS};
 use crate::agent::shutdown::{Shutdown, Wake};
 use crate::agent::{labels, metrics, mounts, Pass};
 use crate::checks::Verdict;
+use crate::host::facts_memo::FactsMemo;
 use crate::host::mounts::{read_init_mount_table, MountTable};
 use crate::host::platform::nvfs_stats::read_nvfs_stats;
 use crate::host::HostFacts;
@@ -89,16 +90,19 @@ fn health(args: &AgentArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     }
 }
 
-/// Reads and judges everything once: the node, then the mounts of `table` (filled here, and
+/// Reads and judges everything once: the node (its facts from `memo` when nothing they were
+/// derived from changed since the last pass), then the mounts of `table` (filled here, and
 /// borrowed by the pass).
 fn check_node<'t>(
     args: &AgentArgs,
     ctx: &Ctx,
+    memo: &mut FactsMemo,
     table: &'t mut MountTable,
     at: SystemTime,
 ) -> Result<(Pass<'t>, HostFacts), CmdError> {
     let policy = ctx.policy()?;
-    let (facts, judged) = super::check::judge_node(ctx, &policy, args.probe)?;
+    let facts = memo.read(&ctx.host.root)?.clone();
+    let (facts, judged) = super::check::judge_facts(facts, &policy, args.probe);
     let table_path;
     (*table, table_path) = read_init_mount_table(&ctx.host.root)?;
     let declared = read_declared(&ctx.host.root)?;
@@ -142,8 +146,13 @@ struct Outcome {
 /// One pass, reading the mount table into `table` (the caller's, so `--once` can leave it to
 /// the process exit: freeing the thousands of mounts of a large node one by one costs more
 /// than a pass's outputs).
-fn one_pass(args: &AgentArgs, ctx: &Ctx, table: &mut MountTable) -> Result<Outcome, CmdError> {
-    let (pass, facts) = check_node(args, ctx, table, SystemTime::now())?;
+fn one_pass(
+    args: &AgentArgs,
+    ctx: &Ctx,
+    memo: &mut FactsMemo,
+    table: &mut MountTable,
+) -> Result<Outcome, CmdError> {
+    let (pass, facts) = check_node(args, ctx, memo, table, SystemTime::now())?;
     let out = outputs_of(args, ctx);
     let nvfs = facts.nvidia_fs.version.clone().unwrap_or_default();
     let kernel = facts.kernel.release.unwrap_or_default();
@@ -179,7 +188,7 @@ pub fn run(args: &AgentArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     }
     if args.once {
         let mut table = MountTable::default();
-        let pass = one_pass(args, ctx, &mut table);
+        let pass = one_pass(args, ctx, &mut FactsMemo::default(), &mut table);
         // The process ends here; its memory goes back with it.
         std::mem::forget(table);
         let pass = pass?;
@@ -189,8 +198,10 @@ pub fn run(args: &AgentArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     tracing::info!("checking every {} s", args.interval);
     let shutdown = Shutdown::listen()?;
     let mut last = None;
+    // The node facts, kept from pass to pass while their inputs are unchanged.
+    let mut memo = FactsMemo::default();
     let signal = loop {
-        match one_pass(args, ctx, &mut MountTable::default()) {
+        match one_pass(args, ctx, &mut memo, &mut MountTable::default()) {
             Ok(Outcome { line, .. }) => {
                 if last.as_ref() != Some(&line) {
                     eprintln!("{line}");

@@ -28,9 +28,15 @@ pub fn judge_node(
     policy: &Policy,
     probe: bool,
 ) -> Result<(HostFacts, Judgement), CmdError> {
+    let facts = HostFacts::read(&ctx.host.root)?;
+    Ok(judge_facts(facts, policy, probe))
+}
+
+/// The node checks on facts already read, under `policy` (the probe run first when asked for
+/// here or by the policy).
+pub fn judge_facts(mut facts: HostFacts, policy: &Policy, probe: bool) -> (HostFacts, Judgement) {
     let levels = policy.for_node();
     let probe = probe || levels.probe;
-    let mut facts = HostFacts::read(&ctx.host.root)?;
     if probe {
         facts.run_probe(None);
     }
@@ -38,7 +44,7 @@ pub fn judge_node(
         .into_iter()
         .map(|r| r.with_pointer(fix::TO_DOCTOR))
         .collect();
-    Ok((facts, verdict::judge(checks, &levels)))
+    (facts, verdict::judge(checks, &levels))
 }
 
 pub fn run(args: &CheckArgs, ctx: &Ctx) -> Result<u8, CmdError> {

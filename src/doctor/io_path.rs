@@ -20,7 +20,7 @@ fn mounts_of(table: &MountTable, server: IpAddr) -> String {
                 .and_then(|a| a.parse::<IpAddr>().ok())
                 .is_some_and(|a| a == server)
         })
-        .map(|m| m.info.mount_point().display().to_string())
+        .map(|m| m.info.mount_point_shown().to_string())
         .collect();
     match points.len() {
         0 => String::new(),

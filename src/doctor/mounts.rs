@@ -32,7 +32,7 @@ fn describe(m: &Mount) -> String {
     format!(
         "{} on {}: {} vers={} proto={} port={}, transport {}",
         m.info.source(),
-        m.info.mount_point().display(),
+        m.info.mount_point_shown(),
         m.info.fstype(),
         m.option("vers").unwrap_or("?"),
         m.option("proto").unwrap_or("?"),
@@ -74,7 +74,7 @@ pub fn review(
             continue;
         }
         let port = expected_port(m, &declared, policy);
-        let mp = m.info.mount_point().display().to_string();
+        let mp = m.info.mount_point_shown().to_string();
         out.gds_mounts.push(mp.clone());
         let rule = policy.rule_for(m.info.mount_point(), m.info.source());
         let under = levels[rule.unwrap_or(policy.mounts.len())]

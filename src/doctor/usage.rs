@@ -84,7 +84,7 @@ pub fn rdma_nfs_mounts(table: &MountTable) -> Vec<String> {
         .filter(|m| {
             m.runs_over_rdma() == Some(true) || m.option("proto").is_some_and(is_rdma_netid)
         })
-        .map(|m| m.info.mount_point().display().to_string())
+        .map(|m| m.info.mount_point_shown().to_string())
         .collect()
 }
 

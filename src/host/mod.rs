@@ -12,6 +12,7 @@ pub mod boot;
 pub mod facts;
 #[cfg(test)]
 pub mod facts_builder;
+pub mod facts_memo;
 pub mod io;
 pub mod kernel;
 pub mod modules;

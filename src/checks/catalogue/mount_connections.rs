@@ -69,7 +69,7 @@ pub fn mount_connections(m: &Mount, asked: &[Asked]) -> CheckResult {
             );
         }
     };
-    let at = m.info.mount_point().display();
+    let at = m.info.mount_point_shown();
     let seen = format!("{rdma} `xprt: rdma` line{}", plural(rdma));
     let asked_word = match ask {
         Some(a) => format!("nconnect={} asked ({})", a.value, a.by),

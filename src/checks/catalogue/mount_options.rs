@@ -89,7 +89,7 @@ pub fn mount_options(m: &Mount, expected_port: u16) -> CheckResult {
         id,
         format!(
             "the options of {} say {}",
-            m.info.mount_point().display(),
+            m.info.mount_point_shown(),
             problems.join(" and ")
         ),
     )

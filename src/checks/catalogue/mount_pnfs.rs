@@ -37,14 +37,14 @@ pub fn mount_pnfs(m: &Mount) -> CheckResult {
             id,
             format!(
                 "{} uses no pNFS layout: its own transports carry its data",
-                m.info.mount_point().display()
+                m.info.mount_point_shown()
             ),
         ),
         Some(layout) => CheckResult::warn(
             id,
             format!(
                 "{} uses pNFS ({layout}): `xprt: rdma` covers the metadata server only; the layout picks the data servers' transport and their connections are not in this record",
-                m.info.mount_point().display()
+                m.info.mount_point_shown()
             ),
         )
         .with("mountstats nfsv4", format!("pnfs={layout}"))

@@ -41,7 +41,7 @@ pub fn mount_transport(m: &Mount, table: &MountTable) -> CheckResult {
             id,
             format!(
                 "the transport of {} cannot be seen: {why}",
-                m.info.mount_point().display()
+                m.info.mount_point_shown()
             ),
         )
         .with("mount id", m.info.mount_id.to_string());
@@ -71,7 +71,7 @@ pub fn mount_transport(m: &Mount, table: &MountTable) -> CheckResult {
         id,
         format!(
             "{} runs over {}, not RDMA: GPU I/O on it goes through CPU bounce buffers",
-            m.info.mount_point().display(),
+            m.info.mount_point_shown(),
             other.join("+")
         ),
     )

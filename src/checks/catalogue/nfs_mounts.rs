@@ -7,7 +7,7 @@ use crate::nfs::{NfsSource, Sameness, ServerHost};
 
 pub(super) fn describe(m: &Mount) -> (String, String) {
     (
-        format!("{} on {}", m.info.source(), m.info.mount_point().display()),
+        format!("{} on {}", m.info.source(), m.info.mount_point_shown()),
         format!(
             "NFSv4 over {} (mount id {})",
             m.transports().join("+"),
@@ -47,7 +47,7 @@ pub(super) fn not_nfs(id: CheckId, m: &Mount) -> CheckResult {
         id,
         format!(
             "{} is a {} mount, not NFS",
-            m.info.mount_point().display(),
+            m.info.mount_point_shown(),
             m.info.fstype()
         ),
     )

@@ -82,7 +82,7 @@ pub fn transport_trap(
             id,
             format!(
                 "{server} already has an NFSv4 mount over {transports} ({}): Linux gives a new NFSv4 mount of the same server that mount's transport, so this one would run over {transports} although it asks for RDMA, and mount.nfs would still succeed",
-                first.info.mount_point().display()
+                first.info.mount_point_shown()
             ),
         );
         for m in same.iter().chain(&undecided) {
@@ -91,7 +91,7 @@ pub fn transport_trap(
         }
         let umounts: Vec<String> = same
             .iter()
-            .map(|m| format!("umount {}", m.info.mount_point().display()))
+            .map(|m| format!("umount {}", m.info.mount_point_shown()))
             .collect();
         return r.fix(Fix::Mount).remedy(format!(
             "unmount the non-RDMA NFSv4 mounts of {server} first (`{}`) or remount them over RDMA, then mount again",

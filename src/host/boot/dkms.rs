@@ -67,7 +67,7 @@ pub fn read_dkms_tree(root: &Root) -> Result<Vec<DkmsEntry>, HostError> {
     let mut out = Vec::new();
     for module in root.list_dir(DKMS_TREE)?.unwrap_or_default() {
         let mdir = format!("{DKMS_TREE}/{module}");
-        if !root.join(&mdir).is_dir() {
+        if !root.is_dir(&mdir) {
             continue;
         }
         let names = root.list_dir(&mdir)?.unwrap_or_default();
@@ -76,7 +76,7 @@ pub fn read_dkms_tree(root: &Root) -> Result<Vec<DkmsEntry>, HostError> {
             .filter(|n| !n.starts_with("kernel-") && *n != "original_module")
         {
             let vdir = format!("{mdir}/{version}");
-            if !root.join(&vdir).is_dir() {
+            if !root.is_dir(&vdir) {
                 continue;
             }
             let mut any = false;
@@ -86,7 +86,7 @@ pub fn read_dkms_tree(root: &Root) -> Result<Vec<DkmsEntry>, HostError> {
                 }
                 let kdir = format!("{vdir}/{kernel}");
                 for arch in root.list_dir(&kdir)?.unwrap_or_default() {
-                    if !root.join(format!("{kdir}/{arch}/module")).is_dir() {
+                    if !root.is_dir(format!("{kdir}/{arch}/module")) {
                         continue;
                     }
                     any = true;
@@ -118,9 +118,9 @@ pub fn read_dkms_tree(root: &Root) -> Result<Vec<DkmsEntry>, HostError> {
 /// Where `<m>/kernel-<k>-<a>` points, relative to `<m>/` (absolute targets into the DKMS tree
 /// are made relative).
 fn installed_link_target(root: &Root, mdir: &str, kernel: &str, arch: &str) -> Option<String> {
-    let link = root.join(format!("{mdir}/kernel-{kernel}-{arch}"));
-    let target = std::fs::read_link(link).ok()?;
-    let target = target.to_string_lossy();
+    let target = root
+        .read_link(format!("{mdir}/kernel-{kernel}-{arch}"))
+        .ok()??;
     let target = target.trim_end_matches('/');
     Some(match target.strip_prefix(&format!("{mdir}/")) {
         Some(rel) => rel.to_string(),

@@ -99,18 +99,18 @@ pub fn read_installed_kernels(
         .list_dir("/boot")?
         .unwrap_or_default()
         .into_iter()
-        .filter(|n| root.join(format!("/boot/{n}")).is_file())
+        .filter(|n| root.is_file(format!("/boot/{n}")))
         .collect();
     let mut trees = Vec::new();
     let mut images_in_trees = Vec::new();
     for mroot in MODULE_ROOTS {
         for release in root.list_dir(mroot)?.unwrap_or_default() {
             let dir = format!("{mroot}/{release}");
-            if !root.join(&dir).is_dir() || trees.iter().any(|(_, r)| *r == release) {
+            if !root.is_dir(&dir) || trees.iter().any(|(_, r)| *r == release) {
                 continue;
             }
             let image = format!("{dir}/vmlinuz");
-            if root.join(&image).is_file() {
+            if root.is_file(&image) {
                 images_in_trees.push((dir.clone(), image));
             }
             trees.push((mroot.to_string(), release));

@@ -359,7 +359,7 @@ fn read_entries(root: &Root, dir: &str) -> Result<Vec<BlsEntry>, HostError> {
             continue;
         }
         let path = format!("{dir}/{name}");
-        if !root.join(&path).is_file() {
+        if !root.is_file(&path) {
             continue;
         }
         if let Some(text) = root.read_text_lossy(&path)? {

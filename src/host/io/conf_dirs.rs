@@ -64,7 +64,7 @@ pub fn list_conf_files(root: &Root, dirs: &[&str]) -> Result<Vec<ConfFile>, Host
         let names = root.list_dir(dir)?.unwrap_or_default();
         let names = names
             .into_iter()
-            .filter(|n| root.join(format!("{dir}/{n}")).is_file())
+            .filter(|n| root.is_file(format!("{dir}/{n}")))
             .collect();
         listings.push((*dir, names));
     }

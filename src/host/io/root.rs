@@ -6,6 +6,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use crate::host::io::inputs::{Inputs, Seen};
 use crate::host::io::lines;
 use crate::host::io::reader::{self, LastLink};
 pub use crate::host::io::reader::{FileKind, FileRead};
@@ -59,6 +60,9 @@ pub struct Record {
     pub present: BTreeSet<PathBuf>,
     /// Directories that were listed, with the names they held.
     pub listed: BTreeMap<PathBuf, Vec<String>>,
+    /// Every path looked at, with what it was ([`Inputs`]): whether facts derived from them
+    /// still hold.
+    pub inputs: Inputs,
 }
 
 impl Root {
@@ -100,6 +104,19 @@ impl Root {
         rel.strip_prefix("/").unwrap_or(rel).to_owned()
     }
 
+    /// Keeps what `rel` was in the record's [`Inputs`] (`seen` is only asked for when recording).
+    fn saw(&self, rel: &Path, seen: impl FnOnce() -> Seen) {
+        self.note(|r| r.inputs.note(&Self::rel(rel), seen()));
+    }
+
+    /// The inputs recorded so far by a recording root (empty for any other).
+    pub fn inputs(&self) -> Inputs {
+        self.record
+            .as_ref()
+            .and_then(|r| r.lock().ok().map(|r| r.inputs.clone()))
+            .unwrap_or_default()
+    }
+
     /// The machine itself.
     pub fn host() -> Self {
         Root::new("/")
@@ -137,13 +154,18 @@ impl Root {
         kind: FileKind,
     ) -> Result<Option<FileRead>, HostError> {
         let rel = rel.as_ref();
-        let read = reader::read_below(&self.dir, rel, &self.join(rel), kind)?;
-        if read.is_some() {
-            self.note(|r| {
-                r.files.insert(Self::rel(rel));
-            });
+        let read = reader::read_below(&self.dir, rel, &self.join(rel), kind);
+        match &read {
+            Ok(Some(read)) => {
+                self.note(|r| {
+                    r.files.insert(Self::rel(rel));
+                });
+                self.saw(rel, || Seen::read(kind, &read.meta, &read.bytes));
+            }
+            Ok(None) => self.saw(rel, || Seen::Absent),
+            Err(_) => self.saw(rel, || Seen::Failed),
         }
-        Ok(read)
+        read
     }
 
     /// Opens a regular file below the root, resolved inside it, for a reader that reads it piece
@@ -154,13 +176,23 @@ impl Root {
         kind: FileKind,
     ) -> Result<Option<std::fs::File>, HostError> {
         let rel = rel.as_ref();
-        let file = reader::open_below(&self.dir, rel, &self.join(rel), kind)?;
-        if file.is_some() {
-            self.note(|r| {
-                r.files.insert(Self::rel(rel));
-            });
+        let file = reader::open_below(&self.dir, rel, &self.join(rel), kind);
+        match &file {
+            Ok(Some(file)) => {
+                self.note(|r| {
+                    r.files.insert(Self::rel(rel));
+                });
+                self.saw(rel, || {
+                    file.metadata()
+                        .ok()
+                        .and_then(|m| Seen::opened(kind, &m))
+                        .unwrap_or(Seen::Failed)
+                });
+            }
+            Ok(None) => self.saw(rel, || Seen::Absent),
+            Err(_) => self.saw(rel, || Seen::Failed),
         }
-        Ok(file)
+        file
     }
 
     /// Opens a regular file below the root, resolved inside it, to be read line by line (see
@@ -213,21 +245,45 @@ impl Root {
                 r.present.insert(Self::rel(rel.as_ref()));
             });
         }
+        self.saw(rel.as_ref(), || Seen::Exists(there));
         there
     }
 
     /// Whether a path below the root is a regular file (after following symlinks inside the
     /// root). Nothing is opened.
     pub fn is_file(&self, rel: impl AsRef<Path>) -> bool {
-        reader::resolve_below(&self.dir, rel.as_ref(), LastLink::Follow)
+        let file = self.metadata(rel.as_ref()).is_some_and(|m| m.is_file());
+        self.saw(rel.as_ref(), || Seen::IsFile(file));
+        file
+    }
+
+    /// Whether a path below the root is a directory (after following symlinks inside the
+    /// root). Nothing is opened.
+    pub fn is_dir(&self, rel: impl AsRef<Path>) -> bool {
+        let dir = self.metadata(rel.as_ref()).is_some_and(|m| m.is_dir());
+        self.saw(rel.as_ref(), || Seen::IsDir(dir));
+        dir
+    }
+
+    fn metadata(&self, rel: &Path) -> Option<std::fs::Metadata> {
+        reader::resolve_below(&self.dir, rel, LastLink::Follow)
             .and_then(|fd| std::fs::File::from(fd).metadata())
-            .is_ok_and(|m| m.is_file())
+            .ok()
     }
 
     /// The target a symlink below the root names, as written (`Ok(None)` when the path is not
     /// a symlink or does not exist). Only the link is read; its target is not resolved.
     pub fn read_link(&self, rel: impl AsRef<Path>) -> Result<Option<String>, HostError> {
         let rel = rel.as_ref();
+        let target = self.link_target(rel);
+        self.saw(rel, || match &target {
+            Ok(t) => Seen::Link(t.clone()),
+            Err(_) => Seen::Failed,
+        });
+        target
+    }
+
+    fn link_target(&self, rel: &Path) -> Result<Option<String>, HostError> {
         let fd = match reader::resolve_below(&self.dir, rel, LastLink::Keep) {
             Ok(fd) => fd,
             Err(e) if reader::is_absent(&e) => return Ok(None),
@@ -251,6 +307,15 @@ impl Root {
     /// The names in a directory, sorted; `Ok(None)` when the directory does not exist.
     pub fn list_dir(&self, rel: impl AsRef<Path>) -> Result<Option<Vec<String>>, HostError> {
         let rel = rel.as_ref();
+        let names = self.names_in(rel);
+        self.saw(rel, || match &names {
+            Ok(names) => Seen::Listing(names.clone()),
+            Err(_) => Seen::Failed,
+        });
+        names
+    }
+
+    fn names_in(&self, rel: &Path) -> Result<Option<Vec<String>>, HostError> {
         let path = self.join(rel);
         let list_error = |source: io::Error| HostError::List {
             path: path.clone(),

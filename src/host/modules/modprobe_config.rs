@@ -326,7 +326,7 @@ pub fn read_modprobe_config(
     let mut files = list_conf_files(root, &MODPROBE_DIRS)?;
     if let Some(dir) = module_dir {
         let path = format!("{}/modules.softdep", dir.trim_end_matches('/'));
-        if root.join(&path).is_file() {
+        if root.is_file(&path) {
             files.push(ConfFile {
                 name: "modules.softdep".into(),
                 path,

@@ -21,7 +21,7 @@ mod samples;
 mod table;
 
 pub use escape::unescape;
-pub use mountinfo::{parse_mountinfo, parse_mountinfo_line, MountInfoEntry};
+pub use mountinfo::{parse_mountinfo, parse_mountinfo_line, MountInfoEntry, ShownPath};
 pub use mountstats::{
     is_rdma_netid, parse_mountstats, MountStats, MountStatsParser, MountStatsRecord, Xprt,
 };

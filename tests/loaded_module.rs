@@ -438,3 +438,48 @@ fn an_unloaded_rpcrdma_needs_no_kallsyms() {
     assert_eq!((code, after_code), (0, 0), "{after:#}");
     assert_eq!(before["checks"], after["checks"]);
 }
+
+/// A kallsyms far larger than a real one (96 MiB; a real one is about 5 MB) is searched a
+/// buffer at a time, never held whole: `check` in its own process peaks well below the file's
+/// size. Measured on the child alone (its resource usage once reaped), so tests running beside
+/// it cannot move the figure.
+#[test]
+fn a_huge_kallsyms_is_searched_streamed_not_held() {
+    use std::io::Write;
+    let f = node(LoadedAs::HookedGpl, FileIs::OtherWithHooks);
+    let path = f.path("proc/kallsyms");
+    let hooks = std::fs::read(&path).unwrap();
+    let filler = "ffffffffc0a00000 t some_other_symbol_of_a_module\t[other]\n".repeat(4096);
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    for _ in 0..(96 << 20) / filler.len() {
+        out.write_all(filler.as_bytes()).unwrap();
+    }
+    out.write_all(&hooks).unwrap();
+    drop(out);
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin!("nfs-gds"));
+    cmd.env("NFS_GDS_NO_CACHE", "1")
+        .arg("--root")
+        .arg(f.root())
+        .args(["check", "--json"]);
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("nfs-gds runs");
+    let out = child.wait_with_output().unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status(&doc, "rpcrdma-loaded"), "pass", "{doc:#}");
+    assert!(
+        evidence_of(&doc, "rpcrdma-loaded", "/proc/kallsyms").contains("[rpcrdma]"),
+        "{doc:#}"
+    );
+    // The largest child this test process has reaped: every nfs-gds run of this binary's
+    // tests is a few MB, so only a kallsyms held whole comes near the bound.
+    let children =
+        nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).unwrap();
+    let peak = children.max_rss() as u64 * 1024;
+    assert!(
+        peak < 48 << 20,
+        "a check over a 96 MiB kallsyms peaked at {} MiB",
+        peak >> 20
+    );
+}

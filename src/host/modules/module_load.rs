@@ -15,7 +15,7 @@ use serde::Serialize;
 use crate::host::kernel::KernelInfo;
 use crate::host::modules::kernel_config::{read_kernel_config, read_proc_config, KernelConfig};
 use crate::host::modules::sig_enforcement::{
-    judge_running, SignatureEnforcement, SignatureEvidence,
+    self, judge_running, SignatureEnforcement, SignatureEvidence,
 };
 use crate::host::modules::symbol_providers::{read_load_facts_below, TreeProviders};
 use crate::host::modules::sysmodule::SysModule;
@@ -53,18 +53,23 @@ pub struct ModuleLoad {
     pub signatures: Result<SignatureEnforcement, String>,
 }
 
+/// The kernel configuration options the symbol-version judgement reads.
+pub const CONFIG_OPTIONS: &[&str] = &["CONFIG_MODVERSIONS", "CONFIG_MODULES"];
+
 /// The running kernel's build configuration: `/boot/config-<release>` (or the module tree's
-/// `config`), else `/proc/config.gz`.
+/// `config`), else `/proc/config.gz`; the options asked for here and by the signature
+/// judgement.
 pub fn read_running_config(
     root: &Root,
     kernel: &KernelInfo,
 ) -> Result<Option<KernelConfig>, HostError> {
+    let asked = [CONFIG_OPTIONS, sig_enforcement::CONFIG_OPTIONS].concat();
     if let Some(release) = &kernel.release {
-        if let Some(c) = read_kernel_config(root, release)? {
+        if let Some(c) = read_kernel_config(root, release, &asked)? {
             return Ok(Some(c));
         }
     }
-    read_proc_config(root)
+    read_proc_config(root, &asked)
 }
 
 /// Reads everything above for the running kernel, given the load facts of its resolved

@@ -219,24 +219,54 @@ impl Root {
     /// Whether a path below the root is a regular file (after following symlinks inside the
     /// root). Nothing is opened.
     pub fn is_file(&self, rel: impl AsRef<Path>) -> bool {
-        reader::resolve_below(&self.dir, rel.as_ref(), LastLink::Follow)
-            .and_then(|fd| std::fs::File::from(fd).metadata())
-            .is_ok_and(|m| m.is_file())
+        self.metadata(rel)
+            .is_ok_and(|m| m.is_some_and(|m| m.is_file()))
+    }
+
+    /// The metadata of a path below the root (after following symlinks inside the root), as
+    /// `stat` gives it; `Ok(None)` when it does not exist. Nothing is opened for reading, and
+    /// nothing is recorded: what a `stat` answers is not in a bundle.
+    pub fn metadata(&self, rel: impl AsRef<Path>) -> Result<Option<std::fs::Metadata>, HostError> {
+        let rel = rel.as_ref();
+        let Some(fd) = self.resolve(rel, LastLink::Follow)? else {
+            return Ok(None);
+        };
+        std::fs::File::from(fd)
+            .metadata()
+            .map(Some)
+            .map_err(|source| HostError::Read {
+                path: self.join(rel),
+                source,
+            })
+    }
+
+    /// `rel` resolved inside the root to an `O_PATH` descriptor; `Ok(None)` when absent.
+    fn resolve(
+        &self,
+        rel: &Path,
+        last: LastLink,
+    ) -> Result<Option<std::os::fd::OwnedFd>, HostError> {
+        match reader::resolve_below(&self.dir, rel, last) {
+            Ok(fd) => Ok(Some(fd)),
+            Err(e) if reader::is_absent(&e) => Ok(None),
+            Err(source) => Err(HostError::Read {
+                path: self.join(rel),
+                source,
+            }),
+        }
+    }
+
+    /// Whether this root keeps a [`Record`] of what is read through it.
+    pub fn is_recording(&self) -> bool {
+        self.record.is_some()
     }
 
     /// The target a symlink below the root names, as written (`Ok(None)` when the path is not
     /// a symlink or does not exist). Only the link is read; its target is not resolved.
     pub fn read_link(&self, rel: impl AsRef<Path>) -> Result<Option<String>, HostError> {
         let rel = rel.as_ref();
-        let fd = match reader::resolve_below(&self.dir, rel, LastLink::Keep) {
-            Ok(fd) => fd,
-            Err(e) if reader::is_absent(&e) => return Ok(None),
-            Err(source) => {
-                return Err(HostError::Read {
-                    path: self.join(rel),
-                    source,
-                })
-            }
+        let Some(fd) = self.resolve(rel, LastLink::Keep)? else {
+            return Ok(None);
         };
         match rustix::fs::readlinkat(&fd, "", Vec::new()) {
             Ok(target) => Ok(Some(target.to_string_lossy().into_owned())),

@@ -49,6 +49,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::host::io::file_identity::{FileIdentity, ReadFile};
 use crate::host::Root;
 use crate::kmod::abi::{AbiVerdict, KernelModversions};
 use crate::kmod::image_scan::ScanOutcome;
@@ -65,94 +66,6 @@ pub const DEFAULT_DIR: &str = "var/cache/nfs-gds";
 /// Bumped whenever the entry format or what the readers conclude changes. 2: identities
 /// without a content hash; `load` and `abi` entries.
 const FORMAT: u32 = 2;
-
-/// What identifies one version of a file: its metadata, never its content.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct FileIdentity {
-    pub path: PathBuf,
-    pub dev: u64,
-    pub ino: u64,
-    pub size: u64,
-    pub mtime: (i64, i64),
-    pub ctime: (i64, i64),
-}
-
-impl FileIdentity {
-    /// The identity of the file whose metadata is `meta`, shown as `path`.
-    pub fn of_meta(path: &Path, meta: &fs::Metadata) -> Self {
-        FileIdentity {
-            path: path.to_owned(),
-            dev: meta.dev(),
-            ino: meta.ino(),
-            size: meta.size(),
-            mtime: (meta.mtime(), meta.mtime_nsec()),
-            ctime: (meta.ctime(), meta.ctime_nsec()),
-        }
-    }
-
-    /// The identity of an open file (a kernel image, which may be a gigabyte): nothing of it is
-    /// read.
-    pub fn of_open(path: &Path, _file: &fs::File, meta: &fs::Metadata) -> io::Result<Self> {
-        Ok(Self::of_meta(path, meta))
-    }
-
-    /// The identity of the file at `rel` below `root` now (symlinks followed inside the root),
-    /// from its metadata alone: nothing is opened for reading. `None` when it is absent or
-    /// cannot be looked at.
-    pub fn of_path_below(root: &Root, rel: &Path) -> Option<Self> {
-        let meta = root.metadata(rel).ok()??;
-        meta.is_file()
-            .then(|| Self::of_meta(&root.join(rel), &meta))
-    }
-
-    /// Reads the file `path` names now and returns its identity and content.
-    pub fn read(path: &Path) -> io::Result<(Self, Vec<u8>)> {
-        let file = ReadFile::open(path)?;
-        Ok((file.identity(), file.bytes))
-    }
-}
-
-/// A file read whole, with the metadata of the very inode that was read.
-#[derive(Debug)]
-pub struct ReadFile {
-    /// The canonical path (symlinks resolved).
-    pub path: PathBuf,
-    meta: fs::Metadata,
-    pub bytes: Vec<u8>,
-}
-
-impl ReadFile {
-    /// Reads the file `path` names, with the host reader's rules (a regular file, capped).
-    pub fn open(path: &Path) -> io::Result<Self> {
-        let canonical = fs::canonicalize(path)?;
-        let read =
-            crate::host::io::reader::read_named(&canonical, crate::host::FileKind::of(&canonical))
-                .map_err(io::Error::other)?
-                .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
-        Ok(ReadFile {
-            path: canonical,
-            meta: read.meta,
-            bytes: read.bytes,
-        })
-    }
-
-    /// The identity of what was read: the metadata of the very descriptor it was read from.
-    pub fn identity(&self) -> FileIdentity {
-        FileIdentity::of_meta(&self.path, &self.meta)
-    }
-}
-
-impl From<crate::host::FileRead> for ReadFile {
-    /// A file the host reader read (below a root, resolved inside it); its path is the one shown
-    /// for it, as the root joins it.
-    fn from(read: crate::host::FileRead) -> Self {
-        ReadFile {
-            path: read.path,
-            meta: read.meta,
-            bytes: read.bytes,
-        }
-    }
-}
 
 /// Why a cache location was not trusted.
 #[derive(Debug, thiserror::Error)]
@@ -652,7 +565,7 @@ mod tests {
             "not overwritten by []"
         );
         let load = LoadFacts {
-            path: module.clone(),
+            path: module,
             compression: Compression::Zstd,
             imports: ImportVersions::Unversioned,
             exports: ExportCrcs {
@@ -672,7 +585,7 @@ mod tests {
             module: "rpcrdma".into(),
             imports: 7,
             modversions: KernelModversions::Unknown,
-            indexes: vec![Some(key.clone()), None],
+            indexes: vec![Some(key), None],
         };
         let answer = AbiAnswer {
             verdict: AbiVerdict::Compared(AbiReport {
@@ -682,7 +595,7 @@ mod tests {
                 uncompared: Vec::new(),
             }),
             used: vec!["ib_core".into()],
-            providers: vec![provider_key.clone()],
+            providers: vec![provider_key],
         };
         cache.store_abi(&abi_key, &answer);
         let now = |p: &FileIdentity| FileIdentity::read(&p.path).ok().map(|r| r.0);

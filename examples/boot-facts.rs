@@ -17,7 +17,9 @@ use nfs_gds::host::modules::modprobe_config::read_modprobe_config;
 use nfs_gds::host::modules::modprobe_effect::{
     explain_request, TreeIndex, KERNEL_REQUEST_LEGACY, KERNEL_REQUEST_RDMA6,
 };
-use nfs_gds::host::modules::sig_enforcement::{judge_boot, judge_running, SignatureEvidence};
+use nfs_gds::host::modules::sig_enforcement::{
+    judge_boot, judge_running, SignatureEvidence, CONFIG_OPTIONS,
+};
 use nfs_gds::host::{HostError, Root};
 use nfs_gds::kmod::RPCRDMA;
 use serde_json::{json, Value};
@@ -79,7 +81,7 @@ fn report(root: &Root, running_only: bool) -> Result<Value, HostError> {
             .iter()
             .map(|r| json!(explain_request(&config, &index, r)))
             .collect();
-        let kconfig = read_kernel_config(root, &k.release)?;
+        let kconfig = read_kernel_config(root, &k.release, CONFIG_OPTIONS)?;
         let signatures = if k.running {
             judge_running(&evidence, kconfig.as_ref())
         } else {

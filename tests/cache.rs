@@ -188,3 +188,51 @@ fn the_kernel_image_scan_is_cached_by_image_identity() {
     assert!(evidence(&doc, "rpcrdma-hook-export")
         .contains("(gzip payload) contains the rule's warning text"));
 }
+
+#[test]
+fn the_symbol_version_verdict_is_cached_until_a_provider_file_changes() {
+    const IB_CORE: &str = "kernel/drivers/infiniband/core/ib_core.ko";
+    let (f, _) = crate::module_load::mofed_tree(IB_CORE, "6.1-inbox", true);
+    let (_, doc) = check_json(&f);
+    assert_eq!(status(&doc, "rpcrdma-abi"), "pass", "{doc:#}");
+    let dir = cache_dir(&f);
+    if !is_root() {
+        assert!(!dir.exists(), "only root uses the cache");
+        eprintln!("not root: checked that no cache was written; the cache itself needs root");
+        return;
+    }
+    let found = entries(&dir, "abi");
+    assert_eq!(found.len(), 1, "{found:?}");
+
+    // A hit: the verdict is taken from the entry, not drawn from ib_core again.
+    tamper(&found[0], |v| {
+        v["value"]["verdict"]["mismatches"] = serde_json::json!([{
+            "symbol": "ib_drain_qp", "wanted": 1, "provided": 2, "provider": "ib_core",
+            "provider_path": null, "origin": "file"
+        }]);
+    });
+    let (_, doc) = check_json(&f);
+    assert_eq!(
+        status(&doc, "rpcrdma-abi"),
+        "fail",
+        "answered from the cache: {doc:#}"
+    );
+
+    // ib_core replaced as packages do (a new file renamed over the old one): the verdict is
+    // drawn again from the new file, whatever the clock did.
+    let spec = ModuleSpec::provider(
+        "ib_core",
+        crate::module_load::RELEASE,
+        &[
+            ("ib_dma_virt_map_sg", true),
+            ("ib_alloc_pd_user", true),
+            ("ib_drain_qp", true),
+        ],
+    )
+    .crc_seed("6.1-inbox");
+    let tree = f.tree();
+    let new = f.write(format!("{tree}/{IB_CORE}.new"), build(&spec));
+    fs::rename(&new, new.with_extension("")).unwrap();
+    let (_, doc) = check_json(&f);
+    assert_eq!(status(&doc, "rpcrdma-abi"), "pass", "drawn again: {doc:#}");
+}

@@ -15,7 +15,9 @@ use nfs_gds::host::modules::modprobe_effect::{
     explain_request, InstallKind, ModuleOutcome, TreeIndex, KERNEL_REQUEST_LEGACY,
     KERNEL_REQUEST_RDMA6,
 };
-use nfs_gds::host::modules::sig_enforcement::{judge_boot, judge_running, SignatureEvidence};
+use nfs_gds::host::modules::sig_enforcement::{
+    judge_boot, judge_running, SignatureEvidence, CONFIG_OPTIONS,
+};
 use nfs_gds::host::modules::{ModuleOrigin, ModuleTree, Resolution};
 use nfs_gds::host::Root;
 use nfs_gds::kmod::RPCRDMA;
@@ -260,7 +262,12 @@ fn secure_boot_on_locks_down_the_running_and_the_next_kernel() {
     );
     let r = root(&f);
     let evidence = SignatureEvidence::read(&r).unwrap();
-    let running = judge_running(&evidence, read_kernel_config(&r, RUNNING).unwrap().as_ref());
+    let running = judge_running(
+        &evidence,
+        read_kernel_config(&r, RUNNING, CONFIG_OPTIONS)
+            .unwrap()
+            .as_ref(),
+    );
     assert_eq!(running.enforcement, Enforcement::Enforced);
     assert!(
         running.evidence.contains("[integrity]"),
@@ -271,7 +278,9 @@ fn secure_boot_on_locks_down_the_running_and_the_next_kernel() {
     let next = judge_boot(
         &evidence.secure_boot,
         Some("root=UUID=1b2c ro quiet"),
-        read_kernel_config(&r, NEXT).unwrap().as_ref(),
+        read_kernel_config(&r, NEXT, CONFIG_OPTIONS)
+            .unwrap()
+            .as_ref(),
     );
     assert_eq!(next.enforcement, Enforcement::Enforced);
     assert!(
@@ -298,9 +307,14 @@ fn secure_boot_off_enforces_nothing_unless_the_command_line_asks() {
     f.write("proc/cmdline", "root=UUID=1b2c ro quiet\n");
     let r = root(&f);
     let evidence = SignatureEvidence::read(&r).unwrap();
-    let running = judge_running(&evidence, read_kernel_config(&r, RUNNING).unwrap().as_ref());
+    let running = judge_running(
+        &evidence,
+        read_kernel_config(&r, RUNNING, CONFIG_OPTIONS)
+            .unwrap()
+            .as_ref(),
+    );
     assert_eq!(running.enforcement, Enforcement::NotEnforced);
-    let config = read_kernel_config(&r, NEXT).unwrap();
+    let config = read_kernel_config(&r, NEXT, CONFIG_OPTIONS).unwrap();
     let next = judge_boot(&evidence.secure_boot, Some("ro quiet"), config.as_ref());
     assert_eq!(
         next.enforcement,
@@ -556,7 +570,7 @@ fn parsers_survive_arbitrary_text() {
         let len = (next() % 60) as usize;
         let text: String = (0..len).map(|_| PIECES[(next() % 32) as usize]).collect();
         let _ = kernel_log::parse_load_failures(&text, &nfs_gds::kmod::GDS_MODULES);
-        let _ = kernel_config::parse_kernel_config(&text);
+        let _ = kernel_config::scan_kernel_config(text.as_bytes(), &["CONFIG_X", "CONFIG_MODULES"]);
         let _ = modprobe_config::parse_modprobe_conf(&text, "/f");
         let _ = modprobe_config::parse_cmdline_config(&text);
         let cfg = grub::parse_grub_cfg(&text);

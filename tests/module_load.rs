@@ -16,7 +16,7 @@ use nfs_gds::kmod::Compression;
 use crate::support::kmod_index::write_index;
 use crate::support::*;
 
-const RELEASE: &str = "6.1.0-50-amd64";
+pub(crate) const RELEASE: &str = "6.1.0-50-amd64";
 
 fn facts(spec: &ModuleSpec, packing: Packing) -> LoadFacts {
     let bytes = pack(&build(spec), packing);
@@ -149,7 +149,7 @@ const FROM_IB_CORE: [&str; 3] = ["ib_dma_virt_map_sg", "ib_alloc_pd_user", "ib_d
 
 /// A tree with ib_core at `ib_core_rel` exporting with `ib_core_seed`, rpcrdma built against
 /// the inbox CRCs, and modules.symbols naming ib_core; binary indexes when `binary`.
-fn mofed_tree(
+pub(crate) fn mofed_tree(
     ib_core_rel: &str,
     ib_core_seed: &str,
     binary: bool,

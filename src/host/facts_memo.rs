@@ -43,13 +43,10 @@ impl FactsMemo {
         if let Some(why) = &self.rederived_for {
             tracing::debug!("deriving the node facts: {why:?}");
             self.last = None;
-            let recording = root.recording();
-            let facts = HostFacts::read(&recording)?;
-            tracing::debug!(
-                "node facts derived from {} inputs",
-                recording.inputs().len()
-            );
-            self.last = Some((facts, recording));
+            let watching = root.watching();
+            let facts = HostFacts::read(&watching)?;
+            tracing::debug!("node facts derived from {} inputs", watching.inputs().len());
+            self.last = Some((facts, watching));
         } else {
             tracing::debug!("node facts unchanged since the last pass");
         }

@@ -11,12 +11,12 @@
 
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::modversions::{ImportTable, ImportVersions};
 
 /// What is known of the kernel's CONFIG_MODVERSIONS.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum KernelModversions {
     Enabled { evidence: String },
@@ -25,7 +25,7 @@ pub enum KernelModversions {
 }
 
 /// Where a provider's CRC was read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CrcOrigin {
     /// The module file modprobe would load for the provider.
@@ -35,7 +35,7 @@ pub enum CrcOrigin {
 }
 
 /// Who provides an imported symbol, as modprobe and the loader would find it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Provider {
     /// A module exports it. `crc` is `None` when that module exports it without a CRC.
@@ -53,7 +53,7 @@ pub enum Provider {
 }
 
 /// One import whose CRC disagrees with its provider's.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CrcMismatch {
     pub symbol: String,
     /// The CRC the module was built against.
@@ -81,7 +81,7 @@ impl CrcMismatch {
 }
 
 /// Why one import could not be compared.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Uncompared {
     /// Provided by the kernel image (its CRC is not in a module file).
@@ -97,7 +97,7 @@ pub enum Uncompared {
 }
 
 /// The comparison of every versioned import.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AbiReport {
     pub table: ImportTable,
     /// Imports whose provider's CRC was compared and agreed.
@@ -107,7 +107,7 @@ pub struct AbiReport {
 }
 
 /// The answer for one module.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum AbiVerdict {
     /// Symbol versions play no part: the reason says why.

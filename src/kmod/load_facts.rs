@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::elf::Image;
 use super::modversions::{self, ExportCrcs, ImportVersions};
@@ -15,7 +15,7 @@ use super::signature::{self, ModuleSignature};
 use super::{elf_image, Compression, KmodError};
 
 /// The module's signature trailer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum SignatureFacts {
     Unsigned,
@@ -40,7 +40,7 @@ impl SignatureFacts {
 }
 
 /// The load-time facts of one module file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LoadFacts {
     pub path: PathBuf,
     pub compression: Compression,

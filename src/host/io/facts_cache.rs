@@ -1,23 +1,44 @@
 //! A root-only cache of module facts and kernel-image scans, so a node that checks every minute
 //! (the agent) or mounts several entries at boot does not decompress the same files each time.
 //!
-//! Each entry is keyed by the file's identity — canonical path, device, inode, size,
-//! modification and status-change times to the nanosecond, and a hash of the content — so a
-//! file that is replaced, rebuilt or touched is never mistaken for the old one (the change time
-//! cannot be set back by anyone, and the hash covers two same-size writes within one clock
-//! tick), and also by what was asked (the symbols looked for, the text searched) and by the
-//! nfs-gds version that wrote it. A hit still reads a module file (to hash it) but skips the
-//! decompression and parsing, which is where the time goes; a kernel image, which may be a
-//! gigabyte, is keyed by its metadata alone and not read at all on a hit. Entries are JSON
-//! files, one per inspected path, written atomically.
+//! Three kinds of entry, JSON files written atomically:
+//!
+//! - `module`: what inspecting a module file found (for the symbols asked about);
+//! - `load`: its load facts — the CRCs it expects of its imports, the CRCs of its exports (the
+//!   export table a provider answers with), its signature trailer;
+//! - `abi`: a module's symbol-version verdict, with the identities of everything it was drawn
+//!   from: `modules.symbols` and `modules.dep` (binary and text) and every provider file read.
+//!   It is keyed by a hash of the imports it judged, so it holds for any file with those imports.
+//!
+//! plus `image`, a kernel image's scan for the GPL-only rule's text.
+//!
+//! A file is known by its identity alone — canonical path, device, inode, size, and
+//! modification and status-change times to the nanosecond — taken with one `stat`, so a warm
+//! run answers from the cache without opening a module file or an index. No hash of the
+//! content is taken: hashing means reading, which is most of what the cache saves. That is
+//! safe because nothing replaces or rewrites a file without moving its identity: a new file
+//! (`depmod`, `dkms install`, a package upgrade, `cp`, `mv`) has a new inode, and every write
+//! sets the change time to the current time, which user space cannot set back (`touch` and
+//! `utimensat` set the modification time only; the change time moves with them). What is left is
+//! a new version of the same size that keeps the inode number — rewritten in place, or deleted
+//! and created again with the freed inode — within one tick of the clock the kernel stamps
+//! times with (the coarse clock, a jiffy of 1–10 ms, before Linux 6.13; finer on 6.13 and
+//! later, with multigrain timestamps on ext4, xfs, btrfs and tmpfs) of the run that wrote the
+//! entry. Package tools and DKMS write a new file beside the old one and rename it (a new inode,
+//! whatever the clock), and a writer racing a check within milliseconds could as well have
+//! raced the read itself. A file's GNU build-id, where it has one, is kept
+//! with its facts (it matches the loaded module to its file), not in the key: it is inside
+//! the file. Entries are also tied to what was asked (the symbols looked for, the text
+//! searched) and to the nfs-gds version and entry [`FORMAT`] that wrote them.
 //!
 //! Nobody but root may feed facts to a root process: the cache is used only when running as
 //! root, and a cache directory (or its parent) or entry that is not owned by root, or is writable
 //! by group or others, is refused with a warning and the facts are read from the file instead.
 //! The directory is `<root>/var/cache/nfs-gds` (so `--root` fixtures get their own), created with
 //! mode 0700; `NFS_GDS_CACHE_DIR` overrides it and `NFS_GDS_NO_CACHE=1` turns the cache off. A
-//! cache that cannot be created or written (a read-only root) is silently skipped: it is an
-//! optimisation, never a reason to fail.
+//! root that records what is read (`collect`) never uses it: the bundle must hold the files
+//! themselves. A cache that cannot be created or written (a read-only root) is silently
+//! skipped: it is an optimisation, never a reason to fail.
 
 use std::collections::hash_map::DefaultHasher;
 use std::fs;
@@ -28,8 +49,11 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::host::io::file_identity::{FileIdentity, ReadFile};
 use crate::host::Root;
+use crate::kmod::abi::{AbiVerdict, KernelModversions};
 use crate::kmod::image_scan::ScanOutcome;
+use crate::kmod::load_facts::LoadFacts;
 use crate::kmod::ModuleFile;
 
 /// Overrides the cache directory (an absolute host path; `--root` does not apply to it).
@@ -39,100 +63,9 @@ pub const ENV_OFF: &str = "NFS_GDS_NO_CACHE";
 /// The cache directory below the root.
 pub const DEFAULT_DIR: &str = "var/cache/nfs-gds";
 
-/// Bumped whenever the entry format or what the readers conclude changes.
-const FORMAT: u32 = 1;
-
-/// What identifies one version of a file.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct FileIdentity {
-    pub path: PathBuf,
-    pub dev: u64,
-    pub ino: u64,
-    pub size: u64,
-    pub mtime: (i64, i64),
-    pub ctime: (i64, i64),
-    /// SipHash of the content (zero for a kernel image, keyed without reading it:
-    /// [`FileIdentity::of_image`]). File times move in clock ticks (milliseconds), so two writes
-    /// of the same size within one tick would otherwise look alike.
-    pub digest: u64,
-}
-
-impl FileIdentity {
-    /// The identity of a kernel image from its metadata alone, without reading a byte of it
-    /// (an image may be a gigabyte, and the point of the cache is not to read it): images are
-    /// replaced by package installs (a new inode) or rewritten (new times to the nanosecond), so
-    /// the digest is left at zero.
-    pub fn of_image(path: &Path, meta: &fs::Metadata) -> Self {
-        FileIdentity {
-            path: path.to_owned(),
-            dev: meta.dev(),
-            ino: meta.ino(),
-            size: meta.size(),
-            mtime: (meta.mtime(), meta.mtime_nsec()),
-            ctime: (meta.ctime(), meta.ctime_nsec()),
-            digest: 0,
-        }
-    }
-
-    /// Reads the file `path` names now and returns its identity and content.
-    pub fn read(path: &Path) -> io::Result<(Self, Vec<u8>)> {
-        let file = ReadFile::open(path)?;
-        Ok((file.identity(), file.bytes))
-    }
-}
-
-/// A file read whole, with the metadata of the very inode that was read.
-#[derive(Debug)]
-pub struct ReadFile {
-    /// The canonical path (symlinks resolved).
-    pub path: PathBuf,
-    meta: fs::Metadata,
-    pub bytes: Vec<u8>,
-}
-
-impl ReadFile {
-    /// Reads the file `path` names, with the host reader's rules (a regular file, capped).
-    pub fn open(path: &Path) -> io::Result<Self> {
-        let canonical = fs::canonicalize(path)?;
-        let read =
-            crate::host::io::reader::read_named(&canonical, crate::host::FileKind::of(&canonical))
-                .map_err(io::Error::other)?
-                .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
-        Ok(ReadFile {
-            path: canonical,
-            meta: read.meta,
-            bytes: read.bytes,
-        })
-    }
-
-    /// The identity of what was read (hashing the content: call it only when a cache is used).
-    pub fn identity(&self) -> FileIdentity {
-        let mut h = DefaultHasher::new();
-        self.bytes.hash(&mut h);
-        let m = &self.meta;
-        FileIdentity {
-            path: self.path.clone(),
-            dev: m.dev(),
-            ino: m.ino(),
-            size: m.size(),
-            mtime: (m.mtime(), m.mtime_nsec()),
-            ctime: (m.ctime(), m.ctime_nsec()),
-            digest: h.finish(),
-        }
-    }
-}
-
-impl From<crate::host::FileRead> for ReadFile {
-    /// A file the host reader read (below a root, resolved inside it); its path is the one shown
-    /// for it, as the root joins it.
-    fn from(read: crate::host::FileRead) -> Self {
-        ReadFile {
-            path: read.path,
-            meta: read.meta,
-            bytes: read.bytes,
-        }
-    }
-}
+/// Bumped whenever the entry format or what the readers conclude changes. 2: identities
+/// without a content hash; `load` and `abi` entries.
+const FORMAT: u32 = 2;
 
 /// Why a cache location was not trusted.
 #[derive(Debug, thiserror::Error)]
@@ -156,6 +89,61 @@ struct ModuleEntry {
     facts: ModuleFile,
     /// `Modinfo::all` is not part of the facts' JSON form; kept here so a hit is complete.
     modinfo_all: Vec<(String, String)>,
+}
+
+/// An entry: what it was drawn from (`key`), what was found, and who wrote it.
+#[derive(Debug, Serialize, Deserialize)]
+struct Entry<K, V> {
+    format: u32,
+    tool: String,
+    key: K,
+    value: V,
+}
+
+impl<K: Clone + PartialEq, V: Clone> Entry<K, V> {
+    fn new(key: &K, value: &V) -> Self {
+        Entry {
+            format: FORMAT,
+            tool: env!("CARGO_PKG_VERSION").to_string(),
+            key: key.clone(),
+            value: value.clone(),
+        }
+    }
+
+    /// Written by this version of nfs-gds, in this format, for `key`.
+    fn fresh(&self, key: &K) -> bool {
+        self.format == FORMAT && self.tool == env!("CARGO_PKG_VERSION") && &self.key == key
+    }
+}
+
+/// What a module's symbol-version verdict is drawn from, besides its provider files.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AbiKey {
+    /// The module judged (its normalized name).
+    pub module: String,
+    /// A hash of the imports judged: their names and CRCs, in order.
+    pub imports: u64,
+    pub modversions: KernelModversions,
+    /// `modules.symbols` and `modules.dep`, binary and text, as they are now (`None`: absent).
+    pub indexes: Vec<Option<FileIdentity>>,
+}
+
+impl AbiKey {
+    /// What names its entry: the module, in this tree (its indexes' paths).
+    fn name(&self) -> (&str, Vec<&Path>) {
+        let tree = self.indexes.iter().flatten().map(|i| i.path.as_path());
+        (&self.module, tree.collect())
+    }
+}
+
+/// A verdict as it was drawn, for [`FactsCache::abi`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AbiAnswer {
+    pub verdict: AbiVerdict,
+    /// The provider modules whose CRCs were compared.
+    pub used: Vec<String>,
+    /// Every provider file read, as it was.
+    pub providers: Vec<FileIdentity>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -183,7 +171,7 @@ impl FactsCache {
     /// The cache for `root`: `$NFS_GDS_CACHE_DIR` or `<root>/var/cache/nfs-gds`. `None` when
     /// turned off or when not running as root.
     pub fn for_root(root: &Root) -> Option<Self> {
-        if env_disabled() {
+        if env_disabled() || root.is_bundling() {
             return None;
         }
         if !nix::unistd::geteuid().is_root() {
@@ -295,9 +283,10 @@ impl FactsCache {
         Ok(())
     }
 
-    fn entry_path(&self, kind: &str, key: &FileIdentity) -> PathBuf {
+    /// One entry per kind and `name` (a file's path, and what was asked of it).
+    fn entry_path(&self, kind: &str, name: impl Hash) -> PathBuf {
         let mut h = DefaultHasher::new();
-        key.path.hash(&mut h);
+        name.hash(&mut h);
         self.dir.join(format!("{kind}-{:016x}.json", h.finish()))
     }
 
@@ -358,7 +347,7 @@ impl FactsCache {
 
     /// The cached facts of the module file with identity `key`, inspected for `wanted`.
     pub fn module(&self, key: &FileIdentity, wanted: &[&str]) -> Option<ModuleFile> {
-        let entry: ModuleEntry = self.load(&self.entry_path("module", key))?;
+        let entry: ModuleEntry = self.load(&self.entry_path("module", (&key.path, wanted)))?;
         let fresh = entry.format == FORMAT
             && entry.tool == env!("CARGO_PKG_VERSION")
             && &entry.key == key
@@ -385,12 +374,48 @@ impl FactsCache {
             facts: facts.clone(),
             modinfo_all: facts.modinfo.all.clone(),
         };
-        self.save(&self.entry_path("module", key), &entry);
+        self.save(&self.entry_path("module", (&key.path, wanted)), &entry);
+    }
+
+    /// The cached load facts of the module file with identity `key`.
+    pub fn load_facts(&self, key: &FileIdentity) -> Option<LoadFacts> {
+        let entry: Entry<FileIdentity, LoadFacts> =
+            self.load(&self.entry_path("load", &key.path))?;
+        entry.fresh(key).then(|| {
+            tracing::debug!("load facts cache hit for {}", key.path.display());
+            entry.value
+        })
+    }
+
+    pub fn store_load_facts(&self, key: &FileIdentity, facts: &LoadFacts) {
+        self.save(&self.entry_path("load", &key.path), &Entry::new(key, facts));
+    }
+
+    /// The cached symbol-version verdict for `key`, when every provider file it was drawn from
+    /// is still the file it was (`now` gives a file's identity today, `None` when it is gone).
+    pub fn abi(
+        &self,
+        key: &AbiKey,
+        now: impl Fn(&FileIdentity) -> Option<FileIdentity>,
+    ) -> Option<AbiAnswer> {
+        let entry: Entry<AbiKey, AbiAnswer> = self.load(&self.entry_path("abi", key.name()))?;
+        let unchanged = |p: &FileIdentity| now(p).as_ref() == Some(p);
+        (entry.fresh(key) && entry.value.providers.iter().all(unchanged)).then(|| {
+            tracing::debug!("symbol-version verdict cache hit for {}", key.module);
+            entry.value
+        })
+    }
+
+    pub fn store_abi(&self, key: &AbiKey, answer: &AbiAnswer) {
+        self.save(
+            &self.entry_path("abi", key.name()),
+            &Entry::new(key, answer),
+        );
     }
 
     /// The cached scan of the kernel image with identity `key` for `needle`.
     pub fn image_scan(&self, key: &FileIdentity, needle: &[u8]) -> Option<ScanOutcome> {
-        let entry: ScanEntry = self.load(&self.entry_path("image", key))?;
+        let entry: ScanEntry = self.load(&self.entry_path("image", &key.path))?;
         let fresh = entry.format == FORMAT
             && entry.tool == env!("CARGO_PKG_VERSION")
             && &entry.key == key
@@ -425,7 +450,7 @@ impl FactsCache {
             found,
             payload: format.to_string(),
         };
-        self.save(&self.entry_path("image", key), &entry);
+        self.save(&self.entry_path("image", &key.path), &entry);
     }
 }
 
@@ -495,14 +520,95 @@ mod tests {
         let new_key = FileIdentity::read(&module).unwrap().0;
         assert_ne!(new_key, key);
         assert_eq!(cache.module(&new_key, &["a"]), None);
-        // Rewritten in place right away with as many bytes: the times may not even move within
-        // one clock tick, the content hash does.
+        // Rewritten in place, to another size: the same inode, another identity.
         cache.store_module(&new_key, &["a"], &facts(&module));
-        fs::write(&module, b"two").unwrap();
-        let rewritten = FileIdentity::read(&module).unwrap().0;
-        assert_eq!((rewritten.ino, rewritten.size), (new_key.ino, new_key.size));
-        assert_ne!(rewritten.digest, new_key.digest);
+        fs::write(&module, b"three").unwrap();
+        let longer = FileIdentity::read(&module).unwrap().0;
+        assert_eq!(longer.ino, new_key.ino);
+        assert_eq!(cache.module(&longer, &["a"]), None);
+        // Rewritten in place to the same size once the clock has ticked: the change time moves.
+        cache.store_module(&longer, &["a"], &facts(&module));
+        let rewritten = (0..2000)
+            .find_map(|_| {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                fs::write(&module, b"THREE").unwrap();
+                let k = FileIdentity::read(&module).unwrap().0;
+                (k.ctime != longer.ctime).then_some(k)
+            })
+            .expect("the change time moves within two seconds");
+        assert_eq!((rewritten.ino, rewritten.size), (longer.ino, longer.size));
         assert_eq!(cache.module(&rewritten, &["a"]), None);
+        // Its modification time set back, as `touch -d` can: the change time still moved.
+        let mtime = std::time::UNIX_EPOCH + std::time::Duration::new(longer.mtime.0 as u64, 0);
+        fs::File::options()
+            .write(true)
+            .open(&module)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
+        let touched = FileIdentity::read(&module).unwrap().0;
+        assert_ne!(touched.ctime, longer.ctime);
+        assert_eq!(cache.module(&touched, &["a"]), None);
+    }
+
+    #[test]
+    fn entries_are_kept_apart_by_what_was_asked_and_hold_load_facts_and_verdicts() {
+        use crate::kmod::abi::{AbiReport, AbiVerdict, KernelModversions};
+        use crate::kmod::load_facts::{LoadFacts, SignatureFacts};
+        use crate::kmod::modversions::{ExportCrcSource, ExportCrcs, ImportTable, ImportVersions};
+        let (tmp, module, cache) = setup();
+        let key = FileIdentity::read(&module).unwrap().0;
+        cache.store_module(&key, &["a"], &facts(&module));
+        cache.store_module(&key, &[], &facts(&module));
+        assert!(
+            cache.module(&key, &["a"]).is_some(),
+            "not overwritten by []"
+        );
+        let load = LoadFacts {
+            path: module,
+            compression: Compression::Zstd,
+            imports: ImportVersions::Unversioned,
+            exports: ExportCrcs {
+                source: ExportCrcSource::CrcTableLabels,
+                crcs: [("ib_event_msg".to_string(), 0x1234_u32)].into(),
+            },
+            signature: SignatureFacts::Unsigned,
+        };
+        assert_eq!(cache.load_facts(&key), None);
+        cache.store_load_facts(&key, &load);
+        assert_eq!(cache.load_facts(&key), Some(load));
+
+        let provider = tmp.path().join("ib_core.ko");
+        fs::write(&provider, b"ib").unwrap();
+        let provider_key = FileIdentity::read(&provider).unwrap().0;
+        let abi_key = AbiKey {
+            module: "rpcrdma".into(),
+            imports: 7,
+            modversions: KernelModversions::Unknown,
+            indexes: vec![Some(key), None],
+        };
+        let answer = AbiAnswer {
+            verdict: AbiVerdict::Compared(AbiReport {
+                table: ImportTable::Basic,
+                matched: 3,
+                mismatches: Vec::new(),
+                uncompared: Vec::new(),
+            }),
+            used: vec!["ib_core".into()],
+            providers: vec![provider_key],
+        };
+        cache.store_abi(&abi_key, &answer);
+        let now = |p: &FileIdentity| FileIdentity::read(&p.path).ok().map(|r| r.0);
+        assert_eq!(cache.abi(&abi_key, now), Some(answer));
+        let other_imports = AbiKey {
+            imports: 8,
+            ..abi_key.clone()
+        };
+        assert_eq!(cache.abi(&other_imports, now), None, "other imports");
+        // A provider replaced: the verdict is drawn again.
+        fs::remove_file(&provider).unwrap();
+        fs::write(&provider, b"ib2").unwrap();
+        assert_eq!(cache.abi(&abi_key, now), None, "a provider changed");
     }
 
     #[test]

@@ -41,6 +41,8 @@ pub struct Root {
     /// Whether `dir` resolves to `/` (`/var/..` does): decided once, when the root is made.
     host: bool,
     record: Option<Arc<Mutex<Record>>>,
+    /// The record is for a bundle ([`Root::recording`]), not only for [`Inputs`].
+    bundle: bool,
 }
 
 impl PartialEq for Root {
@@ -74,15 +76,27 @@ impl Root {
             dir,
             host,
             record: None,
+            bundle: false,
         }
     }
 
-    /// The same root, keeping a record of what is read through it.
+    /// The same root, keeping a record of what is read through it for a bundle (`collect`):
+    /// caches are bypassed, so every file the facts come from is really read.
     pub fn recording(&self) -> Self {
+        Root {
+            bundle: true,
+            ..self.watching()
+        }
+    }
+
+    /// The same root, keeping a record of what is looked at through it, so that facts derived
+    /// from it can be known to still hold ([`Record::inputs`]); caches serve it as usual.
+    pub fn watching(&self) -> Self {
         Root {
             dir: self.dir.clone(),
             host: self.host,
             record: Some(Arc::new(Mutex::new(Record::default()))),
+            bundle: false,
         }
     }
 
@@ -252,7 +266,7 @@ impl Root {
     /// Whether a path below the root is a regular file (after following symlinks inside the
     /// root). Nothing is opened.
     pub fn is_file(&self, rel: impl AsRef<Path>) -> bool {
-        let file = self.metadata(rel.as_ref()).is_some_and(|m| m.is_file());
+        let file = self.stat(rel.as_ref()).is_some_and(|m| m.is_file());
         self.saw(rel.as_ref(), || Seen::IsFile(file));
         file
     }
@@ -260,15 +274,64 @@ impl Root {
     /// Whether a path below the root is a directory (after following symlinks inside the
     /// root). Nothing is opened.
     pub fn is_dir(&self, rel: impl AsRef<Path>) -> bool {
-        let dir = self.metadata(rel.as_ref()).is_some_and(|m| m.is_dir());
+        let dir = self.stat(rel.as_ref()).is_some_and(|m| m.is_dir());
         self.saw(rel.as_ref(), || Seen::IsDir(dir));
         dir
     }
 
-    fn metadata(&self, rel: &Path) -> Option<std::fs::Metadata> {
+    fn stat(&self, rel: &Path) -> Option<std::fs::Metadata> {
         reader::resolve_below(&self.dir, rel, LastLink::Follow)
             .and_then(|fd| std::fs::File::from(fd).metadata())
             .ok()
+    }
+
+    /// The metadata of a path below the root (after following symlinks inside the root), as
+    /// `stat` gives it; `Ok(None)` when it does not exist. Nothing is opened for reading and
+    /// nothing goes into a bundle (what a `stat` answers is not a file's contents), but the
+    /// record's [`Inputs`] keep the file's identity: facts taken from a cache by this identity
+    /// hold exactly as long as it does.
+    pub fn metadata(&self, rel: impl AsRef<Path>) -> Result<Option<std::fs::Metadata>, HostError> {
+        let rel = rel.as_ref();
+        let meta = self.resolve(rel, LastLink::Follow).and_then(|fd| {
+            fd.map(|fd| {
+                std::fs::File::from(fd)
+                    .metadata()
+                    .map_err(|source| HostError::Read {
+                        path: self.join(rel),
+                        source,
+                    })
+            })
+            .transpose()
+        });
+        self.saw(rel, || match &meta {
+            Ok(Some(m)) => Seen::opened(FileKind::ModuleFile, m).unwrap_or(Seen::Failed),
+            Ok(None) => Seen::Absent,
+            Err(_) => Seen::Failed,
+        });
+        meta
+    }
+
+    /// `rel` resolved inside the root to an `O_PATH` descriptor; `Ok(None)` when absent.
+    fn resolve(
+        &self,
+        rel: &Path,
+        last: LastLink,
+    ) -> Result<Option<std::os::fd::OwnedFd>, HostError> {
+        match reader::resolve_below(&self.dir, rel, last) {
+            Ok(fd) => Ok(Some(fd)),
+            Err(e) if reader::is_absent(&e) => Ok(None),
+            Err(source) => Err(HostError::Read {
+                path: self.join(rel),
+                source,
+            }),
+        }
+    }
+
+    /// Whether this root reads for a bundle ([`recording`](Root::recording), `collect`):
+    /// every file it is asked for must really be read through it, so caches are not used.
+    /// A [`watching`](Root::watching) root only notes what it looked at, and caches serve it.
+    pub fn is_bundling(&self) -> bool {
+        self.record.is_some() && self.bundle
     }
 
     /// The target a symlink below the root names, as written (`Ok(None)` when the path is not
@@ -284,15 +347,8 @@ impl Root {
     }
 
     fn link_target(&self, rel: &Path) -> Result<Option<String>, HostError> {
-        let fd = match reader::resolve_below(&self.dir, rel, LastLink::Keep) {
-            Ok(fd) => fd,
-            Err(e) if reader::is_absent(&e) => return Ok(None),
-            Err(source) => {
-                return Err(HostError::Read {
-                    path: self.join(rel),
-                    source,
-                })
-            }
+        let Some(fd) = self.resolve(rel, LastLink::Keep)? else {
+            return Ok(None);
         };
         match rustix::fs::readlinkat(&fd, "", Vec::new()) {
             Ok(target) => Ok(Some(target.to_string_lossy().into_owned())),

@@ -25,15 +25,13 @@ pub mod sysmodule;
 
 use std::cell::OnceCell;
 use std::collections::HashMap;
-use std::fs::File;
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::Serialize;
 
 use crate::host::{HostError, Root};
-use crate::kmod::index::{fnmatch, Index, IndexError};
+use crate::kmod::index::{fnmatch, Index, IndexError, PagedFile};
 
 /// One line of `/proc/modules`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -265,10 +263,10 @@ pub enum Resolution {
 
 /// One of depmod's indexes as the tree has it: the binary file modprobe reads when present, the
 /// text file otherwise (fixture trees, trees copied without their `.bin` files).
-/// A binary index is kept open and read with `pread` as lookups walk it.
+/// A binary index is kept open and read a page at a time as lookups walk it.
 #[derive(Debug, Clone)]
 enum IndexData {
-    Binary { path: PathBuf, file: Arc<File> },
+    Binary { path: PathBuf, file: Arc<PagedFile> },
     Text(String),
     Absent,
 }
@@ -281,7 +279,7 @@ impl IndexData {
         if let Some(file) = root.open_file(&bin_rel, super::FileKind::ModuleIndex)? {
             return Ok(IndexData::Binary {
                 path: bin,
-                file: Arc::new(file),
+                file: Arc::new(PagedFile::new(file)),
             });
         }
         // Read lossily, like /proc/modules: a non-UTF-8 byte spoils one line, not the tree.
@@ -291,7 +289,7 @@ impl IndexData {
         })
     }
 
-    fn index(&self) -> Result<Option<(Index<'_, File>, &Path)>, HostError> {
+    fn index(&self) -> Result<Option<(Index<'_, PagedFile>, &Path)>, HostError> {
         match self {
             IndexData::Binary { path, file } => Index::open(file.as_ref())
                 .map(|i| Some((i, path.as_path())))

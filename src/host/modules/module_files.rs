@@ -1,13 +1,14 @@
 //! Module files and kernel images as read from the host: the reading half of what
-//! [`crate::kmod`] parses. Files below the root are read inside it ([`Root::read_file`]) and
-//! answered from the root-only facts cache ([`facts_cache`](crate::host::io::facts_cache)) when unchanged;
+//! [`crate::kmod`] parses. Files below the root are read inside it ([`Root::read_file`]), or
+//! answered from the root-only facts cache ([`facts_cache`](crate::host::io::facts_cache))
+//! without being opened while their identity is unchanged;
 //! files named on the command line are held to the same reader rules: regular files only, at
 //! most [`FileKind::ModuleFile`]'s cap.
 
 use std::path::Path;
 
-use crate::host::io::facts_cache::{self, FactsCache};
-use crate::host::io::reader::{self, FileKind, FileRead};
+use crate::host::io::facts_cache::{self, FactsCache, FileIdentity};
+use crate::host::io::reader::{self, FileKind};
 use crate::host::{HostError, Root};
 use crate::kmod::image_scan::{self, Budget, FileImage, ScanOutcome};
 use crate::kmod::load_facts::{load_facts_of_bytes, LoadFacts};
@@ -49,94 +50,129 @@ fn opening(e: HostError) -> KmodError {
     }
 }
 
-/// Reads the module file at `path` (a host path below `root`, as module resolution gives it),
-/// resolved inside the root, and inspects it: answered from `cache` when it holds the facts of
-/// this very version of the file (same identity and content hash); fresh answers are stored.
-/// Uncompressed modules bypass the cache: hashing them costs about what parsing them does.
+/// The identity of the module file at `path` (a host path below `root`) when a cache is used:
+/// one `stat`, nothing opened.
+fn identity_below(root: &Root, path: &Path, cache: Option<&FactsCache>) -> Option<FileIdentity> {
+    cache?;
+    let rel = root.rel_of(path).unwrap_or_else(|| path.to_owned());
+    FileIdentity::of_path_below(root, &rel)
+}
+
+/// Reads the module file at `path` (a host path below `root`), resolved inside the root.
+fn read_below(root: &Root, path: &Path) -> Result<facts_cache::ReadFile, KmodError> {
+    let rel = root.rel_of(path).unwrap_or_else(|| path.to_owned());
+    let file = root
+        .read_file(&rel, FileKind::ModuleFile)
+        .map_err(opening)?
+        .ok_or_else(|| absent(path))?;
+    Ok(facts_cache::ReadFile::from(file))
+}
+
+/// Inspects the module file at `path` (a host path below `root`, as module resolution gives
+/// it): answered from `cache` without opening the file when it holds the facts of this very
+/// version of it (same identity, [`facts_cache`]); otherwise read inside the root, and the
+/// fresh answer stored.
 pub fn inspect_file_with_cache(
     root: &Root,
     path: &Path,
     wanted: &[&str],
     cache: Option<&FactsCache>,
 ) -> Result<ModuleFile, KmodError> {
-    let rel = root.rel_of(path).unwrap_or_else(|| path.to_owned());
-    let file = root
-        .read_file(&rel, FileKind::ModuleFile)
-        .map_err(opening)?
-        .ok_or_else(|| absent(path))?;
-    inspect_read(file, wanted, cache)
+    let known = identity_below(root, path, cache);
+    if let (Some(cache), Some(key)) = (cache, &known) {
+        if let Some(facts) = cache.module(key, wanted) {
+            return Ok(with_path(facts, path));
+        }
+    }
+    inspect_read(read_below(root, path)?, wanted, cache)
 }
 
-/// Inspects a module file already read, consulting `cache` as [`inspect_file_with_cache`] does.
-pub fn inspect_read(
-    file: FileRead,
+/// The entry may have been written for the same file under another name.
+fn with_path(mut facts: ModuleFile, path: &Path) -> ModuleFile {
+    facts.path = path.to_owned();
+    facts
+}
+
+/// Inspects a module file already read, and stores the answer in `cache` under the identity of
+/// what was read.
+fn inspect_read(
+    file: facts_cache::ReadFile,
     wanted: &[&str],
     cache: Option<&FactsCache>,
 ) -> Result<ModuleFile, KmodError> {
-    let path = file.path.clone();
-    let Some(cache) = cache else {
-        return inspect_bytes(&path, &file.bytes, wanted);
-    };
-    if matches!(
-        kmod::decompress::sniff(&file.bytes),
-        None | Some(Compression::None)
-    ) {
-        return inspect_bytes(&path, &file.bytes, wanted);
+    let facts = inspect_bytes(&file.path, &file.bytes, wanted)?;
+    if let Some(cache) = cache {
+        cache.store_module(&file.identity(), wanted, &facts);
     }
-    let file = facts_cache::ReadFile::from(file);
-    let key = file.identity();
-    if let Some(mut facts) = cache.module(&key, wanted) {
-        // The entry may have been written for the same file under another name.
-        facts.path = path;
-        return Ok(facts);
-    }
-    let facts = inspect_bytes(&path, &file.bytes, wanted)?;
-    cache.store_module(&key, wanted, &facts);
     Ok(facts)
 }
 
-/// [`inspect_file_with_cache`] and the file's load facts from one read and one
-/// decompression: the load facts (symbol versions, signature) are parsed from the image that is
-/// decompressed anyway, and the inspection is answered from `cache` when it holds this file.
+/// [`inspect_file_with_cache`] and the file's load facts: from `cache` alone when it holds both
+/// for this version of the file, else from one read and one decompression (the load facts —
+/// symbol versions, signature — are parsed from the image decompressed for the inspection),
+/// both then stored.
 pub fn inspect_with_load_facts(
     root: &Root,
     path: &Path,
     wanted: &[&str],
     cache: Option<&FactsCache>,
 ) -> Result<(ModuleFile, Result<LoadFacts, String>), KmodError> {
-    let rel = root.rel_of(path).unwrap_or_else(|| path.to_owned());
-    let file = root
-        .read_file(&rel, FileKind::ModuleFile)
-        .map_err(opening)?
-        .ok_or_else(|| absent(path))?;
-    let read = facts_cache::ReadFile::from(file);
+    let known = identity_below(root, path, cache);
+    if let (Some(cache), Some(key)) = (cache, &known) {
+        if let (Some(facts), Some(load)) = (cache.module(key, wanted), cache.load_facts(key)) {
+            return Ok((with_path(facts, path), Ok(load_with_path(load, path))));
+        }
+    }
+    let read = read_below(root, path)?;
     let (compression, image) = kmod::elf_image(path, &read.bytes)?;
     let mut load = load_facts_of_bytes(path, &image).map_err(|e| e.to_string());
     if let Ok(l) = &mut load {
         l.compression = compression;
     }
-    if compression == Compression::None {
-        return Ok((inspect_bytes(path, &read.bytes, wanted)?, load));
-    }
-    let inspected = match cache {
-        None => kmod::inspect_image(path, &read.bytes, compression, &image, wanted)?,
-        Some(cache) => {
-            let key = read.identity();
-            match cache.module(&key, wanted) {
-                Some(mut facts) => {
-                    facts.path = path.to_owned();
-                    facts
-                }
-                None => {
-                    let facts =
-                        kmod::inspect_image(path, &read.bytes, compression, &image, wanted)?;
-                    cache.store_module(&key, wanted, &facts);
-                    facts
-                }
-            }
-        }
+    let inspected = if compression == Compression::None {
+        inspect_bytes(path, &read.bytes, wanted)?
+    } else {
+        kmod::inspect_image(path, &read.bytes, compression, &image, wanted)?
     };
+    if let Some(cache) = cache {
+        let key = read.identity();
+        cache.store_module(&key, wanted, &inspected);
+        if let Ok(l) = &load {
+            cache.store_load_facts(&key, l);
+        }
+    }
     Ok((inspected, load))
+}
+
+fn load_with_path(mut facts: LoadFacts, path: &Path) -> LoadFacts {
+    facts.path = path.to_owned();
+    facts
+}
+
+/// The load facts of the module file at `path` (a host path below `root`; a provider of
+/// imports), answered from `cache` without opening the file while it is unchanged, and the
+/// identity of the version they describe (`None` without a cache).
+pub fn load_facts_below(
+    root: &Root,
+    path: &Path,
+    cache: Option<&FactsCache>,
+) -> (Result<LoadFacts, String>, Option<FileIdentity>) {
+    let known = identity_below(root, path, cache);
+    if let (Some(cache), Some(key)) = (cache, &known) {
+        if let Some(load) = cache.load_facts(key) {
+            return (Ok(load_with_path(load, path)), known);
+        }
+    }
+    let read = match read_below(root, path) {
+        Ok(read) => read,
+        Err(e) => return (Err(e.to_string()), None),
+    };
+    let load = load_facts_of_bytes(path, &read.bytes).map_err(|e| e.to_string());
+    let key = cache.map(|_| read.identity());
+    if let (Some(cache), Some(key), Ok(l)) = (cache, &key, &load) {
+        cache.store_load_facts(key, l);
+    }
+    (load, key)
 }
 
 /// Reads a module file named on the command line and gives what decides whether it loads
@@ -147,8 +183,8 @@ pub fn read_load_facts(path: &Path) -> Result<LoadFacts, KmodError> {
 }
 
 /// Scans the image at `path` (a host path below `root`, opened inside it) for `needle`, answered
-/// from `cache` when it holds the answer for this very version of the image (same identity,
-/// and the same hash of its two ends): the scan decompresses tens of MB. The image is never
+/// from `cache` when it holds the answer for this very version of the image (same identity):
+/// the scan decompresses tens of MB. The image is never
 /// read whole: its header, then the payload it declares, streamed.
 pub fn scan_file_with_cache(
     root: &Root,
@@ -175,7 +211,7 @@ pub fn scan_file_with_cache(
     let Some(cache) = cache else {
         return image_scan::scan_file(&image, needle, Budget::DEFAULT);
     };
-    let key = facts_cache::FileIdentity::of_image(path, &meta);
+    let key = facts_cache::FileIdentity::of_meta(path, &meta);
     if let Some(outcome) = cache.image_scan(&key, needle) {
         return outcome;
     }

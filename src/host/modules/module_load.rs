@@ -12,17 +12,20 @@
 
 use serde::Serialize;
 
+use crate::host::io::facts_cache::{AbiAnswer, AbiKey, FactsCache, FileIdentity};
 use crate::host::kernel::KernelInfo;
 use crate::host::modules::kernel_config::{read_kernel_config, read_proc_config, KernelConfig};
+use crate::host::modules::module_files::load_facts_below;
 use crate::host::modules::sig_enforcement::{
-    judge_running, SignatureEnforcement, SignatureEvidence,
+    self, judge_running, SignatureEnforcement, SignatureEvidence,
 };
-use crate::host::modules::symbol_providers::{read_load_facts_below, TreeProviders};
+use crate::host::modules::symbol_providers::TreeProviders;
 use crate::host::modules::sysmodule::SysModule;
 use crate::host::modules::{normalize_name, ModuleTree, Resolution};
 use crate::host::{HostError, Root};
-use crate::kmod::abi::{compare_import_crcs, AbiVerdict, KernelModversions, Provider};
+use crate::kmod::abi::{compare_import_crcs, AbiVerdict, KernelModversions, Provider, Uncompared};
 use crate::kmod::load_facts::LoadFacts;
+use crate::kmod::modversions::ImportVersions;
 use crate::kmod::{NVIDIA_FS, RPCRDMA};
 
 /// A provider of a module's imports that is loaded from another build than its file.
@@ -53,18 +56,23 @@ pub struct ModuleLoad {
     pub signatures: Result<SignatureEnforcement, String>,
 }
 
+/// The kernel configuration options the symbol-version judgement reads.
+pub const CONFIG_OPTIONS: &[&str] = &["CONFIG_MODVERSIONS", "CONFIG_MODULES"];
+
 /// The running kernel's build configuration: `/boot/config-<release>` (or the module tree's
-/// `config`), else `/proc/config.gz`.
+/// `config`), else `/proc/config.gz`; the options asked for here and by the signature
+/// judgement.
 pub fn read_running_config(
     root: &Root,
     kernel: &KernelInfo,
 ) -> Result<Option<KernelConfig>, HostError> {
+    let asked = [CONFIG_OPTIONS, sig_enforcement::CONFIG_OPTIONS].concat();
     if let Some(release) = &kernel.release {
-        if let Some(c) = read_kernel_config(root, release)? {
+        if let Some(c) = read_kernel_config(root, release, &asked)? {
             return Ok(Some(c));
         }
     }
-    read_proc_config(root)
+    read_proc_config(root, &asked)
 }
 
 /// Reads everything above for the running kernel, given the load facts of its resolved
@@ -111,7 +119,8 @@ pub fn read_module_load(
         path, exists: true, ..
     } = tree.resolve(root, NVIDIA_FS)?
     {
-        let nvfs = read_load_facts_below(root, &path);
+        let cache = FactsCache::for_root(root);
+        let nvfs = load_facts_below(root, &path, cache.as_ref()).0;
         if let Ok(f) = &nvfs {
             let (verdict, divergent) = compare(root, tree, f, &load.modversions, NVIDIA_FS)?;
             load.nvidia_fs_abi = Some(verdict);
@@ -132,7 +141,10 @@ pub fn read_module_load(
 }
 
 /// Compares the imports of `module`'s file with the export CRCs of their providers in `tree`,
-/// and names the providers loaded from another build than the file compared.
+/// and names the providers loaded from another build than the file compared. The verdict is
+/// answered from the facts cache while the imports, the kernel's CONFIG_MODVERSIONS, the
+/// indexes that name the providers and every provider file are what they were: then neither an
+/// index nor a module file is opened.
 fn compare(
     root: &Root,
     tree: &ModuleTree,
@@ -140,7 +152,48 @@ fn compare(
     modversions: &KernelModversions,
     module: &str,
 ) -> Result<(AbiVerdict, Vec<DivergentProvider>), HostError> {
-    let mut providers = TreeProviders::new(tree);
+    let cache = FactsCache::for_root(root);
+    let key = cache.as_ref().map(|_| AbiKey {
+        module: normalize_name(module),
+        imports: imports_hash(file),
+        modversions: modversions.clone(),
+        indexes: index_identities(root, tree),
+    });
+    let cached = cache.as_ref().zip(key.as_ref()).and_then(|(c, k)| {
+        c.abi(k, |p| {
+            FileIdentity::of_path_below(root, &root.rel_of(&p.path).unwrap_or_default())
+        })
+    });
+    let answer = match cached {
+        Some(answer) => answer,
+        None => {
+            let answer = compare_files(tree, file, modversions, cache.clone());
+            if let (Some(cache), Some(key)) = (&cache, &key) {
+                if !has_unreadable(&answer.verdict) {
+                    cache.store_abi(key, &answer);
+                }
+            }
+            answer
+        }
+    };
+    let mut diverging = Vec::new();
+    for provider in answer.used {
+        if normalize_name(&provider) != normalize_name(module) {
+            diverging.extend(divergent(root, tree, &provider)?);
+        }
+    }
+    Ok((answer.verdict, diverging))
+}
+
+/// The comparison itself: each import's provider from `modules.symbols`, its CRC from the
+/// provider's file (or its cached export table).
+fn compare_files(
+    tree: &ModuleTree,
+    file: &LoadFacts,
+    modversions: &KernelModversions,
+    cache: Option<FactsCache>,
+) -> AbiAnswer {
+    let mut providers = TreeProviders::new(tree).with_cache(cache);
     let mut used = Vec::new();
     let verdict = compare_import_crcs(&file.imports, modversions, |s| {
         let p = providers.provider_of(s);
@@ -151,13 +204,50 @@ fn compare(
         }
         p
     });
-    let mut diverging = Vec::new();
-    for provider in used {
-        if normalize_name(&provider) != normalize_name(module) {
-            diverging.extend(divergent(root, tree, &provider)?);
+    AbiAnswer {
+        verdict,
+        used,
+        providers: providers.files().to_vec(),
+    }
+}
+
+/// A verdict that could not read a provider is not kept: the next run tries again.
+fn has_unreadable(verdict: &AbiVerdict) -> bool {
+    matches!(verdict, AbiVerdict::Compared(r) if r.uncompared.iter().any(|u| matches!(u, Uncompared::ProviderUnreadable { .. })))
+}
+
+/// A hash of the imports judged (names and CRCs, in order).
+fn imports_hash(file: &LoadFacts) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    match &file.imports {
+        ImportVersions::Unversioned => 0u8.hash(&mut h),
+        ImportVersions::Versioned { table, versions } => {
+            1u8.hash(&mut h);
+            (*table as u8).hash(&mut h);
+            for v in versions {
+                (&v.symbol, v.crc).hash(&mut h);
+            }
         }
     }
-    Ok((verdict, diverging))
+    h.finish()
+}
+
+/// The identities of the indexes that name providers: `modules.symbols` and `modules.dep`,
+/// binary and text (whichever the tree reads), as they are now.
+fn index_identities(root: &Root, tree: &ModuleTree) -> Vec<Option<FileIdentity>> {
+    [
+        "modules.symbols.bin",
+        "modules.symbols",
+        "modules.dep.bin",
+        "modules.dep",
+    ]
+    .iter()
+    .map(|name| {
+        let rel = format!("{}/{name}", tree.dir_rel);
+        FileIdentity::of_path_below(root, std::path::Path::new(&rel))
+    })
+    .collect()
 }
 
 /// A loaded `module` whose build-id differs from its file's. The file is inspected only when
@@ -176,7 +266,7 @@ fn divergent(
         return Ok(None);
     };
     let path = tree.path_of(&entry.file);
-    let cache = crate::host::io::facts_cache::FactsCache::for_root(root);
+    let cache = FactsCache::for_root(root);
     let on_disk = crate::host::modules::module_files::inspect_file_with_cache(
         root,
         &path,

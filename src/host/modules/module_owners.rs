@@ -274,9 +274,11 @@ fn read_loaded(
     let Some(build_id) = sys.build_id else {
         return Ok(LoadedOwner::Unmatched);
     };
+    // Answered from the facts cache, without opening the copies, while they are unchanged.
+    let cache = crate::host::io::facts_cache::FactsCache::for_root(root);
     for copy in installed.iter().take(MAX_INSPECTED) {
         let path = root.join(format!("{tree_rel}/{}", copy.rel_path));
-        match inspect_file_with_cache(root, &path, &[], None) {
+        match inspect_file_with_cache(root, &path, &[], cache.as_ref()) {
             Ok(f) if f.build_id.as_deref() == Some(build_id.as_str()) => {
                 return Ok(LoadedOwner::Family {
                     family: copy.family.clone(),

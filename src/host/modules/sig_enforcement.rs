@@ -18,6 +18,16 @@ use serde::Serialize;
 
 use crate::host::modules::gpl_rule::Enforcement;
 use crate::host::modules::kernel_config::KernelConfig;
+
+/// The kernel configuration options these judgements read.
+pub const CONFIG_OPTIONS: &[&str] = &[
+    "CONFIG_MODULE_SIG",
+    "CONFIG_MODULE_SIG_FORCE",
+    "CONFIG_SECURITY_LOCKDOWN_LSM",
+    "CONFIG_LOCK_DOWN_KERNEL_FORCE_INTEGRITY",
+    "CONFIG_LOCK_DOWN_KERNEL_FORCE_CONFIDENTIALITY",
+    "CONFIG_LOCK_DOWN_IN_EFI_SECURE_BOOT",
+];
 use crate::host::{read_first_line, HostError, Root};
 
 /// `SecureBoot`: 1 when the firmware verifies what it boots.
@@ -341,13 +351,13 @@ fn judge_lockdown_at_boot(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::modules::kernel_config::parse_kernel_config;
 
     fn config(text: &str) -> KernelConfig {
-        KernelConfig {
-            path: "/boot/config-6.1.0-50-amd64".into(),
-            options: parse_kernel_config(text),
-        }
+        KernelConfig::scan(
+            "/boot/config-6.1.0-50-amd64",
+            text.as_bytes(),
+            CONFIG_OPTIONS,
+        )
     }
 
     const DEBIAN: &str = "CONFIG_MODULE_SIG=y\n# CONFIG_MODULE_SIG_FORCE is not set\nCONFIG_SECURITY_LOCKDOWN_LSM=y\nCONFIG_LOCK_DOWN_IN_EFI_SECURE_BOOT=y\n";

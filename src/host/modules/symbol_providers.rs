@@ -5,15 +5,17 @@
 //! A provider that is already loaded is what the loader links against, not its file: when the
 //! caller knows the loaded build's export CRCs (the loaded build-id matches a file it has read),
 //! it registers them with [`TreeProviders::with_loaded`] and they win over the file. Each
-//! provider file is read once, however many symbols it provides.
+//! provider file is read once, however many symbols it provides, and not at all while the
+//! facts cache holds its export table ([`TreeProviders::with_cache`]); the identity of every
+//! provider file answered is kept ([`TreeProviders::files`]) for a verdict cached on them.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+use crate::host::io::facts_cache::{FactsCache, FileIdentity};
+use crate::host::modules::module_files::load_facts_below;
 use crate::host::modules::ModuleTree;
-use crate::host::{FileKind, Root};
 use crate::kmod::abi::{CrcOrigin, Provider};
-use crate::kmod::load_facts::{load_facts_of_bytes, LoadFacts};
 use crate::kmod::modversions::ExportCrcs;
 
 /// What one provider module answers: its file and export CRCs, or why it has none.
@@ -32,6 +34,8 @@ enum ProviderFacts {
 pub struct TreeProviders<'t> {
     tree: &'t ModuleTree,
     modules: HashMap<String, ProviderFacts>,
+    cache: Option<FactsCache>,
+    files: Vec<FileIdentity>,
 }
 
 impl<'t> TreeProviders<'t> {
@@ -39,7 +43,20 @@ impl<'t> TreeProviders<'t> {
         TreeProviders {
             tree,
             modules: HashMap::new(),
+            cache: None,
+            files: Vec::new(),
         }
+    }
+
+    /// Answers providers' export tables from `cache` while their files are unchanged.
+    pub fn with_cache(mut self, cache: Option<FactsCache>) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    /// The identity of every provider file answered so far (with a cache only).
+    pub fn files(&self) -> &[FileIdentity] {
+        &self.files
     }
 
     /// Answers for `module` from the export CRCs of its loaded build.
@@ -64,7 +81,10 @@ impl<'t> TreeProviders<'t> {
                 )),
                 Ok(Some(entry)) => {
                     let path = self.tree.path_of(&entry.file);
-                    match read_load_facts_below(self.tree.root(), &path) {
+                    let (facts, identity) =
+                        load_facts_below(self.tree.root(), &path, self.cache.as_ref());
+                    self.files.extend(identity);
+                    match facts {
                         Ok(f) => ProviderFacts::Read {
                             path: Some(path),
                             crcs: f.exports,
@@ -103,15 +123,5 @@ impl<'t> TreeProviders<'t> {
                 module,
             },
         }
-    }
-}
-
-/// A provider file read through the root (confined below it, and recorded for `collect`).
-pub fn read_load_facts_below(root: &Root, path: &std::path::Path) -> Result<LoadFacts, String> {
-    let rel = root.rel_of(path).unwrap_or_else(|| path.to_owned());
-    match root.read_file(&rel, FileKind::ModuleFile) {
-        Ok(Some(f)) => load_facts_of_bytes(path, &f.bytes).map_err(|e| e.to_string()),
-        Ok(None) => Err(format!("{} does not exist", path.display())),
-        Err(e) => Err(e.to_string()),
     }
 }

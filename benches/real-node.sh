@@ -39,7 +39,7 @@
 # hyperfine, kmod, binutils, xz-utils, zstd, GNU time and valgrind:
 #   apt-get install hyperfine kmod binutils xz-utils zstd time valgrind
 # The first run downloads three packages (~70 MB each) and recompresses their modules
-# (minutes); later runs take about ten minutes at RUNS=20 on a 2-core machine.
+# (minutes); later runs take about fifteen minutes at RUNS=20 on a loaded 2-core machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-20}

@@ -1,11 +1,11 @@
 //! Writes a generated rpcrdma module (the test suite's generator) to a file, for benchmarks
 //! and for looking at with `readelf`/`modinfo`:
 //! `gen-module OUT.ko [--hooks gpl|plain|none|unexported] [--layout split|flags]
-//! [--release R] [--pad BYTES] [--build-id SEED] [--srcversion S] [--imports-from KO]`.
-//! The output is plain ELF; compress it with the distribution's tools. `--imports-from` takes
-//! the imports and their CRCs from the `__versions` of another (plain) module, such as the
-//! distribution's own rpcrdma.ko, so that the generated module agrees with that kernel's
-//! providers as a correctly rebuilt one does.
+//! [--release R] [--pad BYTES] [--build-id SEED] [--srcversion S] [--imports FILE]`.
+//! `--imports` replaces the module's imports with those of FILE, one `0xCRC<TAB>symbol` line
+//! each as `modprobe --dump-modversions` prints them, so a generated module can want exactly
+//! what a real build against the same kernel wants.
+//! The output is plain ELF; compress it with the distribution's tools.
 
 #[path = "../tests/support/module_gen.rs"]
 #[allow(dead_code)] // the test suite uses more of the generator than this tool
@@ -18,7 +18,7 @@ use module_gen::{build, build_id_of, HookExport, Layout, ModuleSpec};
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let Some(out) = args.next().filter(|o| !o.starts_with('-')) else {
-        eprintln!("usage: gen-module OUT.ko [--hooks gpl|plain|none|unexported] [--layout split|flags] [--release R] [--pad BYTES] [--build-id SEED] [--srcversion S] [--imports-from KO]");
+        eprintln!("usage: gen-module OUT.ko [--hooks gpl|plain|none|unexported] [--layout split|flags] [--release R] [--pad BYTES] [--build-id SEED] [--srcversion S] [--imports FILE]");
         return ExitCode::from(2);
     };
     let mut release = "6.1.0-50-amd64".to_string();
@@ -27,7 +27,7 @@ fn main() -> ExitCode {
     let mut pad = None;
     let mut build_id = None;
     let mut srcversion = None;
-    let mut imports_from = None;
+    let mut imports = None;
     while let Some(flag) = args.next() {
         let Some(value) = args.next() else {
             eprintln!("{flag} needs a value");
@@ -66,7 +66,13 @@ fn main() -> ExitCode {
             },
             "--build-id" => build_id = Some(value),
             "--srcversion" => srcversion = Some(value),
-            "--imports-from" => imports_from = Some(value),
+            "--imports" => match read_imports(&value) {
+                Ok(list) => imports = Some(list),
+                Err(e) => {
+                    eprintln!("--imports {value}: {e}");
+                    return ExitCode::from(2);
+                }
+            },
             other => {
                 eprintln!("unknown option {other}");
                 return ExitCode::from(2);
@@ -83,14 +89,8 @@ fn main() -> ExitCode {
     if let Some(s) = srcversion {
         spec = spec.srcversion(Some(&s));
     }
-    if let Some(path) = imports_from {
-        match versions_of(&path) {
-            Ok(imports) => spec.imports = imports,
-            Err(e) => {
-                eprintln!("--imports-from {path}: {e}");
-                return ExitCode::from(2);
-            }
-        }
+    if let Some(list) = imports {
+        spec.imports = list;
     }
     if let Err(e) = std::fs::write(&out, build(&spec)) {
         eprintln!("cannot write {out}: {e}");
@@ -99,31 +99,18 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// The `(name, crc)` entries of a plain module's `__versions` section (64-byte records: a
-/// little-endian CRC, then the NUL-padded name).
-fn versions_of(path: &str) -> Result<Vec<(String, u32)>, String> {
-    let data = std::fs::read(path).map_err(|e| e.to_string())?;
-    let elf = goblin::elf::Elf::parse(&data).map_err(|e| e.to_string())?;
-    let section = elf
-        .section_headers
-        .iter()
-        .find(|sh| elf.shdr_strtab.get_at(sh.sh_name) == Some("__versions"))
-        .ok_or("no __versions section (not a CONFIG_MODVERSIONS module, or compressed)")?;
-    let bytes = section
-        .file_range()
-        .and_then(|r| data.get(r))
-        .ok_or("__versions lies outside the file")?;
-    let imports: Vec<(String, u32)> = bytes
-        .chunks_exact(64)
-        .map(|entry| {
-            let crc = u32::from_le_bytes([entry[0], entry[1], entry[2], entry[3]]);
-            let name = &entry[8..];
-            let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
-            (String::from_utf8_lossy(&name[..end]).into_owned(), crc)
+/// `0xCRC<TAB>symbol` lines (`modprobe --dump-modversions`); an error names the line.
+fn read_imports(path: &str) -> Result<Vec<(String, u32)>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(n, line)| {
+            let bad = || format!("line {}: not `0xCRC<TAB>symbol`: {line:?}", n + 1);
+            let (crc, symbol) = line.split_once('\t').ok_or_else(bad)?;
+            let crc = crc.strip_prefix("0x").ok_or_else(bad)?;
+            let crc = u32::from_str_radix(crc, 16).map_err(|_| bad())?;
+            Ok((symbol.to_string(), crc))
         })
-        .collect();
-    if imports.is_empty() {
-        return Err("empty __versions section".into());
-    }
-    Ok(imports)
+        .collect()
 }

@@ -12,6 +12,7 @@ pub mod known_bad;
 pub mod level;
 pub mod registry;
 pub mod render;
+pub mod sized;
 
 use serde::{Deserialize, Serialize};
 

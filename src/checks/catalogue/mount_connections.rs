@@ -11,6 +11,7 @@
 
 use crate::checks::asked::{asked_option, Asked};
 use crate::checks::check::{Check, MountSubject, Scope};
+use crate::checks::sized::sized;
 use crate::checks::{CheckId, CheckResult, Level};
 use crate::host::mounts::Mount;
 
@@ -70,7 +71,7 @@ pub fn mount_connections(m: &Mount, asked: &[Asked]) -> CheckResult {
         }
     };
     let at = m.info.mount_point_shown();
-    let seen = format!("{rdma} `xprt: rdma` line{}", plural(rdma));
+    let seen = sized(32, format_args!("{rdma} `xprt: rdma` line{}", plural(rdma)));
     let asked_word = match ask {
         Some(a) => format!("nconnect={} asked ({})", a.value, a.by),
         None => "no nconnect asked (1 connection)".to_string(),
@@ -86,9 +87,12 @@ pub fn mount_connections(m: &Mount, asked: &[Asked]) -> CheckResult {
         return with_ask(
             CheckResult::pass(
                 id,
-                format!(
-                    "{at}: {asked_word}, {rdma} RDMA connection{} in effect",
-                    plural(rdma)
+                sized(
+                    160,
+                    format_args!(
+                        "{at}: {asked_word}, {rdma} RDMA connection{} in effect",
+                        plural(rdma)
+                    ),
                 ),
             )
             .with("mountstats", seen),

@@ -4,6 +4,7 @@
 //! record.
 
 use crate::checks::check::{Check, MountSubject, Scope};
+use crate::checks::sized::sized;
 use crate::checks::{CheckId, CheckResult, Level};
 use crate::host::mounts::Mount;
 
@@ -35,9 +36,12 @@ pub fn mount_pnfs(m: &Mount) -> CheckResult {
     match stats.pnfs.as_deref() {
         None => CheckResult::pass(
             id,
-            format!(
-                "{} uses no pNFS layout: its own transports carry its data",
-                m.info.mount_point_shown()
+            sized(
+                160,
+                format_args!(
+                    "{} uses no pNFS layout: its own transports carry its data",
+                    m.info.mount_point_shown()
+                ),
             ),
         ),
         Some(layout) => CheckResult::warn(

@@ -124,7 +124,7 @@ impl MountStatsParser {
             // `nfsv4:` lines always carry an `x` (`bm0=0x…`), so `feed_lines` hands them here.
             Some(b'n') => {
                 if let Some(v4) = rest.strip_prefix(b"nfsv4:") {
-                    current.stats.pnfs = super::pnfs::parse_pnfs_layout(&lossy(v4)).map(Box::from);
+                    current.stats.pnfs = super::pnfs::parse_pnfs_layout(v4);
                 }
             }
             Some(b'x') if rest.starts_with(b"xprt:") => {

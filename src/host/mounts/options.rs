@@ -69,18 +69,21 @@ pub fn option_value<'a>(mut options: impl Iterator<Item = &'a str>, key: &str) -
 }
 
 /// [`option_value`] of a comma-separated list, walked on its bytes (asked for every option of
-/// every mount, several times a check).
+/// every mount, several times a check): each option's start is compared with `key=` in place,
+/// and `memchr` jumps to the next comma, so no byte is looked at twice.
 pub(super) fn option_in<'a>(list: &'a str, key: &str) -> Option<&'a str> {
-    let mut rest = list;
+    let (bytes, k) = (list.as_bytes(), key.as_bytes());
+    let mut start = 0;
     loop {
-        let comma = rest.as_bytes().iter().position(|&b| b == b',');
-        let option = &rest[..comma.unwrap_or(rest.len())];
-        if let Some(value) = option
-            .strip_prefix(key)
-            .and_then(|after| after.strip_prefix('='))
-        {
-            return Some(value);
+        let option = &bytes[start..];
+        let end = memchr::memchr(b',', option).unwrap_or(option.len());
+        if end > k.len() && option[k.len()] == b'=' && option.starts_with(k) {
+            // `=` and `,` are ASCII: both ends are on character boundaries.
+            return Some(&list[start + k.len() + 1..start + end]);
         }
-        rest = &rest[comma? + 1..];
+        if end == option.len() {
+            return None;
+        }
+        start += end + 1;
     }
 }

@@ -40,13 +40,13 @@ pub fn node_checks(facts: &HostFacts, probe: bool) -> Vec<CheckResult> {
         .collect()
 }
 
-/// The mount checks whose scope `wanted` accepts, run on `subject`.
+/// The mount checks whose scope `wanted` accepts, run on `subject`. The list is made with room
+/// for all of them (a result is large, and the agent runs these for every mount it watches).
 fn mount_checks(subject: &MountSubject, wanted: fn(&Scope) -> bool) -> Vec<CheckResult> {
-    all()
-        .iter()
-        .filter(|c| wanted(&c.scope))
-        .filter_map(|c| c.run_on_mount(subject))
-        .collect()
+    let checks = || all().iter().filter(|c| wanted(&c.scope));
+    let mut results = Vec::with_capacity(checks().count());
+    results.extend(checks().filter_map(|c| c.run_on_mount(subject)));
+    results
 }
 
 /// The checks that judge mounts before they are made (the transport trap).

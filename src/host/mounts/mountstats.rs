@@ -17,10 +17,13 @@ pub struct Xprt {
 impl Xprt {
     /// `rdma`, `tcp`, `udp`, `local`, … (the word after `xprt:`).
     pub fn proto(&self) -> &str {
-        self.line
-            .strip_prefix("xprt:")
-            .and_then(|rest| rest.split_whitespace().next())
-            .unwrap_or("")
+        // The first word after `xprt:`, found without an iterator over the words: the checks ask
+        // each mount's transports several times a pass.
+        let Some(rest) = self.line.strip_prefix("xprt:") else {
+            return "";
+        };
+        let rest = rest.trim_start();
+        &rest[..rest.find(char::is_whitespace).unwrap_or(rest.len())]
     }
 
     pub fn is_rdma(&self) -> bool {

@@ -179,7 +179,9 @@ pub fn collect(
         let facts = HostFacts::read(root)?;
         // The hook lines of kallsyms go in even where the checks did not need them (the loaded
         // rpcrdma identified by its build-id): whoever reads the bundle may want them.
-        let _ = crate::host::modules::kallsyms::read_symbols(root, &RPCRDMA_HOOKS);
+        if facts.rpcrdma.kallsyms.is_none() {
+            let _ = crate::host::modules::kallsyms::read_symbols(root, &RPCRDMA_HOOKS);
+        }
         // Read through the recording root: the helper's records and fstab go in the bundle.
         let declared = read_declared(root)?;
         super::diagnose(
@@ -305,18 +307,13 @@ fn for_archive(root: &Root, rel: &Path) -> Result<Option<Vec<u8>>, HostError> {
     if rel.file_name().and_then(|n| n.to_str()) != Some("kallsyms") {
         return root.read_bytes(rel);
     }
-    let Some(mut lines) = root.read_lines(rel)? else {
-        return Ok(None);
-    };
     let mut kept = Vec::new();
-    while let Some(line) = lines.next_line()? {
-        let text = String::from_utf8_lossy(line);
-        if RPCRDMA_HOOKS.iter().any(|h| text.contains(h)) {
-            kept.extend_from_slice(text.as_bytes());
-            kept.push(b'\n');
-        }
-    }
-    Ok(Some(kept))
+    let found = crate::host::modules::kallsyms::lines_naming(root, rel, &RPCRDMA_HOOKS, |line| {
+        kept.extend_from_slice(String::from_utf8_lossy(line).as_bytes());
+        kept.push(b'\n');
+        true
+    })?;
+    Ok(found.then_some(kept))
 }
 
 #[cfg(test)]

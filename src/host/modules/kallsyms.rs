@@ -50,16 +50,33 @@ pub fn find_symbols(text: &str, wanted: &[&str]) -> Vec<KallsymsEntry> {
 /// with `memmem` and only the lines that contain one are parsed, so the 99.99 % of lines about
 /// other symbols cost a vectorised search, not a split. `Ok(None)` when it does not exist.
 pub fn read_symbols(root: &Root, wanted: &[&str]) -> Result<Option<Vec<KallsymsEntry>>, HostError> {
-    let Some(mut lines) = root.read_lines(PATH)? else {
-        return Ok(None);
+    let mut found = Vec::new();
+    let read = lines_naming(root, PATH, wanted, |line| {
+        !take_line(line, wanted, &mut found)
+    })?;
+    Ok(read.then_some(found))
+}
+
+/// Streams a kallsyms file (`rel`, [`PATH`] but for a copy) below the root and hands `each` every line that contains one of
+/// `names` (anywhere in it: the `__ksymtab_…` helpers of a name too), once, in file order,
+/// without its newline; `each` returns false to stop. Each buffer of whole lines is searched
+/// with `memmem`, so the lines about other symbols are never split or converted. `Ok(false)`
+/// when the file does not exist.
+pub fn lines_naming(
+    root: &Root,
+    rel: impl AsRef<std::path::Path>,
+    names: &[&str],
+    mut each: impl FnMut(&[u8]) -> bool,
+) -> Result<bool, HostError> {
+    let Some(mut lines) = root.read_lines(rel)? else {
+        return Ok(false);
     };
-    let finders: Vec<memchr::memmem::Finder<'_>> = wanted
+    let finders: Vec<memchr::memmem::Finder<'_>> = names
         .iter()
         .map(|w| memchr::memmem::Finder::new(w.as_bytes()))
         .collect();
-    let mut found = Vec::new();
     while let Some(chunk) = lines.next_lines()? {
-        // Lines holding a wanted name, each once, in file order.
+        // Lines holding a name, each once, in file order.
         let mut starts: Vec<usize> = finders
             .iter()
             .flat_map(|f| f.find_iter(chunk))
@@ -69,12 +86,12 @@ pub fn read_symbols(root: &Root, wanted: &[&str]) -> Result<Option<Vec<KallsymsE
         starts.dedup();
         for start in starts {
             let end = memchr::memchr(b'\n', &chunk[start..]).map_or(chunk.len(), |i| start + i);
-            if take_line(&chunk[start..end], wanted, &mut found) {
-                return Ok(Some(found));
+            if !each(&chunk[start..end]) {
+                return Ok(true);
             }
         }
     }
-    Ok(Some(found))
+    Ok(true)
 }
 
 /// Where kallsyms is, below the root.

@@ -304,7 +304,7 @@ impl Root {
             .transpose()
         });
         self.saw(rel, || match &meta {
-            Ok(Some(m)) => Seen::opened(FileKind::ModuleFile, m).unwrap_or(Seen::Failed),
+            Ok(Some(m)) => Seen::opened(FileKind::of(rel), m).unwrap_or(Seen::Failed),
             Ok(None) => Seen::Absent,
             Err(_) => Seen::Failed,
         });

@@ -11,7 +11,8 @@ use serde::Serialize;
 use super::kubelet::{volume_of, KubeletVolume};
 use crate::checks::asked::Asked;
 use crate::checks::catalogue::trap_suspects::Suspects;
-use crate::checks::{registry, CheckResult, Verdict};
+use crate::checks::registry::{self, Detail};
+use crate::checks::{CheckResult, Verdict};
 use crate::host::mounts::{Mount, MountTable};
 use crate::policy::intent::{expected_port, intent_of, Declared, Intent};
 use crate::policy::{MountPolicy, Policy};
@@ -52,7 +53,8 @@ impl MountVerdict<'_> {
 /// The checks one mount gets: every mount check of the registry (the helper's post-mount
 /// checks with the trap as context), with what the node declares it asked, judged under the
 /// policy for that mount; `None` when all passed (ready under any policy, and a ready mount
-/// keeps no results).
+/// keeps no results). The checks first say only their status; a mount that is not all clear
+/// is checked again in full, for the results it keeps.
 fn checks_for(
     m: &Mount,
     narrowed: &MountTable,
@@ -60,10 +62,11 @@ fn checks_for(
     asked: &[Asked],
     policy: &MountPolicy,
 ) -> Option<Judgement> {
-    let results = registry::verify_mount(m, narrowed, port, asked);
-    if verdict::all_clear(&results) {
+    let statuses = registry::verify_mount(m, narrowed, port, asked, Detail::StatusOnly);
+    if verdict::all_clear(&statuses) {
         return None;
     }
+    let results = registry::verify_mount(m, narrowed, port, asked, Detail::Full);
     Some(verdict::judge(results, policy))
 }
 
@@ -285,7 +288,7 @@ device 10.0.2.20:/other mounted on /mnt/fast2 with fstype nfs4 statvers=1.1
                 .iter()
                 .find(|m| m.info.mount_point().to_string_lossy() == mv.mountpoint)
                 .unwrap();
-            let whole: Vec<_> = registry::verify_mount(m, &t, 20049, &[])
+            let whole: Vec<_> = registry::verify_mount(m, &t, 20049, &[], Detail::Full)
                 .into_iter()
                 .map(|c| c.status)
                 .collect();

@@ -45,6 +45,28 @@ impl<'a> MountSubject<'a> {
     }
 }
 
+/// How much a mount check says of a mount that is fine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    /// Every result with its summary and evidence.
+    Full,
+    /// A pass may come bare (no summary, no evidence): for a caller that keeps nothing of a
+    /// mount whose checks all pass or skip, and asks again with `Full` for any other mount.
+    /// The agent judges thousands of mounts a pass, nearly all of them fine; saying why each
+    /// is fine was a third of its work. The status is the same either way.
+    StatusOnly,
+}
+
+impl Detail {
+    /// A pass of `id`, said in full by `say`, or bare when only the status is wanted.
+    pub fn pass(self, id: CheckId, say: impl FnOnce() -> CheckResult) -> CheckResult {
+        match self {
+            Detail::Full => say(),
+            Detail::StatusOnly => CheckResult::pass(id, String::new()),
+        }
+    }
+}
+
 /// When a check runs, and on what.
 #[derive(Debug, Clone, Copy)]
 pub enum Scope {
@@ -54,9 +76,9 @@ pub enum Scope {
     /// the facts then).
     Probe(fn(&HostFacts) -> CheckResult),
     /// Before a mount (on the mounts that exist), and again when an existing mount is verified.
-    BeforeMount(fn(&MountSubject) -> CheckResult),
+    BeforeMount(fn(&MountSubject, Detail) -> CheckResult),
     /// On a mount that exists: the one just made, or one being verified.
-    AfterMount(fn(&MountSubject) -> CheckResult),
+    AfterMount(fn(&MountSubject, Detail) -> CheckResult),
 }
 
 /// Everything there is to know about one check.
@@ -91,10 +113,10 @@ impl Check {
         }
     }
 
-    /// Runs a mount check; `None` for node checks.
-    pub fn run_on_mount(&self, subject: &MountSubject) -> Option<CheckResult> {
+    /// Runs a mount check, saying as much as `detail` asks; `None` for node checks.
+    pub fn run_on_mount(&self, subject: &MountSubject, detail: Detail) -> Option<CheckResult> {
         match self.scope {
-            Scope::BeforeMount(run) | Scope::AfterMount(run) => Some(run(subject)),
+            Scope::BeforeMount(run) | Scope::AfterMount(run) => Some(run(subject, detail)),
             _ => None,
         }
     }

@@ -9,7 +9,8 @@ use clap::Args;
 use super::{exit, CmdError, Ctx};
 use crate::agent::intent::read_declared;
 use crate::checks::catalogue::{mount_options, mount_transport, transport_trap};
-use crate::checks::{registry, render, CheckResult};
+use crate::checks::registry::{self, Detail};
+use crate::checks::{render, CheckResult};
 use crate::host::kernel::KernelInfo;
 use crate::host::mounts::read_mount_table;
 use crate::policy::intent::expected_port;
@@ -44,7 +45,7 @@ pub fn run(args: &VerifyArgs, ctx: &Ctx) -> Result<u8, CmdError> {
             let port = args
                 .port
                 .unwrap_or_else(|| expected_port(m, &declared, &policy));
-            registry::verify_mount(m, &table, port, &declared.asked(m))
+            registry::verify_mount(m, &table, port, &declared.asked(m), Detail::Full)
         }
         None => vec![
             CheckResult::skip(transport_trap::ID, "nothing is mounted"),

@@ -7,7 +7,8 @@
 //! thousands of NFS mounts is reviewed in linear time.
 
 use crate::checks::catalogue::trap_suspects::Suspects;
-use crate::checks::{registry, CheckResult, Verdict};
+use crate::checks::registry::{self, Detail};
+use crate::checks::{CheckResult, Verdict};
 use crate::host::mounts::{Mount, MountTable};
 use crate::policy::intent::{expected_port, intent_of, Declared};
 use crate::policy::{MountPolicy, Policy};
@@ -80,7 +81,13 @@ pub fn review(
         let under = levels[rule.unwrap_or(policy.mounts.len())]
             .get_or_insert_with(|| policy.for_rule(rule));
         let judged = verdict::judge(
-            registry::verify_mount(m, suspects.narrowed_for(m), port, &declared.asked(m)),
+            registry::verify_mount(
+                m,
+                suspects.narrowed_for(m),
+                port,
+                &declared.asked(m),
+                Detail::Full,
+            ),
             under,
         );
         out.verdict = out.verdict.max(judged.verdict());

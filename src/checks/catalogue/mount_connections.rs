@@ -10,7 +10,7 @@
 //! kernel's list. The message names the source, and says when the kernel dropped the ask.
 
 use crate::checks::asked::{asked_option, Asked};
-use crate::checks::check::{Check, MountSubject, Scope};
+use crate::checks::check::{Check, Detail, MountSubject, Scope};
 use crate::checks::sized::sized;
 use crate::checks::{CheckId, CheckResult, Level};
 use crate::host::mounts::Mount;
@@ -28,9 +28,9 @@ pub static CHECK: Check = Check {
 /// The commit that lets NFSv4.x use nconnect over RDMA.
 pub const NCONNECT_RDMA_COMMIT: &str = "b326df4a8ec6";
 
-fn run(subject: &MountSubject) -> CheckResult {
+fn run(subject: &MountSubject, detail: Detail) -> CheckResult {
     match *subject {
-        MountSubject::Existing { mount, asked, .. } => mount_connections(mount, asked),
+        MountSubject::Existing { mount, asked, .. } => mount_connections(mount, asked, detail),
         MountSubject::Planned { .. } => CheckResult::skip(ID, "nothing is mounted yet"),
     }
 }
@@ -45,7 +45,7 @@ fn plural(n: usize) -> &'static str {
 
 /// Judges `m` against the `nconnect=` it asked for, from the strongest source of `asked` that
 /// names it, else from the kernel's own options ([`asked_option`]).
-pub fn mount_connections(m: &Mount, asked: &[Asked]) -> CheckResult {
+pub fn mount_connections(m: &Mount, asked: &[Asked], detail: Detail) -> CheckResult {
     let id = ID;
     if !m.is_nfs() {
         return CheckResult::skip(id, "not an NFS mount");
@@ -71,8 +71,8 @@ pub fn mount_connections(m: &Mount, asked: &[Asked]) -> CheckResult {
         }
     };
     let at = m.info.mount_point_shown();
-    let seen = sized(32, format_args!("{rdma} `xprt: rdma` line{}", plural(rdma)));
-    let asked_word = match ask {
+    let seen = || sized(32, format_args!("{rdma} `xprt: rdma` line{}", plural(rdma)));
+    let asked_word = || match ask {
         Some(a) => format!("nconnect={} asked ({})", a.value, a.by),
         None => "no nconnect asked (1 connection)".to_string(),
     };
@@ -84,19 +84,22 @@ pub fn mount_connections(m: &Mount, asked: &[Asked]) -> CheckResult {
         None => r,
     };
     if rdma >= wanted {
-        return with_ask(
-            CheckResult::pass(
-                id,
-                sized(
-                    160,
-                    format_args!(
-                        "{at}: {asked_word}, {rdma} RDMA connection{} in effect",
-                        plural(rdma)
+        return detail.pass(id, || {
+            with_ask(
+                CheckResult::pass(
+                    id,
+                    sized(
+                        160,
+                        format_args!(
+                            "{at}: {}, {rdma} RDMA connection{} in effect",
+                            asked_word(),
+                            plural(rdma)
+                        ),
                     ),
-                ),
+                )
+                .with("mountstats", seen()),
             )
-            .with("mountstats", seen),
-        );
+        });
     }
     // A kernel that ignores nconnect also keeps none of it: the ask dropped from /proc is the
     // same kernel's doing, and worth saying, since /proc alone shows nothing wrong.
@@ -108,6 +111,7 @@ pub fn mount_connections(m: &Mount, asked: &[Asked]) -> CheckResult {
     let version = m
         .option("vers")
         .unwrap_or(if m.is_nfs4() { "4" } else { "3" });
+    let asked_word = asked_word();
     let r = CheckResult::warn(
         id,
         if m.is_nfs4() && rdma == 1 {
@@ -121,7 +125,7 @@ pub fn mount_connections(m: &Mount, asked: &[Asked]) -> CheckResult {
             )
         },
     )
-    .with("mountstats", seen)
+    .with("mountstats", seen())
     .with("vers", version.to_string());
     let r = with_ask(r);
     if m.is_nfs4() {
@@ -154,7 +158,7 @@ mod tests {
             parse_mountinfo(info.as_bytes()).unwrap(),
             parse_mountstats(stats.as_bytes()),
         );
-        mount_connections(t.by_id(40).unwrap(), asked)
+        mount_connections(t.by_id(40).unwrap(), asked, Detail::Full)
     }
 
     fn evidence<'a>(r: &'a CheckResult, what: &str) -> Option<&'a str> {
@@ -274,7 +278,7 @@ mod tests {
             parse_mountstats(stats.as_bytes()),
         );
         assert_eq!(
-            mount_connections(t.by_id(40).unwrap(), &[]).status,
+            mount_connections(t.by_id(40).unwrap(), &[], Detail::Full).status,
             Status::Skip
         );
         let r = judge("nfs4", "vers=4.2,nconnect=lots,proto=rdma", 1);

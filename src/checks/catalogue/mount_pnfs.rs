@@ -3,7 +3,7 @@
 //! its `xprt: rdma` lines cover the metadata server only. Advisory: the data path is not in this
 //! record.
 
-use crate::checks::check::{Check, MountSubject, Scope};
+use crate::checks::check::{Check, Detail, MountSubject, Scope};
 use crate::checks::sized::sized;
 use crate::checks::{CheckId, CheckResult, Level};
 use crate::host::mounts::Mount;
@@ -18,14 +18,14 @@ pub static CHECK: Check = Check {
     waitable: false,
 };
 
-fn run(subject: &MountSubject) -> CheckResult {
+fn run(subject: &MountSubject, detail: Detail) -> CheckResult {
     match *subject {
-        MountSubject::Existing { mount, .. } => mount_pnfs(mount),
+        MountSubject::Existing { mount, .. } => mount_pnfs(mount, detail),
         MountSubject::Planned { .. } => CheckResult::skip(ID, "nothing is mounted yet"),
     }
 }
 
-pub fn mount_pnfs(m: &Mount) -> CheckResult {
+pub fn mount_pnfs(m: &Mount, detail: Detail) -> CheckResult {
     let id = ID;
     if !m.is_nfs4() {
         return CheckResult::skip(id, "not an NFSv4 mount: no pNFS");
@@ -34,16 +34,18 @@ pub fn mount_pnfs(m: &Mount) -> CheckResult {
         return CheckResult::unknown(id, "the mount has no mountstats record to show its layout");
     };
     match stats.pnfs.as_deref() {
-        None => CheckResult::pass(
-            id,
-            sized(
-                160,
-                format_args!(
-                    "{} uses no pNFS layout: its own transports carry its data",
-                    m.info.mount_point_shown()
+        None => detail.pass(id, || {
+            CheckResult::pass(
+                id,
+                sized(
+                    160,
+                    format_args!(
+                        "{} uses no pNFS layout: its own transports carry its data",
+                        m.info.mount_point_shown()
+                    ),
                 ),
-            ),
-        ),
+            )
+        }),
         Some(layout) => CheckResult::warn(
             id,
             format!(
@@ -77,7 +79,7 @@ mod tests {
             parse_mountinfo(info.as_bytes()).unwrap(),
             parse_mountstats(stats.as_bytes()),
         );
-        mount_pnfs(t.by_id(40).unwrap())
+        mount_pnfs(t.by_id(40).unwrap(), Detail::Full)
     }
 
     #[test]

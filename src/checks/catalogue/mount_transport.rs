@@ -2,7 +2,7 @@
 //! that the mount really runs over RDMA (nconnect gives one line per connection).
 
 use super::nfs_mounts::{describe, non_rdma_mounts_of, not_nfs};
-use crate::checks::check::{Check, MountSubject, Scope};
+use crate::checks::check::{Check, Detail, MountSubject, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level};
 use crate::host::mounts::{Mount, MountTable};
 use crate::nfs::NfsSource;
@@ -17,15 +17,15 @@ pub static CHECK: Check = Check {
     waitable: false,
 };
 
-fn run(subject: &MountSubject) -> CheckResult {
+fn run(subject: &MountSubject, detail: Detail) -> CheckResult {
     match *subject {
-        MountSubject::Existing { mount, table, .. } => mount_transport(mount, table),
+        MountSubject::Existing { mount, table, .. } => mount_transport(mount, table, detail),
         MountSubject::Planned { .. } => CheckResult::skip(ID, "nothing is mounted yet"),
     }
 }
 
 /// Every `xprt:` line of the mount is RDMA.
-pub fn mount_transport(m: &Mount, table: &MountTable) -> CheckResult {
+pub fn mount_transport(m: &Mount, table: &MountTable, detail: Detail) -> CheckResult {
     let id = ID;
     if !m.is_nfs() {
         return not_nfs(id, m);
@@ -46,21 +46,25 @@ pub fn mount_transport(m: &Mount, table: &MountTable) -> CheckResult {
         )
         .with("mount id", m.info.mount_id.to_string());
     }
-    let lines = xprts
-        .iter()
-        .map(|x| x.line.replace('\t', " "))
-        .collect::<Vec<_>>()
-        .join(" / ");
+    let lines = || {
+        xprts
+            .iter()
+            .map(|x| x.line.replace('\t', " "))
+            .collect::<Vec<_>>()
+            .join(" / ")
+    };
     if xprts.iter().all(|x| x.is_rdma()) {
-        return CheckResult::pass(
-            id,
-            if xprts.len() == 1 {
-                "the mount runs over RDMA".to_string()
-            } else {
-                format!("all {} transports of the mount run over RDMA", xprts.len())
-            },
-        )
-        .with("mountstats", lines);
+        return detail.pass(id, || {
+            CheckResult::pass(
+                id,
+                if xprts.len() == 1 {
+                    "the mount runs over RDMA".to_string()
+                } else {
+                    format!("all {} transports of the mount run over RDMA", xprts.len())
+                },
+            )
+            .with("mountstats", lines())
+        });
     }
     let other: Vec<&str> = xprts
         .iter()
@@ -76,7 +80,7 @@ pub fn mount_transport(m: &Mount, table: &MountTable) -> CheckResult {
         ),
     )
     .with("mount id", m.info.mount_id.to_string())
-    .with("mountstats", lines);
+    .with("mountstats", lines());
     let server = NfsSource::parse(m.info.source()).ok().map(|s| s.server);
     let (same, _) = match &server {
         Some(s) if m.is_nfs4() => non_rdma_mounts_of(s, table, Some(m.info.mount_id)),
@@ -105,7 +109,7 @@ mod tests {
     fn the_captured_rdma_mounts_pass() {
         let t = capture();
         for id in [61, 62] {
-            let r = mount_transport(t.by_id(id).unwrap(), &t);
+            let r = mount_transport(t.by_id(id).unwrap(), &t, Detail::Full);
             says(&r, Status::Pass, &["runs over RDMA"]);
             assert!(seen(&r, "mountstats").starts_with("xprt: rdma"), "{r:#?}");
         }
@@ -114,7 +118,7 @@ mod tests {
     #[test]
     fn a_mount_that_inherited_tcp_fails_with_its_evidence() {
         let t = tcp_first();
-        let r = mount_transport(t.by_id(41).unwrap(), &t);
+        let r = mount_transport(t.by_id(41).unwrap(), &t, Detail::Full);
         assert_eq!(r.status, Status::Fail);
         assert!(r.summary.contains("runs over tcp"), "{}", r.summary);
         assert!(r
@@ -133,7 +137,7 @@ mod tests {
         let stats = "device 10.0.2.15:/export mounted on /mnt/tcp with fstype nfs4 statvers=1.1\n\
 \topts:\trw,vers=4.2,proto=tcp\n\txprt:\ttcp 0 0 2 0 0 39 39 0 39 0 2 0 0\n";
         let t = table(info, stats);
-        let r = mount_transport(t.by_id(40).unwrap(), &t);
+        let r = mount_transport(t.by_id(40).unwrap(), &t, Detail::Full);
         says(&r, Status::Fail, &["/mnt/tcp runs over tcp, not RDMA"]);
         assert!(
             r.evidence
@@ -151,11 +155,11 @@ mod tests {
 \topts:\trw,vers=4.2,nconnect=2,proto=rdma,port=20049\n\
 \txprt:\trdma 0 0 1\n\txprt:\trdma 0 0 1\n";
         let t = table(info, stats);
-        let r = mount_transport(t.by_id(50).unwrap(), &t);
+        let r = mount_transport(t.by_id(50).unwrap(), &t, Detail::Full);
         assert_eq!(r.status, Status::Pass);
         assert!(r.summary.contains("all 2 transports"), "{}", r.summary);
         let t = table(info, &format!("{stats}\txprt:\ttcp 0 0 2\n"));
-        let r = mount_transport(t.by_id(50).unwrap(), &t);
+        let r = mount_transport(t.by_id(50).unwrap(), &t, Detail::Full);
         assert_eq!(r.status, Status::Fail);
         assert!(r.summary.contains("runs over tcp"), "{}", r.summary);
     }
@@ -164,7 +168,7 @@ mod tests {
     fn without_xprt_lines_the_transport_is_unknown() {
         let info = "50 1 0:50 / /mnt/d rw - nfs4 s:/e rw,vers=4.2,proto=rdma6,port=20049\n";
         let t = table(info, "");
-        let r = mount_transport(t.by_id(50).unwrap(), &t);
+        let r = mount_transport(t.by_id(50).unwrap(), &t, Detail::Full);
         says(
             &r,
             Status::Unknown,
@@ -173,14 +177,14 @@ mod tests {
         assert_eq!(seen(&r, "mount id"), "50");
         let stats = "device s:/e mounted on /mnt/d with fstype nfs4 statvers=1.1\n\topts:\trw\n";
         let t = table(info, stats);
-        let r = mount_transport(t.by_id(50).unwrap(), &t);
+        let r = mount_transport(t.by_id(50).unwrap(), &t, Detail::Full);
         says(&r, Status::Unknown, &["no xprt: line"]);
     }
 
     #[test]
     fn a_non_nfs_mount_fails_and_nothing_planned_is_judged() {
         let t = table("1 0 254:0 / /mnt/d rw - ext4 /dev/vda rw\n", "");
-        let r = mount_transport(t.by_id(1).unwrap(), &t);
+        let r = mount_transport(t.by_id(1).unwrap(), &t, Detail::Full);
         says(&r, Status::Fail, &["ext4 mount, not NFS"]);
         assert_eq!(seen(&r, "source"), "/dev/vda");
         let planned = MountSubject::Planned {
@@ -188,6 +192,10 @@ mod tests {
             version: NfsVersion::DEFAULT,
             table: &t,
         };
-        says(&run(&planned), Status::Skip, &["nothing is mounted yet"]);
+        says(
+            &run(&planned, Detail::Full),
+            Status::Skip,
+            &["nothing is mounted yet"],
+        );
     }
 }

@@ -9,7 +9,7 @@
 //! over RDMA (a future mount could inherit their transport), not a failure of it.
 
 use super::nfs_mounts::{describe, non_rdma_mounts_of};
-use crate::checks::check::{Check, MountSubject, Scope};
+use crate::checks::check::{Check, Detail, MountSubject, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level, Status};
 use crate::host::mounts::MountTable;
 use crate::nfs::{NfsSource, NfsVersion, Sameness, ServerHost};
@@ -24,13 +24,13 @@ pub static CHECK: Check = Check {
     waitable: false,
 };
 
-fn run(subject: &MountSubject) -> CheckResult {
+fn run(subject: &MountSubject, detail: Detail) -> CheckResult {
     match *subject {
         MountSubject::Planned {
             server,
             version,
             table,
-        } => transport_trap(server, version, table, None),
+        } => transport_trap(server, version, table, None, detail),
         MountSubject::Existing {
             mount: m, table, ..
         } => match NfsSource::parse(m.info.source()) {
@@ -40,7 +40,7 @@ fn run(subject: &MountSubject) -> CheckResult {
                 } else {
                     NfsVersion::V3
                 };
-                let r = transport_trap(&src.server, version, table, Some(m.info.mount_id));
+                let r = transport_trap(&src.server, version, table, Some(m.info.mount_id), detail);
                 if r.status == Status::Fail && m.runs_over_rdma() == Some(true) {
                     CheckResult {
                         status: Status::Warn,
@@ -67,6 +67,7 @@ pub fn transport_trap(
     version: NfsVersion,
     table: &MountTable,
     exclude: Option<u32>,
+    detail: Detail,
 ) -> CheckResult {
     let id = ID;
     if !version.is_v4() {
@@ -113,31 +114,33 @@ pub fn transport_trap(
             "if they are the same machine, unmount them first; writing the server the same way in every source (name or address) lets nfs-gds tell. NFSv4 trunking also merges other addresses of {server}"
         ));
     }
-    let rdma_peers = table
-        .mounts
-        .iter()
-        .filter(|m| {
-            Some(m.info.mount_id) != exclude && m.is_nfs4() && m.runs_over_rdma() == Some(true)
-        })
-        .filter(|m| {
-            NfsSource::parse(m.info.source()).is_ok_and(|s| {
-                let addr = m.info.super_option("addr").and_then(|a| a.parse().ok());
-                server.sameness(&s.server, addr) == Sameness::Same
+    detail.pass(id, || {
+        let rdma_peers = table
+            .mounts
+            .iter()
+            .filter(|m| {
+                Some(m.info.mount_id) != exclude && m.is_nfs4() && m.runs_over_rdma() == Some(true)
             })
-        })
-        .count();
-    let r = CheckResult::pass(
-        id,
-        format!("no NFSv4 mount of {server} uses a transport other than RDMA"),
-    );
-    if rdma_peers > 0 {
-        r.with(
-            "NFSv4 mounts of this server over RDMA",
-            rdma_peers.to_string(),
-        )
-    } else {
-        r
-    }
+            .filter(|m| {
+                NfsSource::parse(m.info.source()).is_ok_and(|s| {
+                    let addr = m.info.super_option("addr").and_then(|a| a.parse().ok());
+                    server.sameness(&s.server, addr) == Sameness::Same
+                })
+            })
+            .count();
+        let r = CheckResult::pass(
+            id,
+            format!("no NFSv4 mount of {server} uses a transport other than RDMA"),
+        );
+        if rdma_peers > 0 {
+            r.with(
+                "NFSv4 mounts of this server over RDMA",
+                rdma_peers.to_string(),
+            )
+        } else {
+            r
+        }
+    })
 }
 
 #[cfg(test)]
@@ -150,7 +153,13 @@ mod tests {
 
     #[test]
     fn the_capture_has_no_trap_and_counts_the_rdma_mounts() {
-        let r = transport_trap(&srv("10.0.2.15"), NfsVersion::DEFAULT, &capture(), None);
+        let r = transport_trap(
+            &srv("10.0.2.15"),
+            NfsVersion::DEFAULT,
+            &capture(),
+            None,
+            Detail::Full,
+        );
         says(
             &r,
             Status::Pass,
@@ -163,7 +172,13 @@ mod tests {
     #[test]
     fn an_existing_tcp_mount_of_the_same_server_is_the_trap() {
         let t = tcp_first();
-        let r = transport_trap(&srv("10.0.2.15"), NfsVersion::DEFAULT, &t, None);
+        let r = transport_trap(
+            &srv("10.0.2.15"),
+            NfsVersion::DEFAULT,
+            &t,
+            None,
+            Detail::Full,
+        );
         assert_eq!(r.status, Status::Fail);
         assert!(r.summary.contains("over tcp (/mnt/tcp)"), "{}", r.summary);
         assert_eq!(r.evidence[0].what, "10.0.2.15:/export on /mnt/tcp");
@@ -171,13 +186,25 @@ mod tests {
         assert_eq!(r.fixes, vec![Fix::Mount]);
         assert!(r.remedy.unwrap().contains("umount /mnt/tcp"));
         // IPv4-mapped spelling of the same address, and a name the kernel resolved to it.
-        let r = transport_trap(&srv("[::ffff:10.0.2.15]"), NfsVersion::DEFAULT, &t, None);
+        let r = transport_trap(
+            &srv("[::ffff:10.0.2.15]"),
+            NfsVersion::DEFAULT,
+            &t,
+            None,
+            Detail::Full,
+        );
         assert_eq!(r.status, Status::Fail);
         // Another server is not affected.
-        let r = transport_trap(&srv("10.0.2.99"), NfsVersion::DEFAULT, &t, None);
+        let r = transport_trap(
+            &srv("10.0.2.99"),
+            NfsVersion::DEFAULT,
+            &t,
+            None,
+            Detail::Full,
+        );
         assert_eq!(r.status, Status::Pass);
         // NFSv3 is not affected.
-        let r = transport_trap(&srv("10.0.2.15"), NfsVersion::V3, &t, None);
+        let r = transport_trap(&srv("10.0.2.15"), NfsVersion::V3, &t, None, Detail::Full);
         assert_eq!(r.status, Status::Skip);
         assert!(r.summary.contains("NFSv4-only"), "{}", r.summary);
     }
@@ -185,7 +212,7 @@ mod tests {
     #[test]
     fn a_name_against_an_address_is_a_warning_that_says_dns() {
         let t = tcp_first();
-        let r = transport_trap(&srv("filer"), NfsVersion::DEFAULT, &t, None);
+        let r = transport_trap(&srv("filer"), NfsVersion::DEFAULT, &t, None, Detail::Full);
         assert_eq!(r.status, Status::Warn);
         assert!(r.summary.contains("without DNS"), "{}", r.summary);
         assert_eq!(r.evidence.len(), 2);
@@ -194,7 +221,13 @@ mod tests {
         let named = TCP_FIRST.replace("10.0.2.15:/export", "filer:/export");
         let stats = TCP_FIRST_STATS.replace("10.0.2.15:/export", "filer:/export");
         let t = table(&named, &stats);
-        let r = transport_trap(&srv("10.0.2.15"), NfsVersion::DEFAULT, &t, None);
+        let r = transport_trap(
+            &srv("10.0.2.15"),
+            NfsVersion::DEFAULT,
+            &t,
+            None,
+            Detail::Full,
+        );
         assert_eq!(r.status, Status::Fail);
     }
 
@@ -206,12 +239,15 @@ mod tests {
 ";
         let t = table(info, "");
         let mount = t.by_id(41).unwrap();
-        let r = run(&MountSubject::Existing {
-            mount,
-            table: &t,
-            port: 20049,
-            asked: &[],
-        });
+        let r = run(
+            &MountSubject::Existing {
+                mount,
+                table: &t,
+                port: 20049,
+                asked: &[],
+            },
+            Detail::Full,
+        );
         says(
             &r,
             Status::Warn,
@@ -228,12 +264,15 @@ mod tests {
     fn verifying_a_mount_that_inherited_tcp_fails_and_leaves_itself_out() {
         let t = tcp_first();
         let mount = t.by_id(41).unwrap();
-        let r = run(&MountSubject::Existing {
-            mount,
-            table: &t,
-            port: 20049,
-            asked: &[],
-        });
+        let r = run(
+            &MountSubject::Existing {
+                mount,
+                table: &t,
+                port: 20049,
+                asked: &[],
+            },
+            Detail::Full,
+        );
         says(&r, Status::Fail, &["over tcp (/mnt/tcp)"]);
         assert!(
             r.evidence.iter().all(|e| !e.what.contains("/mnt/gds")),
@@ -244,12 +283,15 @@ mod tests {
     #[test]
     fn a_mount_that_is_not_nfs_is_skipped() {
         let t = table("1 0 254:0 / /mnt/d rw - ext4 /dev/vda rw\n", "");
-        let r = run(&MountSubject::Existing {
-            mount: t.by_id(1).unwrap(),
-            table: &t,
-            port: 20049,
-            asked: &[],
-        });
+        let r = run(
+            &MountSubject::Existing {
+                mount: t.by_id(1).unwrap(),
+                table: &t,
+                port: 20049,
+                asked: &[],
+            },
+            Detail::Full,
+        );
         says(&r, Status::Skip, &["not an NFS mount"]);
     }
 }

@@ -12,6 +12,10 @@
 //!
 //! plus `image`, a kernel image's scan for the GPL-only rule's text.
 //!
+//! One process at a time derives a missing entry ([`fill_lock`]): the helpers of a boot's
+//! fstab lines, started together on an empty cache, wait for the first to store what they all
+//! need, and read it.
+//!
 //! A file is known by its identity alone — canonical path, device, inode, size, and
 //! modification and status-change times to the nanosecond — taken with one `stat`, so a warm
 //! run answers from the cache without opening a module file or an index. No hash of the
@@ -50,6 +54,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use crate::host::io::file_identity::{FileIdentity, ReadFile};
+use crate::host::io::fill_lock::{self, FillTurn};
 use crate::host::Root;
 use crate::kmod::abi::{AbiVerdict, KernelModversions};
 use crate::kmod::image_scan::ScanOutcome;
@@ -345,6 +350,22 @@ impl FactsCache {
         }
     }
 
+    /// What to do on a miss: wait for this process's turn to fill the cache ([`fill_lock`]),
+    /// look again with `look` if another process had the turn (it was most likely deriving
+    /// this very entry at boot, and has stored it), and derive the entry with `derive` (which
+    /// stores it) only when it is still missing.
+    pub fn after_miss<T>(&self, look: impl FnOnce() -> Option<T>, derive: impl FnOnce() -> T) -> T {
+        // An untrusted directory is refused (and said so) when the entry is stored.
+        let turn = matches!(self.ready_dir(true), Ok(true))
+            .then(|| fill_lock::take(&self.dir, fill_lock::MAX_WAIT));
+        if turn.as_ref().is_some_and(FillTurn::waited) {
+            if let Some(hit) = look() {
+                return hit;
+            }
+        }
+        derive()
+    }
+
     /// The cached facts of the module file with identity `key`, inspected for `wanted`.
     pub fn module(&self, key: &FileIdentity, wanted: &[&str]) -> Option<ModuleFile> {
         let entry: ModuleEntry = self.load(&self.entry_path("module", (&key.path, wanted)))?;
@@ -506,6 +527,53 @@ mod tests {
         assert_eq!(cache.module(&key, &["b"]), None, "asked for other symbols");
         let entry = fs::read_dir(cache.dir()).unwrap().next().unwrap().unwrap();
         assert_eq!(entry.metadata().unwrap().mode() & 0o777, 0o600);
+    }
+
+    #[test]
+    fn a_miss_waits_for_the_filler_and_reads_what_it_stored() {
+        use std::cell::Cell;
+        use std::sync::mpsc;
+        use std::time::Duration;
+        let (_tmp, module, cache) = setup();
+        let key = FileIdentity::read(&module).unwrap().0;
+        let (has_turn, told) = mpsc::channel();
+        // Another filler (a thread waits for another thread's turn as for another process's)
+        // is deriving the entry when this one misses it.
+        let filler = {
+            let (cache, key, module) = (cache.clone(), key.clone(), module.clone());
+            std::thread::spawn(move || {
+                cache.after_miss(
+                    || None::<()>,
+                    || {
+                        has_turn.send(()).unwrap();
+                        std::thread::sleep(Duration::from_millis(300));
+                        cache.store_module(&key, &["a"], &facts(&module));
+                    },
+                )
+            })
+        };
+        told.recv().unwrap();
+        let derived = Cell::new(false);
+        let got = cache.after_miss(
+            || cache.module(&key, &["a"]).map(Some),
+            || {
+                derived.set(true);
+                None
+            },
+        );
+        assert_eq!(got, Some(facts(&module)), "read what the filler stored");
+        assert!(!derived.get(), "derived it again");
+        filler.join().unwrap();
+        // With nobody filling, a miss derives at once, without looking again.
+        let looked = Cell::new(false);
+        let got = cache.after_miss(
+            || {
+                looked.set(true);
+                None
+            },
+            || 7,
+        );
+        assert_eq!((got, looked.get()), (7, false));
     }
 
     #[test]

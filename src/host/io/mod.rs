@@ -5,6 +5,7 @@
 pub mod conf_dirs;
 pub mod facts_cache;
 pub mod file_identity;
+pub mod fill_lock;
 pub mod inputs;
 pub mod lines;
 pub mod out_dir;

@@ -83,6 +83,10 @@ pub fn inspect_file_with_cache(
         if let Some(facts) = cache.module(key, wanted) {
             return Ok(with_path(facts, path));
         }
+        return cache.after_miss(
+            || cache.module(key, wanted).map(|f| Ok(with_path(f, path))),
+            || inspect_read(read_below(root, path)?, wanted, Some(cache)),
+        );
     }
     inspect_read(read_below(root, path)?, wanted, cache)
 }
@@ -119,10 +123,27 @@ pub fn inspect_with_load_facts(
 ) -> Result<(ModuleFile, Result<LoadFacts, String>), KmodError> {
     let known = identity_below(root, path, cache);
     if let (Some(cache), Some(key)) = (cache, &known) {
-        if let (Some(facts), Some(load)) = (cache.module(key, wanted), cache.load_facts(key)) {
-            return Ok((with_path(facts, path), Ok(load_with_path(load, path))));
+        let look = || {
+            let (facts, load) = (cache.module(key, wanted)?, cache.load_facts(key)?);
+            Some(Ok((with_path(facts, path), Ok(load_with_path(load, path)))))
+        };
+        if let Some(hit) = look() {
+            return hit;
         }
+        return cache.after_miss(look, || {
+            derive_with_load_facts(root, path, wanted, Some(cache))
+        });
     }
+    derive_with_load_facts(root, path, wanted, cache)
+}
+
+/// [`inspect_with_load_facts`] from the file, the answers stored in `cache`.
+fn derive_with_load_facts(
+    root: &Root,
+    path: &Path,
+    wanted: &[&str],
+    cache: Option<&FactsCache>,
+) -> Result<(ModuleFile, Result<LoadFacts, String>), KmodError> {
     let read = read_below(root, path)?;
     let (compression, image) = kmod::elf_image(path, &read.bytes)?;
     let mut load = load_facts_of_bytes(path, &image).map_err(|e| e.to_string());
@@ -159,10 +180,26 @@ pub fn load_facts_below(
 ) -> (Result<LoadFacts, String>, Option<FileIdentity>) {
     let known = identity_below(root, path, cache);
     if let (Some(cache), Some(key)) = (cache, &known) {
-        if let Some(load) = cache.load_facts(key) {
-            return (Ok(load_with_path(load, path)), known);
+        let look = || {
+            Some((
+                Ok(load_with_path(cache.load_facts(key)?, path)),
+                known.clone(),
+            ))
+        };
+        if let Some(hit) = look() {
+            return hit;
         }
+        return cache.after_miss(look, || derive_load_facts(root, path, Some(cache)));
     }
+    derive_load_facts(root, path, cache)
+}
+
+/// [`load_facts_below`] from the file, the answer stored in `cache`.
+fn derive_load_facts(
+    root: &Root,
+    path: &Path,
+    cache: Option<&FactsCache>,
+) -> (Result<LoadFacts, String>, Option<FileIdentity>) {
     let read = match read_below(root, path) {
         Ok(read) => read,
         Err(e) => return (Err(e.to_string()), None),
@@ -215,9 +252,14 @@ pub fn scan_file_with_cache(
     if let Some(outcome) = cache.image_scan(&key, needle) {
         return outcome;
     }
-    let outcome = image_scan::scan_file(&image, needle, Budget::DEFAULT);
-    cache.store_image_scan(&key, needle, &outcome);
-    outcome
+    cache.after_miss(
+        || cache.image_scan(&key, needle),
+        || {
+            let outcome = image_scan::scan_file(&image, needle, Budget::DEFAULT);
+            cache.store_image_scan(&key, needle, &outcome);
+            outcome
+        },
+    )
 }
 
 #[cfg(test)]

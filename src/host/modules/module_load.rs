@@ -159,22 +159,28 @@ fn compare(
         modversions: modversions.clone(),
         indexes: index_identities(root, tree),
     });
-    let cached = cache.as_ref().zip(key.as_ref()).and_then(|(c, k)| {
-        c.abi(k, |p| {
-            FileIdentity::of_path_below(root, &root.rel_of(&p.path).unwrap_or_default())
-        })
-    });
-    let answer = match cached {
-        Some(answer) => answer,
-        None => {
-            let answer = compare_files(tree, file, modversions, cache.clone());
-            if let (Some(cache), Some(key)) = (&cache, &key) {
-                if !has_unreadable(&answer.verdict) {
-                    cache.store_abi(key, &answer);
-                }
+    let derive = || {
+        let answer = compare_files(tree, file, modversions, cache.clone());
+        if let (Some(cache), Some(key)) = (&cache, &key) {
+            if !has_unreadable(&answer.verdict) {
+                cache.store_abi(key, &answer);
             }
-            answer
         }
+        answer
+    };
+    let answer = match cache.as_ref().zip(key.as_ref()) {
+        Some((c, k)) => {
+            let look = || {
+                c.abi(k, |p| {
+                    FileIdentity::of_path_below(root, &root.rel_of(&p.path).unwrap_or_default())
+                })
+            };
+            match look() {
+                Some(answer) => answer,
+                None => c.after_miss(look, derive),
+            }
+        }
+        None => derive(),
     };
     let mut diverging = Vec::new();
     for provider in answer.used {

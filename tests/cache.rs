@@ -236,3 +236,44 @@ fn the_symbol_version_verdict_is_cached_until_a_provider_file_changes() {
     let (_, doc) = check_json(&f);
     assert_eq!(status(&doc, "rpcrdma-abi"), "pass", "drawn again: {doc:#}");
 }
+
+#[test]
+fn the_kernel_configuration_is_cached_by_file_identity() {
+    let (f, _) = crate::module_load::mofed_tree(
+        "kernel/drivers/infiniband/core/ib_core.ko",
+        "6.1-inbox",
+        true,
+    );
+    let config = format!("boot/config-{}", crate::module_load::RELEASE);
+    f.write(&config, "CONFIG_MODULES=y\nCONFIG_MODVERSIONS=y\n");
+    let (_, doc) = check_json(&f);
+    assert_eq!(status(&doc, "rpcrdma-abi"), "pass", "{doc:#}");
+    let dir = cache_dir(&f);
+    if !is_root() {
+        assert!(!dir.exists(), "only root uses the cache");
+        eprintln!("not root: checked that no cache was written; the cache itself needs root");
+        return;
+    }
+    let found = entries(&dir, "config");
+    assert_eq!(found.len(), 1, "{found:?}");
+
+    // A hit: the options are taken from the entry, not from the file.
+    tamper(&found[0], |v| {
+        v["value"]["CONFIG_MODVERSIONS"] = Value::String("not-set".into());
+    });
+    let (_, doc) = check_json(&f);
+    assert_eq!(
+        status(&doc, "rpcrdma-abi"),
+        "skip",
+        "answered from the cache: {doc:#}"
+    );
+
+    // The same text written as a new file renamed over the old one: read again.
+    let new = f.write(
+        format!("{config}.new"),
+        "CONFIG_MODULES=y\nCONFIG_MODVERSIONS=y\n",
+    );
+    fs::rename(&new, f.path(&config)).unwrap();
+    let (_, doc) = check_json(&f);
+    assert_eq!(status(&doc, "rpcrdma-abi"), "pass", "read again: {doc:#}");
+}

@@ -10,7 +10,8 @@
 //!   from: `modules.symbols` and `modules.dep` (binary and text) and every provider file read.
 //!   It is keyed by a hash of the imports it judged, so it holds for any file with those imports.
 //!
-//! plus `image`, a kernel image's scan for the GPL-only rule's text.
+//! plus `image`, a kernel image's scan for the GPL-only rule's text, and `config`, the options a
+//! kernel configuration file gives for the ones asked about (a `.config` is some 260 KB).
 //!
 //! One process at a time derives a missing entry ([`fill_lock`]): the helpers of a boot's
 //! fstab lines, started together on an empty cache, wait for the first to store what they all
@@ -433,6 +434,45 @@ impl FactsCache {
             &self.entry_path("abi", key.name()),
             &Entry::new(key, answer),
         );
+    }
+
+    /// The cached values the kernel configuration file with identity `key` gives for the options
+    /// `asked` (the reader's own type: this layer does not know it).
+    pub fn config_options<V: for<'de> Deserialize<'de>>(
+        &self,
+        key: &FileIdentity,
+        asked: &[&str],
+    ) -> Option<V> {
+        let entry: Entry<(FileIdentity, Vec<String>), V> =
+            self.load(&self.entry_path("config", &key.path))?;
+        let fresh = entry.format == FORMAT
+            && entry.tool == env!("CARGO_PKG_VERSION")
+            && entry.key.0 == *key
+            && entry
+                .key
+                .1
+                .iter()
+                .map(String::as_str)
+                .eq(asked.iter().copied());
+        fresh.then(|| {
+            tracing::debug!("kernel configuration cache hit for {}", key.path.display());
+            entry.value
+        })
+    }
+
+    pub fn store_config_options<V: Serialize>(
+        &self,
+        key: &FileIdentity,
+        asked: &[&str],
+        value: &V,
+    ) {
+        let entry = Entry {
+            format: FORMAT,
+            tool: env!("CARGO_PKG_VERSION").to_string(),
+            key: (key, asked),
+            value,
+        };
+        self.save(&self.entry_path("config", &key.path), &entry);
     }
 
     /// The cached scan of the kernel image with identity `key` for `needle`.

@@ -14,17 +14,19 @@
 
 use std::collections::BTreeMap;
 use std::io::Read;
+use std::path::Path;
 
 use memchr::memmem;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use crate::host::{HostError, Root};
+use crate::host::io::facts_cache::{FactsCache, FileIdentity, ReadFile};
+use crate::host::{FileKind, HostError, Root};
 
 /// Refuse to decompress a `/proc/config.gz` beyond this (real ones are about 300 KB).
 const MAX_CONFIG_BYTES: u64 = 16 * 1024 * 1024;
 
 /// The value of one option.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ConfigValue {
     /// `=y`
@@ -114,19 +116,39 @@ fn value_at(text: &[u8], at: usize, len: usize) -> Option<ConfigValue> {
 }
 
 /// The options `asked` of `release`'s configuration: `/boot/config-<release>`, else the module
-/// tree's `config`. `Ok(None)` when no file is installed.
+/// tree's `config`. `Ok(None)` when no file is installed. Answered from the facts cache while
+/// the file is the one it was (its identity, [`facts_cache`](crate::host::io::facts_cache)),
+/// without reading it.
 pub fn read_kernel_config(
     root: &Root,
     release: &str,
     asked: &[&'static str],
 ) -> Result<Option<KernelConfig>, HostError> {
+    let cache = FactsCache::for_root(root);
     for path in [
         format!("/boot/config-{release}"),
         format!("/lib/modules/{release}/config"),
         format!("/usr/lib/modules/{release}/config"),
     ] {
-        if let Some(text) = root.read_bytes(&path)? {
-            return Ok(Some(KernelConfig::scan(path, &text, asked)));
+        let known = cache
+            .as_ref()
+            .and_then(|c| Some((c, FileIdentity::of_path_below(root, Path::new(&path))?)));
+        if let Some((cache, key)) = &known {
+            if let Some(options) = cache.config_options(key, asked) {
+                return Ok(Some(KernelConfig {
+                    path,
+                    asked: asked.to_vec(),
+                    options,
+                }));
+            }
+        }
+        if let Some(file) = root.read_file(&path, FileKind::of(Path::new(&path)))? {
+            let config = KernelConfig::scan(path, &file.bytes, asked);
+            if let Some(cache) = &cache {
+                let read = ReadFile::from(file);
+                cache.store_config_options(&read.identity(), asked, &config.options);
+            }
+            return Ok(Some(config));
         }
     }
     Ok(None)

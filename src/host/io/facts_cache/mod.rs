@@ -49,10 +49,12 @@ use std::collections::hash_map::DefaultHasher;
 use std::fs;
 use std::hash::{Hash, Hasher};
 use std::io::{self, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+mod trust;
 
 pub use crate::host::io::file_identity::{FileIdentity, ReadFile};
 use crate::host::io::fill_lock::{self, FillTurn};
@@ -61,6 +63,7 @@ use crate::kmod::abi::{AbiVerdict, KernelModversions};
 use crate::kmod::image_scan::ScanOutcome;
 use crate::kmod::load_facts::LoadFacts;
 use crate::kmod::ModuleFile;
+pub use trust::Refusal;
 
 /// Overrides the cache directory (an absolute host path; `--root` does not apply to it).
 pub const ENV_DIR: &str = "NFS_GDS_CACHE_DIR";
@@ -72,19 +75,6 @@ pub const DEFAULT_DIR: &str = "var/cache/nfs-gds";
 /// Bumped whenever the entry format or what the readers conclude changes. 2: identities
 /// without a content hash; `load` and `abi` entries.
 const FORMAT: u32 = 2;
-
-/// Why a cache location was not trusted.
-#[derive(Debug, thiserror::Error)]
-pub enum Refusal {
-    #[error("{} is not owned by uid {owner} (owner uid {uid})", path.display())]
-    Owner { path: PathBuf, owner: u32, uid: u32 },
-    #[error("{} is writable by group or others (mode {mode:o})", path.display())]
-    Writable { path: PathBuf, mode: u32 },
-    #[error("{} is not a {kind}", path.display())]
-    Kind { path: PathBuf, kind: &'static str },
-    #[error("cannot use {}: {source}", path.display())]
-    Io { path: PathBuf, source: io::Error },
-}
 
 #[derive(Debug, Serialize, Deserialize)]
 struct ModuleEntry {
@@ -199,94 +189,6 @@ impl FactsCache {
 
     pub fn dir(&self) -> &Path {
         &self.dir
-    }
-
-    fn trusted(&self, path: &Path, m: &fs::Metadata, kind: &'static str) -> Result<(), Refusal> {
-        let is_kind = match kind {
-            "directory" => m.file_type().is_dir(),
-            _ => m.file_type().is_file(),
-        };
-        if !is_kind {
-            return Err(Refusal::Kind {
-                path: path.to_owned(),
-                kind,
-            });
-        }
-        if m.uid() != self.owner {
-            return Err(Refusal::Owner {
-                path: path.to_owned(),
-                owner: self.owner,
-                uid: m.uid(),
-            });
-        }
-        if m.mode() & 0o022 != 0 {
-            return Err(Refusal::Writable {
-                path: path.to_owned(),
-                mode: m.mode() & 0o7777,
-            });
-        }
-        Ok(())
-    }
-
-    /// Checks the directory (and that its parent cannot swap it out), creating it when absent.
-    fn ready_dir(&self, create: bool) -> Result<bool, Refusal> {
-        let io_err = |path: &Path| {
-            let path = path.to_owned();
-            move |source| Refusal::Io { path, source }
-        };
-        let m = match fs::symlink_metadata(&self.dir) {
-            Ok(m) => m,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                if !create {
-                    return Ok(false);
-                }
-                if let Some(parent) = self.dir.parent() {
-                    fs::DirBuilder::new()
-                        .recursive(true)
-                        .mode(0o755)
-                        .create(parent)
-                        .map_err(io_err(parent))?;
-                }
-                // Judge the parent before making anything in it.
-                self.parent_trusted()?;
-                fs::DirBuilder::new()
-                    .mode(0o700)
-                    .create(&self.dir)
-                    .map_err(io_err(&self.dir))?;
-                fs::symlink_metadata(&self.dir).map_err(io_err(&self.dir))?
-            }
-            Err(e) => return Err(io_err(&self.dir)(e)),
-        };
-        self.trusted(&self.dir, &m, "directory")?;
-        self.parent_trusted()?;
-        Ok(true)
-    }
-
-    /// The cache directory's parent cannot swap it out: owned by root or the owner, and not
-    /// writable by others unless sticky (as `/tmp`, where only an entry's owner may rename it).
-    fn parent_trusted(&self) -> Result<(), Refusal> {
-        let io_err = |path: &Path| {
-            let path = path.to_owned();
-            move |source| Refusal::Io { path, source }
-        };
-        if let Some(parent) = self.dir.parent() {
-            let pm = fs::metadata(parent).map_err(io_err(parent))?;
-            let sticky = pm.mode() & 0o1000 != 0;
-            if pm.uid() != self.owner && pm.uid() != 0 {
-                return Err(Refusal::Owner {
-                    path: parent.to_owned(),
-                    owner: self.owner,
-                    uid: pm.uid(),
-                });
-            }
-            if pm.mode() & 0o022 != 0 && !sticky {
-                return Err(Refusal::Writable {
-                    path: parent.to_owned(),
-                    mode: pm.mode() & 0o7777,
-                });
-            }
-        }
-        Ok(())
     }
 
     /// One entry per kind and `name` (a file's path, and what was asked of it).
@@ -524,6 +426,7 @@ fn payload_name(s: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::MetadataExt;
     use crate::kmod::{Compression, ExportLayout, Modinfo};
 
     fn me() -> u32 {

@@ -426,8 +426,8 @@ fn payload_name(s: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::MetadataExt;
     use crate::kmod::{Compression, ExportLayout, Modinfo};
+    use std::os::unix::fs::MetadataExt;
 
     fn me() -> u32 {
         nix::unistd::geteuid().as_raw()

@@ -196,6 +196,54 @@ fn the_kernel_image_decides_for_a_vendor_kernel() {
     }
 }
 
+/// A kernel image larger than the data segment `check` may have (a gigabyte, sparse: it costs
+/// no disk) is scanned streamed, the payload its header declares and nothing else: with the data limited to 128 MiB (`ulimit -d`, RLIMIT_DATA,
+/// the heap and every private writable mapping) reading it whole would fail to allocate. The
+/// limit is the child's own, so tests running beside it cannot move the outcome.
+#[test]
+fn a_gigabyte_kernel_image_is_scanned_within_a_data_limit() {
+    let spec = ModuleSpec::rpcrdma("5.14.0-427.el9.x86_64").hooks(Some(HookExport::Plain));
+    let f = node_with(&spec, RPM, Packing::XzCrc32);
+    // The fixture's payload starts 16 KiB in, behind a stub: give it the x86 boot header a real
+    // bzImage has (31 setup sectors, payload_offset 0, payload_length), which names the payload.
+    let mut bytes = vmlinuz(true, ImageFormat::Gzip);
+    let payload_length = (bytes.len() - (16 << 10) - 4096) as u32;
+    bytes[0x1f1] = 31;
+    bytes[0x202..0x206].copy_from_slice(b"HdrS");
+    bytes[0x206..0x208].copy_from_slice(&0x020fu16.to_le_bytes());
+    bytes[0x248..0x24c].copy_from_slice(&0u32.to_le_bytes());
+    bytes[0x24c..0x250].copy_from_slice(&payload_length.to_le_bytes());
+    f.boot_image(&bytes);
+    let image = std::fs::OpenOptions::new()
+        .write(true)
+        .open(f.path("boot/vmlinuz-5.14.0-427.el9.x86_64"))
+        .unwrap();
+    image.set_len(1 << 30).unwrap();
+    drop(image);
+    let out = std::process::Command::new("sh")
+        .args(["-c", "ulimit -d 131072 && exec \"$0\" \"$@\""])
+        .arg(assert_cmd::cargo::cargo_bin!("nfs-gds"))
+        .env("NFS_GDS_NO_CACHE", "1")
+        .arg("--root")
+        .arg(f.root())
+        .args(["check", "--json"])
+        .output()
+        .expect("nfs-gds runs");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "no JSON ({e}), exit {:?}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert_eq!(status(&doc, "rpcrdma-hook-export"), "fail", "{doc:#}");
+    let ev = evidence(&doc, "rpcrdma-hook-export");
+    assert!(
+        ev.contains("(gzip payload) contains the rule's warning text"),
+        "{ev}"
+    );
+}
+
 #[test]
 fn a_stale_loaded_module_is_caught_by_build_id() {
     // A rebuild with the hooks waits on disk while the old build without them is loaded.

@@ -267,13 +267,6 @@ mod tests {
     use super::*;
     use std::io::Write;
 
-    /// Peak RSS of this process so far, in bytes.
-    fn peak_rss() -> u64 {
-        let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF)
-            .expect("getrusage");
-        usage.max_rss() as u64 * 1024
-    }
-
     /// A gzip payload holding `__symbol_get` behind an x86 boot header (one setup sector) that
     /// declares it, right after the stub.
     fn small_bzimage() -> Vec<u8> {
@@ -302,15 +295,13 @@ mod tests {
         // 1000 MiB in all (sparse: the rest costs no disk).
         file.set_len(1000 << 20).unwrap();
         drop(file);
-        let before = peak_rss();
+        let before = thread_rchar();
         let outcome = scan_file_with_cache(&root, &path, b"__symbol_get", None);
-        let grew = peak_rss().saturating_sub(before);
+        let read = thread_rchar() - before;
         assert_eq!(outcome, ScanOutcome::Found { format: "gzip" });
-        assert!(
-            grew < 128 << 20,
-            "the scan grew the peak RSS by {} MiB",
-            grew >> 20
-        );
+        // The header and the payload it declares, not the gigabyte behind them (the memory
+        // this takes is tested on `check` under a data limit, in the integration tests).
+        assert!(read < 1 << 20, "read {read} bytes of the image");
     }
 
     /// Bytes this thread has read through read(2) and pread(2) so far.

@@ -74,6 +74,24 @@ pub fn check_json(f: &Fixture) -> (i32, Value) {
     (code, doc)
 }
 
+/// `check --json` without the facts cache, in a child whose data segment (`ulimit -d`,
+/// RLIMIT_DATA: the heap and every private writable mapping) is limited to `kib` KiB: an input
+/// read whole instead of streamed fails to allocate. The limit is the child's own, so tests
+/// running beside it cannot move the outcome. The parsed document.
+pub fn check_json_within_data_limit(f: &Fixture, kib: u32) -> Value {
+    let out = std::process::Command::new("sh")
+        .args(["-c", &format!("ulimit -d {kib} && exec \"$0\" \"$@\"")])
+        .arg(assert_cmd::cargo::cargo_bin!("nfs-gds"))
+        .env("NFS_GDS_NO_CACHE", "1")
+        .arg("--root")
+        .arg(f.root())
+        .args(["check", "--json"])
+        .output()
+        .expect("nfs-gds runs");
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("no JSON ({e}), exit {:?}: {}", out.status, stderr(&out)))
+}
+
 /// The result object of check `id` in a report.
 pub fn check_result<'a>(doc: &'a Value, id: &str) -> &'a Value {
     doc["checks"]

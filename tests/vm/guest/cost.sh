@@ -116,15 +116,17 @@ scn_perf_mount_cost() {
 
 # ---------------------------------------------------------------- where the helper's time goes
 
-# Five interleaved rounds of what the helper's cost is made of, on this kernel: a process that
-# does nothing (`--version`), `check` with the facts cache as root keeps it, `check` without it,
+# Five interleaved rounds of what the helper's cost is made of, on this kernel: the floor of any
+# process here (`true`, coreutils' C binary), a process of nfs-gds that does nothing
+# (`--version`), `check` with the facts cache as root keeps it, `check` without it,
 # and the kernel writing /proc/kallsyms (its CPU is the reader's). Appends a table to figures.
 cost_breakdown() {
     local i what rows=$SCN_DIR/breakdown.tsv
     : >"$rows"
     for i in 1 2 3 4 5; do
-        for what in version check check-nocache kallsyms; do
+        for what in true version check check-nocache kallsyms; do
             case $what in
+                true) timed_run "$what-$i" 60 /bin/true ;;
                 version) timed_run "$what-$i" 60 nfs-gds --version ;;
                 check) timed_run "$what-$i" 120 nfs-gds check ;;
                 check-nocache) timed_run "$what-$i" 120 env NFS_GDS_NO_CACHE=1 nfs-gds check ;;
@@ -140,7 +142,7 @@ cost_breakdown() {
         echo
         echo "| command | wall | CPU |"
         echo "|---|---|---|"
-        for what in version check check-nocache kallsyms; do
+        for what in true version check check-nocache kallsyms; do
             printf '| %s | %s | %s |\n' "$what" "$(column "$rows" "$what" 3 | median)" "$(column "$rows" "$what" 4 | median)"
         done
     } >>"$SCN_DIR/figures"

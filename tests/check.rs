@@ -2,7 +2,7 @@
 //! the `--json` document, scenario by scenario.
 
 use crate::support::module_gen;
-use crate::support::pack::{vmlinuz, ImageFormat};
+use crate::support::pack::{bzimage, vmlinuz, ImageFormat};
 use crate::support::*;
 
 const HOOK: &str = "rpcrdma_register_nvfs_dma_ops";
@@ -203,16 +203,7 @@ fn the_kernel_image_decides_for_a_vendor_kernel() {
 fn a_gigabyte_kernel_image_is_scanned_within_a_data_limit() {
     let spec = ModuleSpec::rpcrdma("5.14.0-427.el9.x86_64").hooks(Some(HookExport::Plain));
     let f = node_with(&spec, RPM, Packing::XzCrc32);
-    // The fixture's payload starts 16 KiB in, behind a stub: give it the x86 boot header a real
-    // bzImage has (31 setup sectors, payload_offset 0, payload_length), which names the payload.
-    let mut bytes = vmlinuz(true, ImageFormat::Gzip);
-    let payload_length = (bytes.len() - (16 << 10) - 4096) as u32;
-    bytes[0x1f1] = 31;
-    bytes[0x202..0x206].copy_from_slice(b"HdrS");
-    bytes[0x206..0x208].copy_from_slice(&0x020fu16.to_le_bytes());
-    bytes[0x248..0x24c].copy_from_slice(&0u32.to_le_bytes());
-    bytes[0x24c..0x250].copy_from_slice(&payload_length.to_le_bytes());
-    f.boot_image(&bytes);
+    f.boot_image(&bzimage(true, ImageFormat::Gzip));
     let image = std::fs::OpenOptions::new()
         .write(true)
         .open(f.path("boot/vmlinuz-5.14.0-427.el9.x86_64"))

@@ -151,10 +151,33 @@ pub enum ImageFormat {
     Gzip,
 }
 
+/// How far into a fake image the compressed kernel starts: the boot sector and 31 setup
+/// sectors of a bzImage.
+const STUB_BYTES: usize = 16 << 10;
+
 /// A fake `vmlinuz`: a boot stub (with a false gzip magic in it, as real stubs can have), the
 /// compressed kernel, then trailing data. The payload is 3 MiB of kernel-like bytes that contain
-/// the GPL-only rule's warning text when `with_rule`.
+/// the GPL-only rule's warning text when `with_rule`. No header names the payload.
 pub fn vmlinuz(with_rule: bool, format: ImageFormat) -> Vec<u8> {
+    around_stub(&image_payload(&kernel_text(with_rule), format))
+}
+
+/// [`vmlinuz`] with the x86 boot protocol header a real bzImage has (version 2.15, 31 setup
+/// sectors, `payload_offset` 0, `payload_length`), which names the compressed kernel.
+pub fn bzimage(with_rule: bool, format: ImageFormat) -> Vec<u8> {
+    let compressed = image_payload(&kernel_text(with_rule), format);
+    let mut image = around_stub(&compressed);
+    image[0x1f1] = (STUB_BYTES / 512 - 1) as u8;
+    image[0x202..0x206].copy_from_slice(b"HdrS");
+    image[0x206..0x208].copy_from_slice(&0x020fu16.to_le_bytes());
+    image[0x248..0x24c].copy_from_slice(&0u32.to_le_bytes());
+    image[0x24c..0x250].copy_from_slice(&(compressed.len() as u32).to_le_bytes());
+    image
+}
+
+/// 3 MiB of kernel-like bytes, with the GPL-only rule's warning text two thirds in when
+/// `with_rule` (another warning otherwise).
+fn kernel_text(with_rule: bool) -> Vec<u8> {
     let mut payload: Vec<u8> = Vec::with_capacity(3 << 20);
     let mut x = 0x1234_5678_u64;
     while payload.len() < 3 << 20 {
@@ -172,10 +195,14 @@ pub fn vmlinuz(with_rule: bool, format: ImageFormat) -> Vec<u8> {
     };
     let at = payload.len() * 2 / 3;
     payload[at..at + text.len()].copy_from_slice(text);
-    let compressed = image_payload(&payload, format);
+    payload
+}
+
+/// The stub, `compressed` at [`STUB_BYTES`], then 4 KiB of trailing data.
+fn around_stub(compressed: &[u8]) -> Vec<u8> {
     let mut image = b"MZ\x00\x00 boot stub \x1f\x8b\x08 not a real gzip stream ".to_vec();
-    image.resize(16 << 10, 0);
-    image.extend_from_slice(&compressed);
+    image.resize(STUB_BYTES, 0);
+    image.extend_from_slice(compressed);
     image.extend_from_slice(&[0u8; 4096]);
     image
 }

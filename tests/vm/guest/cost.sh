@@ -121,10 +121,10 @@ scn_perf_mount_cost() {
 # (`--version`), `check` with the facts cache as root keeps it, `check` without it,
 # and the kernel writing /proc/kallsyms (its CPU is the reader's). Appends a table to figures.
 cost_breakdown() {
-    local i what rows=$SCN_DIR/breakdown.tsv
+    local i what rows=$SCN_DIR/breakdown.tsv kinds='true version check check-nocache kallsyms'
     : >"$rows"
     for i in 1 2 3 4 5; do
-        for what in true version check check-nocache kallsyms; do
+        for what in $kinds; do
             case $what in
                 true) timed_run "$what-$i" 60 /bin/true ;;
                 version) timed_run "$what-$i" 60 nfs-gds --version ;;
@@ -142,7 +142,7 @@ cost_breakdown() {
         echo
         echo "| command | wall | CPU |"
         echo "|---|---|---|"
-        for what in true version check check-nocache kallsyms; do
+        for what in $kinds; do
             printf '| %s | %s | %s |\n' "$what" "$(column "$rows" "$what" 3 | median)" "$(column "$rows" "$what" 4 | median)"
         done
     } >>"$SCN_DIR/figures"

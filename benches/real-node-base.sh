@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# `nfs-gds check` of this tree against the same command built from BASE (a git revision),
+# side by side in one run, on the real node trees of benches/real-node.sh (one Debian 12 kernel
+# package, its whole module tree recompressed as shipped for each packing, its /boot/config and
+# image, a real-sized kallsyms; rpcrdma not loaded and loaded). For each tree: the instruction
+# count of a cold check (NFS_GDS_NO_CACHE=1) and of a warm one (each side's own facts cache,
+# filled first) of each side, from callgrind, which the machine's noise does not move; the CPU
+# time of the four commands in one interleaved hyperfine run; and whether both sides' `check
+# --json` give the same verdict and the same status for every check, so a speed-up that changed
+# an answer is caught (the script then exits 1).
+#
+# Usage: benches/real-node-base.sh BASE [RUNS]   (RUNS per command, default 15)
+# KERNELS="linux-image-6.1.0-N-amd64" picks the kernel (default: the newest of the apt
+# sources); the trees are cached as benches/real-node.sh caches them. Needs what it needs, plus
+# git and python3.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+base_rev=${1:?usage: benches/real-node-base.sh BASE [RUNS]}
+runs=${2:-15}
+
+for tool in hyperfine valgrind depmod readelf objcopy nm xz zstd apt-get apt-cache dpkg-deb git python3; do
+    command -v "$tool" >/dev/null || {
+        echo "real-node-base: $tool is missing (apt-get install hyperfine valgrind kmod binutils xz-utils zstd git python3)" >&2
+        exit 2
+    }
+done
+
+cache=${NFS_GDS_BENCH_CACHE:-$HOME/.cache/nfs-gds-bench}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$cache"
+cargo build --release --quiet --example gen-module
+# shellcheck disable=SC2034 # used by lib/real-trees.sh
+gen=$PWD/target/release/examples/gen-module
+# shellcheck source=lib/two-builds.sh
+. benches/lib/two-builds.sh
+build_base_and_head real-node-base
+# shellcheck source=lib/real-trees.sh
+. benches/lib/real-trees.sh
+# shellcheck source=lib/node.sh
+. benches/lib/node.sh
+
+release=$(fetch_kernel "$(pick_kernels | head -n 1)")
+real_kallsyms
+echo "kernel $release (Debian $(cat "$cache/$release/pkg/deb-version")); kallsyms: $(cat "$cache/kallsyms.source")"
+echo "base $base_rev against this tree; instructions in millions (callgrind), CPU in ms (hyperfine mean, user + system)"
+echo
+echo "| tree | cold, base | cold, head | fewer | warm, base | warm, head | fewer | CPU cold base / head | CPU warm base / head | answers |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+
+# The instructions one run of COMMAND... executes, in millions.
+instructions() {
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
+        awk '/Collected/ { gsub(",", "", $4); printf "%.1f\n", $4 / 1e6 }'
+}
+
+# The verdict and every check's status of a `check --json` document, one line.
+answers() {
+    python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(d.get("verdict"), sorted((c["id"], c["status"]) for c in d["checks"]))' "$1"
+}
+
+differ=0
+for packing in plain zst xz; do
+    for state in cold loaded; do
+        root=$work/$packing-$state
+        make_root "$root" "$packing" "$state" gpl "$release"
+        declare -A cold=() warm=()
+        for side in base head; do
+            bin=$work/nfs-gds-$side
+            export NFS_GDS_CACHE_DIR=$work/cache-$side-$packing-$state
+            "$bin" --root "$root" check --json >"$work/$side.json" 2>/dev/null || true
+            cold[$side]=$(NFS_GDS_NO_CACHE=1 instructions "$bin" --root "$root" check)
+            warm[$side]=$(instructions "$bin" --root "$root" check)
+        done
+        unset NFS_GDS_CACHE_DIR
+        same=same
+        [ "$(answers "$work/base.json")" = "$(answers "$work/head.json")" ] || { same=DIFFERENT; differ=1; }
+        hyperfine -N -i -w 2 -r "$runs" --export-json "$work/h.json" \
+            "env NFS_GDS_NO_CACHE=1 $work/nfs-gds-base --root $root check" \
+            "env NFS_GDS_NO_CACHE=1 $work/nfs-gds-head --root $root check" \
+            "env NFS_GDS_CACHE_DIR=$work/cache-base-$packing-$state $work/nfs-gds-base --root $root check" \
+            "env NFS_GDS_CACHE_DIR=$work/cache-head-$packing-$state $work/nfs-gds-head --root $root check" \
+            >/dev/null 2>&1
+        read -r cb ch wb wh < <(python3 -c 'import json, sys
+print(" ".join("%.1f" % ((r["user"] + r["system"]) * 1000) for r in json.load(open(sys.argv[1]))["results"]))' "$work/h.json")
+        awk -v t="$packing, $state" -v cb="${cold[base]}" -v ch="${cold[head]}" -v wb="${warm[base]}" \
+            -v wh="${warm[head]}" -v c="$cb / $ch" -v w="$wb / $wh" -v s="$same" 'BEGIN {
+            printf "| %s | %s | %s | %.1f× | %s | %s | %.1f× | %s | %s | %s |\n", t, cb, ch, cb / ch, wb, wh, wb / wh, c, w, s }'
+    done
+done
+if [ "$differ" = 1 ]; then
+    echo "real-node-base: base and this tree gave different answers on the trees marked DIFFERENT" >&2
+    exit 1
+fi

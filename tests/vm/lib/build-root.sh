@@ -26,7 +26,9 @@ exec 3>&1 1>&2
 # to build test modules against the guest kernel (headers, compiler, the kernel's own source).
 # jq and binutils let the scenarios read JSON and ELF symbol tables; xz-utils compresses test
 # modules the way the distribution ships its own. systemd-sysv makes systemd the guest's init
-# for the systemd scenarios (the other guests boot the init stub instead).
+# for the systemd scenarios (the other guests boot the init stub instead). podman with both
+# runtimes (crun, runc) and a static busybox run the container-start scenarios: the test image
+# is built FROM scratch with that busybox, so nothing is pulled from a registry.
 SUITE=${1:?usage: build-root.sh bookworm|trixie}
 case $SUITE in
     bookworm) LINUX_SOURCE=linux-source-6.1 ;;
@@ -39,6 +41,7 @@ GUEST_PACKAGES=(
     iproute2 kmod util-linux procps systemd-sysv dbus
     linux-headers-amd64 gcc make "$LINUX_SOURCE" xz-utils
     jq binutils
+    podman crun runc conmon busybox-static
 )
 IMAGE_SIZE=3G
 

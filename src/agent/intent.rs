@@ -6,13 +6,20 @@
 use crate::doctor::fstab::parse_nfs_gds_entries;
 use crate::host::{HostError, Root};
 use crate::mount::record::{read_records, MountRecord};
-pub use crate::policy::intent::{intent_of, Declared, Intent};
+pub use crate::policy::intent::{intent_of, Declared, Intent, RecordedMount};
 
 /// The records as declarations.
 pub fn of_records(records: &[MountRecord]) -> Declared {
     let mut d = Declared::default();
     for r in records {
-        d.record(&r.device, &r.source, &r.target, r.port, &r.options);
+        d.record(RecordedMount {
+            device: &r.device,
+            source: &r.source,
+            target: &r.target,
+            port: r.port,
+            spec: &r.spec,
+            options: &r.options,
+        });
     }
     d
 }
@@ -60,15 +67,32 @@ mod tests {
             "# data\nfiler:/f /mnt/fast nfs-gds _netdev,nconnect=8 0 0\n",
         )
         .unwrap();
-        crate::mount::record::write_record(&root, t.by_id(30).unwrap(), 20050, "rw,nconnect=4", &t)
-            .unwrap();
+        crate::mount::record::write_record(
+            &root,
+            t.by_id(30).unwrap(),
+            "",
+            20050,
+            "rw,nconnect=4",
+            &t,
+        )
+        .unwrap();
         let d = read_declared(&root).unwrap();
         assert_eq!(
-            intent_of(t.by_id(30).unwrap(), &d, &[]),
+            intent_of(
+                t.by_id(30).unwrap(),
+                &d,
+                &[],
+                &crate::nfs::ServerAddrs::new(&crate::nfs::NoResolver)
+            ),
             Some(Intent::Recorded { port: 20050 })
         );
         assert_eq!(
-            intent_of(t.by_id(31).unwrap(), &d, &[]),
+            intent_of(
+                t.by_id(31).unwrap(),
+                &d,
+                &[],
+                &crate::nfs::ServerAddrs::new(&crate::nfs::NoResolver)
+            ),
             Some(Intent::Fstab)
         );
         // What each asked, from the record's options and the fstab line's.

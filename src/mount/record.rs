@@ -32,8 +32,13 @@ const MAX_RECORD_BYTES: usize = 16 * 1024;
 /// One mount the helper made and verified.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MountRecord {
-    /// `server:/export` as the kernel shows it.
+    /// `server:/export` as the kernel shows it: for a mount that shares an NFS superblock, the
+    /// name that superblock was first mounted with.
     pub source: String,
+    /// The export the helper was asked to mount (SPEC), as given. Empty in records written
+    /// before the field.
+    #[serde(default)]
+    pub spec: String,
     /// The mount point, as the kernel shows it (lossy for non-UTF-8 paths).
     pub target: String,
     /// `major:minor` of the mount's filesystem.
@@ -50,9 +55,10 @@ pub struct MountRecord {
 }
 
 impl MountRecord {
-    pub fn of(m: &Mount, port: u16, options: &str) -> Self {
+    pub fn of(m: &Mount, spec: &str, port: u16, options: &str) -> Self {
         MountRecord {
             source: m.info.source().to_string(),
+            spec: spec.to_string(),
             target: m.info.mount_point().to_string_lossy().into_owned(),
             device: m.info.device_number().to_string(),
             mount_id: m.info.mount_id,
@@ -129,18 +135,19 @@ pub fn asked_of(root: &Root, m: &Mount) -> Vec<Asked> {
         .collect()
 }
 
-/// Records `m` as made and verified by the helper with `options`, and removes the records of earlier mounts on
+/// Records `m` as made and verified by the helper, asked for `spec` with `options`, and removes the records of earlier mounts on
 /// the same mount point that are no longer in `table`. The directory is opened inside the root
 /// and refused when another user owns it or may write in it; a record is removed by its own
 /// directory entry, never by a name rebuilt from what a record says.
 pub fn write_record(
     root: &Root,
     m: &Mount,
+    spec: &str,
     port: u16,
     options: &str,
     table: &MountTable,
 ) -> Result<(), RecordError> {
-    let record = MountRecord::of(m, port, options);
+    let record = MountRecord::of(m, spec, port, options);
     let name = record.file_name();
     let err = |source| RecordError {
         path: root.join(DIR).join(&name),
@@ -195,7 +202,7 @@ mod tests {
     #[test]
     fn a_record_matches_its_mount_and_not_a_reused_id() {
         let t = table(TWO);
-        let r = MountRecord::of(t.by_id(40).unwrap(), 20049, "");
+        let r = MountRecord::of(t.by_id(40).unwrap(), "", 20049, "");
         assert!(r.is_of(t.by_id(40).unwrap()));
         assert!(!r.is_of(t.by_id(41).unwrap()));
         // Same id, another filesystem on the same point: not the recorded mount.
@@ -208,10 +215,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = Root::new(dir.path());
         let t = table(TWO);
-        write_record(&root, t.by_id(40).unwrap(), 20049, "", &t).unwrap();
+        write_record(&root, t.by_id(40).unwrap(), "", 20049, "", &t).unwrap();
         write_record(
             &root,
             t.by_id(41).unwrap(),
+            "filer:/e",
             20050,
             "rw,nconnect=4,vers=4.2",
             &t,
@@ -233,7 +241,7 @@ mod tests {
         // A new mount on /mnt/gds replaces the record of the one that is gone; the record of
         // /mnt/other stays although this table lacks it (another namespace may have it).
         let later = table("42 1 0:52 / /mnt/gds rw - nfs4 10.0.2.15:/export rw,proto=rdma\n");
-        write_record(&root, later.by_id(42).unwrap(), 20049, "", &later).unwrap();
+        write_record(&root, later.by_id(42).unwrap(), "", 20049, "", &later).unwrap();
         let (good, _) = read_records(&root).unwrap();
         let mut ids: Vec<u32> = good.iter().map(|r| r.mount_id).collect();
         ids.sort();
@@ -245,14 +253,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = Root::new(dir.path());
         let t = table(TWO);
-        write_record(&root, t.by_id(41).unwrap(), 20049, "", &t).unwrap();
+        write_record(&root, t.by_id(41).unwrap(), "", 20049, "", &t).unwrap();
         // A planted record of a gone mount on /mnt/gds whose device climbs out to another
         // record: the old pruner rebuilt `{mount_id}-{device}.json` from it and removed that.
         let victim = root.join(DIR).join("41-0.51.json");
         assert!(victim.is_file());
         let planted = r#"{"source":"10.0.2.15:/export","target":"/mnt/gds","device":"../mounts/41-0.51","mount_id":9,"port":20049}"#;
         std::fs::write(root.join(DIR).join("planted.json"), planted).unwrap();
-        write_record(&root, t.by_id(40).unwrap(), 20049, "", &t).unwrap();
+        write_record(&root, t.by_id(40).unwrap(), "", 20049, "", &t).unwrap();
         assert!(victim.is_file(), "the record of /mnt/other was deleted");
         assert!(
             !root.join(DIR).join("planted.json").exists(),
@@ -268,7 +276,7 @@ mod tests {
         std::fs::create_dir_all(root.join(DIR)).unwrap();
         std::fs::set_permissions(root.join(DIR), std::fs::Permissions::from_mode(0o777)).unwrap();
         let t = table(TWO);
-        let e = write_record(&root, t.by_id(40).unwrap(), 20049, "", &t).unwrap_err();
+        let e = write_record(&root, t.by_id(40).unwrap(), "", 20049, "", &t).unwrap_err();
         assert!(e.to_string().contains("writable by others"), "{e}");
         assert_eq!(std::fs::read_dir(root.join(DIR)).unwrap().count(), 0);
     }
@@ -282,10 +290,10 @@ mod tests {
         std::os::unix::fs::symlink(&outside, tree.join("run")).unwrap();
         let root = Root::new(&tree);
         let t = table(TWO);
-        assert!(write_record(&root, t.by_id(40).unwrap(), 20049, "", &t).is_err());
+        assert!(write_record(&root, t.by_id(40).unwrap(), "", 20049, "", &t).is_err());
         assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
         std::fs::create_dir_all(tree.join(outside.strip_prefix("/").unwrap())).unwrap();
-        write_record(&root, t.by_id(40).unwrap(), 20049, "", &t).unwrap();
+        write_record(&root, t.by_id(40).unwrap(), "", 20049, "", &t).unwrap();
         assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
         let (good, _) = read_records(&root).unwrap();
         assert_eq!(

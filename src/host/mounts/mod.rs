@@ -18,6 +18,7 @@ mod options;
 pub mod pnfs;
 #[cfg(test)]
 mod samples;
+pub mod server_names;
 mod table;
 
 pub use escape::unescape;

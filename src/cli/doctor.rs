@@ -20,7 +20,9 @@ pub struct DoctorArgs {
     pub markdown: bool,
 }
 
-/// Doctor's diagnosis of the host, with what the host handle chose (the runner) and the policy; `provision` acts on the same diagnosis.
+/// Doctor's diagnosis of the host, with what the host handle chose (the runner) and the policy
+/// (its levels and whether the live probe runs, as for `check`); `provision` acts on the same
+/// diagnosis.
 pub fn diagnose_host(ctx: &Ctx, probe: bool) -> Result<doctor::Diagnosis, CmdError> {
     let facts = HostFacts::read(&ctx.host.root)?;
     let runner = ctx.host.runner();
@@ -31,7 +33,7 @@ pub fn diagnose_host(ctx: &Ctx, probe: bool) -> Result<doctor::Diagnosis, CmdErr
         doctor::Inputs {
             runner: runner.as_ref(),
             policy: &policy,
-            probe,
+            probe: policy.for_node().runs_probe(probe),
             declared: &declared,
         },
     )?)

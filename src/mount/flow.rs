@@ -153,10 +153,11 @@ fn precheck<'l>(
         }
         *load_tried = true;
     }
-    if policy.probe {
+    let probe = policy.runs_probe(false);
+    if probe {
         facts.run_probe(None);
     }
-    let mut results = registry::node_checks(&facts, policy.probe);
+    let mut results = registry::node_checks(&facts, probe);
     let table = read_mount_table(root)?;
     results.extend(registry::before_mount(&MountSubject::Planned {
         server: &req.source.server,

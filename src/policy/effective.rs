@@ -28,6 +28,13 @@ pub struct MountPolicy {
 }
 
 impl MountPolicy {
+    /// Whether the live registration probe runs: when the command line asks for it or the
+    /// policy says `probe = true`. The one answer for `check`, `doctor`, `provision`, the agent
+    /// and the helper.
+    pub fn runs_probe(&self, asked: bool) -> bool {
+        asked || self.probe
+    }
+
     pub fn level(&self, id: CheckId) -> Level {
         self.levels
             .get(&id)

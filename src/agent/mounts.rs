@@ -116,7 +116,7 @@ pub fn verify_meant_for_rdma<'a>(
         if covered.contains(&m.info.mount_id) {
             continue;
         }
-        let expected = expected_port(m, declared, policy);
+        let expected = expected_port(m, declared, policy.options.port);
         let rule = rule_of(m, declared, rules, addrs);
         let under =
             levels[rule.unwrap_or(rules.len())].get_or_insert_with(|| policy.for_rule(rule));

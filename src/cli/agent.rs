@@ -8,7 +8,6 @@ use std::time::{Duration, SystemTime};
 use clap::Args;
 
 use super::{exit, CmdError, Ctx};
-use crate::agent::intent::read_declared;
 use crate::agent::outputs::{self, Outputs};
 use crate::agent::schedule::{self, MAX_INTERVAL_SECS};
 use crate::agent::shutdown::{Shutdown, Wake};
@@ -19,6 +18,7 @@ use crate::host::mounts::{read_init_mount_table, server_names, MountTable};
 use crate::host::platform::nvfs_stats::read_nvfs_stats;
 use crate::host::HostFacts;
 use crate::nfs::ServerAddrs;
+use crate::policy::intent::read_declared;
 
 #[derive(Debug, Args)]
 pub struct AgentArgs {

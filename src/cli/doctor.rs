@@ -3,9 +3,9 @@
 use clap::Args;
 
 use super::{exit, CmdError, Ctx};
-use crate::agent::intent::read_declared;
 use crate::doctor::{self, render};
 use crate::host::HostFacts;
+use crate::policy::intent::read_declared;
 
 #[derive(Debug, Args)]
 pub struct DoctorArgs {

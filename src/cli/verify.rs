@@ -7,14 +7,13 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::{exit, CmdError, Ctx};
-use crate::agent::intent::read_declared;
 use crate::checks::catalogue::{mount_options, mount_transport, transport_trap};
 use crate::checks::registry::{self, Detail};
 use crate::checks::{render, CheckResult};
 use crate::host::kernel::KernelInfo;
 use crate::host::mounts::{read_mount_table, server_names};
 use crate::nfs::{ServerAddrs, ShownExport};
-use crate::policy::intent::{expected_port, rule_of};
+use crate::policy::intent::{expected_port, read_declared, rule_of};
 use crate::verdict;
 
 #[derive(Debug, Args)]
@@ -51,7 +50,7 @@ pub fn run(args: &VerifyArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         Some(m) => {
             let port = args
                 .port
-                .unwrap_or_else(|| expected_port(m, &declared, &policy));
+                .unwrap_or_else(|| expected_port(m, &declared, policy.options.port));
             registry::verify_mount(m, &table, port, &declared.asked(m), Detail::Full)
         }
         None => vec![

@@ -78,7 +78,7 @@ pub fn review(
         {
             continue;
         }
-        let port = expected_port(m, &declared, policy);
+        let port = expected_port(m, &declared, policy.options.port);
         let mp = m.info.mount_point_shown().to_string();
         out.gds_mounts.push(mp.clone());
         let rule = rule_of(m, &declared, &policy.mounts, addrs);

@@ -46,6 +46,7 @@ use crate::host::mounts::{read_mount_table, Mount, MountTable, MountsError};
 use crate::host::{HostError, HostFacts, Root};
 use crate::kmod::RPCRDMA;
 use crate::nfs::ServerAddrs;
+use crate::policy::intent::{expected_port, read_declared};
 use crate::policy::{Level, MountPolicy};
 use crate::verdict::{journal_lines, judge, Judgement, DOCTOR_HINT};
 
@@ -453,11 +454,13 @@ impl Helper<'_> {
             ));
             return Ok(FAIL);
         };
-        // Not made with this request's options: what it asked is what the helper recorded
-        // when it made it, if it did.
-        let asked = super::record::asked_of(self.root, m);
+        // Not made with this request's options: it is judged as verify and the agent judge it,
+        // on the port and with the asks the node declared for it (the helper's record, the
+        // fstab line), the request's port where nothing was recorded.
+        let declared = read_declared(self.root)?;
+        let port = expected_port(m, &declared, req.options.port);
         let post = judge(
-            registry::after_mount(m, table, req.options.port, &asked),
+            registry::after_mount(m, table, port, &declared.asked(m)),
             policy,
         );
         if post.refused() {

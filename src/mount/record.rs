@@ -1,139 +1,23 @@
 //! The record of the mounts the helper made and verified, so that `nfs-gds agent` keeps verifying
 //! them: one small JSON file per mount in `/run/nfs-gds/mounts/` (below the root).
 //!
-//! A mount's options alone do not keep its intent: when the transport trap gives a new NFSv4 mount
-//! another mount's TCP client, the kernel prints `proto=tcp` for it, and nothing in the mount
-//! table says it was asked for RDMA. The record does. A record names the mount by its device
-//! number, mount point and source together (a mount id alone is reused by the kernel), so a
-//! record of a mount that is gone matches nothing. When the helper records a mount it removes the
-//! records of earlier mounts on the same mount point that its table no longer has; it leaves other
-//! mount points' records alone, since it may run in another mount namespace (`-N`) than the
-//! mounts they describe; `/run` starts empty at boot. It removes a record by its own directory
-//! entry, never by a file name rebuilt from another record's fields. Only root writes here: the
+//! What a record is and how it is read are `crate::host::mounts::records`' (every command reads
+//! them); this module writes them. When the helper records a mount it removes the records of
+//! earlier mounts on the same mount point that its table no longer has; it leaves other mount
+//! points' records alone, since it may run in another mount namespace (`-N`) than the mounts
+//! they describe; `/run` starts empty at boot. It removes a record by its own directory entry,
+//! never by a file name rebuilt from another record's fields. Only root writes here: the
 //! directories are created 0755 whatever the umask, and the helper refuses a records directory
-//! another user owns or may write in. A forged record could only make the agent check one more
-//! mount, never fewer, so records are read without a trust check.
+//! another user owns or may write in.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
-
-use crate::checks::asked::{Asked, AskedBy};
 use crate::host::io::out_dir::{OutDir, Trust, RUN_DIR};
+pub use crate::host::mounts::records::{
+    parse_record, read_records, BadRecord, MountRecord, DIR, MAX_RECORD_BYTES,
+};
 use crate::host::mounts::{Mount, MountTable};
-use crate::host::{HostError, Root};
-
-/// Where the records live, below the root (in [`RUN_DIR`]).
-pub const DIR: &str = "run/nfs-gds/mounts";
-
-/// Records larger than this are not records (a few hundred bytes is typical).
-const MAX_RECORD_BYTES: usize = 16 * 1024;
-
-/// One mount the helper made and verified.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MountRecord {
-    /// `server:/export` as the kernel shows it: for a mount that shares an NFS superblock, the
-    /// name that superblock was first mounted with.
-    pub source: String,
-    /// The export the helper was asked to mount (SPEC), as given. Empty in records written
-    /// before the field.
-    #[serde(default)]
-    pub spec: String,
-    /// The mount point, as the kernel shows it (lossy for non-UTF-8 paths).
-    pub target: String,
-    /// `major:minor` of the mount's filesystem.
-    pub device: String,
-    /// The mount id at the time (for people; matching uses the other fields).
-    pub mount_id: u32,
-    /// The port the helper verified the mount on.
-    pub port: u16,
-    /// The options the helper passed to mount.nfs: what the mount asked for, which the kernel's
-    /// own list may have dropped (`nconnect=` on kernels that ignore it). Empty in records
-    /// written before the field.
-    #[serde(default)]
-    pub options: String,
-}
-
-impl MountRecord {
-    pub fn of(m: &Mount, spec: &str, port: u16, options: &str) -> Self {
-        MountRecord {
-            source: m.info.source().to_string(),
-            spec: spec.to_string(),
-            target: m.info.mount_point().to_string_lossy().into_owned(),
-            device: m.info.device_number().to_string(),
-            mount_id: m.info.mount_id,
-            port,
-            options: options.to_string(),
-        }
-    }
-
-    /// Whether this record is of `m`: same device, mount point and source.
-    pub fn is_of(&self, m: &Mount) -> bool {
-        self.device == m.info.device_number()
-            && self.source == m.info.source()
-            && self.target == m.info.mount_point().to_string_lossy()
-    }
-
-    /// The file name: mount id and device, so two live mounts never share one.
-    fn file_name(&self) -> String {
-        format!("{}-{}.json", self.mount_id, self.device.replace(':', "."))
-    }
-}
-
-/// Parses one record file.
-pub fn parse_record(bytes: &[u8]) -> Result<MountRecord, String> {
-    if bytes.len() > MAX_RECORD_BYTES {
-        return Err(format!("larger than {MAX_RECORD_BYTES} bytes"));
-    }
-    serde_json::from_slice(bytes).map_err(|e| e.to_string())
-}
-
-/// A record file that could not be used, with why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BadRecord {
-    pub path: PathBuf,
-    pub reason: String,
-}
-
-/// Reads every record below the root. Unreadable or malformed files are returned beside the
-/// good ones (they never stop a pass); a missing directory is no records.
-pub fn read_records(root: &Root) -> Result<(Vec<MountRecord>, Vec<BadRecord>), HostError> {
-    let mut good = Vec::new();
-    let mut bad = Vec::new();
-    for name in root.list_dir(DIR)?.unwrap_or_default() {
-        if !name.ends_with(".json") || name.starts_with('.') {
-            continue;
-        }
-        let rel = Path::new(DIR).join(&name);
-        let path = root.join(&rel);
-        // Resolved inside the root like every read (never a host-path `lstat`, which a
-        // symlinked `<root>/run` would lead out of the tree); anything but a regular file is
-        // refused by the reader.
-        match root.read_bytes(&rel) {
-            Ok(Some(bytes)) => match parse_record(&bytes) {
-                Ok(r) => good.push(r),
-                Err(reason) => bad.push(BadRecord { path, reason }),
-            },
-            Ok(None) => {}
-            Err(e) => bad.push(BadRecord {
-                path,
-                reason: e.to_string(),
-            }),
-        }
-    }
-    Ok((good, bad))
-}
-
-/// What the helper recorded `m` asked for: the options of its record of `m`, if any. An
-/// unreadable records directory is no record (the kernel's own list then speaks).
-pub fn asked_of(root: &Root, m: &Mount) -> Vec<Asked> {
-    let records = read_records(root).map(|(good, _)| good).unwrap_or_default();
-    records
-        .into_iter()
-        .filter(|r| r.is_of(m))
-        .map(|r| Asked::new(AskedBy::Record, r.options))
-        .collect()
-}
+use crate::host::Root;
 
 /// Records `m` as made and verified by the helper, asked for `spec` with `options`, and removes the records of earlier mounts on
 /// the same mount point that are no longer in `table`. The directory is opened inside the root
@@ -231,13 +115,7 @@ mod tests {
         assert_eq!(good.len(), 2);
         assert_eq!(good[1].port, 20050);
         assert_eq!(good[1].options, "rw,nconnect=4,vers=4.2");
-        // What each mount asked: its own record's options, never another mount's.
-        assert_eq!(
-            asked_of(&root, t.by_id(41).unwrap()),
-            [Asked::new(AskedBy::Record, "rw,nconnect=4,vers=4.2")]
-        );
-        let unrecorded = table("43 1 0:53 / /mnt/gds rw - nfs4 10.0.2.15:/export rw\n");
-        assert!(asked_of(&root, unrecorded.by_id(43).unwrap()).is_empty());
+        assert_eq!(good[1].spec, "filer:/e");
         // A new mount on /mnt/gds replaces the record of the one that is gone; the record of
         // /mnt/other stays although this table lacks it (another namespace may have it).
         let later = table("42 1 0:52 / /mnt/gds rw - nfs4 10.0.2.15:/export rw,proto=rdma\n");

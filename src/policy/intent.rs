@@ -18,9 +18,12 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::{MountRule, Policy};
+use super::MountRule;
 use crate::checks::asked::{Asked, AskedBy};
+use crate::host::mounts::fstab::parse_nfs_gds_entries;
+use crate::host::mounts::records::{read_records, MountRecord};
 use crate::host::mounts::{is_rdma_netid, Mount};
+use crate::host::{HostError, Root};
 use crate::nfs::{ServerAddrs, ShownExport};
 
 /// Why a mount is meant for RDMA.
@@ -160,6 +163,43 @@ impl Declared {
     }
 }
 
+/// The records as declarations.
+pub fn of_records(records: &[MountRecord]) -> Declared {
+    let mut d = Declared::default();
+    for r in records {
+        d.record(RecordedMount {
+            device: &r.device,
+            source: &r.source,
+            target: &r.target,
+            port: r.port,
+            spec: &r.spec,
+            options: &r.options,
+        });
+    }
+    d
+}
+
+/// What the node declares below the root: the helper's records and the `nfs-gds` lines of
+/// `/etc/fstab`, the one reader every command asks (the helper's remount path, `verify`,
+/// `doctor`, `collect`, the agent). A record that cannot be used is logged and left out (it
+/// never stops a command); so is an fstab that cannot be read.
+pub fn read_declared(root: &Root) -> Result<Declared, HostError> {
+    let (records, bad) = read_records(root)?;
+    for b in &bad {
+        tracing::warn!("ignoring mount record {}: {}", b.path.display(), b.reason);
+    }
+    let mut d = of_records(&records);
+    match root.read_text_lossy("etc/fstab") {
+        Ok(text) => {
+            for e in parse_nfs_gds_entries(&text.unwrap_or_default()) {
+                d.fstab_line(e.target, e.line, &e.options.join(","));
+            }
+        }
+        Err(e) => tracing::warn!("{e}"),
+    }
+    Ok(d)
+}
+
 /// The `[[mount]]` table that covers `m`, if any: the one answer for every command about an
 /// existing mount. The export the helper recorded it was asked for is the first evidence (the
 /// kernel may show the mount under a shared superblock's first name), then the export the
@@ -211,10 +251,11 @@ pub fn intent_of(
     asked.then_some(Intent::Options)
 }
 
-/// The port an existing mount must be on: the one the helper recorded for it, else the
-/// policy's `[options]` port.
-pub fn expected_port(m: &Mount, declared: &Declared, policy: &Policy) -> u16 {
-    declared.recorded_port(m).unwrap_or(policy.options.port)
+/// The port an existing mount must be on: the one the helper recorded for it, else
+/// `configured` (the policy's `[options]` port; for the helper, the port its request carries,
+/// which is that port unless `-o port=` named another).
+pub fn expected_port(m: &Mount, declared: &Declared, configured: u16) -> u16 {
+    declared.recorded_port(m).unwrap_or(configured)
 }
 
 #[cfg(test)]
@@ -313,16 +354,19 @@ mod tests {
     fn the_expected_port_is_the_recorded_one_else_the_policys_never_the_mounts_own() {
         let t = mounts(TABLE);
         let gds = t.by_id(31).unwrap();
-        let policy = Policy::default();
+        let policy = crate::policy::Policy::default();
         // The mount says port=20050; the policy wants 20049.
-        assert_eq!(expected_port(gds, &Declared::default(), &policy), 20049);
+        assert_eq!(
+            expected_port(gds, &Declared::default(), policy.options.port),
+            20049
+        );
         let mut rec = Declared::default();
         rec.record(recorded("0:41", "filer:/datasets", "/mnt/gds", 20050));
-        assert_eq!(expected_port(gds, &rec, &policy), 20050);
+        assert_eq!(expected_port(gds, &rec, policy.options.port), 20050);
         // A record of another mount on the same point says nothing about this one.
         let mut other = Declared::default();
         other.record(recorded("0:99", "filer:/datasets", "/mnt/gds", 20050));
-        assert_eq!(expected_port(gds, &other, &policy), 20049);
+        assert_eq!(expected_port(gds, &other, policy.options.port), 20049);
     }
 
     /// With a shared superblock the kernel shows a mount under the first mount's name: a rule
@@ -359,6 +403,59 @@ mod tests {
         assert_eq!(
             rule_of(m(40), &none, &[rule(None, Some("filer:/export"))], &blind),
             None
+        );
+    }
+
+    #[test]
+    fn records_and_fstab_lines_below_the_root_declare_their_mounts() {
+        let t = MountTable::join(
+            parse_mountinfo(
+                b"30 1 0:40 / /mnt/home rw - nfs4 home:/users rw,vers=4.2,proto=tcp\n\
+31 1 0:41 / /mnt/fast rw - nfs4 filer:/f rw,vers=4.2,proto=tcp\n",
+            )
+            .unwrap(),
+            Vec::new(),
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path());
+        std::fs::create_dir_all(dir.path().join("etc")).unwrap();
+        std::fs::write(
+            dir.path().join("etc/fstab"),
+            "# data\nfiler:/f /mnt/fast nfs-gds _netdev,nconnect=8 0 0\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(dir.path().join("run/nfs-gds/mounts")).unwrap();
+        std::fs::write(
+            dir.path().join("run/nfs-gds/mounts/30-0.40.json"),
+            r#"{"source":"home:/users","target":"/mnt/home","device":"0:40","mount_id":30,"port":20050,"options":"rw,nconnect=4"}"#,
+        )
+        .unwrap();
+        let d = read_declared(&root).unwrap();
+        assert_eq!(
+            intent_of(
+                t.by_id(30).unwrap(),
+                &d,
+                &[],
+                &crate::nfs::ServerAddrs::new(&crate::nfs::NoResolver)
+            ),
+            Some(Intent::Recorded { port: 20050 })
+        );
+        assert_eq!(
+            intent_of(
+                t.by_id(31).unwrap(),
+                &d,
+                &[],
+                &crate::nfs::ServerAddrs::new(&crate::nfs::NoResolver)
+            ),
+            Some(Intent::Fstab)
+        );
+        // What each asked, from the record's options and the fstab line's.
+        let asked = d.asked(t.by_id(30).unwrap());
+        assert_eq!(asked, [Asked::new(AskedBy::Record, "rw,nconnect=4")]);
+        let asked = d.asked(t.by_id(31).unwrap());
+        assert_eq!(
+            asked,
+            [Asked::new(AskedBy::Fstab { line: 2 }, "_netdev,nconnect=8")]
         );
     }
 }

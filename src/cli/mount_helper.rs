@@ -45,6 +45,9 @@ fn non_empty_env(name: &str) -> Option<OsString> {
 /// Entry for argv\[0\] = `mount.nfs-gds`.
 pub fn run_persona(argv: &[OsString]) -> u8 {
     let root = non_empty_env("NFS_GDS_ROOT").map(PathBuf::from);
+    if let Err(e) = super::root_is_a_directory(root.as_deref()) {
+        return fail(e, crate::mount::exit_code::USAGE);
+    }
     let config = non_empty_env("NFS_GDS_CONFIG").map(PathBuf::from);
     let host = Host::new(root.as_deref());
     run_helper(argv.get(1..).unwrap_or(&[]), &host, config.as_deref(), 0)

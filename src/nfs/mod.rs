@@ -5,6 +5,8 @@ pub mod defaults;
 pub mod source;
 pub mod version;
 
-pub use defaults::{OptionDefaults, NFS_PORT, NFS_RDMA_PORT};
+pub use defaults::{
+    rdma_port_warning, OptionDefaults, NFS_MAX_CONNECTIONS, NFS_PORT, NFS_RDMA_PORT,
+};
 pub use source::{NfsSource, Sameness, ServerHost, SourceError};
 pub use version::{BadVersion, NfsVersion};

@@ -15,6 +15,7 @@ use clap::Args;
 
 use super::host::Host;
 use super::Ctx;
+use crate::escape::escape_control;
 use crate::host::io::programs as tools;
 use crate::host::mounts::server_names;
 use crate::mount::args::{self, Parsed, USAGE};
@@ -124,6 +125,13 @@ fn run_helper(raw: &[OsString], host: &Host, config: Option<&Path>, verbose: u8)
         Ok(r) => r,
         Err(e) => return fail(e, crate::mount::exit_code::USAGE),
     };
+    // A port other than NFS/RDMA's own, from -o port= or the policy's [options]: the same
+    // warning lint and policy check give, and the mount goes ahead.
+    if !req.options.remount {
+        if let Some(w) = crate::nfs::rdma_port_warning(req.options.port) {
+            eprintln!("nfs-gds: WARNING: {w}");
+        }
+    }
     // mount(8) passes a canonical path already; a hand-typed one may hold symlinks, and
     // mountinfo shows the resolved path.
     req.target = host.mount_point(&req.target, &cwd);
@@ -134,15 +142,6 @@ fn run_helper(raw: &[OsString], host: &Host, config: Option<&Path>, verbose: u8)
         &ServerAddrs::new(resolver.as_ref()),
         req.options.policy,
         req.options.wait,
-    );
-    tracing::info!(
-        "options for mount.nfs: {} (not passed on: {})",
-        req.options.option_string(),
-        if req.options.dropped.is_empty() {
-            "none".to_string()
-        } else {
-            req.options.dropped.join(",")
-        }
     );
     if let Some(i) = mount_policy.rule {
         tracing::info!(
@@ -156,6 +155,17 @@ fn run_helper(raw: &[OsString], host: &Host, config: Option<&Path>, verbose: u8)
         Ok(m) => m,
         Err(e) => return fail(e, SYSERR),
     };
+    // The chosen backend's own call (mount.nfs's command line, or mount(2)'s arguments), not
+    // another backend's options.
+    tracing::info!(
+        "mount call: {} (options not passed on: {})",
+        escape_control(&mounter.plan(&req.call())),
+        if req.options.dropped.is_empty() {
+            "none".to_string()
+        } else {
+            escape_control(&req.options.dropped.join(",")).into_owned()
+        }
+    );
     let mut loader = tools::find(root, "modprobe").map(|program| Modprobe { program });
     let clock = SystemClock::new();
     let stdout = std::io::stdout();

@@ -249,8 +249,12 @@ impl FactsCache {
             tmp.persist(path).map_err(|e| e.error)?;
             Ok(())
         };
-        if let Err(e) = write() {
-            tracing::debug!("cannot write cache entry {}: {e}", path.display());
+        match write() {
+            Ok(()) => tracing::debug!(
+                "cache entry stored (new or refreshed): {}",
+                crate::escape::escape_control(&path.display().to_string())
+            ),
+            Err(e) => tracing::debug!("cannot write cache entry {}: {e}", path.display()),
         }
     }
 

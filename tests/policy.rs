@@ -339,3 +339,25 @@ fn a_policy_from_a_configmap_volume_is_trusted_and_a_looser_one_is_not() {
     assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
     assert!(stderr(&o).contains("is writable by"), "{}", stderr(&o));
 }
+
+/// A `[[mount]]` source is matched by server identity: a rule written with the address covers
+/// the export written by a name of it (below `--root`, the tree's `etc/hosts` resolves names),
+/// and a name the tree does not know is only itself.
+#[test]
+fn policy_show_matches_a_rule_by_server_identity() {
+    let f = Fixture::new("6.1.0-50-amd64");
+    install(
+        &f,
+        Some("[[mount]]\nsource = \"10.0.2.15:/export\"\ndefault = \"warn\"\n"),
+    );
+    f.write("etc/hosts", "127.0.0.1 localhost\n10.0.2.15 filer\n");
+    let show = |source: &str| {
+        let out = run(&f, &["policy", "show", "--source", source]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stdout(&out)
+    };
+    assert!(show("filer:/export/pvc-1").contains("mount: [[mount]] table 1 applies"));
+    assert!(show("FILER:/export").contains("mount: [[mount]] table 1 applies"));
+    assert!(show("nas:/export").contains("mount: no [[mount]] table matches"));
+    assert!(show("filer:/other").contains("mount: no [[mount]] table matches"));
+}

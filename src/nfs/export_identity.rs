@@ -12,7 +12,7 @@
 //! - the paths are the same by their components, and
 //! - the servers are: written the same (a name in any case, an address in any form), or one of
 //!   the addresses the expected server's name resolves to is the mount's `addr=` or its shown
-//!   server.
+//!   server (for an export only written, with no `addr=`, what its name resolves to).
 //!
 //! What cannot be known from the mount table: a mount shown under *another address* of the same
 //! machine (NFSv4 trunking merges the clients of two addresses of one server, and the mount then
@@ -149,11 +149,16 @@ fn same_server(
             return true;
         }
     }
-    let kernel: Vec<IpAddr> = addr.into_iter().chain(shown.ip()).map(fold).collect();
-    if kernel.is_empty() {
+    // What the shown side talks to: the kernel's `addr=` and an address it is written as; an
+    // export only written by name (a SPEC, `policy show --source`) by what that name resolves to.
+    let mut seen: Vec<IpAddr> = addr.into_iter().chain(shown.ip()).map(fold).collect();
+    if seen.is_empty() {
+        seen = addrs.of(shown).to_vec();
+    }
+    if seen.is_empty() {
         return false;
     }
-    addrs.of(expected).iter().any(|a| kernel.contains(a))
+    addrs.of(expected).iter().any(|a| seen.contains(a))
 }
 
 /// The path's components: `/export/`, `//export` and `/export` are one path to the kernel.
@@ -274,6 +279,27 @@ mod tests {
         assert!(export_covers(
             &src("10.0.2.15:/"),
             shown("filer:/a/b", "10.0.2.15"),
+            &addrs
+        ));
+    }
+
+    /// A SPEC or `policy show --source` has no `addr=`: a name there is resolved too.
+    #[test]
+    fn an_export_written_by_name_is_the_export_of_the_address_it_resolves_to() {
+        let addrs = ServerAddrs::new(&Hosts);
+        assert!(is_export(
+            &src("10.0.2.15:/export"),
+            ShownExport::written("filer:/export"),
+            &addrs
+        ));
+        assert!(export_covers(
+            &src("10.0.2.15:/export"),
+            ShownExport::written("filer:/export/pvc-1"),
+            &addrs
+        ));
+        assert!(!is_export(
+            &src("10.0.2.99:/export"),
+            ShownExport::written("filer:/export"),
             &addrs
         ));
     }

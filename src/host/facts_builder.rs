@@ -168,10 +168,12 @@ fn ordinary() -> HostFacts {
         cufile: None,
         container: ContainerFacts::default(),
         io_paths: IoPaths::default(),
+        localio: Default::default(),
         module_keys: ModuleKeys::none(),
         inventory: Inventory::default(),
         owners: Ok(ModuleOwners::default()),
         probe: None,
+        gdscheck: None,
     }
 }
 
@@ -207,6 +209,7 @@ pub fn module_file(rel: &str, defined: bool, export: Export) -> ModuleFile {
         modinfo: Default::default(),
         build_id: None,
         has_symtab: true,
+        versioned_variants: Vec::new(),
         export_layout: ExportLayout::SplitTables,
         symbols: crate::kmod::hook_symbols(defined, export),
     }

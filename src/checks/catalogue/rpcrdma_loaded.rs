@@ -60,6 +60,9 @@ fn judge(facts: &HostFacts) -> CheckResult {
         None => r,
     };
     if found.len() < RPCRDMA_HOOKS.len() {
+        if let Some(r) = versioned_file(facts) {
+            return by_build_id(r);
+        }
         let file_has_hooks = rp
             .inspected()
             .is_some_and(|f| f.has_symtab && f.symbols.iter().all(|s| s.defined));
@@ -124,6 +127,33 @@ fn judge(facts: &HostFacts) -> CheckResult {
                 .with(seen_in.as_str(), lines),
         )
     }
+}
+
+/// The loaded build is its file (by build-id) and that file has only versioned hook names: a
+/// hook ABI `rpcrdma-hooks` judges against nvidia-fs, never "no hooks".
+fn versioned_file(facts: &HostFacts) -> Option<CheckResult> {
+    let rp = &facts.rpcrdma;
+    rp.kallsyms_skipped()?;
+    let f = rp.inspected()?;
+    if f.versioned_variants.is_empty() {
+        return None;
+    }
+    let hooks =
+        super::rpcrdma_hooks::file_hooks(f, origin_of(rp), facts.nvidia_fs.binding_version());
+    let summary = format!("the loaded rpcrdma is its file: {}", hooks.summary);
+    Some(match hooks.status {
+        Status::Fail => {
+            let mut r = CheckResult::fail(ID, summary);
+            r.fixes = hooks.fixes;
+            r.remedy = hooks.remedy;
+            r
+        }
+        _ => {
+            let mut r = CheckResult::warn(ID, summary);
+            r.remedy = hooks.remedy;
+            r
+        }
+    })
 }
 
 #[cfg(test)]

@@ -127,6 +127,7 @@ mod tests {
             modinfo: Default::default(),
             build_id: Some("a1".into()),
             has_symtab: true,
+            versioned_variants: Vec::new(),
             export_layout: ExportLayout::SplitTables,
             symbols: crate::kmod::hook_symbols(defined, export),
         }

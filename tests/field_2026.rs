@@ -184,11 +184,19 @@ fn check_says_before_mounting_which_kernels_drop_nconnect_for_an_fstab_line() {
         ("6.6.117", "pass"),
         ("6.9.0", "pass"),
     ] {
-        let (_, doc) = check_json(&nconnect_node(version));
+        let f = nconnect_node(version);
+        let (_, doc) = check_json(&f);
         assert_eq!(
             status(&doc, "nconnect-kernel"),
             expected,
             "{version}: {doc:#}"
+        );
+        // doctor says the same of the same lines.
+        let (_, doctor) = doctor_json(&f, &[]);
+        assert_eq!(
+            status(&doctor, "nconnect-kernel"),
+            expected,
+            "{version}: {doctor:#}"
         );
         let s = summary(&doc, "nconnect-kernel");
         if expected == "warn" {

@@ -6,12 +6,9 @@
 use clap::Args;
 
 use super::{exit, CmdError, Ctx};
-use crate::checks::asked::{Asked, AskedBy};
-use crate::checks::catalogue::nconnect_kernel;
 use crate::checks::{fix, registry, render, CheckResult};
-use crate::doctor::fstab::parse_nfs_gds_entries;
+use crate::doctor::fstab::{nconnect_before_mount, parse_nfs_gds_entries};
 use crate::host::HostFacts;
-use crate::nfs::NfsVersion;
 use crate::policy::Policy;
 use crate::verdict::{self, Judgement};
 
@@ -65,18 +62,13 @@ fn judge_with(
 }
 
 /// What the running kernel will do with the options of the `nfs-gds` lines of fstab, before any
-/// of them is mounted ([`nconnect_kernel`]); nothing when fstab has no such line.
+/// of them is mounted (`nconnect-kernel`); nothing when fstab has no such line.
 fn fstab_lines(facts: &HostFacts) -> Result<Vec<CheckResult>, CmdError> {
     let text = facts.root.read_text_lossy("etc/fstab")?.unwrap_or_default();
-    let asks: Vec<Asked> = parse_nfs_gds_entries(&text)
+    let entries = parse_nfs_gds_entries(&text);
+    Ok(nconnect_before_mount(&facts.kernel, &entries)
         .into_iter()
-        .map(|e| Asked::new(AskedBy::Fstab { line: e.line }, e.options.join(",")))
-        .collect();
-    if asks.is_empty() {
-        return Ok(Vec::new());
-    }
-    let asks: Vec<(&Asked, NfsVersion)> = asks.iter().map(|a| (a, NfsVersion::DEFAULT)).collect();
-    Ok(vec![nconnect_kernel::judge(&facts.kernel, &asks)])
+        .collect())
 }
 
 pub fn run(args: &CheckArgs, ctx: &Ctx) -> Result<u8, CmdError> {

@@ -41,6 +41,19 @@ fn run(facts: &HostFacts) -> CheckResult {
                             .collect::<Vec<_>>()
                             .join(" | "),
                     )
+                } else if let Some(names) = built_in_versioned(facts) {
+                    let missing: Vec<&str> = RPCRDMA_HOOKS
+                        .iter()
+                        .copied()
+                        .filter(|h| !found.iter().any(|e| e.symbol == *h))
+                        .collect();
+                    versioned_verdict(
+                        id,
+                        "the built-in rpcrdma",
+                        &names,
+                        &missing,
+                        facts.nvidia_fs.binding_version(),
+                    )
                 } else {
                     CheckResult::fail(id, "the built-in rpcrdma lacks the nvfs hooks")
                         .fix(Fix::HookedRpcrdma)
@@ -66,6 +79,15 @@ fn run(facts: &HostFacts) -> CheckResult {
         }
         _ => r,
     }
+}
+
+/// The versioned hook names kallsyms lists for a built-in rpcrdma, when there are any.
+fn built_in_versioned(facts: &HostFacts) -> Option<Vec<String>> {
+    let Some(Ok(entries)) = &facts.rpcrdma.kallsyms else {
+        return None;
+    };
+    let names = crate::host::modules::loaded_hooks::versioned_in_kallsyms(entries, true);
+    (!names.is_empty()).then_some(names)
 }
 
 /// An installed `weak-updates/` rpcrdma of a vendor that the next load does not take.
@@ -132,25 +154,43 @@ pub fn file_hooks(
 
 /// The file defines versioned hook names only: judged against what `nvidia_fs` asks for.
 fn versioned_only(f: &ModuleFile, missing: &[&str], nvidia_fs: Option<&str>) -> CheckResult {
-    let id = ID;
-    let path = f.path.display();
-    let names = f.versioned_variants.join(", ");
+    let r = versioned_verdict(
+        ID,
+        &f.path.display().to_string(),
+        &f.versioned_variants,
+        missing,
+        nvidia_fs,
+    );
+    file_evidence(r, f)
+}
+
+/// What `subject` (a file, or the loaded rpcrdma) exporting only the versioned hook `names`
+/// in place of `missing` means, judged against the nvidia-fs release that will bind them: a
+/// release known to ask for the unversioned names binds nothing (fail); otherwise the ABI is
+/// unknown (warn) and the live probe decides.
+pub fn versioned_verdict(
+    id: CheckId,
+    subject: &str,
+    names: &[String],
+    missing: &[&str],
+    nvidia_fs: Option<&str>,
+) -> CheckResult {
+    let names = names.join(", ");
+    let missing = missing.join(" and ");
     let with = |r: CheckResult| {
-        file_evidence(r, f)
-            .with("versioned", names.clone())
-            .with("missing", missing.join(", "))
+        r.with("versioned", names.clone())
+            .with("missing", missing.replace(" and ", ", "))
     };
     match nvidia_fs {
         Some(v) if asks_unversioned_rpcrdma_hooks(v) == Some(true) => with(CheckResult::fail(
             id,
             format!(
-                "{path} exports only {names}, a hook ABI nvidia-fs {v} does not ask for (it takes {}): nvidia-fs binds nothing and GPU I/O falls back to bounce buffers",
-                missing.join(" and ")
+                "{subject} exports only {names}, a hook ABI nvidia-fs {v} does not ask for (it takes {missing}): nvidia-fs binds nothing and GPU I/O falls back to bounce buffers"
             ),
         ))
         .with("nvidia-fs", v.to_string())
         .fix(Fix::HookedRpcrdma)
-        .remedy(format!("pair them: an rpcrdma that exports {} (the ABI nvidia-fs {v} binds), or an nvidia-fs release that asks for {names}", missing.join(" and "))),
+        .remedy(format!("pair them: an rpcrdma that exports {missing} (the ABI nvidia-fs {v} binds), or an nvidia-fs release that asks for {names}")),
         _ => {
             let who = nvidia_fs.map_or_else(
                 || "no nvidia-fs release is known here".to_string(),
@@ -158,7 +198,7 @@ fn versioned_only(f: &ModuleFile, missing: &[&str], nvidia_fs: Option<&str>) -> 
             );
             with(CheckResult::warn(
                 id,
-                format!("{path} exports {names} instead of {}: an unknown hook ABI, and {who}; the live registration probe decides whether they are bound", missing.join(" and ")),
+                format!("{subject} exports {names} instead of {missing}: an unknown hook ABI, and {who}; the live registration probe decides whether they are bound"),
             ))
             .remedy("run `nfs-gds check --probe` (or doctor --probe): `rpcrdma:` in /proc/driver/nvidia-fs/modules means nvidia-fs bound this ABI")
         }
@@ -259,6 +299,19 @@ mod tests {
         let r = run(&built_in(Ok(Vec::new())));
         says(&r, Status::Fail, &["built-in rpcrdma lacks the nvfs hooks"]);
         assert_eq!(r.fixes, vec![Fix::HookedRpcrdma]);
+
+        let v2 = crate::host::modules::kallsyms::find_symbols(
+            "0000000000000000 T rpcrdma_v2_register_nvfs_dma_ops\n",
+            &RPCRDMA_HOOKS,
+        );
+        says(
+            &run(&built_in(Ok(v2))),
+            Status::Warn,
+            &[
+                "the built-in rpcrdma exports rpcrdma_v2_register_nvfs_dma_ops",
+                "unknown hook ABI",
+            ],
+        );
 
         let r = run(&built_in(Err("permission denied".into())));
         says(

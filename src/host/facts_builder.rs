@@ -84,6 +84,15 @@ impl HostFactsBuilder {
     }
 
     /// Changes anything, for a field inside a field (`|f| f.rpcrdma.loaded = true`).
+    /// nvidia_fs loaded at `version` (`None`: no release known), with no DKMS source tree.
+    pub fn nvidia_fs_release(self, version: Option<&str>) -> Self {
+        let version = version.map(str::to_string);
+        self.with(|f| {
+            f.nvidia_fs.version = version;
+            f.nvidia_fs.source_versions = Vec::new();
+        })
+    }
+
     pub fn with(mut self, change: impl FnOnce(&mut HostFacts)) -> Self {
         change(&mut self.0);
         self

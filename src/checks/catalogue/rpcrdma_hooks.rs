@@ -42,16 +42,11 @@ fn run(facts: &HostFacts) -> CheckResult {
                             .join(" | "),
                     )
                 } else if let Some(names) = built_in_versioned(facts) {
-                    let missing: Vec<&str> = RPCRDMA_HOOKS
-                        .iter()
-                        .copied()
-                        .filter(|h| !found.iter().any(|e| e.symbol == *h))
-                        .collect();
                     versioned_verdict(
                         id,
                         "the built-in rpcrdma",
                         &names,
-                        &missing,
+                        &crate::host::modules::loaded_hooks::missing(&found),
                         facts.nvidia_fs.binding_version(),
                     )
                 } else {
@@ -331,10 +326,7 @@ mod tests {
         }
         HostFacts::builder()
             .rpcrdma(rp)
-            .with(|f| {
-                f.nvidia_fs.version = nvidia_fs.map(str::to_string);
-                f.nvidia_fs.source_versions = Vec::new();
-            })
+            .nvidia_fs_release(nvidia_fs)
             .build()
     }
 

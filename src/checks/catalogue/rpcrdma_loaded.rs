@@ -163,12 +163,7 @@ fn versioned_loaded(facts: &HostFacts) -> Option<CheckResult> {
     if names.is_empty() {
         return None;
     }
-    let found = rp.loaded_hooks();
-    let missing: Vec<&str> = RPCRDMA_HOOKS
-        .iter()
-        .copied()
-        .filter(|h| !found.iter().any(|e| e.symbol == *h))
-        .collect();
+    let missing = loaded_hooks::missing(&rp.loaded_hooks());
     Some(
         versioned_verdict(
             ID,
@@ -363,10 +358,7 @@ mod tests {
             .collect()));
         HostFacts::builder()
             .rpcrdma(rp)
-            .with(|f| {
-                f.nvidia_fs.version = nvfs.map(str::to_string);
-                f.nvidia_fs.source_versions = Vec::new();
-            })
+            .nvidia_fs_release(nvfs)
             .build()
     }
 

@@ -80,6 +80,15 @@ pub fn from_kallsyms(entries: &[KallsymsEntry], builtin: bool) -> Vec<LoadedHook
         .collect()
 }
 
+/// The hooks `found` lacks.
+pub fn missing(found: &[LoadedHook]) -> Vec<&'static str> {
+    RPCRDMA_HOOKS
+        .iter()
+        .copied()
+        .filter(|h| !found.iter().any(|e| e.symbol == *h))
+        .collect()
+}
+
 /// Whether a kallsyms line is the loaded rpcrdma's (tagged `[rpcrdma]`), or the kernel image's
 /// when rpcrdma is `builtin`.
 fn of_rpcrdma(e: &KallsymsEntry, builtin: bool) -> bool {

@@ -47,6 +47,19 @@ fn provider(name: &str, release: &str, seed: &str, rel: &str) -> Module {
 /// An rpcrdma with hooks, built against an RDMA core (ib_core, rdma_cm) exporting with
 /// `rdma_seed` and a sunrpc exporting with `sunrpc_seed`.
 fn rpcrdma(release: &str, rdma_seed: &str, sunrpc_seed: &str, rel: &str) -> Module {
+    module(rpcrdma_spec(release, rdma_seed, sunrpc_seed, rel), rel)
+}
+
+/// The module `spec` builds, laid out at `rel`.
+fn module(spec: ModuleSpec, rel: &str) -> Module {
+    Module {
+        rel: rel.into(),
+        bytes: build(&spec),
+    }
+}
+
+/// The spec of [`rpcrdma`].
+fn rpcrdma_spec(release: &str, rdma_seed: &str, sunrpc_seed: &str, rel: &str) -> ModuleSpec {
     let imports: Vec<(String, u32)> = IB_CORE
         .iter()
         .chain(&RDMA_CM)
@@ -60,13 +73,11 @@ fn rpcrdma(release: &str, rdma_seed: &str, sunrpc_seed: &str, rel: &str) -> Modu
     let imports: Vec<(&str, u32)> = imports.iter().map(|(s, c)| (s.as_str(), *c)).collect();
     let mut spec = ModuleSpec::rpcrdma(release).imports(&imports);
     spec.build_id = Some(build_id_of(rel));
-    Module {
-        rel: rel.into(),
-        bytes: build(&spec),
-    }
+    spec
 }
 
-/// The distribution kernel's own modules, exporting with `seed`.
+/// The distribution kernel's own modules, exporting with `seed`; its rpcrdma has no nvfs hooks
+/// (only NVIDIA's linux-nvidia kernels build them in, and doctor tells those apart by them).
 fn inbox(release: &str, seed: &str) -> Vec<Module> {
     vec![
         provider("sunrpc", release, seed, "kernel/net/sunrpc/sunrpc.ko"),
@@ -82,7 +93,10 @@ fn inbox(release: &str, seed: &str) -> Vec<Module> {
             seed,
             "kernel/drivers/infiniband/core/rdma_cm.ko",
         ),
-        rpcrdma(release, seed, seed, "kernel/net/sunrpc/xprtrdma/rpcrdma.ko"),
+        module(
+            rpcrdma_spec(release, seed, seed, "kernel/net/sunrpc/xprtrdma/rpcrdma.ko").hooks(None),
+            "kernel/net/sunrpc/xprtrdma/rpcrdma.ko",
+        ),
     ]
 }
 
@@ -466,8 +480,31 @@ fn rhel_in_tree_rpcrdma_beats_weak_updates_without_an_override() {
     assert_eq!(judged, "kernel/net/sunrpc/xprtrdma/rpcrdma.ko");
     let ev = evidence(&doc, "stack-ownership");
     assert!(ev.contains("installed: kernel/net/sunrpc/xprtrdma/rpcrdma.ko (the distribution's kernel), weak-updates/mlnx-nfsrdma/rpcrdma.ko ->"), "{ev}");
-    let (provenance, _) = doctor_says(&f);
+    let (provenance, doc) = doctor_says(&f);
     assert_eq!(provenance, "inbox");
+    // kmod-mlnx-nfsrdma is installed, not missing: doctor says why it does not load and plans
+    // the override line its package writes, not another install.
+    assert!(
+        doc.contains(&format!("is installed as weak-updates/mlnx-nfsrdma/rpcrdma.ko (a link to the build for {EL_BUILT}) but does not load")),
+        "{doc}"
+    );
+    let plan = plan_text(&doc);
+    assert!(
+        plan.contains(&format!(
+            "echo '{}' > /etc/depmod.d/{}",
+            NFSRDMA_OVERRIDE.1.trim_end(),
+            NFSRDMA_OVERRIDE.0
+        )),
+        "{plan}"
+    );
+    // And that line is the fix: with it, the real depmod ranks the link first.
+    f.write(
+        format!("etc/depmod.d/{}", NFSRDMA_OVERRIDE.0),
+        NFSRDMA_OVERRIDE.1,
+    );
+    depmod(&f, EL_RUNNING);
+    let (judged, _) = agrees_with_modprobe(&f);
+    assert_eq!(judged, "weak-updates/mlnx-nfsrdma/rpcrdma.ko");
 }
 
 #[test]

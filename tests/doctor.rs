@@ -31,7 +31,7 @@ pub(crate) fn gpu_driver(f: &Fixture) {
 }
 
 /// Ubuntu 24.04 with DOCA-OFED's mlnx-nfsrdma built by DKMS, GPL hooks, loaded and current.
-fn ubuntu_doca_dkms() -> Fixture {
+pub(crate) fn ubuntu_doca_dkms() -> Fixture {
     let spec = ModuleSpec::rpcrdma(UBUNTU_REL).build_id(Some(build_id_of("doca-dkms")));
     let mut f = node_with(&spec, DKMS, Packing::Zstd);
     os_release(

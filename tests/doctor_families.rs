@@ -7,6 +7,9 @@
 //!   DOCA-OFED modules are the way without a MOK.
 //! - Rocky 9: mlnx-nfsrdma built by DKMS without GDS, rebuilt and put in the initramfs by dracut.
 //! - SLES 15 SP6: the proprietary GPU driver, no nvidia-fs, and the inbox rpcrdma.
+//! - Ubuntu 26.04 on NVIDIA's `linux-nvidia` kernel: the in-tree rpcrdma has the hooks (NVIDIA's
+//!   GDS patch) but exports them plain, which the kernel refuses: a GPL kernel or the patch by
+//!   DKMS, never a DOCA rebuild.
 
 use crate::doctor::{doctor_json, doctor_text, gpu_driver, os_release, plan_titles, record};
 use crate::support::mok;
@@ -176,4 +179,45 @@ fn sles_with_the_proprietary_driver_and_no_nvidia_fs_gets_zypper_and_suse_s_sign
     }
     assert!(!plan_titles(&doc).is_empty());
     insta::assert_snapshot!("doctor_family_sles", doctor_text(&f, &["doctor"]));
+}
+
+#[test]
+fn ubuntu_linux_nvidia_kernel_with_a_plain_in_tree_export_gets_its_own_fix_not_doca() {
+    let release = "7.0.0-1003-nvidia";
+    let f = node_with(
+        &ModuleSpec::rpcrdma(release).hooks(Some(HookExport::Plain)),
+        INBOX,
+        Packing::Zstd,
+    );
+    os_release(
+        &f,
+        "PRETTY_NAME=\"Ubuntu 26.04 LTS\"\nID=ubuntu\nID_LIKE=debian\nVERSION_ID=\"26.04\"\n",
+    );
+    f.write(
+        "proc/version_signature",
+        "Ubuntu 7.0.0-1003.3-nvidia 7.0.2\n",
+    );
+    gpu_driver(&f);
+    let (code, doc) = doctor_json(&f, &[]);
+    assert_eq!(code, 1, "{doc:#}");
+    assert_eq!(doc["stack"]["provenance"], "nvidia-kernel");
+    assert_eq!(status(&doc, "rpcrdma-hooks"), "pass");
+    assert_eq!(status(&doc, "rpcrdma-hook-export"), "fail");
+    let plan = plan_commands(&doc);
+    assert!(
+        plan_titles(&doc)[0]
+            .starts_with("Boot a linux-nvidia kernel whose in-tree rpcrdma exports the hooks GPL"),
+        "{plan}"
+    );
+    for cmd in [
+        "nfs-gds inspect-module /lib/modules/<new release>/kernel/net/sunrpc/xprtrdma/rpcrdma.ko*",
+        "EXPORT_SYMBOL_GPL",
+        "dkms install rpcrdma-nvfs/1.0 -k 7.0.0-1003-nvidia",
+    ] {
+        assert!(plan.contains(cmd), "{cmd}: {plan}");
+    }
+    for doca in ["doca-ofed", "mlnx-nfsrdma", "ofed_info"] {
+        assert!(!plan.contains(doca), "{doca}: {plan}");
+    }
+    insta::assert_snapshot!("doctor_family_linux_nvidia", doctor_text(&f, &["doctor"]));
 }

@@ -19,6 +19,7 @@ mod doctor;
 mod doctor_families;
 #[cfg(feature = "external-tools")]
 mod external_tools;
+mod field_2026;
 mod helper_nconnect;
 mod host_kernels;
 mod hostile_bundle;

@@ -5,6 +5,7 @@
 use super::asked::Asked;
 use super::level::Level;
 use super::{CheckId, CheckResult};
+use crate::host::kernel::KernelInfo;
 use crate::host::mounts::{Mount, MountTable};
 use crate::host::HostFacts;
 use crate::nfs::{NfsVersion, ServerHost};
@@ -12,11 +13,14 @@ use crate::nfs::{NfsVersion, ServerHost};
 /// What a mount check looks at.
 #[derive(Debug, Clone, Copy)]
 pub enum MountSubject<'a> {
-    /// Before mounting `server` with `version`: only the mounts that exist.
+    /// Before mounting `server` with `version`: only the mounts that exist, the options the
+    /// mount asks for (the helper's `-o`), and the running kernel when known.
     Planned {
         server: &'a ServerHost,
         version: NfsVersion,
         table: &'a MountTable,
+        asked: &'a [Asked],
+        kernel: Option<&'a KernelInfo>,
     },
     /// A mount that exists, expected on `port`, with what the layers above the checks know it
     /// asked for (the kernel's own list is in `mount`).
@@ -77,6 +81,9 @@ pub enum Scope {
     Probe(fn(&HostFacts) -> CheckResult),
     /// Before a mount (on the mounts that exist), and again when an existing mount is verified.
     BeforeMount(fn(&MountSubject, Detail) -> CheckResult),
+    /// Before a mount only, on what it asks for: an existing mount is judged by what it got
+    /// (the after-mount checks), so `verify` does not run these.
+    Planned(fn(&MountSubject, Detail) -> CheckResult),
     /// On a mount that exists: the one just made, or one being verified.
     AfterMount(fn(&MountSubject, Detail) -> CheckResult),
 }
@@ -102,7 +109,10 @@ impl Check {
     }
 
     pub fn is_mount(&self) -> bool {
-        matches!(self.scope, Scope::BeforeMount(_) | Scope::AfterMount(_))
+        matches!(
+            self.scope,
+            Scope::BeforeMount(_) | Scope::AfterMount(_) | Scope::Planned(_)
+        )
     }
 
     /// Runs a node or probe check; `None` for mount checks.
@@ -116,7 +126,9 @@ impl Check {
     /// Runs a mount check, saying as much as `detail` asks; `None` for node checks.
     pub fn run_on_mount(&self, subject: &MountSubject, detail: Detail) -> Option<CheckResult> {
         match self.scope {
-            Scope::BeforeMount(run) | Scope::AfterMount(run) => Some(traced(run(subject, detail))),
+            Scope::BeforeMount(run) | Scope::AfterMount(run) | Scope::Planned(run) => {
+                Some(traced(run(subject, detail)))
+            }
             _ => None,
         }
     }

@@ -4,8 +4,9 @@
 //!
 //! An entry names a package and one or more conditions, all of which must hold: its release
 //! (`versions` exactly, `below` one, or a `series` such as `4.0`), a running kernel newer than
-//! `kernel_above` (major.minor), another package installed `beside` it, or the machine's
-//! `platform` (its DMI product name).
+//! `kernel_above` (major.minor), another package installed `beside` it, the machine's
+//! `platform` (its DMI product name), or the rpcrdma hooks exported plain (`plain_export`, the
+//! evidence of the module file or kallsyms). An entry may name its `fix`.
 
 use std::cmp::Ordering;
 
@@ -32,7 +33,12 @@ pub struct Entry {
     pub beside: Option<String>,
     /// Only on a machine whose product name contains this.
     pub platform: Option<String>,
+    /// Only where the rpcrdma hooks are seen exported plain (`EXPORT_SYMBOL`).
+    #[serde(default)]
+    pub plain_export: bool,
     pub problem: String,
+    /// What fixes it, when the problem does not say.
+    pub fix: Option<String>,
     pub source: String,
 }
 
@@ -44,6 +50,8 @@ pub struct Node<'a> {
     /// Whether another package is installed.
     pub installed: Option<&'a dyn Fn(&str) -> bool>,
     pub product_name: Option<&'a str>,
+    /// The rpcrdma hooks are seen exported plain.
+    pub plain_hooks: bool,
 }
 
 impl std::fmt::Debug for Node<'_> {
@@ -52,6 +60,7 @@ impl std::fmt::Debug for Node<'_> {
             .field("kernel", &self.kernel)
             .field("knows_installed", &self.installed.is_some())
             .field("product_name", &self.product_name)
+            .field("plain_hooks", &self.plain_hooks)
             .finish()
     }
 }
@@ -75,7 +84,10 @@ impl Entry {
                 .as_deref()
                 .is_some_and(|b| version_order::compare(version, b) == Ordering::Less)
             || self.series.as_deref().is_some_and(|s| {
-                version == s || version.strip_prefix(s).is_some_and(|r| r.starts_with('.'))
+                version == s
+                    || version
+                        .strip_prefix(s)
+                        .is_some_and(|r| r.starts_with('.') || r.starts_with('-'))
             });
         let kernel = self.kernel_above.as_deref().is_none_or(
             |k| matches!((node.kernel, major_minor(k)), (Some(run), Some(limit)) if run > limit),
@@ -88,7 +100,8 @@ impl Entry {
             .platform
             .as_deref()
             .is_none_or(|p| node.product_name.is_some_and(|n| n.contains(p)));
-        self.package == package && release && kernel && beside && platform
+        let plain = !self.plain_export || node.plain_hooks;
+        self.package == package && release && kernel && beside && platform && plain
     }
 }
 
@@ -183,5 +196,28 @@ mod tests {
         };
         assert_eq!(matching("nvidia-fs", "2.30.2", &spark).len(), 1);
         assert!(matching("nvidia-fs", "2.30.2", &Node::default()).is_empty());
+    }
+
+    #[test]
+    fn doca_26_01_mlnx_nfsrdma_only_where_the_hooks_are_exported_plain() {
+        let plain = Node {
+            plain_hooks: true,
+            ..Node::default()
+        };
+        for v in [
+            "26.01.OFED.26.01.1.0.0.1",
+            "26.01.OFED.26.01.1.0.0.1-1",
+            "26.01-OFED.26.01.1.0.0.1.rhel9u4",
+        ] {
+            let hits = matching("mlnx-nfsrdma", v, &plain);
+            assert_eq!(hits.len(), 1, "{v}");
+            let fix = hits[0].fix.as_deref().unwrap_or("");
+            assert!(fix.contains("EXPORT_SYMBOL_GPL"), "{fix}");
+            assert!(hits[0].source.contains("XinnorLab/xiNAS"), "{:?}", hits[0]);
+        }
+        // A GPL export of the same release, and other releases, are not this problem.
+        assert!(matching("mlnx-nfsrdma", "26.01.OFED.26.01.1.0.0.1", &Node::default()).is_empty());
+        assert!(matching("mlnx-nfsrdma", "26.04.OFED.26.04.0.6.0.1", &plain).is_empty());
+        assert!(matching("mlnx-nfsrdma", "26.010", &plain).is_empty());
     }
 }

@@ -53,10 +53,11 @@ fn mount_checks(
     results
 }
 
-/// The checks that judge mounts before they are made (the transport trap).
+/// The checks that judge mounts before they are made (the transport trap, what the kernel
+/// will do with the options asked).
 pub fn before_mount(subject: &MountSubject) -> Vec<CheckResult> {
     mount_checks(subject, Detail::Full, |s| {
-        matches!(s, Scope::BeforeMount(_))
+        matches!(s, Scope::BeforeMount(_) | Scope::Planned(_))
     })
 }
 
@@ -84,7 +85,7 @@ pub fn verify_mount(
     detail: Detail,
 ) -> Vec<CheckResult> {
     let subject = MountSubject::existing(mount, table, port, asked);
-    mount_checks(&subject, detail, |_| true)
+    mount_checks(&subject, detail, |s| !matches!(s, Scope::Planned(_)))
 }
 
 #[cfg(test)]

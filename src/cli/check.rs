@@ -1,11 +1,13 @@
 //! `nfs-gds check`: the node-level pre-mount checks, exactly as the mount helper runs them —
 //! under the same policy (levels, `probe`), so its verdict and exit code are those of
-//! `mount.nfs-gds -f` for the node.
+//! `mount.nfs-gds -f` for the node — and, for the `nfs-gds` lines of fstab, what the running
+//! kernel will do with their options (`nconnect-kernel`), before any of them is mounted.
 
 use clap::Args;
 
 use super::{exit, CmdError, Ctx};
-use crate::checks::{fix, registry, render};
+use crate::checks::{fix, registry, render, CheckResult};
+use crate::doctor::fstab::{nconnect_before_mount, parse_nfs_gds_entries};
 use crate::host::HostFacts;
 use crate::policy::Policy;
 use crate::verdict::{self, Judgement};
@@ -29,12 +31,23 @@ pub fn judge_node(
     probe: bool,
 ) -> Result<(HostFacts, Judgement), CmdError> {
     let facts = HostFacts::read(&ctx.host.root)?;
-    Ok(judge_facts(facts, policy, probe))
+    let planned = fstab_lines(&facts)?;
+    Ok(judge_with(facts, policy, probe, planned))
 }
 
 /// The node checks on facts already read, under `policy` (the probe run first when asked for
 /// here or by the policy).
-pub fn judge_facts(mut facts: HostFacts, policy: &Policy, probe: bool) -> (HostFacts, Judgement) {
+pub fn judge_facts(facts: HostFacts, policy: &Policy, probe: bool) -> (HostFacts, Judgement) {
+    judge_with(facts, policy, probe, Vec::new())
+}
+
+/// The node checks and `planned` (what the `nfs-gds` fstab lines will get), under `policy`.
+fn judge_with(
+    mut facts: HostFacts,
+    policy: &Policy,
+    probe: bool,
+    planned: Vec<CheckResult>,
+) -> (HostFacts, Judgement) {
     let levels = policy.for_node();
     let probe = levels.runs_probe(probe);
     if probe {
@@ -42,9 +55,20 @@ pub fn judge_facts(mut facts: HostFacts, policy: &Policy, probe: bool) -> (HostF
     }
     let checks = registry::node_checks(&facts, probe)
         .into_iter()
+        .chain(planned)
         .map(|r| r.with_pointer(fix::TO_DOCTOR))
         .collect();
     (facts, verdict::judge(checks, &levels))
+}
+
+/// What the running kernel will do with the options of the `nfs-gds` lines of fstab, before any
+/// of them is mounted (`nconnect-kernel`); nothing when fstab has no such line.
+fn fstab_lines(facts: &HostFacts) -> Result<Vec<CheckResult>, CmdError> {
+    let text = facts.root.read_text_lossy("etc/fstab")?.unwrap_or_default();
+    let entries = parse_nfs_gds_entries(&text);
+    Ok(nconnect_before_mount(&facts.kernel, &entries)
+        .into_iter()
+        .collect())
 }
 
 pub fn run(args: &CheckArgs, ctx: &Ctx) -> Result<u8, CmdError> {

@@ -252,6 +252,10 @@ fn verdict_line(f: &ModuleFile, v: HooksVerdict) -> String {
         HooksVerdict::Missing => "NOT usable: built without GDS support (hooks missing)".into(),
         HooksVerdict::NotExported => "NOT usable: hooks defined but not exported".into(),
         HooksVerdict::PlainRefused => "NOT usable: hooks exported plain and this kernel only lets __symbol_get take GPL exports".into(),
+        HooksVerdict::Uncertain if !f.versioned_variants.is_empty() => format!(
+            "UNCERTAIN: only versioned hook names ({}), an ABI nfs-gds does not know: whether nvidia-fs binds them depends on its release (`nfs-gds check --probe` tells)",
+            f.versioned_variants.join(", ")
+        ),
         HooksVerdict::Uncertain => {
             let unrecognised: Vec<String> = f
                 .symbols
@@ -299,7 +303,7 @@ pub fn run(args: &InspectArgs, ctx: &Ctx) -> Result<u8, CmdError> {
             None
         };
         let checks = [
-            rpcrdma_hooks::file_hooks(&file, origin.as_ref()).with_pointer(fix::TO_DOCTOR),
+            rpcrdma_hooks::file_hooks(&file, origin.as_ref(), None).with_pointer(fix::TO_DOCTOR),
             rpcrdma_hook_export::file_hook_export(&file, rule.as_ref())
                 .with_pointer(fix::TO_DOCTOR),
         ];
@@ -344,6 +348,7 @@ mod tests {
             modinfo: Default::default(),
             build_id: None,
             has_symtab: true,
+            versioned_variants: Vec::new(),
             export_layout: crate::kmod::elf::ExportLayout::SplitTables,
             symbols: vec![
                 SymbolFacts {

@@ -143,9 +143,8 @@ struct Capturing<'a> {
     outputs: Mutex<Vec<(String, Vec<String>, String)>>,
 }
 
-impl Runner for Capturing<'_> {
-    fn run(&self, program: &str, args: &[&str]) -> Output {
-        let out = self.inner.run(program, args);
+impl Capturing<'_> {
+    fn keep(&self, program: &str, args: &[&str], out: Output) -> Output {
         if let (Some(stdout), Ok(mut kept)) = (out.ok_stdout(), self.outputs.lock()) {
             kept.push((
                 program.to_string(),
@@ -154,6 +153,16 @@ impl Runner for Capturing<'_> {
             ));
         }
         out
+    }
+}
+
+impl Runner for Capturing<'_> {
+    fn run(&self, program: &str, args: &[&str]) -> Output {
+        self.keep(program, args, self.inner.run(program, args))
+    }
+
+    fn run_bounded(&self, program: &str, args: &[&str], limit: std::time::Duration) -> Output {
+        self.keep(program, args, self.inner.run_bounded(program, args, limit))
     }
 }
 

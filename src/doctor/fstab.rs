@@ -6,6 +6,27 @@
 
 pub use crate::host::mounts::fstab::{parse_nfs_gds_entries, FstabEntry};
 
+use crate::checks::asked::{Asked, AskedBy};
+use crate::checks::catalogue::nconnect_kernel;
+use crate::checks::CheckResult;
+use crate::host::kernel::KernelInfo;
+use crate::nfs::NfsVersion;
+
+/// What the running kernel will do with the `nconnect=` of the `nfs-gds` lines, before any of
+/// them is mounted (`nconnect-kernel`, each line at the version it names, else the helper's
+/// default); `None` without a line. `check` and `doctor` both say it.
+pub fn nconnect_before_mount(kernel: &KernelInfo, entries: &[FstabEntry]) -> Option<CheckResult> {
+    if entries.is_empty() {
+        return None;
+    }
+    let asks: Vec<Asked> = entries
+        .iter()
+        .map(|e| Asked::new(AskedBy::Fstab { line: e.line }, e.options.join(",")))
+        .collect();
+    let asks: Vec<(&Asked, NfsVersion)> = asks.iter().map(|a| (a, NfsVersion::DEFAULT)).collect();
+    Some(nconnect_kernel::judge(kernel, &asks))
+}
+
 /// Problems with one entry, in words.
 pub fn problems(e: &FstabEntry) -> Vec<String> {
     let mut p = Vec::new();

@@ -8,6 +8,7 @@
 
 pub mod collect;
 pub mod fstab;
+pub mod gdscheck;
 pub mod io_path;
 pub mod mounts;
 pub mod not_for_nfs;
@@ -121,6 +122,7 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
     // The checks show the kernel's own verdict on earlier loads as evidence.
     let mut with_log = facts.clone();
     with_log.kernel_log = found.kernel_log.clone();
+    with_log.gdscheck = found.gdscheck_run.clone();
     if probe {
         with_log.run_probe(found.kernel_log.clone());
     }
@@ -141,6 +143,7 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
         table: table.as_ref().ok(),
     };
     let mut findings = sections::findings(sections::NODE, &seen);
+    findings.extend(gdscheck::findings(facts, &checks));
     let fstab_entries = facts
         .root
         .read_text_lossy("etc/fstab")?
@@ -150,6 +153,12 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
         for p in fstab::problems(entry) {
             findings.push(finding("fstab", p));
         }
+    }
+    // What the kernel will do with the lines' nconnect, judged as `check` judges it.
+    if let Some(r) = fstab::nconnect_before_mount(&facts.kernel, &fstab_entries) {
+        let planned = verdict::judge(vec![r.with_pointer(fix::TO_PLAN)], &policy.for_node());
+        verdict = verdict.max(planned.verdict());
+        checks.extend(planned.results);
     }
     let mut gds_mount = fstab_entries.first().map(|e| e.target.clone());
     match &table {

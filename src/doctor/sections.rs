@@ -29,6 +29,7 @@ pub const NODE: &[Section] = &[
     libcufile_rdma,
     gpu_driver,
     rpcrdma_source,
+    ofed_packages,
     io_path,
     not_for_nfs,
     ofa_gds_config,
@@ -78,6 +79,13 @@ fn gpu_driver(seen: &Seen) -> Vec<Finding> {
 
 fn rpcrdma_source(seen: &Seen) -> Vec<Finding> {
     vec![finding("rpcrdma-source", stacks::describe(seen.stack))]
+}
+
+fn ofed_packages(seen: &Seen) -> Vec<Finding> {
+    stacks::conflicts::two_ofed_finding(seen.stack)
+        .map(|text| finding("ofed-packages", text))
+        .into_iter()
+        .collect()
 }
 
 fn not_for_nfs(seen: &Seen) -> Vec<Finding> {

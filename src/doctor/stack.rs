@@ -40,6 +40,12 @@ pub struct Stack {
     /// Which package family owns rpcrdma, sunrpc and ib_core (shown by `stack-ownership`).
     #[serde(skip)]
     pub owners: ModuleOwners,
+    /// The rpcrdma file modprobe resolves defines both nvfs hooks.
+    #[serde(skip)]
+    pub file_hooked: bool,
+    /// NVIDIA's OFED metapackages installed (`mlnx-ofed-all 24.10-…`, `doca-ofed 3.1.0-…`).
+    #[serde(skip)]
+    pub ofed_packages: Vec<String>,
 }
 
 impl Stack {

@@ -13,6 +13,7 @@ use super::modules::gpl_rule::{self, GplRule};
 use super::modules::kallsyms::{self, KallsymsEntry};
 use super::modules::loaded_build::{self, LoadedBuild};
 use super::modules::loaded_hooks::{self, LoadedHook, SameBuild};
+use super::modules::localio::Localio;
 use super::modules::module_load::{self, ModuleLoad};
 use super::modules::module_owners::ModuleOwners;
 use super::modules::rpcrdma_requests::{read_rpcrdma_requests, RpcrdmaRequests};
@@ -20,6 +21,7 @@ use super::modules::sysmodule::SysModule;
 use super::modules::{self, LoadedModule, ModuleTree, Resolution};
 use super::platform::container::ContainerFacts;
 use super::platform::cufile_json::{self, CufileLint};
+use super::platform::gdscheck::GdscheckRun;
 use super::platform::inventory::Inventory;
 use super::platform::io_path::IoPaths;
 use super::platform::module_keys::ModuleKeys;
@@ -170,6 +172,8 @@ pub struct HostFacts {
     pub pci: PciFacts,
     /// The path from each NFS server to the NIC that carries it and the GPUs.
     pub io_paths: IoPaths,
+    /// Whether NFS LOCALIO can bypass RPC here: the kernel's build, its switch, a local nfsd.
+    pub localio: Localio,
     /// The NVIDIA GPU kernel driver (nvidia.ko) and its flavour.
     pub gpu_driver: GpuDriver,
     /// `/proc/cmdline`, when readable.
@@ -189,6 +193,9 @@ pub struct HostFacts {
     /// The live registration probe, when it was asked for ([`HostFacts::run_probe`]).
     #[serde(skip)]
     pub probe: Option<ProbeRun>,
+    /// `gdscheck -p`'s answer, when doctor ran it or read it from a bundle (never the helper).
+    #[serde(skip)]
+    pub gdscheck: Option<GdscheckRun>,
 }
 
 /// What the live probe saw, with the kernel log lines that can explain a refusal.
@@ -224,6 +231,10 @@ impl HostFacts {
             .as_ref()
             .map_or(Ok(ModuleOwners::default()), |t| ModuleOwners::read(root, t))
             .map_err(|e| e.to_string());
+        let mut localio = Localio::read(root, &kernel)?;
+        if localio.possible() {
+            localio.addresses = cufile_json::read_local_addresses(root)?;
+        }
         Ok(HostFacts {
             root: root.clone(),
             kernel,
@@ -235,6 +246,7 @@ impl HostFacts {
             boot,
             kernel_log: None,
             io_paths: IoPaths::read(root, &gpus)?,
+            localio,
             pci,
             gpu_driver: GpuDriver::read(root)?,
             cmdline: root.read_text_lossy("proc/cmdline")?,
@@ -245,6 +257,7 @@ impl HostFacts {
             inventory: Inventory::read(root)?,
             owners,
             probe: None,
+            gdscheck: None,
         })
     }
 

@@ -84,6 +84,15 @@ impl HostFactsBuilder {
     }
 
     /// Changes anything, for a field inside a field (`|f| f.rpcrdma.loaded = true`).
+    /// nvidia_fs loaded at `version` (`None`: no release known), with no DKMS source tree.
+    pub fn nvidia_fs_release(self, version: Option<&str>) -> Self {
+        let version = version.map(str::to_string);
+        self.with(|f| {
+            f.nvidia_fs.version = version;
+            f.nvidia_fs.source_versions = Vec::new();
+        })
+    }
+
     pub fn with(mut self, change: impl FnOnce(&mut HostFacts)) -> Self {
         change(&mut self.0);
         self
@@ -168,10 +177,12 @@ fn ordinary() -> HostFacts {
         cufile: None,
         container: ContainerFacts::default(),
         io_paths: IoPaths::default(),
+        localio: Default::default(),
         module_keys: ModuleKeys::none(),
         inventory: Inventory::default(),
         owners: Ok(ModuleOwners::default()),
         probe: None,
+        gdscheck: None,
     }
 }
 
@@ -207,6 +218,7 @@ pub fn module_file(rel: &str, defined: bool, export: Export) -> ModuleFile {
         modinfo: Default::default(),
         build_id: None,
         has_symtab: true,
+        versioned_variants: Vec::new(),
         export_layout: ExportLayout::SplitTables,
         symbols: crate::kmod::hook_symbols(defined, export),
     }

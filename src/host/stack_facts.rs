@@ -11,8 +11,9 @@ use super::boot::dkms::{parse_dkms_status, DkmsEntry};
 use super::facts::HostFacts;
 use super::io::runner::Runner;
 use super::modules::Resolution;
+use super::platform::gdscheck::{run_gdscheck, GdscheckRun};
 use super::platform::libcufile::{find_gds_tool, find_libcufile_rdma};
-use super::platform::ofed::{read_ofa_gds_config, Ofed};
+use super::platform::ofed::{ofed_metapackages, read_ofa_gds_config, Ofed};
 use super::platform::os_release::OsRelease;
 use super::platform::packages::owner_package;
 use super::{read_first_line, HostError};
@@ -24,6 +25,9 @@ pub struct StackFacts {
     pub arch: Option<String>,
     /// `ofed_info -s`.
     pub ofed: Ofed,
+    /// NVIDIA's OFED metapackages in the package database (`mlnx-ofed-all`, `doca-ofed`), with
+    /// their versions.
+    pub ofed_packages: Vec<String>,
     /// `dkms status`.
     pub dkms: Vec<DkmsEntry>,
     /// The package owning the rpcrdma file modprobe resolves, per `dpkg -S` / `rpm -qf`.
@@ -42,6 +46,9 @@ pub struct StackFacts {
     pub libcufile_rdma: Option<String>,
     /// Where GDS's `gdscheck` and `gdsio` are installed.
     pub gdscheck: Option<String>,
+    /// What `gdscheck -p` answered, run bounded (or read from a bundle) when it is installed.
+    #[serde(skip)]
+    pub gdscheck_run: Option<GdscheckRun>,
     pub gdsio: Option<String>,
     /// `/etc/cuobj.json` (cuObject's configuration) exists.
     pub cuobj_json: bool,
@@ -55,11 +62,13 @@ impl StackFacts {
         let root = &facts.root;
         let os = OsRelease::read(root)?;
         let release = facts.kernel.release.as_deref();
+        let gdscheck = find_gds_tool(root, "gdscheck")?;
         let rpcrdma_package =
             rpcrdma_host_path(facts).and_then(|path| owner_package(runner, os.family(), &path));
         Ok(StackFacts {
             arch: read_first_line(root, "proc/sys/kernel/arch")?,
             ofed: Ofed::read(runner),
+            ofed_packages: ofed_metapackages(facts.inventory.debs.as_deref(), runner),
             dkms: runner
                 .run("dkms", &["status"])
                 .ok_stdout()
@@ -75,7 +84,8 @@ impl StackFacts {
             gpu_operator: root.exists("run/nvidia/validations") || root.exists("run/nvidia/driver"),
             kubernetes: root.exists("var/lib/kubelet") || root.exists("etc/kubernetes"),
             libcufile_rdma: find_libcufile_rdma(root)?,
-            gdscheck: find_gds_tool(root, "gdscheck")?,
+            gdscheck_run: gdscheck.as_deref().map(|p| run_gdscheck(runner, p)),
+            gdscheck,
             gdsio: find_gds_tool(root, "gdsio")?,
             cuobj_json: root.exists("etc/cuobj.json"),
             kernel_log: runner.run("dmesg", &[]).ok_stdout().map(str::to_string),

@@ -98,6 +98,29 @@ pub struct ElfFacts {
     /// nothing can be said about its symbols).
     pub has_symtab: bool,
     pub export_layout: ExportLayout,
+    /// Defined symbols that are a versioned variant of a wanted name
+    /// ([`versioned_variant_of`]): an ABI the caller may not know.
+    pub versioned_variants: Vec<String>,
+}
+
+/// Whether `name` is `wanted` with a version inserted after its first word, the way NVIDIA
+/// versions its hook ABIs (`nvme_register_nvfs_dma_ops` → `nvme_v2_register_nvfs_dma_ops`):
+/// `rpcrdma_v2_register_nvfs_dma_ops` is a variant of `rpcrdma_register_nvfs_dma_ops`.
+pub fn versioned_variant_of(name: &[u8], wanted: &str) -> bool {
+    let Some((first, rest)) = wanted.split_once('_') else {
+        return false;
+    };
+    let Some(tail) = name
+        .strip_prefix(first.as_bytes())
+        .and_then(|t| t.strip_prefix(b"_v"))
+    else {
+        return false;
+    };
+    let digits = tail.iter().take_while(|b| b.is_ascii_digit()).count();
+    digits > 0
+        && tail[digits..]
+            .strip_prefix(b"_")
+            .is_some_and(|r| r == rest.as_bytes())
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -447,9 +470,15 @@ pub fn inspect_elf(bytes: &[u8], wanted: &[&str]) -> Result<ElfFacts, ElfError> 
     let mut entries: Vec<(usize, Sym)> = Vec::new();
     let mut labels: Vec<(usize, Sym)> = Vec::new();
     let position = |name: &[u8]| wanted.iter().position(|w| w.as_bytes() == name);
+    let mut versioned_variants = Vec::new();
     for (name, sym) in image.defined_symbols() {
         if let Some(i) = position(name) {
             symbols[i].defined = true;
+        } else if wanted.iter().any(|w| versioned_variant_of(name, w)) {
+            let name = String::from_utf8_lossy(name).into_owned();
+            if !versioned_variants.contains(&name) {
+                versioned_variants.push(name);
+            }
         } else if let Some(i) = name.strip_prefix(b"__ksymtab_").and_then(position) {
             entries.push((i, sym));
         } else if let Some(i) = name.strip_prefix(b"__flags_").and_then(position) {
@@ -467,6 +496,7 @@ pub fn inspect_elf(bytes: &[u8], wanted: &[&str]) -> Result<ElfFacts, ElfError> 
         has_symtab: image.symtab.as_ref().is_some_and(|(s, _)| s.len() > 1),
         symbols,
         export_layout,
+        versioned_variants,
     })
 }
 
@@ -508,6 +538,35 @@ mod tests {
         assert!(matches!(
             inspect_elf(&header, &[]),
             Err(ElfError::OutOfBounds { .. })
+        ));
+    }
+
+    #[test]
+    fn versioned_variants_insert_a_version_after_the_first_word() {
+        let hook = "rpcrdma_register_nvfs_dma_ops";
+        assert!(versioned_variant_of(
+            b"rpcrdma_v2_register_nvfs_dma_ops",
+            hook
+        ));
+        assert!(versioned_variant_of(
+            b"rpcrdma_v10_register_nvfs_dma_ops",
+            hook
+        ));
+        assert!(!versioned_variant_of(
+            b"rpcrdma_register_nvfs_dma_ops",
+            hook
+        ));
+        assert!(!versioned_variant_of(
+            b"rpcrdma_v_register_nvfs_dma_ops",
+            hook
+        ));
+        assert!(!versioned_variant_of(
+            b"rpcrdma_v2_register_nvfs_dma_opsx",
+            hook
+        ));
+        assert!(!versioned_variant_of(
+            b"nvme_v2_register_nvfs_dma_ops",
+            hook
         ));
     }
 

@@ -72,6 +72,10 @@ pub struct ModuleFile {
     /// Where the file keeps the GPL-ness of its exports.
     pub export_layout: ExportLayout,
     pub symbols: Vec<SymbolFacts>,
+    /// Defined symbols that version a wanted name (`rpcrdma_v2_register_nvfs_dma_ops`): a hook
+    /// ABI this release of nfs-gds does not know.
+    #[serde(default)]
+    pub versioned_variants: Vec<String>,
 }
 
 /// Why a module file could not be inspected. Always names the file.
@@ -174,5 +178,6 @@ pub fn inspect_image(
         has_symtab: facts.has_symtab,
         export_layout: facts.export_layout,
         symbols: facts.symbols,
+        versioned_variants: facts.versioned_variants,
     })
 }

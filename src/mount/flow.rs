@@ -164,6 +164,8 @@ fn precheck<'l>(
         server: &req.source.server,
         version: req.options.version,
         table: &table,
+        asked: &[Asked::new(AskedBy::Helper, req.options.option_string())],
+        kernel: Some(&facts.kernel),
     }));
     let results = results
         .into_iter()

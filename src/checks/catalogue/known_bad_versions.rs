@@ -1,5 +1,6 @@
 //! `known-bad-versions`: no nvidia-fs release on the node (the loaded module, a source tree DKMS
-//! builds from, Debian's nvidia-fs-dkms package) nor VAST's NFS bundle is on the known-bad list,
+//! builds from, Debian's nvidia-fs-dkms package), no mlnx-nfsrdma release (its Debian package, or
+//! the `version` of an out-of-tree rpcrdma file) nor VAST's NFS bundle is on the known-bad list,
 //! alone or with what else the node runs (its kernel, the GPU driver package, the machine), and
 //! every entry names its public source. Advisory: the list knows releases, not this node's
 //! workload.
@@ -13,7 +14,7 @@ pub const ID: CheckId = CheckId::new("known-bad-versions");
 
 pub static CHECK: Check = Check {
     id: ID,
-    doc: "no nvidia-fs release present (loaded, in `/usr/src` for DKMS, or Debian's nvidia-fs-dkms) nor vastnfs bundle is on the known-bad list, alone or with this kernel, GPU driver package or machine (advisory)",
+    doc: "no nvidia-fs release present (loaded, in `/usr/src` for DKMS, or Debian's nvidia-fs-dkms), mlnx-nfsrdma release (its package, or the out-of-tree rpcrdma's `version`) nor vastnfs bundle is on the known-bad list, alone or with this kernel, GPU driver package, machine or plain hook export (advisory)",
     scope: Scope::Node(run),
     default_level: Level::Warn,
     waitable: false,
@@ -35,6 +36,17 @@ fn run(facts: &HostFacts) -> CheckResult {
     }
     if let Some(v) = inv.deb("nvidia-fs-dkms") {
         present.push(("nvidia-fs-dkms", v.to_string(), "dpkg"));
+    }
+    if let Some(v) = inv.deb("mlnx-nfsrdma-dkms") {
+        present.push(("mlnx-nfsrdma", v.to_string(), "dpkg"));
+    }
+    if let Some(v) = out_of_tree_rpcrdma_version(facts) {
+        if !present
+            .iter()
+            .any(|(p, seen, _)| *p == "mlnx-nfsrdma" && seen.starts_with(v))
+        {
+            present.push(("mlnx-nfsrdma", v.to_string(), "module file"));
+        }
     }
     if let Some(v) = &inv.vastnfs_version {
         present.push(("vastnfs", v.clone(), "loaded"));
@@ -70,11 +82,14 @@ fn run(facts: &HostFacts) -> CheckResult {
             .is_some()
             .then_some(&installed as &dyn Fn(&str) -> bool),
         product_name: inv.product_name.as_deref(),
+        plain_hooks: facts.rpcrdma.any_plain_export(),
     };
     let mut hits = Vec::new();
+    let mut fixes = Vec::new();
     for (p, v, _) in &present {
         for e in known_bad::matching(p, v, &node) {
             hits.push(format!("{p} {v}: {} [{}]", e.problem, e.source));
+            fixes.extend(e.fix.map(|f| format!("{p} {v}: {f}")));
         }
     }
     if hits.is_empty() {
@@ -85,7 +100,21 @@ fn run(facts: &HostFacts) -> CheckResult {
     for h in &hits {
         r = r.with("known bad", h.clone());
     }
+    if !fixes.is_empty() {
+        return r.remedy(fixes.join("; "));
+    }
     r.remedy("move off the releases and combinations named (each entry says how and cites its source); for nvidia-fs, upgrade the nvidia-gds / nvidia-fs-dkms package and rebuild it with DKMS for every installed kernel")
+}
+
+/// The `version` of the rpcrdma file modprobe resolves, when NVIDIA's DOCA-OFED / MLNX_OFED
+/// ships it (mlnx-nfsrdma stamps its release there), as the module owners say.
+fn out_of_tree_rpcrdma_version(facts: &HostFacts) -> Option<&str> {
+    use crate::host::modules::module_owners::PackageFamily;
+    let next = facts.owners.as_ref().ok()?.get("rpcrdma")?.next.as_ref()?;
+    if next.family != PackageFamily::NvidiaOfed {
+        return None;
+    }
+    facts.rpcrdma.inspected()?.modinfo.version.as_deref()
 }
 
 #[cfg(test)]
@@ -214,6 +243,53 @@ mod tests {
             &run(&facts),
             Status::Warn,
             &["compatibility mode only", "Do not load nvidia-fs"],
+        );
+    }
+
+    #[test]
+    fn warns_of_doca_26_01_mlnx_nfsrdma_exporting_plain_with_the_fix() {
+        use crate::host::facts_builder::{self as b, DKMS_RPCRDMA};
+        use crate::kmod::Export;
+        let node = |export: Export| {
+            use crate::host::modules::module_owners::{
+                LoadedOwner, ModuleCopy, ModuleOwner, ModuleOwners,
+            };
+            let mut rp = b::rpcrdma(DKMS_RPCRDMA, true, export, false);
+            if let Some(Ok(f)) = &mut rp.file {
+                f.modinfo.version = Some("26.01.OFED.26.01.1.0.0.1".into());
+            }
+            let owners = ModuleOwners {
+                modules: vec![ModuleOwner {
+                    module: "rpcrdma".into(),
+                    next: Some(ModuleCopy::at(DKMS_RPCRDMA)),
+                    loaded: LoadedOwner::NotLoaded,
+                    installed: vec![ModuleCopy::at(DKMS_RPCRDMA)],
+                }],
+            };
+            HostFacts::builder()
+                .rpcrdma(rp)
+                .with(|f| f.owners = Ok(owners))
+                .build()
+        };
+        let r = run(&node(Export::Plain));
+        says(
+            &r,
+            Status::Warn,
+            &[
+                "mlnx-nfsrdma 26.01.OFED.26.01.1.0.0.1",
+                "failing symbol_get of non-GPLONLY symbol",
+                "XinnorLab/xiNAS",
+            ],
+        );
+        assert!(remedy(&r).contains("EXPORT_SYMBOL_GPL"), "{r:?}");
+        assert_eq!(
+            seen(&r, "releases"),
+            "mlnx-nfsrdma 26.01.OFED.26.01.1.0.0.1 (module file)"
+        );
+        says(
+            &run(&node(Export::Gpl)),
+            Status::Pass,
+            &["mlnx-nfsrdma 26.01.OFED.26.01.1.0.0.1 (module file)"],
         );
     }
 }

@@ -12,15 +12,18 @@ use super::check::Check;
 
 pub mod container;
 pub mod cufile_config;
+pub mod gdscheck_nfs;
 pub mod gpu_driver;
 pub mod iommu_mode;
 pub mod known_bad_versions;
+pub mod localio;
 pub mod modprobe_config;
 pub mod module_signature;
 pub mod mount_connections;
 pub mod mount_options;
 pub mod mount_pnfs;
 pub mod mount_transport;
+pub mod nconnect_kernel;
 pub mod next_boot;
 pub mod nic_gpu_distance;
 pub mod nvfs_registration;
@@ -71,10 +74,13 @@ pub static ALL: &[&Check] = &[
     &pcie_acs::CHECK,
     &pcie_path::CHECK,
     &nic_gpu_distance::CHECK,
+    &localio::CHECK,
     &cufile_config::CHECK,
     &container::CHECK,
+    &gdscheck_nfs::CHECK,
     &nvfs_registration::CHECK,
     &transport_trap::CHECK,
+    &nconnect_kernel::CHECK,
     &mount_transport::CHECK,
     &mount_options::CHECK,
     &mount_connections::CHECK,

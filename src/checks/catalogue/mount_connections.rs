@@ -26,7 +26,7 @@ pub static CHECK: Check = Check {
 };
 
 /// The commit that lets NFSv4.x use nconnect over RDMA.
-pub const NCONNECT_RDMA_COMMIT: &str = "b326df4a8ec6";
+pub use crate::host::mounts::nconnect_rdma::COMMIT as NCONNECT_RDMA_COMMIT;
 
 fn run(subject: &MountSubject, detail: Detail) -> CheckResult {
     match *subject {

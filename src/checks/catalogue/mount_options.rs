@@ -182,6 +182,8 @@ mod tests {
             server: &srv("s"),
             version: NfsVersion::DEFAULT,
             table: &t,
+            asked: &[],
+            kernel: None,
         };
         says(
             &run(&planned, Detail::Full),

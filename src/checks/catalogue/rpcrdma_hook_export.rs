@@ -34,8 +34,19 @@ fn run(facts: &HostFacts) -> CheckResult {
     let Some(f) = rp.inspected() else {
         return CheckResult::skip(id, "no rpcrdma module file to inspect (see rpcrdma-module)");
     };
-    file_hook_export(f, facts.gpl_rule.as_ref())
+    let r = file_hook_export(f, facts.gpl_rule.as_ref());
+    // The kernel's own rpcrdma with the hooks is a kernel with NVIDIA's GDS patch: no OFED
+    // package replaces its export.
+    match super::rpcrdma_common::origin_of(rp) {
+        Some(crate::host::modules::ModuleOrigin::Inbox) if r.remedy.as_deref() == Some(GPL_FIX) => {
+            r.remedy(IN_TREE_GPL_FIX)
+        }
+        _ => r,
+    }
 }
+
+/// The fix of a plain export in the kernel's own rpcrdma (NVIDIA's linux-nvidia kernels).
+pub const IN_TREE_GPL_FIX: &str = "this is the kernel's own rpcrdma (NVIDIA's GDS patch): boot a kernel whose in-tree rpcrdma exports the hooks GPL (check it first with `nfs-gds inspect-module`), or rebuild it with EXPORT_SYMBOL_GPL through DKMS";
 
 /// `rpcrdma-hook-export` for one module file, given what is known of the kernel's GPL-only rule
 /// (needed only when a hook is exported plain).
@@ -201,5 +212,25 @@ mod tests {
             &["built in", "cannot be read from kallsyms"],
         );
         assert!(remedy(&r).contains("--probe"));
+    }
+
+    #[test]
+    fn a_plain_export_of_the_kernels_own_rpcrdma_is_not_an_ofed_upgrade() {
+        let facts = HostFacts::builder()
+            .rpcrdma(b::rpcrdma(
+                "kernel/net/sunrpc/xprtrdma/rpcrdma.ko.zst",
+                true,
+                Export::Plain,
+                false,
+            ))
+            .gpl_rule(Some(GplRule {
+                enforcement: Enforcement::Enforced,
+                evidence: "Linux 7.0".into(),
+            }))
+            .build();
+        let r = run(&facts);
+        says(&r, Status::Fail, &["plain EXPORT_SYMBOL"]);
+        assert_eq!(remedy(&r), IN_TREE_GPL_FIX);
+        assert_eq!(r.fixes, vec![Fix::GplExport]);
     }
 }

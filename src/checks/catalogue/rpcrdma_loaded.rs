@@ -3,10 +3,12 @@
 //! this kernel refuses that.
 
 use super::rpcrdma_common::{missing_hooks_remedy, origin_of, provenance_evidence, GPL_FIX};
+use super::rpcrdma_hooks::versioned_verdict;
 use crate::checks::check::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level, Status};
 use crate::host::modules::gpl_rule::Enforcement;
 use crate::host::modules::loaded_build::LoadedBuild;
+use crate::host::modules::loaded_hooks;
 use crate::host::HostFacts;
 use crate::kmod::RPCRDMA_HOOKS;
 
@@ -60,6 +62,9 @@ fn judge(facts: &HostFacts) -> CheckResult {
         None => r,
     };
     if found.len() < RPCRDMA_HOOKS.len() {
+        if let Some(r) = versioned_loaded(facts) {
+            return by_build_id(r);
+        }
         let file_has_hooks = rp
             .inspected()
             .is_some_and(|f| f.has_symtab && f.symbols.iter().all(|s| s.defined));
@@ -124,6 +129,59 @@ fn judge(facts: &HostFacts) -> CheckResult {
                 .with(seen_in.as_str(), lines),
         )
     }
+}
+
+/// The loaded rpcrdma has only versioned hook names: in kallsyms, or in its file when the
+/// build-ids say the loaded module is that file. A hook ABI `rpcrdma-hooks` judges against
+/// nvidia-fs ([`versioned_verdict`]), never "no hooks".
+fn versioned_loaded(facts: &HostFacts) -> Option<CheckResult> {
+    let rp = &facts.rpcrdma;
+    let nvfs = facts.nvidia_fs.binding_version();
+    if rp.kallsyms_skipped().is_some() {
+        let f = rp.inspected()?;
+        if f.versioned_variants.is_empty() {
+            return None;
+        }
+        let missing: Vec<&str> = f
+            .symbols
+            .iter()
+            .filter(|s| !s.defined)
+            .map(|s| s.symbol.as_str())
+            .collect();
+        return Some(versioned_verdict(
+            ID,
+            &format!("the loaded rpcrdma (its file {})", f.path.display()),
+            &f.versioned_variants,
+            &missing,
+            nvfs,
+        ));
+    }
+    let Some(Ok(entries)) = &rp.kallsyms else {
+        return None;
+    };
+    let names = loaded_hooks::versioned_in_kallsyms(entries, rp.is_builtin());
+    if names.is_empty() {
+        return None;
+    }
+    let missing = loaded_hooks::missing(&rp.loaded_hooks());
+    Some(
+        versioned_verdict(
+            ID,
+            "the loaded rpcrdma (per /proc/kallsyms)",
+            &names,
+            &missing,
+            nvfs,
+        )
+        .with(
+            "/proc/kallsyms",
+            entries
+                .iter()
+                .filter(|e| names.contains(&e.symbol))
+                .map(|e| e.line.as_str())
+                .collect::<Vec<_>>()
+                .join(" | "),
+        ),
+    )
 }
 
 #[cfg(test)]
@@ -278,5 +336,46 @@ mod tests {
         );
         let r = run(&HostFacts::builder().rpcrdma(b::built_in()).build());
         says(&r, Status::Skip, &["built in"]);
+    }
+
+    /// A loaded rpcrdma whose kallsyms lines name only `rpcrdma_v2_*` hooks, beside nvidia-fs
+    /// `nvfs`.
+    fn loaded_v2(nvfs: Option<&str>) -> HostFacts {
+        use crate::host::modules::kallsyms::KallsymsEntry;
+        let mut rp = b::rpcrdma(DKMS_RPCRDMA, false, Export::Gpl, true);
+        rp.loaded_build = Some(LoadedBuild::OtherBuild);
+        rp.kallsyms = Some(Ok(["register", "unregister"]
+            .iter()
+            .map(|w| {
+                let symbol = format!("rpcrdma_v2_{w}_nvfs_dma_ops");
+                KallsymsEntry {
+                    line: format!("0000000000000000 t {symbol}\t[rpcrdma]"),
+                    symbol,
+                    type_letter: 't',
+                    module: Some("rpcrdma".into()),
+                }
+            })
+            .collect()));
+        HostFacts::builder()
+            .rpcrdma(rp)
+            .nvidia_fs_release(nvfs)
+            .build()
+    }
+
+    #[test]
+    fn a_loaded_rpcrdma_with_only_versioned_hooks_is_judged_not_called_hookless() {
+        let r = run(&loaded_v2(Some("2.28.4")));
+        says(
+            &r,
+            Status::Fail,
+            &[
+                "the loaded rpcrdma (per /proc/kallsyms) exports only rpcrdma_v2_register_nvfs_dma_ops",
+                "nvidia-fs 2.28.4 does not ask for",
+            ],
+        );
+        assert!(!r.summary.contains("has no nvfs hooks"), "{r:?}");
+        assert!(seen(&r, "/proc/kallsyms").contains("rpcrdma_v2_unregister_nvfs_dma_ops"));
+        let r = run(&loaded_v2(None));
+        says(&r, Status::Warn, &["an unknown hook ABI", "probe decides"]);
     }
 }

@@ -57,7 +57,7 @@ fn run(facts: &HostFacts) -> CheckResult {
         }
         r
     };
-    let hooks = file_hooks(f, origin_of(rp));
+    let hooks = file_hooks(f, origin_of(rp), facts.nvidia_fs.binding_version());
     match hooks.status {
         Status::Fail => {
             let mut r = CheckResult::fail(
@@ -78,6 +78,13 @@ fn run(facts: &HostFacts) -> CheckResult {
             return prediction(CheckResult::unknown(
                 id,
                 format!("after `modprobe -r rpcrdma` or a reboot, modprobe loads {file}, whose hooks cannot be seen: {}", hooks.summary),
+            ))
+        }
+        // A hook ABI nfs-gds does not know: neither hooks nor none.
+        Status::Warn => {
+            return prediction(CheckResult::warn(
+                id,
+                format!("after `modprobe -r rpcrdma` or a reboot, modprobe loads {file}: {}", hooks.summary),
             ))
         }
         _ => {}

@@ -30,6 +30,7 @@ fn run(subject: &MountSubject, detail: Detail) -> CheckResult {
             server,
             version,
             table,
+            ..
         } => transport_trap(server, version, table, None, detail),
         MountSubject::Existing {
             mount: m, table, ..

@@ -91,6 +91,10 @@ pub fn plan(input: &PlanInput) -> Vec<Step> {
         rebuilt |= remedy.rebuilt;
         steps.extend(remedy.steps);
     }
+    // Two OFED stacks in the package database are a conflict whatever the checks say.
+    let remedy = super::stacks::conflicts::two_ofed_steps(s);
+    rebuilt |= remedy.rebuilt;
+    steps.extend(remedy.steps);
     // Rebuilt module files need a fresh index and initramfs, then the new build loaded.
     if rebuilt {
         steps.push(Step::auto(

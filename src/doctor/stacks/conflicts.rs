@@ -136,6 +136,56 @@ pub fn removal_steps(s: &Stack) -> Remedy {
     }
 }
 
+/// MLNX_OFED and DOCA-OFED both in the package database: their metapackages, when both are.
+pub fn two_ofed_stacks(s: &Stack) -> Option<(&str, &str)> {
+    let find = |name: &str| {
+        s.ofed_packages
+            .iter()
+            .find(|p| p.split(' ').next() == Some(name))
+            .map(String::as_str)
+    };
+    Some((find("mlnx-ofed-all")?, find("doca-ofed")?))
+}
+
+/// Why two OFED stacks are one too many.
+fn two_ofed_why(mlnx: &str, doca: &str) -> String {
+    format!("MLNX_OFED ({mlnx}) and DOCA-OFED ({doca}) are both installed: NVIDIA says not to install both, as their kernel packages replace the same modules (ib_core, rdma_cm, rpcrdma) and which build loads then rests on install order and depmod's search order; MLNX_OFED is the retired one (its last release is 24.10)")
+}
+
+/// The `ofed-packages` finding: the two OFED stacks, when both are installed.
+pub fn two_ofed_finding(s: &Stack) -> Option<String> {
+    let (mlnx, doca) = two_ofed_stacks(s)?;
+    Some(format!(
+        "{}; the plan removes MLNX_OFED",
+        two_ofed_why(mlnx, doca)
+    ))
+}
+
+/// Remove MLNX_OFED with its own uninstaller and restore DOCA-OFED's files after it; the plan
+/// then refreshes the module index and initramfs, as after a rebuild.
+pub fn two_ofed_steps(s: &Stack) -> Remedy {
+    let Some((mlnx, doca)) = two_ofed_stacks(s) else {
+        return Remedy::none();
+    };
+    let reinstall = match s.family {
+        Family::Debian => "apt-get install --reinstall doca-ofed   # restores DOCA-OFED's files the uninstaller removed with MLNX_OFED's",
+        Family::Suse => "zypper install --force doca-ofed   # restores DOCA-OFED's files the uninstaller removed with MLNX_OFED's",
+        _ => "dnf reinstall doca-ofed   # restores DOCA-OFED's files the uninstaller removed with MLNX_OFED's",
+    };
+    Remedy {
+        steps: vec![Step::manual(
+            "Remove MLNX_OFED (keeping DOCA-OFED)",
+            two_ofed_why(mlnx, doca),
+            vec![
+                "/usr/sbin/ofed_uninstall.sh --force   # MLNX_OFED's own uninstaller: every mlnx-ofed-* package".into(),
+                reinstall.into(),
+                "ofed_info -s   # now names DOCA-OFED (OFED-internal-…)".into(),
+            ],
+        )],
+        rebuilt: true,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::inbox::Inbox;
@@ -228,5 +278,33 @@ mod tests {
             ],
         );
         assert!(removal_steps(&s).steps.is_empty());
+    }
+
+    #[test]
+    fn both_ofed_stacks_installed_remove_mlnx_ofed_with_its_uninstaller() {
+        let mut s = super::super::test_support::stack(
+            Family::Rhel,
+            crate::doctor::stack::Ofed::None,
+            &crate::doctor::stacks::inbox::Inbox,
+        );
+        assert!(two_ofed_stacks(&s).is_none());
+        s.ofed_packages = vec!["doca-ofed 3.1.0-091000.el9.x86_64".into()];
+        assert!(two_ofed_steps(&s).steps.is_empty());
+        s.ofed_packages
+            .push("mlnx-ofed-all 24.10-1.1.4.0.rhel9u4.noarch".into());
+        let r = two_ofed_steps(&s);
+        assert!(r.rebuilt);
+        assert_eq!(r.steps[0].title, "Remove MLNX_OFED (keeping DOCA-OFED)");
+        assert!(r.steps[0].why.contains("MLNX_OFED (mlnx-ofed-all 24.10-1.1.4.0.rhel9u4.noarch) and DOCA-OFED (doca-ofed 3.1.0-091000.el9.x86_64) are both installed"));
+        assert_eq!(
+            r.steps[0].commands[1].split("   #").next(),
+            Some("dnf reinstall doca-ofed")
+        );
+        s.family = Family::Debian;
+        assert!(two_ofed_steps(&s).steps[0].commands[1]
+            .starts_with("apt-get install --reinstall doca-ofed"));
+        assert!(two_ofed_finding(&s)
+            .unwrap()
+            .contains("the plan removes MLNX_OFED"));
     }
 }

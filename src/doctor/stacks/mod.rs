@@ -57,6 +57,8 @@ pub struct Detection<'a> {
     pub dkms: &'a [DkmsEntry],
     /// The running sunrpc says it is VAST's bundle.
     pub vastnfs: bool,
+    /// The resolved module file defines both nvfs hooks.
+    pub file_hooked: bool,
 }
 
 impl<'a> Detection<'a> {
@@ -168,6 +170,7 @@ pub fn identify(facts: &HostFacts, found: &StackFacts) -> Stack {
         package: found.rpcrdma_package.as_deref(),
         dkms: &found.dkms,
         vastnfs: found.vastnfs_version.is_some(),
+        file_hooked: file_hooked(facts),
     });
     let owners = facts.owners.clone().unwrap_or_default();
     Stack {
@@ -186,7 +189,18 @@ pub fn identify(facts: &HostFacts, found: &StackFacts) -> Stack {
         operator_validations: found.operator_validations.clone(),
         kubernetes: found.kubernetes,
         owners,
+        file_hooked: file_hooked(facts),
+        ofed_packages: found.ofed_packages.clone(),
     }
+}
+
+/// The rpcrdma file modprobe resolves defines both nvfs hooks (the question `rpcrdma-hooks`
+/// asks of it).
+fn file_hooked(facts: &HostFacts) -> bool {
+    facts
+        .rpcrdma
+        .inspected()
+        .is_some_and(|f| f.has_symtab && f.symbols.iter().all(|s| s.defined))
 }
 
 /// The catalogue entry a stack names as its provenance.
@@ -234,6 +248,7 @@ mod tests {
                 package: None,
                 dkms: &[],
                 vastnfs: false,
+                file_hooked: false,
             })
             .id()
         };

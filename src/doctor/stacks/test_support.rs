@@ -28,6 +28,8 @@ pub fn stack(family: Family, ofed: Ofed, provenance: &'static dyn RpcrdmaStack) 
         operator_validations: vec![],
         kubernetes: false,
         owners: Default::default(),
+        file_hooked: false,
+        ofed_packages: vec![],
     }
 }
 
@@ -51,6 +53,7 @@ pub fn detected(resolution: &Resolution, package: Option<&str>) -> &'static str 
         package,
         dkms: &[],
         vastnfs: false,
+        file_hooked: false,
     })
     .id()
 }

@@ -43,6 +43,14 @@ impl Output {
 
 pub trait Runner {
     fn run(&self, program: &str, args: &[&str]) -> Output;
+
+    /// Like [`Runner::run`], for a program that may hang (`gdscheck -p` opens every GPU): killed
+    /// after `limit`, answering `code: None` and a stderr that says so. Runners that run nothing
+    /// answer as [`Runner::run`].
+    fn run_bounded(&self, program: &str, args: &[&str], limit: std::time::Duration) -> Output {
+        let _ = limit;
+        self.run(program, args)
+    }
 }
 
 /// The file name under which a command's output is recorded.
@@ -80,6 +88,98 @@ impl Runner for SystemRunner {
                 code: None,
                 stdout: String::new(),
                 stderr: format!("cannot run {}: {e}", path.display()),
+            },
+        }
+    }
+
+    fn run_bounded(&self, program: &str, args: &[&str], limit: std::time::Duration) -> Output {
+        let Some(path) = programs::find(&Root::host(), program) else {
+            return Output::Missing;
+        };
+        tracing::debug!(
+            "running {} {} (at most {} s)",
+            path.display(),
+            args.join(" "),
+            limit.as_secs()
+        );
+        Self::bounded(&path, args, limit)
+    }
+}
+
+impl SystemRunner {
+    /// Runs `path` with `args`, polling for its end until `limit`, then killing it. Its output
+    /// is read by threads so a full pipe cannot stall it.
+    fn bounded(path: &std::path::Path, args: &[&str], limit: std::time::Duration) -> Output {
+        use std::io::Read;
+        use std::process::Stdio;
+        let spawned = programs::command(path)
+            .args(args)
+            .env("LC_ALL", "C")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn();
+        let mut child = match spawned {
+            Ok(c) => c,
+            Err(e) => {
+                return Output::Ran {
+                    code: None,
+                    stdout: String::new(),
+                    stderr: format!("cannot run {}: {e}", path.display()),
+                }
+            }
+        };
+        let drain = |pipe: Option<Box<dyn Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut bytes = Vec::new();
+                if let Some(mut p) = pipe {
+                    let _ = p.read_to_end(&mut bytes);
+                }
+                String::from_utf8_lossy(&bytes).into_owned()
+            })
+        };
+        let out = drain(
+            child
+                .stdout
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        );
+        let err = drain(
+            child
+                .stderr
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        );
+        let started = std::time::Instant::now();
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break Some(status),
+                Ok(None) if started.elapsed() < limit => {
+                    std::thread::sleep(std::time::Duration::from_millis(20))
+                }
+                _ => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    break None;
+                }
+            }
+        };
+        let stdout = out.join().unwrap_or_default();
+        let stderr = err.join().unwrap_or_default();
+        match status {
+            Some(s) => Output::Ran {
+                code: s.code(),
+                stdout,
+                stderr,
+            },
+            None => Output::Ran {
+                code: None,
+                stdout,
+                stderr: format!(
+                    "{} did not finish within {} s and was stopped",
+                    path.display(),
+                    limit.as_secs()
+                ),
             },
         }
     }
@@ -164,6 +264,31 @@ impl Runner for RecordingRunner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bounded_run_stops_a_program_that_does_not_finish() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("hang");
+        std::fs::write(&script, "#!/bin/sh\necho started\nexec sleep 30\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let started = std::time::Instant::now();
+        let out = SystemRunner::bounded(&script, &[], std::time::Duration::from_millis(300));
+        assert!(started.elapsed() < std::time::Duration::from_secs(10));
+        match out {
+            Output::Ran {
+                code: None, stderr, ..
+            } => {
+                assert!(stderr.contains("did not finish within"), "{stderr}")
+            }
+            other => panic!("{other:?}"),
+        }
+        let done = dir.path().join("done");
+        std::fs::write(&done, "#!/bin/sh\necho ' NFS : nvfs'\n").unwrap();
+        std::fs::set_permissions(&done, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let out = SystemRunner::bounded(&done, &[], std::time::Duration::from_secs(10));
+        assert_eq!(out.ok_stdout(), Some(" NFS : nvfs\n"));
+    }
 
     #[test]
     fn keys_are_file_names() {

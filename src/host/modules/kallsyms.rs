@@ -13,6 +13,7 @@
 use serde::Serialize;
 
 use crate::host::{HostError, Root};
+use crate::kmod::elf::versioned_variant_of;
 
 /// One kallsyms line for a symbol we looked for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -51,7 +52,13 @@ pub fn find_symbols(text: &str, wanted: &[&str]) -> Vec<KallsymsEntry> {
 /// other symbols cost a vectorised search, not a split. `Ok(None)` when it does not exist.
 pub fn read_symbols(root: &Root, wanted: &[&str]) -> Result<Option<Vec<KallsymsEntry>>, HostError> {
     let mut found = Vec::new();
-    let read = lines_naming(root, PATH, wanted, |line| {
+    // A versioned variant (`rpcrdma_v2_register_nvfs_dma_ops`) holds the name's tail only.
+    let tails: Vec<&str> = wanted
+        .iter()
+        .filter_map(|w| w.find('_').map(|i| &w[i..]))
+        .collect();
+    let names: Vec<&str> = wanted.iter().copied().chain(tails).collect();
+    let read = lines_naming(root, PATH, &names, |line| {
         !take_line(line, wanted, &mut found)
     })?;
     Ok(read.then_some(found))
@@ -97,15 +104,21 @@ pub fn lines_naming(
 /// Where kallsyms is, below the root.
 pub const PATH: &str = "proc/kallsyms";
 
-/// Adds `line` to `found` when it is the first of a wanted symbol; true once all are found. A
-/// stray non-UTF-8 byte (an odd module's symbol) spoils only its own line.
+/// Adds `line` to `found` when it is the first of a wanted symbol or of a versioned variant of one
+/// ([`versioned_variant_of`]); true once every wanted one is found. A stray non-UTF-8 byte (an
+/// odd module's symbol) spoils only its own line.
 fn take_line(line: &[u8], wanted: &[&str], found: &mut Vec<KallsymsEntry>) -> bool {
     let line = String::from_utf8_lossy(line);
     let mut fields = line.split_whitespace();
     let (Some(_addr), Some(ty), Some(name)) = (fields.next(), fields.next(), fields.next()) else {
         return false;
     };
-    if !wanted.contains(&name) || found.iter().any(|e| e.symbol == name) {
+    let variant = || {
+        wanted
+            .iter()
+            .any(|w| versioned_variant_of(name.as_bytes(), w))
+    };
+    if !(wanted.contains(&name) || variant()) || found.iter().any(|e| e.symbol == name) {
         return false;
     }
     let module = fields
@@ -118,7 +131,11 @@ fn take_line(line: &[u8], wanted: &[&str], found: &mut Vec<KallsymsEntry>) -> bo
         module,
         line: line.trim_end().to_string(),
     });
-    found.len() == wanted.len()
+    found
+        .iter()
+        .filter(|e| wanted.contains(&e.symbol.as_str()))
+        .count()
+        == wanted.len()
 }
 
 #[cfg(test)]
@@ -129,6 +146,22 @@ mod tests {
         "rpcrdma_register_nvfs_dma_ops",
         "rpcrdma_unregister_nvfs_dma_ops",
     ];
+
+    #[test]
+    fn versioned_variants_are_found_but_never_count_as_the_hooks() {
+        let text = "0000000000000000 t rpcrdma_v2_register_nvfs_dma_ops\t[rpcrdma]\n\
+                    0000000000000000 t nvme_v2_register_nvfs_dma_ops\t[nvme]\n";
+        let e = find_symbols(text, &HOOKS);
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].symbol, "rpcrdma_v2_register_nvfs_dma_ops");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("proc")).unwrap();
+        std::fs::write(dir.path().join(PATH), text).unwrap();
+        let streamed = read_symbols(&Root::new(dir.path()), &HOOKS)
+            .unwrap()
+            .unwrap();
+        assert_eq!(streamed, e);
+    }
 
     #[test]
     fn whole_symbols_only() {

@@ -71,15 +71,45 @@ pub fn same_build<'a>(sys: &'a SysModule, file: Option<&'a ModuleFile>) -> Optio
 pub fn from_kallsyms(entries: &[KallsymsEntry], builtin: bool) -> Vec<LoadedHook> {
     entries
         .iter()
-        .filter(|e| match &e.module {
-            Some(m) => m == RPCRDMA,
-            None => builtin,
-        })
+        .filter(|e| of_rpcrdma(e, builtin) && RPCRDMA_HOOKS.contains(&e.symbol.as_str()))
         .map(|e| LoadedHook {
             symbol: e.symbol.clone(),
             in_syms_table: e.plain_export(),
             line: e.line.clone(),
         })
+        .collect()
+}
+
+/// The hooks `found` lacks.
+pub fn missing(found: &[LoadedHook]) -> Vec<&'static str> {
+    RPCRDMA_HOOKS
+        .iter()
+        .copied()
+        .filter(|h| !found.iter().any(|e| e.symbol == *h))
+        .collect()
+}
+
+/// Whether a kallsyms line is the loaded rpcrdma's (tagged `[rpcrdma]`), or the kernel image's
+/// when rpcrdma is `builtin`.
+fn of_rpcrdma(e: &KallsymsEntry, builtin: bool) -> bool {
+    match &e.module {
+        Some(m) => m == RPCRDMA,
+        None => builtin,
+    }
+}
+
+/// The versioned variants of the hooks (`rpcrdma_v2_register_nvfs_dma_ops`) kallsyms lists for
+/// the loaded rpcrdma: a hook ABI this release does not know.
+pub fn versioned_in_kallsyms(entries: &[KallsymsEntry], builtin: bool) -> Vec<String> {
+    entries
+        .iter()
+        .filter(|e| of_rpcrdma(e, builtin) && !RPCRDMA_HOOKS.contains(&e.symbol.as_str()))
+        .filter(|e| {
+            RPCRDMA_HOOKS
+                .iter()
+                .any(|h| crate::kmod::elf::versioned_variant_of(e.symbol.as_bytes(), h))
+        })
+        .map(|e| e.symbol.clone())
         .collect()
 }
 
@@ -127,6 +157,7 @@ mod tests {
             modinfo: Default::default(),
             build_id: Some("a1".into()),
             has_symtab: true,
+            versioned_variants: Vec::new(),
             export_layout: ExportLayout::SplitTables,
             symbols: crate::kmod::hook_symbols(defined, export),
         }

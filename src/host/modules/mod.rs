@@ -13,6 +13,7 @@ pub mod kernel_config;
 pub mod kernel_log;
 pub mod loaded_build;
 pub mod loaded_hooks;
+pub mod localio;
 pub mod modprobe_config;
 pub mod modprobe_effect;
 pub mod module_files;

@@ -60,13 +60,18 @@ pub struct ModuleLoad {
 pub const CONFIG_OPTIONS: &[&str] = &["CONFIG_MODVERSIONS", "CONFIG_MODULES"];
 
 /// The running kernel's build configuration: `/boot/config-<release>` (or the module tree's
-/// `config`), else `/proc/config.gz`; the options asked for here and by the signature
-/// judgement.
+/// `config`), else `/proc/config.gz`; the options asked for here, by the signature judgement
+/// and by the LOCALIO reader (one list, so the facts cache keeps one entry per file).
 pub fn read_running_config(
     root: &Root,
     kernel: &KernelInfo,
 ) -> Result<Option<KernelConfig>, HostError> {
-    let asked = [CONFIG_OPTIONS, sig_enforcement::CONFIG_OPTIONS].concat();
+    let asked = [
+        CONFIG_OPTIONS,
+        sig_enforcement::CONFIG_OPTIONS,
+        super::localio::CONFIG_OPTIONS,
+    ]
+    .concat();
     if let Some(release) = &kernel.release {
         if let Some(c) = read_kernel_config(root, release, &asked)? {
             return Ok(Some(c));

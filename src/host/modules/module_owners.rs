@@ -192,6 +192,18 @@ pub struct ModuleOwner {
 }
 
 impl ModuleOwner {
+    /// An installed `weak-updates/` link to a vendor's build that the next load does not take:
+    /// another file wins in depmod's order (RHEL's `dist.conf` searches `weak-updates` last, and
+    /// only an `override` line in `/etc/depmod.d` ranks the link first).
+    pub fn losing_weak_link(&self) -> Option<&ModuleCopy> {
+        let next = self.next.as_ref()?;
+        self.installed.iter().find(|c| {
+            c.rel_path.starts_with("weak-updates/")
+                && c.family != PackageFamily::Distribution
+                && c.rel_path != next.rel_path
+        })
+    }
+
     /// The distinct families of its installed copies, the distribution's left out.
     pub fn vendor_families(&self) -> Vec<&PackageFamily> {
         let mut f: Vec<&PackageFamily> = self

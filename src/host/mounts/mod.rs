@@ -15,6 +15,7 @@ mod fields;
 pub mod fstab;
 mod mountinfo;
 mod mountstats;
+pub mod nconnect_rdma;
 mod options;
 pub mod pnfs;
 pub mod records;

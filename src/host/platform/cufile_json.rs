@@ -362,6 +362,21 @@ pub fn parse_local_addresses(fib_trie: &str, if_inet6: &str) -> Vec<String> {
     out
 }
 
+/// This node's local addresses, read from `/proc/net/fib_trie` and `/proc/net/if_inet6`
+/// ([`parse_local_addresses`]); empty when neither is there.
+pub fn read_local_addresses(root: &Root) -> Result<Vec<std::net::IpAddr>, HostError> {
+    let fib = root
+        .read_text_lossy("proc/net/fib_trie")?
+        .unwrap_or_default();
+    let v6 = root
+        .read_text_lossy("proc/net/if_inet6")?
+        .unwrap_or_default();
+    Ok(parse_local_addresses(&fib, &v6)
+        .iter()
+        .filter_map(|a| a.parse().ok())
+        .collect())
+}
+
 /// Reads and lints the cufile.json cuFile would use: `CUFILE_ENV_PATH_JSON` on this machine
 /// (never in a tree), else `/etc/cufile.json`. `None` when there is none.
 pub fn read_cufile_lint(root: &Root) -> Result<Option<CufileLint>, HostError> {

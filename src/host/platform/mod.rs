@@ -6,6 +6,7 @@
 
 pub mod container;
 pub mod cufile_json;
+pub mod gdscheck;
 pub mod inventory;
 pub mod io_path;
 pub mod libcufile;

@@ -53,6 +53,31 @@ impl NvidiaFs {
             source_versions,
         })
     }
+
+    /// The release that will take the hooks: the loaded module's, else the one source tree
+    /// DKMS builds from (several: none, the next build is not known).
+    pub fn binding_version(&self) -> Option<&str> {
+        match (&self.version, self.source_versions.as_slice()) {
+            (Some(v), _) => Some(v),
+            (None, [only]) => Some(only),
+            _ => None,
+        }
+    }
+}
+
+/// The newest nvidia-fs release whose public source was read: it asks rpcrdma for the
+/// unversioned `rpcrdma_register_nvfs_dma_ops` / `rpcrdma_unregister_nvfs_dma_ops` (v1 ops,
+/// through `__symbol_get`), while its NVMe side picks `nvme_v1_*` or `nvme_v2_*`.
+pub const NEWEST_READ: (u32, u32) = (2, 28);
+
+/// Whether nvidia-fs `version` is known to ask rpcrdma for the unversioned hook names: `Some(true)`
+/// up to [`NEWEST_READ`], `None` for a newer or unreadable release (2.29 and 2.30 may ask for a
+/// versioned ABI; their source was not read).
+pub fn asks_unversioned_rpcrdma_hooks(version: &str) -> Option<bool> {
+    let mut parts = version.split(|c: char| !c.is_ascii_digit());
+    let major: u32 = parts.next()?.parse().ok()?;
+    let minor: u32 = parts.next()?.parse().ok()?;
+    ((major, minor) <= NEWEST_READ).then_some(true)
 }
 
 fn is_nvfs_device(name: &str) -> bool {
@@ -121,6 +146,15 @@ impl GpuDriver {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn releases_up_to_2_28_ask_for_the_unversioned_rpcrdma_hooks() {
+        assert_eq!(asks_unversioned_rpcrdma_hooks("2.28.4"), Some(true));
+        assert_eq!(asks_unversioned_rpcrdma_hooks("2.17.5"), Some(true));
+        assert_eq!(asks_unversioned_rpcrdma_hooks("2.30.1"), None);
+        assert_eq!(asks_unversioned_rpcrdma_hooks("3.0"), None);
+        assert_eq!(asks_unversioned_rpcrdma_hooks("unknown"), None);
+    }
 
     #[test]
     fn device_names_are_exact() {

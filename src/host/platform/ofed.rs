@@ -61,6 +61,48 @@ impl Ofed {
     }
 }
 
+/// The metapackages of NVIDIA's two OFED distributions: MLNX_OFED's installer installs
+/// `mlnx-ofed-all` (or a narrower `mlnx-ofed-*` set with it), DOCA-Host's repository `doca-ofed`.
+pub const OFED_METAPACKAGES: [&str; 2] = ["mlnx-ofed-all", "doca-ofed"];
+
+/// Which of [`OFED_METAPACKAGES`] the package database has, with its version: from dpkg's
+/// installed list (`debs`) where there is one, else `rpm -q` (which exits non-zero when any is
+/// missing, and names the missing as `package X is not installed`).
+pub fn ofed_metapackages(debs: Option<&[(String, String)]>, runner: &dyn Runner) -> Vec<String> {
+    if let Some(debs) = debs {
+        return OFED_METAPACKAGES
+            .iter()
+            .filter_map(|name| {
+                debs.iter()
+                    .find(|(p, _)| p == name)
+                    .map(|(p, v)| format!("{p} {v}"))
+            })
+            .collect();
+    }
+    let mut args = vec!["-q"];
+    args.extend(OFED_METAPACKAGES);
+    match runner.run("rpm", &args) {
+        crate::host::io::runner::Output::Ran { stdout, .. } => parse_rpm_q(&stdout),
+        crate::host::io::runner::Output::Missing => Vec::new(),
+    }
+}
+
+/// `rpm -q mlnx-ofed-all doca-ofed` → the installed ones, as `name version-release`.
+pub fn parse_rpm_q(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.contains(' '))
+        .filter_map(|nevra| {
+            OFED_METAPACKAGES.iter().find_map(|name| {
+                let rest = nevra.strip_prefix(name)?.strip_prefix('-')?;
+                rest.starts_with(|c: char| c.is_ascii_digit())
+                    .then(|| format!("{name} {rest}"))
+            })
+        })
+        .collect()
+}
+
 /// Finds mlnx-ofa_kernel's `configure.mk.kernel` for this release and reads
 /// `CONFIG_GPU_DIRECT_STORAGE`: the file, and whether it is set.
 pub fn read_ofa_gds_config(
@@ -103,6 +145,25 @@ pub fn parse_gds_config(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rpm_q_names_the_installed_metapackages_only() {
+        let out = "mlnx-ofed-all-24.10-1.1.4.0.rhel9u4.noarch\ndoca-ofed-3.1.0-091000.el9.x86_64\n";
+        assert_eq!(
+            parse_rpm_q(out),
+            [
+                "mlnx-ofed-all 24.10-1.1.4.0.rhel9u4.noarch",
+                "doca-ofed 3.1.0-091000.el9.x86_64"
+            ]
+        );
+        assert_eq!(
+            parse_rpm_q(
+                "package mlnx-ofed-all is not installed\ndoca-ofed-3.1.0-091000.el9.x86_64\n"
+            ),
+            ["doca-ofed 3.1.0-091000.el9.x86_64"]
+        );
+        assert!(parse_rpm_q("doca-ofed-userspace-3.1.0.x86_64\n").is_empty());
+    }
 
     #[test]
     fn ofed_flavours() {

@@ -73,8 +73,9 @@ pub const ENV_OFF: &str = "NFS_GDS_NO_CACHE";
 pub const DEFAULT_DIR: &str = "var/cache/nfs-gds";
 
 /// Bumped whenever the entry format or what the readers conclude changes. 2: identities
-/// without a content hash; `load` and `abi` entries.
-const FORMAT: u32 = 2;
+/// without a content hash; `load` and `abi` entries. 3: module facts name versioned variants of
+/// the hooks.
+const FORMAT: u32 = 3;
 
 #[derive(Debug, Serialize, Deserialize)]
 struct ModuleEntry {
@@ -450,6 +451,7 @@ mod tests {
             },
             build_id: Some("abcd".into()),
             has_symtab: true,
+            versioned_variants: Vec::new(),
             export_layout: ExportLayout::SplitTables,
             symbols: Vec::new(),
         }

@@ -183,6 +183,8 @@ fn one_pass(
 }
 
 pub fn run(args: &AgentArgs, ctx: &Ctx) -> Result<u8, CmdError> {
+    // A pass is finished and its outputs written whatever becomes of stderr.
+    super::err_out::keep_going();
     if args.health {
         return health(args, ctx);
     }
@@ -204,12 +206,12 @@ pub fn run(args: &AgentArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         match one_pass(args, ctx, &mut memo, &mut MountTable::default()) {
             Ok(Outcome { line, .. }) => {
                 if last.as_ref() != Some(&line) {
-                    eprintln!("{line}");
+                    errln!("{line}");
                     last = Some(line);
                 }
             }
             // A failed pass is logged and retried; the previous outputs stay until they expire.
-            Err(e) => eprintln!(
+            Err(e) => errln!(
                 "nfs-gds agent: {}",
                 crate::escape::escape_control(&e.to_string())
             ),
@@ -224,7 +226,7 @@ pub fn run(args: &AgentArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     // A stopped agent vouches for nothing: its readiness file goes; the other outputs expire.
     let ready = outputs_of(args, ctx).ready;
     ready.remove()?;
-    eprintln!(
+    errln!(
         "nfs-gds agent: stopped by signal {signal}; removed {}",
         ready.path().display()
     );

@@ -54,7 +54,7 @@ pub fn run(args: &MountArgs, ctx: &Ctx, verbose: u8) -> u8 {
 }
 
 fn fail(message: impl std::fmt::Display, code: u8) -> u8 {
-    eprintln!(
+    errln!(
         "nfs-gds: {}",
         crate::escape::escape_control(&message.to_string())
     );
@@ -62,6 +62,9 @@ fn fail(message: impl std::fmt::Display, code: u8) -> u8 {
 }
 
 fn run_helper(raw: &[OsString], host: &Host, config: Option<&Path>, verbose: u8) -> u8 {
+    // Never stopped by a failed write to stderr: not between mount.nfs and the verdict on the
+    // new mount, nor before.
+    super::err_out::keep_going();
     let root = &host.root;
     // Before parsing: not even -h, -V or a usage message is answered setuid.
     if let Err(e) = privilege::refuse_setuid(&host.privileges()) {
@@ -82,7 +85,7 @@ fn run_helper(raw: &[OsString], host: &Host, config: Option<&Path>, verbose: u8)
             return SUCCESS;
         }
         Err(e) => {
-            eprintln!(
+            errln!(
                 "nfs-gds: {}\n{USAGE}",
                 crate::escape::escape_control(&e.to_string())
             );

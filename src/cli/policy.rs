@@ -58,7 +58,7 @@ fn check(args: &CheckArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let errors = policy::file::all_errors(&text);
     if !errors.is_empty() {
         for e in &errors {
-            eprintln!(
+            errln!(
                 "{}:{}:{}: {}",
                 path.display(),
                 e.line,
@@ -66,7 +66,7 @@ fn check(args: &CheckArgs, ctx: &Ctx) -> Result<u8, CmdError> {
                 crate::escape::escape_control(&e.message)
             );
         }
-        eprintln!(
+        errln!(
             "nfs-gds: {}: {} error{}",
             path.display(),
             errors.len(),

@@ -125,6 +125,11 @@ fn run_helper(raw: &[OsString], host: &Host, config: Option<&Path>, verbose: u8)
     // mount(8) passes a canonical path already; a hand-typed one may hold symlinks, and
     // mountinfo shows the resolved path.
     req.target = host.mount_point(&req.target, &cwd);
+    // As mount.nfs would refuse it, before anything is loaded or planned: `-f` agrees with the
+    // real run.
+    if let Err(e) = crate::mount::target_path::check_mount_point(root, &req.target) {
+        return fail(e, crate::mount::exit_code::FAIL);
+    }
     let mount_policy =
         policy.for_mount(&req.target, &req.spec, req.options.policy, req.options.wait);
     tracing::info!(

@@ -166,6 +166,22 @@ pub(crate) fn open_below(
     open_checked(fd, shown, kind).map(|(file, _)| Some(file))
 }
 
+/// Reads the file `name` in the directory `dir` (one name, never a symbolic link followed);
+/// `Ok(None)` when it does not exist. `shown` names it in errors.
+pub(crate) fn read_at(
+    dir: &OwnedFd,
+    name: &str,
+    shown: &Path,
+    kind: FileKind,
+) -> Result<Option<FileRead>, HostError> {
+    let fd = match rustix::fs::openat(dir, name, path_flags(LastLink::Keep), Mode::empty()) {
+        Ok(fd) => fd,
+        Err(e) if is_absent(&e.into()) => return Ok(None),
+        Err(e) => return Err(read_error(shown, e.into())),
+    };
+    read_checked(fd, shown, kind).map(Some)
+}
+
 /// Reads a file named on the command line (`inspect-module PATH`, `--config FILE`): the path is
 /// taken as given (relative to the working directory) and symlinks are followed, but it is held
 /// to the same rules as any host file: a regular file, no larger than the cap of `kind`.

@@ -14,6 +14,7 @@ pub mod not_for_nfs;
 pub mod plan;
 pub mod provision;
 pub mod redact;
+mod redact_cmdline;
 pub mod render;
 pub mod sections;
 pub mod stack;

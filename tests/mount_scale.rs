@@ -59,20 +59,9 @@ fn more_mounts_than_64_mib_of_mountstats_are_read_by_the_helper_and_the_agent() 
     node.write("proc/self/mountinfo", &info);
     node.write("proc/self/mountstats", &stats);
     let out_dir = node.root().join("out");
-    let out = nfs_gds()
-        .arg("--root")
-        .arg(node.root())
-        .args(["agent", "--once"])
-        .arg("--nfd-dir")
-        .arg(out_dir.join("features.d"))
-        .arg("--textfile-dir")
-        .arg(out_dir.join("textfile"))
-        .arg("--status-file")
-        .arg(out_dir.join("status.json"))
-        .output()
-        .unwrap();
+    let out = crate::agent::agent_once(&node, &out_dir);
     assert_ne!(out.status.code(), Some(2), "{}", stderr(&out));
-    let status = std::fs::read_to_string(out_dir.join("status.json")).unwrap();
+    let status = std::fs::read_to_string(out_dir.join("run/status.json")).unwrap();
     assert_eq!(
         status.matches("\"mountpoint\"").count(),
         MOUNTS,

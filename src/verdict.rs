@@ -155,9 +155,13 @@ mod tests {
     use std::path::Path;
 
     fn policy(text: &str) -> MountPolicy {
-        parse(text)
-            .unwrap()
-            .for_mount(Path::new("/mnt/data"), "s:/x", None, None)
+        parse(text).unwrap().for_mount(
+            Path::new("/mnt/data"),
+            crate::nfs::ShownExport::written("s:/x"),
+            &crate::nfs::ServerAddrs::new(&crate::nfs::NoResolver),
+            None,
+            None,
+        )
     }
 
     fn results() -> Vec<CheckResult> {

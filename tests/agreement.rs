@@ -663,3 +663,33 @@ fn an_nconnect_ask_the_kernel_dropped_is_the_same_warning_everywhere() {
         );
     }
 }
+
+/// `probe = true` in the policy runs the live registration probe for every command that judges
+/// the node, doctor and provision included, as `--probe` does: one node, one verdict.
+#[test]
+fn the_policys_probe_runs_for_every_command_that_judges_the_node() {
+    let f = ready_with_gds(20049);
+    f.policy("probe = true\n");
+    let registration = |args: &[&str]| {
+        let (_, out, err) = run(&f, args);
+        let doc = json(&out, &format!("{args:?}: {err}"));
+        checks_of(&doc["checks"])
+            .get("nvfs-registration")
+            .map(|c| c.status.clone())
+    };
+    let check = registration(&["check", "--json"]);
+    assert!(
+        check.is_some(),
+        "check does not run the probe the policy asks for"
+    );
+    assert_eq!(registration(&["doctor", "--json"]), check, "doctor");
+    assert_eq!(
+        registration(&["check", "--json", "--probe"]),
+        check,
+        "check --probe"
+    );
+    // Without the policy's word, the probe runs only when asked.
+    f.policy("");
+    assert_eq!(registration(&["doctor", "--json"]), None);
+    assert_eq!(registration(&["doctor", "--json", "--probe"]), check);
+}

@@ -7,7 +7,6 @@
 //! both are. The renderers ([`labels`], [`metrics`]) are pure functions of that [`Pass`], so the
 //! labels, metrics and JSON always agree.
 
-pub mod intent;
 pub mod kubelet;
 pub mod labels;
 pub mod metrics;

@@ -14,7 +14,8 @@ use crate::checks::catalogue::trap_suspects::Suspects;
 use crate::checks::registry::{self, Detail};
 use crate::checks::{CheckResult, Verdict};
 use crate::host::mounts::{Mount, MountTable};
-use crate::policy::intent::{expected_port, intent_of, Declared, Intent};
+use crate::nfs::ServerAddrs;
+use crate::policy::intent::{expected_port, intent_of, rule_of, Declared, Intent};
 use crate::policy::{MountPolicy, Policy};
 use crate::verdict::{self, Judgement};
 
@@ -98,6 +99,7 @@ pub fn verify_meant_for_rdma<'a>(
     table: &'a MountTable,
     declared: &Declared,
     policy: &Policy,
+    addrs: &ServerAddrs,
 ) -> Vec<MountVerdict<'a>> {
     let rules = &policy.mounts;
     let covered = table.stacked_over();
@@ -107,15 +109,15 @@ pub fn verify_meant_for_rdma<'a>(
     let meant: Vec<(&Mount, Intent)> = table
         .mounts
         .iter()
-        .filter_map(|m| intent_of(m, declared, rules).map(|i| (m, i)))
+        .filter_map(|m| intent_of(m, declared, rules, addrs).map(|i| (m, i)))
         .collect();
     let mut out = Vec::with_capacity(meant.len());
     for (m, intent) in meant {
         if covered.contains(&m.info.mount_id) {
             continue;
         }
-        let expected = expected_port(m, declared, policy);
-        let rule = policy.rule_for(m.info.mount_point(), m.info.source());
+        let expected = expected_port(m, declared, policy.options.port);
+        let rule = rule_of(m, declared, rules, addrs);
         let under =
             levels[rule.unwrap_or(rules.len())].get_or_insert_with(|| policy.for_rule(rule));
         let asked = declared.asked(m);
@@ -198,7 +200,12 @@ device 10.0.0.9:/home mounted on /mnt/home with fstype nfs4 statvers=1.1
             }],
             ..Default::default()
         };
-        let v = verify_meant_for_rdma(&t, &Declared::default(), &policy);
+        let v = verify_meant_for_rdma(
+            &t,
+            &Declared::default(),
+            &policy,
+            &crate::nfs::ServerAddrs::new(&crate::nfs::NoResolver),
+        );
         let points: Vec<_> = v.iter().map(|v| v.mountpoint.as_ref()).collect();
         // /mnt/tcp is covered by the rule too; /mnt/home is nobody's RDMA mount.
         assert_eq!(points, ["/mnt/tcp", POD, "/mnt/gds"]);
@@ -266,7 +273,12 @@ device 10.0.2.20:/other mounted on /mnt/fast2 with fstype nfs4 statvers=1.1
             }],
             ..Default::default()
         };
-        let v = verify_meant_for_rdma(&t, &Declared::default(), &policy);
+        let v = verify_meant_for_rdma(
+            &t,
+            &Declared::default(),
+            &policy,
+            &crate::nfs::ServerAddrs::new(&crate::nfs::NoResolver),
+        );
         let verdicts: Vec<_> = v
             .iter()
             .map(|v| (v.mountpoint.as_ref(), v.verdict))
@@ -313,7 +325,12 @@ device 10.0.2.20:/other mounted on /mnt/fast2 with fstype nfs4 statvers=1.1
 44 42 0:53 / /mnt/gds rw - nfs4 10.0.2.20:/other rw,vers=4.2,proto=rdma,port=20049,addr=10.0.2.20
 ";
         let t = table(text, "");
-        let v = verify_meant_for_rdma(&t, &Declared::default(), &Policy::default());
+        let v = verify_meant_for_rdma(
+            &t,
+            &Declared::default(),
+            &Policy::default(),
+            &crate::nfs::ServerAddrs::new(&crate::nfs::NoResolver),
+        );
         assert_eq!(v.len(), 1);
         assert_eq!(v[0].export, "10.0.2.20:/other");
         // No mountstats: the transport is unknown, the protocol comes from the options.

@@ -8,16 +8,17 @@ use std::time::{Duration, SystemTime};
 use clap::Args;
 
 use super::{exit, CmdError, Ctx};
-use crate::agent::intent::read_declared;
 use crate::agent::outputs::{self, Outputs};
 use crate::agent::schedule::{self, MAX_INTERVAL_SECS};
 use crate::agent::shutdown::{Shutdown, Wake};
 use crate::agent::{labels, metrics, mounts, Pass};
 use crate::checks::Verdict;
 use crate::host::facts_memo::FactsMemo;
-use crate::host::mounts::{read_init_mount_table, MountTable};
+use crate::host::mounts::{read_init_mount_table, server_names, MountTable};
 use crate::host::platform::nvfs_stats::read_nvfs_stats;
 use crate::host::HostFacts;
+use crate::nfs::ServerAddrs;
+use crate::policy::intent::read_declared;
 
 #[derive(Debug, Args)]
 pub struct AgentArgs {
@@ -107,7 +108,9 @@ fn check_node<'t>(
     (*table, table_path) = read_init_mount_table(&ctx.host.root)?;
     let declared = read_declared(&ctx.host.root)?;
     let table: &'t MountTable = table;
-    let mounts = mounts::verify_meant_for_rdma(table, &declared, &policy);
+    let resolver = server_names::resolver_for(&ctx.host.root);
+    let addrs = ServerAddrs::new(resolver.as_ref());
+    let mounts = mounts::verify_meant_for_rdma(table, &declared, &policy, &addrs);
     let node = judged.into_report(
         "agent",
         &ctx.host.root.dir().display().to_string(),

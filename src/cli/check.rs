@@ -36,7 +36,7 @@ pub fn judge_node(
 /// here or by the policy).
 pub fn judge_facts(mut facts: HostFacts, policy: &Policy, probe: bool) -> (HostFacts, Judgement) {
     let levels = policy.for_node();
-    let probe = probe || levels.probe;
+    let probe = levels.runs_probe(probe);
     if probe {
         facts.run_probe(None);
     }

@@ -58,7 +58,7 @@ pub fn run(args: &CollectArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         &policy_path,
         &policy,
         runner.as_ref(),
-        &crate::agent::intent::read_declared,
+        &crate::policy::intent::read_declared,
         &args.output,
         &manifest,
     )?;

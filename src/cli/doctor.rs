@@ -3,9 +3,9 @@
 use clap::Args;
 
 use super::{exit, CmdError, Ctx};
-use crate::agent::intent::read_declared;
 use crate::doctor::{self, render};
 use crate::host::HostFacts;
+use crate::policy::intent::read_declared;
 
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
@@ -20,7 +20,9 @@ pub struct DoctorArgs {
     pub markdown: bool,
 }
 
-/// Doctor's diagnosis of the host, with what the host handle chose (the runner) and the policy; `provision` acts on the same diagnosis.
+/// Doctor's diagnosis of the host, with what the host handle chose (the runner) and the policy
+/// (its levels and whether the live probe runs, as for `check`); `provision` acts on the same
+/// diagnosis.
 pub fn diagnose_host(ctx: &Ctx, probe: bool) -> Result<doctor::Diagnosis, CmdError> {
     let facts = HostFacts::read(&ctx.host.root)?;
     let runner = ctx.host.runner();
@@ -31,7 +33,7 @@ pub fn diagnose_host(ctx: &Ctx, probe: bool) -> Result<doctor::Diagnosis, CmdErr
         doctor::Inputs {
             runner: runner.as_ref(),
             policy: &policy,
-            probe,
+            probe: policy.for_node().runs_probe(probe),
             declared: &declared,
         },
     )?)

@@ -16,6 +16,7 @@ use clap::Args;
 use super::host::Host;
 use super::Ctx;
 use crate::host::io::programs as tools;
+use crate::host::mounts::server_names;
 use crate::mount::args::{self, Parsed, USAGE};
 use crate::mount::clock::SystemClock;
 use crate::mount::exit_code::{SUCCESS, SYSERR};
@@ -23,6 +24,7 @@ use crate::mount::flow::Helper;
 use crate::mount::modprobe::{Modprobe, ModuleLoader};
 use crate::mount::privilege;
 use crate::mount::request::MountRequest;
+use crate::nfs::{ServerAddrs, ShownExport};
 use crate::policy;
 
 #[derive(Debug, Args)]
@@ -130,8 +132,14 @@ fn run_helper(raw: &[OsString], host: &Host, config: Option<&Path>, verbose: u8)
     if let Err(e) = crate::mount::target_path::check_mount_point(root, &req.target) {
         return fail(e, crate::mount::exit_code::FAIL);
     }
-    let mount_policy =
-        policy.for_mount(&req.target, &req.spec, req.options.policy, req.options.wait);
+    let resolver = server_names::resolver_for(&host.root);
+    let mount_policy = policy.for_mount(
+        &req.target,
+        ShownExport::written(&req.spec),
+        &ServerAddrs::new(resolver.as_ref()),
+        req.options.policy,
+        req.options.wait,
+    );
     tracing::info!(
         "options for mount.nfs: {} (not passed on: {})",
         req.options.option_string(),

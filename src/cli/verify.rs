@@ -7,13 +7,13 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::{exit, CmdError, Ctx};
-use crate::agent::intent::read_declared;
 use crate::checks::catalogue::{mount_options, mount_transport, transport_trap};
 use crate::checks::registry::{self, Detail};
 use crate::checks::{render, CheckResult};
 use crate::host::kernel::KernelInfo;
-use crate::host::mounts::read_mount_table;
-use crate::policy::intent::expected_port;
+use crate::host::mounts::{read_mount_table, server_names};
+use crate::nfs::{ServerAddrs, ShownExport};
+use crate::policy::intent::{expected_port, read_declared, rule_of};
 use crate::verdict;
 
 #[derive(Debug, Args)]
@@ -39,12 +39,18 @@ pub fn run(args: &VerifyArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let table = read_mount_table(&ctx.host.root)?;
     let mounted = table.topmost_at(&target);
     let declared = read_declared(&ctx.host.root)?;
-    let levels = policy.for_mount(&target, mounted.map_or("", |m| m.info.source()), None, None);
+    let resolver = server_names::resolver_for(&ctx.host.root);
+    let addrs = ServerAddrs::new(resolver.as_ref());
+    let rule = match mounted {
+        Some(m) => rule_of(m, &declared, &policy.mounts, &addrs),
+        None => policy.rule_for(&target, ShownExport::written(""), &addrs),
+    };
+    let levels = policy.for_rule(rule);
     let results = match mounted {
         Some(m) => {
             let port = args
                 .port
-                .unwrap_or_else(|| expected_port(m, &declared, &policy));
+                .unwrap_or_else(|| expected_port(m, &declared, policy.options.port));
             registry::verify_mount(m, &table, port, &declared.asked(m), Detail::Full)
         }
         None => vec![

@@ -4,47 +4,7 @@
 //! `_netdev` the mount is ordered before the network is up and fails at boot. `bg` makes mount.nfs
 //! fork before nfs-gds can verify the transport, so the helper refuses it.
 
-use serde::Serialize;
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct FstabEntry {
-    pub line: usize,
-    pub source: String,
-    pub target: String,
-    pub options: Vec<String>,
-}
-
-/// The `nfs-gds` entries of an fstab text (`\040`-style escapes decoded in source and target).
-pub fn parse_nfs_gds_entries(text: &str) -> Vec<FstabEntry> {
-    text.lines()
-        .enumerate()
-        .filter_map(|(i, l)| {
-            let l = l.trim();
-            if l.starts_with('#') {
-                return None;
-            }
-            let f: Vec<&str> = l.split_whitespace().collect();
-            if f.len() < 3 || f[2] != "nfs-gds" {
-                return None;
-            }
-            Some(FstabEntry {
-                line: i + 1,
-                source: unescape(f[0]),
-                target: unescape(f[1]),
-                options: f
-                    .get(3)
-                    .map(|o| o.split(',').map(str::to_string).collect())
-                    .unwrap_or_default(),
-            })
-        })
-        .collect()
-}
-
-fn unescape(s: &str) -> String {
-    s.replace("\\040", " ")
-        .replace("\\011", "\t")
-        .replace("\\134", "\\")
-}
+pub use crate::host::mounts::fstab::{parse_nfs_gds_entries, FstabEntry};
 
 /// Problems with one entry, in words.
 pub fn problems(e: &FstabEntry) -> Vec<String> {

@@ -26,9 +26,10 @@ use serde::Serialize;
 
 use crate::checks::{fix, registry, CheckResult, Verdict, SCHEMA_VERSION};
 use crate::host::io::runner::Runner;
-use crate::host::mounts::{read_mount_table, MountsError};
+use crate::host::mounts::{read_mount_table, server_names, MountsError};
 use crate::host::stack_facts::StackFacts;
 use crate::host::{HostError, HostFacts};
+use crate::nfs::ServerAddrs;
 use crate::policy::Policy;
 use crate::verdict;
 use plan::PlanInput;
@@ -154,7 +155,9 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
     let mut gds_mount = fstab_entries.first().map(|e| e.target.clone());
     match &table {
         Ok(table) => {
-            let review = mounts::review(table, &fstab_entries, declared, policy);
+            let resolver = server_names::resolver_for(&facts.root);
+            let addrs = ServerAddrs::new(resolver.as_ref());
+            let review = mounts::review(table, &fstab_entries, declared, policy, &addrs);
             verdict = verdict.max(review.verdict);
             gds_mount = gds_mount.or(review.gds_mounts.first().cloned());
             findings.extend(review.findings);

@@ -10,7 +10,8 @@ use crate::checks::catalogue::trap_suspects::Suspects;
 use crate::checks::registry::{self, Detail};
 use crate::checks::{CheckResult, Verdict};
 use crate::host::mounts::{Mount, MountTable};
-use crate::policy::intent::{expected_port, intent_of, Declared};
+use crate::nfs::ServerAddrs;
+use crate::policy::intent::{expected_port, intent_of, rule_of, Declared};
 use crate::policy::{MountPolicy, Policy};
 use crate::verdict;
 
@@ -54,6 +55,7 @@ pub fn review(
     fstab: &[FstabEntry],
     declared: &Declared,
     policy: &Policy,
+    addrs: &ServerAddrs,
 ) -> MountReview {
     let mut out = MountReview::default();
     let mut declared = declared.clone();
@@ -71,13 +73,15 @@ pub fn review(
             topic: "nfs-mount".into(),
             text: describe(m),
         });
-        if intent_of(m, &declared, &policy.mounts).is_none() || covered.contains(&m.info.mount_id) {
+        if intent_of(m, &declared, &policy.mounts, addrs).is_none()
+            || covered.contains(&m.info.mount_id)
+        {
             continue;
         }
-        let port = expected_port(m, &declared, policy);
+        let port = expected_port(m, &declared, policy.options.port);
         let mp = m.info.mount_point_shown().to_string();
         out.gds_mounts.push(mp.clone());
-        let rule = policy.rule_for(m.info.mount_point(), m.info.source());
+        let rule = rule_of(m, &declared, &policy.mounts, addrs);
         let under = levels[rule.unwrap_or(policy.mounts.len())]
             .get_or_insert_with(|| policy.for_rule(rule));
         let judged = verdict::judge(
@@ -149,6 +153,7 @@ device 10.0.2.15:/export mounted on /mnt/gds with fstype nfs4 statvers=1.1
             &fstab,
             &Declared::default(),
             &Policy::default(),
+            &crate::nfs::ServerAddrs::new(&crate::nfs::NoResolver),
         );
         let nfs: Vec<_> = r
             .findings
@@ -200,7 +205,13 @@ device 10.0.2.15:/export mounted on /mnt/gds with fstype nfs4 statvers=1.1
     fn reviewing_every_mount_of_one_server_warns_each_of_them() {
         let n = 4000;
         let t = one_server(n);
-        let r = review(&t, &[], &Declared::default(), &Policy::default());
+        let r = review(
+            &t,
+            &[],
+            &Declared::default(),
+            &Policy::default(),
+            &crate::nfs::ServerAddrs::new(&crate::nfs::NoResolver),
+        );
         assert_eq!(r.gds_mounts.len(), n);
         let warned = r
             .checks

@@ -1,4 +1,10 @@
 //! Recording fakes of every side effect, for unit tests.
+//!
+//! The fakes here model no kernel behaviour: a test's `on_mount` decides what a mount call does.
+//! The simulated kernels of the flow tests (`flow/tests/kernel_table.rs` and its users) model
+//! what the VM suite showed the real kernel does to the mount table — lowest-free mount ids and
+//! device minors, pins, and a shared NFS superblock's naming — and say which behaviours they
+//! leave out.
 
 use std::cell::{Cell, RefCell};
 use std::path::Path;

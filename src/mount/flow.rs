@@ -10,12 +10,15 @@
 //!    mount through the [`Mounter`], noting the mounts on the target before and after, each by
 //!    its identity (mount id, device, parent, mount point: the kernel reuses freed ids at once)
 //!    and its source: `mount.nfs` exits 0 when the target already carries the same mount, so
-//!    only a new identity is a new mount, and only a new mount of SPEC is the helper's.
+//!    only a new identity is a new mount, and only a new mount of SPEC's export is the helper's
+//!    ([`sort_new_on`]: by the export the kernel shows, by address, or as the one new mount that
+//!    shares an earlier mount's NFS superblock and so is shown under that mount's name).
 //! 4. Verify every new mount of SPEC on DIR: its `xprt:` lines and options. An enforced failure
 //!    unmounts exactly that mount, by its identity — only if it is still the one on top of the
 //!    target — and refuses (32). Several new mounts of SPEC at once (another mount of the same
 //!    source ran beside this one) are all judged, and none is unmounted: which one the helper
-//!    made cannot be told. A new mount of another source is someone else's, and left alone.
+//!    made cannot be told; the message names them all and the command that removes them. A new
+//!    mount of another server or export is someone else's, and left alone.
 //! 5. A held signal that arrived meanwhile ends the helper now, with 128 + its number.
 //!
 //! A remount runs no pre-checks (the transport of an existing mount cannot change): it is
@@ -27,7 +30,7 @@ use std::io::Write;
 
 use super::clock::Clock;
 use super::exit_code::{FAIL, SUCCESS, SYSERR};
-use super::identity::{is_of_spec, new_mounts, new_mounts_on, MountIdentity};
+use super::identity::{sort_new_on, MountIdentity, NewOnTarget, Ours};
 use super::modprobe::ModuleLoader;
 use super::mounter::{MountCall, MountError, MountStatus, Mounter};
 use super::request::MountRequest;
@@ -38,9 +41,12 @@ use crate::checks::registry::{self, MountSubject};
 use crate::checks::render::plural;
 use crate::checks::{fix, render, CheckResult};
 use crate::escape::escape_control;
+use crate::host::mounts::server_names;
 use crate::host::mounts::{read_mount_table, Mount, MountTable, MountsError};
 use crate::host::{HostError, HostFacts, Root};
 use crate::kmod::RPCRDMA;
+use crate::nfs::ServerAddrs;
+use crate::policy::intent::{expected_port, read_declared};
 use crate::policy::{Level, MountPolicy};
 use crate::verdict::{journal_lines, judge, Judgement, DOCTOR_HINT};
 
@@ -148,10 +154,11 @@ fn precheck<'l>(
         }
         *load_tried = true;
     }
-    if policy.probe {
+    let probe = policy.runs_probe(false);
+    if probe {
         facts.run_probe(None);
     }
-    let mut results = registry::node_checks(&facts, policy.probe);
+    let mut results = registry::node_checks(&facts, probe);
     let table = read_mount_table(root)?;
     results.extend(registry::before_mount(&MountSubject::Planned {
         server: &req.source.server,
@@ -313,17 +320,33 @@ impl Helper<'_> {
             after,
             ..
         } = *attempt;
-        let (ours, others): (Vec<&Mount>, Vec<&Mount>) = new_mounts_on(before, after, &req.target)
-            .into_iter()
-            .partition(|m| is_of_spec(m.info.source(), &req.spec));
+        let resolver = server_names::resolver_for(self.root);
+        let addrs = ServerAddrs::new(resolver.as_ref());
+        let NewOnTarget { ours, others } =
+            sort_new_on(before, after, &req.target, &req.source, &addrs);
         if !others.is_empty() {
             self.say(&format!(
-                "during this mount, {} of another source appeared on {}: {}; not nfs-gds's, so it is neither judged nor unmounted here",
+                "during this mount, {} of another server or export appeared on {}: {}; not nfs-gds's, so it is neither judged nor unmounted here",
                 if others.len() == 1 { "a mount" } else { "mounts" },
                 req.target.display(),
                 Self::list(&others)
             ));
         }
+        for (m, why) in &ours {
+            if let Ours::SharedSuperblock {
+                first_id,
+                first_source,
+            } = why
+            {
+                self.say(&format!(
+                    "the kernel shows the new mount on {} (mount id {}) as {}: it shares the NFS superblock of mount id {first_id} ({first_source}), which was there before, and with it that mount's client and transport; it is the only new NFS mount, so it is the one nfs-gds made",
+                    req.target.display(),
+                    m.info.mount_id,
+                    m.info.source()
+                ));
+            }
+        }
+        let ours: Vec<&Mount> = ours.into_iter().map(|(m, _)| m).collect();
         let status_code = if status.success() {
             SUCCESS
         } else {
@@ -333,7 +356,7 @@ impl Helper<'_> {
         // of it (nconnect=, on kernels that ignore it for NFSv4.x over RDMA).
         let asked = [Asked::new(AskedBy::Helper, req.options.option_string())];
         match ours.as_slice() {
-            [] => self.no_new_mount(req, policy, attempt),
+            [] => self.no_new_mount(req, policy, attempt, &others, &addrs),
             [new] => {
                 let new = *new;
                 let id = new.info.mount_id;
@@ -393,9 +416,14 @@ impl Helper<'_> {
     fn keep(&mut self, req: &MountRequest, new: &Mount, post: &Judgement, after: &MountTable) {
         self.warn_if_needed(req, post, "mounted");
         let options = req.options.option_string();
-        if let Err(e) =
-            super::record::write_record(self.root, new, req.options.port, &options, after)
-        {
+        if let Err(e) = super::record::write_record(
+            self.root,
+            new,
+            &req.spec,
+            req.options.port,
+            &options,
+            after,
+        ) {
             self.say(&format!(
                 "{e}; nfs-gds agent will not know this mount was meant for RDMA"
             ));
@@ -407,97 +435,6 @@ impl Helper<'_> {
                 new.info.mount_id,
                 Self::proof(new)
             ));
-        }
-    }
-
-    /// Several new mounts of SPEC on DIR at once, one of them refused: another mount of the same
-    /// source ran beside this one, and which mount is nfs-gds's cannot be told, so none is
-    /// unmounted.
-    fn refuse_several(&mut self, req: &MountRequest, judged: &[(&Mount, Judgement)]) {
-        let mounts: Vec<&Mount> = judged.iter().map(|(m, _)| *m).collect();
-        self.say(&format!(
-            "REFUSED {}: {} new mounts of it appeared during this mount ({}), so another mount of the same source ran at the same time; nfs-gds cannot tell which one it made and unmounts none of them",
-            Self::subject(req),
-            mounts.len(),
-            Self::list(&mounts)
-        ));
-        for (m, post) in judged.iter().filter(|(_, post)| post.refused()) {
-            self.say(&format!(
-                "mount id {} failed {} under policy enforce:",
-                m.info.mount_id,
-                plural(post.refusals.len(), "check")
-            ));
-            self.print_judgement_lines(post);
-        }
-        self.say(&format!(
-            "check `findmnt {}` and unmount the refused mounts by hand: {}",
-            req.target.display(),
-            self.mounter.unmount_command(&req.target)
-        ));
-        self.say(DOCTOR_HINT);
-    }
-
-    /// No new mount of SPEC on DIR: mount.nfs failed, left an existing mount as it was, or the
-    /// mount appeared elsewhere.
-    fn no_new_mount(
-        &mut self,
-        req: &MountRequest,
-        policy: &MountPolicy,
-        attempt: &Attempt,
-    ) -> Result<u8, FlowError> {
-        let Attempt {
-            call,
-            status,
-            before,
-            after,
-        } = *attempt;
-        if !status.success() {
-            self.say(&format!(
-                "{} failed ({status}); nothing was mounted on {}",
-                self.mounter.plan(call).split(' ').next().unwrap_or("mount"),
-                req.target.display()
-            ));
-            return Ok(status.exit_code());
-        }
-        match before.topmost_at(&req.target) {
-            Some(old) => {
-                let id = old.info.mount_id;
-                self.say(&format!(
-                    "{} was already mounted (mount id {id}, {}) and mount.nfs left it as it was; verifying that mount",
-                    req.target.display(),
-                    old.info.source()
-                ));
-                self.verify_existing(req, policy, after, id, "it was there before nfs-gds ran")
-            }
-            None => {
-                let elsewhere: Vec<String> = new_mounts(before, after)
-                    .into_iter()
-                    .filter(|m| m.is_nfs() && is_of_spec(m.info.source(), &req.spec))
-                    .map(|m| {
-                        format!(
-                            "{} (mount id {})",
-                            m.info.mount_point().display(),
-                            m.info.mount_id
-                        )
-                    })
-                    .collect();
-                if elsewhere.is_empty() {
-                    self.say(&format!(
-                        "the mount of {} reported success, but no mount appeared on {}; not calling that a mount (if `findmnt --source {}` shows it under another path, unmount it there)",
-                        req.spec,
-                        req.target.display(),
-                        req.spec
-                    ));
-                } else {
-                    self.say(&format!(
-                        "the mount of {} reported success, but it appeared on {} instead of {}: the path changed while mounting (a directory on it replaced or a symlink planted), or the same source was mounted there at the same time; nfs-gds did not verify it and does not unmount it: check it and unmount it by hand",
-                        req.spec,
-                        elsewhere.join(", "),
-                        req.target.display()
-                    ));
-                }
-                Ok(FAIL)
-            }
         }
     }
 
@@ -517,11 +454,13 @@ impl Helper<'_> {
             ));
             return Ok(FAIL);
         };
-        // Not made with this request's options: what it asked is what the helper recorded
-        // when it made it, if it did.
-        let asked = super::record::asked_of(self.root, m);
+        // Not made with this request's options: it is judged as verify and the agent judge it,
+        // on the port and with the asks the node declared for it (the helper's record, the
+        // fstab line), the request's port where nothing was recorded.
+        let declared = read_declared(self.root)?;
+        let port = expected_port(m, &declared, req.options.port);
         let post = judge(
-            registry::after_mount(m, table, req.options.port, &asked),
+            registry::after_mount(m, table, port, &declared.asked(m)),
             policy,
         );
         if post.refused() {
@@ -760,3 +699,4 @@ impl Helper<'_> {
 
 #[cfg(test)]
 mod tests;
+mod unclear;

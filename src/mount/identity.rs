@@ -7,11 +7,18 @@
 //! source together; where the kernel has it (Linux 6.8+, `STATX_MNT_ID_UNIQUE`), the
 //! 64-bit unique mount id, which is never reused, is added by the unmounter once the mount has
 //! been found. Unmounting goes by this identity, never by path alone.
+//!
+//! Which new mount on the target is the helper's own is [`sort_new_on`]'s answer. The kernel
+//! does not show the source as given: every mount that shares an NFS superblock (`sharecache`,
+//! the default; NFSv4 also merges two addresses of one server into one client) is shown under
+//! the superblock's first name, so the helper's mount of `10.0.2.15:/export` made while
+//! `127.0.0.1:/export` of the same machine is mounted appears as `127.0.0.1:/export`.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::host::mounts::{Mount, MountInfoEntry, MountTable};
+use crate::nfs::export_identity::{self, ServerAddrs};
 use crate::nfs::NfsSource;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,23 +63,98 @@ impl MountIdentity {
     }
 }
 
-/// Whether a mount's source as mountinfo shows it is the SPEC the helper was given. The kernel
-/// rebuilds the path it shows (`srv:/export/` is shown `srv:/export`, repeated slashes become
-/// one), so the paths are compared by their components and the server by its name, in any case.
-pub fn is_of_spec(shown: &str, spec: &str) -> bool {
-    if shown == spec {
-        return true;
+/// Why a new mount on the target is the helper's own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ours {
+    /// The kernel shows it as SPEC's export: the same path, and the same server by name or by
+    /// address (`addr=`, or SPEC's name resolved).
+    Export,
+    /// The kernel shows it under another name, as it shows every mount that shares an NFS
+    /// superblock: it has the device of a mount that was there before (that mount's id and
+    /// source), it is SPEC's path, and it is the only new NFS mount anywhere in the table, so it
+    /// is the one the successful mount call made.
+    SharedSuperblock { first_id: u32, first_source: String },
+}
+
+/// The new mounts on the target, each the helper's own (with why) or someone else's.
+#[derive(Debug, Default)]
+pub struct NewOnTarget<'t> {
+    pub ours: Vec<(&'t Mount, Ours)>,
+    pub others: Vec<&'t Mount>,
+}
+
+/// Tells the helper's own new mounts on `target` from others'. A new mount is the helper's
+/// when the kernel shows it as the export of `spec` ([`export_identity::is_export`]), or when it
+/// shares the superblock of an NFS mount that was there before and no other NFS mount appeared
+/// anywhere ([`Ours::SharedSuperblock`]); anything else is someone else's, and never judged or
+/// unmounted by the helper.
+pub fn sort_new_on<'t>(
+    before: &MountTable,
+    after: &'t MountTable,
+    target: &Path,
+    spec: &NfsSource,
+    addrs: &ServerAddrs,
+) -> NewOnTarget<'t> {
+    let new = new_mounts(before, after);
+    let new_nfs = new.iter().filter(|m| m.is_nfs()).count();
+    let mut sorted = NewOnTarget::default();
+    for m in new.into_iter().filter(|m| m.info.mount_point() == target) {
+        match ours(m, before, spec, addrs, new_nfs) {
+            Some(why) => sorted.ours.push((m, why)),
+            None => sorted.others.push(m),
+        }
     }
-    let (Ok(a), Ok(b)) = (NfsSource::parse(shown), NfsSource::parse(spec)) else {
-        return false;
-    };
+    sorted
+}
+
+fn ours(
+    m: &Mount,
+    before: &MountTable,
+    spec: &NfsSource,
+    addrs: &ServerAddrs,
+    new_nfs: usize,
+) -> Option<Ours> {
+    if !m.is_nfs() {
+        return None;
+    }
+    if export_identity::is_export(spec, m.shown_export(), addrs) {
+        return Some(Ours::Export);
+    }
+    if new_nfs != 1 || !same_path(m.info.source(), spec) {
+        return None;
+    }
+    before
+        .mounts
+        .iter()
+        .find(|old| old.is_nfs() && old.info.device_number() == m.info.device_number())
+        .map(|first| Ours::SharedSuperblock {
+            first_id: first.info.mount_id,
+            first_source: first.info.source().to_string(),
+        })
+}
+
+/// Whether the source the kernel shows has SPEC's path (by components; any server).
+fn same_path(shown: &str, spec: &NfsSource) -> bool {
     let parts = |p: &str| {
         p.split('/')
             .filter(|c| !c.is_empty())
             .map(str::to_owned)
             .collect::<Vec<_>>()
     };
-    a.server_text.eq_ignore_ascii_case(&b.server_text) && parts(&a.path) == parts(&b.path)
+    NfsSource::parse(shown).is_ok_and(|s| parts(&s.path) == parts(&spec.path))
+}
+
+/// The new NFS mounts anywhere of the export of `spec`.
+pub fn new_mounts_of<'t>(
+    before: &MountTable,
+    after: &'t MountTable,
+    spec: &NfsSource,
+    addrs: &ServerAddrs,
+) -> Vec<&'t Mount> {
+    new_mounts(before, after)
+        .into_iter()
+        .filter(|m| m.is_nfs() && export_identity::is_export(spec, m.shown_export(), addrs))
+        .collect()
 }
 
 /// What tells two mountinfo lines apart: the identity and the source. The kernel hands out
@@ -168,15 +250,90 @@ mod tests {
         assert_eq!(new[0].info.source(), "10.0.2.15:/export");
     }
 
+    fn sort(before: &str, after: &str, spec: &str) -> (Vec<(u32, Ours)>, Vec<u32>) {
+        let (before, after) = (table(before), table(after));
+        let resolver = crate::host::mounts::server_names::HostsFile::parse("10.0.2.15 filer\n");
+        let addrs = ServerAddrs::new(&resolver);
+        let spec = NfsSource::parse(spec).unwrap();
+        let s = sort_new_on(&before, &after, Path::new("/mnt/gds"), &spec, &addrs);
+        (
+            s.ours
+                .iter()
+                .map(|(m, w)| (m.info.mount_id, w.clone()))
+                .collect(),
+            s.others.iter().map(|m| m.info.mount_id).collect(),
+        )
+    }
+
     #[test]
-    fn a_source_is_the_spec_as_the_kernel_rewrites_it() {
-        assert!(is_of_spec("10.0.2.15:/export", "10.0.2.15:/export"));
-        assert!(is_of_spec("filer:/export", "FILER:/export/"));
-        assert!(is_of_spec("filer:/a/b", "filer://a//b"));
-        assert!(is_of_spec("[fe80::1]:/export", "[fe80::1]:/export"));
-        assert!(!is_of_spec("10.0.2.99:/export", "10.0.2.15:/export"));
-        assert!(!is_of_spec("filer:/export2", "filer:/export"));
-        assert!(!is_of_spec("tmpfs", "filer:/export"));
+    fn a_new_mount_is_ours_by_the_export_the_kernel_shows() {
+        for shown in [
+            "10.0.2.15:/export rw,addr=10.0.2.15",
+            "filer:/export rw,addr=10.0.2.15",
+            "10.0.2.15:/export/ rw",
+        ] {
+            let after = format!("{ROOT}40 1 0:50 / /mnt/gds rw - nfs4 {shown}\n");
+            assert_eq!(
+                sort(ROOT, &after, "10.0.2.15:/export"),
+                (vec![(40, Ours::Export)], vec![]),
+                "{shown}"
+            );
+        }
+        // SPEC by name, shown by address.
+        let after =
+            format!("{ROOT}40 1 0:50 / /mnt/gds rw - nfs4 10.0.2.15:/export rw,addr=10.0.2.15\n");
+        assert_eq!(sort(ROOT, &after, "FILER:/export").0.len(), 1);
+    }
+
+    /// The transport trap on the real kernel: 127.0.0.1:/export (the same machine) was mounted
+    /// over TCP; the helper's mount of 10.0.2.15:/export shares its superblock and is shown
+    /// under its name and address.
+    #[test]
+    fn the_only_new_mount_sharing_an_earlier_superblock_is_ours() {
+        let lo = "34 1 0:60 / /mnt/lo rw - nfs4 127.0.0.1:/export rw,proto=tcp,addr=127.0.0.1\n";
+        let before = format!("{ROOT}{lo}");
+        let after = format!(
+            "{before}35 1 0:60 / /mnt/gds rw - nfs4 127.0.0.1:/export rw,proto=tcp,addr=127.0.0.1\n"
+        );
+        assert_eq!(
+            sort(&before, &after, "10.0.2.15:/export"),
+            (
+                vec![(
+                    35,
+                    Ours::SharedSuperblock {
+                        first_id: 34,
+                        first_source: "127.0.0.1:/export".into()
+                    }
+                )],
+                vec![]
+            )
+        );
+        // Another path of that server is not SPEC's export.
+        assert_eq!(sort(&before, &after, "10.0.2.15:/other").1, [35]);
+        // Two new NFS mounts: which one the call made is not known; the stranger stays one.
+        let two = format!(
+            "{after}36 1 0:61 / /mnt/x rw - nfs4 10.0.2.77:/x rw,proto=tcp,addr=10.0.2.77\n"
+        );
+        assert_eq!(sort(&before, &two, "10.0.2.15:/export").1, [35]);
+    }
+
+    /// A plain NFS mount of another server on the target during ours is never ours, new
+    /// superblock or shared.
+    #[test]
+    fn another_servers_mount_on_the_target_is_someone_elses() {
+        let other = "77 1 0:70 / /mnt/o rw - nfs4 10.0.2.99:/export rw,addr=10.0.2.99\n";
+        let before = format!("{ROOT}{other}");
+        let after = format!(
+            "{before}40 1 0:50 / /mnt/gds rw - nfs4 10.0.2.15:/export rw,addr=10.0.2.15\n41 40 0:70 / /mnt/gds rw - nfs4 10.0.2.99:/export rw,addr=10.0.2.99\n"
+        );
+        assert_eq!(
+            sort(&before, &after, "10.0.2.15:/export"),
+            (vec![(40, Ours::Export)], vec![41])
+        );
+        let after = format!(
+            "{ROOT}40 1 0:51 / /mnt/gds rw - nfs4 10.0.2.99:/export rw,addr=10.0.2.99\n42 1 0:9 / /mnt/gds rw - tmpfs tmpfs rw\n"
+        );
+        assert_eq!(sort(ROOT, &after, "10.0.2.15:/export").1, [40, 42]);
     }
 
     #[test]

@@ -11,7 +11,7 @@
 //! what it would do.
 
 use std::io;
-use std::net::{IpAddr, ToSocketAddrs};
+use std::net::IpAddr;
 use std::path::PathBuf;
 
 use sys_mount::{Mount, MountFlags};
@@ -20,20 +20,7 @@ use super::mounter::{MountCall, MountError, MountStatus, Mounting};
 use super::options::split;
 use super::unmount::Unmounter;
 
-/// Name resolution, behind a trait so tests need no DNS.
-pub trait Resolver {
-    fn resolve(&self, host: &str) -> io::Result<Vec<IpAddr>>;
-}
-
-/// The system resolver (`getaddrinfo` through std).
-#[derive(Debug, Default)]
-pub struct SystemResolver;
-
-impl Resolver for SystemResolver {
-    fn resolve(&self, host: &str) -> io::Result<Vec<IpAddr>> {
-        Ok((host, 0u16).to_socket_addrs()?.map(|a| a.ip()).collect())
-    }
-}
+pub use crate::nfs::{Resolver, SystemResolver};
 
 /// What mount(2) is called with.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -80,7 +80,13 @@ mod tests {
     use std::path::Path;
 
     fn judged(results: Vec<CheckResult>) -> Judgement {
-        let p = Policy::default().for_mount(Path::new("/m"), "s:/x", None, None);
+        let p = Policy::default().for_mount(
+            Path::new("/m"),
+            crate::nfs::ShownExport::written("s:/x"),
+            &crate::nfs::ServerAddrs::new(&crate::nfs::NoResolver),
+            None,
+            None,
+        );
         judge(results, &p)
     }
 

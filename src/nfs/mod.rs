@@ -2,9 +2,11 @@
 //! and the defaults a mount gets. It reads nothing from the host and imports nothing above it.
 
 pub mod defaults;
+pub mod export_identity;
 pub mod source;
 pub mod version;
 
 pub use defaults::{OptionDefaults, NFS_PORT, NFS_RDMA_PORT};
+pub use export_identity::{NoResolver, Resolver, ServerAddrs, ShownExport, SystemResolver};
 pub use source::{NfsSource, Sameness, ServerHost, SourceError};
 pub use version::{BadVersion, NfsVersion};

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use super::{Backend, Level, Policy};
 use crate::checks::{registry, CheckId};
+use crate::nfs::{ServerAddrs, ShownExport};
 
 /// What applies to one mount.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,6 +28,13 @@ pub struct MountPolicy {
 }
 
 impl MountPolicy {
+    /// Whether the live registration probe runs: when the command line asks for it or the
+    /// policy says `probe = true`. The one answer for `check`, `doctor`, `provision`, the agent
+    /// and the helper.
+    pub fn runs_probe(&self, asked: bool) -> bool {
+        asked || self.probe
+    }
+
     pub fn level(&self, id: CheckId) -> Level {
         self.levels
             .get(&id)
@@ -42,20 +50,33 @@ impl Policy {
         self.merge(None, None, None)
     }
 
-    /// Merges the layers for the mount of `source` on `target`.
+    /// Merges the layers for the mount of `export` on `target`.
     pub fn for_mount(
         &self,
         target: &Path,
-        source: &str,
+        export: ShownExport,
+        addrs: &ServerAddrs,
         option_level: Option<Level>,
         option_wait: Option<u64>,
     ) -> MountPolicy {
-        self.merge(self.rule_for(target, source), option_level, option_wait)
+        self.merge(
+            self.rule_for(target, export, addrs),
+            option_level,
+            option_wait,
+        )
     }
 
-    /// The index of the `[[mount]]` table that applies to the mount of `source` on `target`.
-    pub fn rule_for(&self, target: &Path, source: &str) -> Option<usize> {
-        self.mounts.iter().position(|r| r.matches(target, source))
+    /// The index of the `[[mount]]` table that applies to the mount of `export` on `target`
+    /// ([`MountRule::matches`](super::MountRule::matches)).
+    pub fn rule_for(
+        &self,
+        target: &Path,
+        export: ShownExport,
+        addrs: &ServerAddrs,
+    ) -> Option<usize> {
+        self.mounts
+            .iter()
+            .position(|r| r.matches(target, export, addrs))
     }
 
     /// The levels under `[[mount]]` table `rule` (none: `None`), without per-mount options:
@@ -116,6 +137,7 @@ mod tests {
     use crate::checks::catalogue::{
         nvidia_fs_devices, nvidia_fs_loaded, rpcrdma_fresh, transport_trap,
     };
+    use crate::nfs::NoResolver;
     use crate::policy::file::parse;
 
     fn policy() -> Policy {
@@ -144,7 +166,13 @@ default = "off"
 
     #[test]
     fn the_file_default_and_per_check_levels_apply_to_unmatched_mounts() {
-        let m = policy().for_mount(Path::new("/mnt/data"), "srv:/x", None, None);
+        let m = policy().for_mount(
+            Path::new("/mnt/data"),
+            ShownExport::written("srv:/x"),
+            &ServerAddrs::new(&NoResolver),
+            None,
+            None,
+        );
         assert_eq!(m.level(nvidia_fs_loaded::ID), Level::Enforce);
         assert_eq!(m.level(nvidia_fs_devices::ID), Level::Warn);
         assert_eq!(m.level(rpcrdma_fresh::ID), Level::Off);
@@ -155,7 +183,13 @@ default = "off"
 
     #[test]
     fn the_first_matching_mount_rule_overrides_the_file() {
-        let m = policy().for_mount(Path::new("/mnt/scratch/"), "srv:/x", None, None);
+        let m = policy().for_mount(
+            Path::new("/mnt/scratch/"),
+            ShownExport::written("srv:/x"),
+            &ServerAddrs::new(&NoResolver),
+            None,
+            None,
+        );
         assert_eq!(m.rule, Some(0));
         assert_eq!(m.level(nvidia_fs_loaded::ID), Level::Warn);
         assert_eq!(
@@ -171,7 +205,8 @@ default = "off"
     fn mount_options_win_over_everything() {
         let m = policy().for_mount(
             Path::new("/mnt/scratch"),
-            "srv:/x",
+            ShownExport::written("srv:/x"),
+            &ServerAddrs::new(&NoResolver),
             Some(Level::Enforce),
             Some(0),
         );
@@ -183,7 +218,13 @@ default = "off"
 
     #[test]
     fn the_builtin_policy_keeps_each_default_without_waiting() {
-        let m = Policy::default().for_mount(Path::new("/x"), "s:/x", None, None);
+        let m = Policy::default().for_mount(
+            Path::new("/x"),
+            ShownExport::written("s:/x"),
+            &ServerAddrs::new(&NoResolver),
+            None,
+            None,
+        );
         for c in registry::all() {
             assert_eq!(m.level(c.id), c.default_level, "{}", c.id);
             // Advisory checks declare `warn`; none is off unless a policy says so.

@@ -19,7 +19,8 @@ use serde::{Deserialize, Serialize};
 pub use crate::checks::level::{BadLevel, Level};
 use crate::checks::CheckId;
 use crate::host::Root;
-use crate::nfs::OptionDefaults;
+use crate::nfs::export_identity::{self, ServerAddrs, ShownExport};
+use crate::nfs::{NfsSource, OptionDefaults};
 
 pub use effective::MountPolicy;
 pub use trust::{Trust, TrustError};
@@ -51,7 +52,9 @@ pub struct MountRule {
     /// Matches the mount point exactly (compared by path components, so a trailing slash does
     /// not matter).
     pub target: Option<PathBuf>,
-    /// Matches the export as written (`server:/export`) and every directory below it.
+    /// Matches the export (`server:/export`) and every directory below it: as written, or by
+    /// server identity ([`crate::nfs::export_identity`]), since the kernel shows a mount that
+    /// shares an NFS superblock under that superblock's first name.
     pub source: Option<String>,
     pub default: Option<Level>,
     pub checks: BTreeMap<CheckId, Level>,
@@ -59,21 +62,24 @@ pub struct MountRule {
 }
 
 impl MountRule {
-    /// Whether this table covers the mount of `source` on `target`: every criterion it has
+    /// Whether this table covers the mount of `export` on `target`: every criterion it has
     /// matches. The one rule every command asks (the helper, `verify`, `doctor`, the agent,
-    /// `policy show`).
-    pub fn matches(&self, target: &Path, source: &str) -> bool {
+    /// `policy show`). The export is compared as written first, then by server identity (the
+    /// rule's server resolved through `addrs`, against the server and `addr=` the kernel shows).
+    pub fn matches(&self, target: &Path, export: ShownExport, addrs: &ServerAddrs) -> bool {
         self.target.as_deref().is_none_or(|t| t == target)
-            && self
-                .source
-                .as_deref()
-                .is_none_or(|s| export_covers(s, source))
+            && self.source.as_deref().is_none_or(|s| {
+                export_covers(s, export.source)
+                    || NfsSource::parse(s)
+                        .is_ok_and(|rule| export_identity::export_covers(&rule, export, addrs))
+            })
     }
 }
 
 /// Whether the export `source` is `rule` or below it (`srv:/a` covers `srv:/a` and `srv:/a/b`,
 /// not `srv:/ab`; `srv:/` covers every export of `srv`): csi-driver-nfs mounts one
-/// subdirectory of a share per volume. Both are compared as written, server included.
+/// subdirectory of a share per volume. Both are compared as written, server included: the
+/// cheap first test of [`MountRule::matches`].
 pub fn export_covers(rule: &str, source: &str) -> bool {
     let rule = if rule.ends_with('/') && !rule.ends_with(":/") {
         rule.trim_end_matches('/')
@@ -199,6 +205,7 @@ pub fn parse_bytes(path: &Path, text: Vec<u8>) -> Result<Policy, PolicyError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::nfs::NoResolver;
     use std::os::unix::fs::PermissionsExt;
 
     #[test]
@@ -215,18 +222,42 @@ mod tests {
             target: Some("/mnt/data/".into()),
             ..Default::default()
         };
-        assert!(r.matches(Path::new("/mnt/data"), "srv:/x"));
-        assert!(!r.matches(Path::new("/mnt/other"), "srv:/x"));
+        assert!(r.matches(
+            Path::new("/mnt/data"),
+            ShownExport::written("srv:/x"),
+            &ServerAddrs::new(&NoResolver)
+        ));
+        assert!(!r.matches(
+            Path::new("/mnt/other"),
+            ShownExport::written("srv:/x"),
+            &ServerAddrs::new(&NoResolver)
+        ));
         let r = MountRule {
             target: Some("/mnt/data".into()),
             source: Some("srv:/x".into()),
             ..Default::default()
         };
-        assert!(r.matches(Path::new("/mnt/data"), "srv:/x"));
-        assert!(!r.matches(Path::new("/mnt/data"), "srv:/y"));
+        assert!(r.matches(
+            Path::new("/mnt/data"),
+            ShownExport::written("srv:/x"),
+            &ServerAddrs::new(&NoResolver)
+        ));
+        assert!(!r.matches(
+            Path::new("/mnt/data"),
+            ShownExport::written("srv:/y"),
+            &ServerAddrs::new(&NoResolver)
+        ));
         // A source covers the directories below its export, never a look-alike name.
-        assert!(r.matches(Path::new("/mnt/data"), "srv:/x/pvc-1"));
-        assert!(!r.matches(Path::new("/mnt/data"), "srv:/xy"));
+        assert!(r.matches(
+            Path::new("/mnt/data"),
+            ShownExport::written("srv:/x/pvc-1"),
+            &ServerAddrs::new(&NoResolver)
+        ));
+        assert!(!r.matches(
+            Path::new("/mnt/data"),
+            ShownExport::written("srv:/xy"),
+            &ServerAddrs::new(&NoResolver)
+        ));
     }
 
     #[test]

@@ -12,12 +12,15 @@ use std::path::PathBuf;
 pub mod counters;
 mod escape;
 mod fields;
+pub mod fstab;
 mod mountinfo;
 mod mountstats;
 mod options;
 pub mod pnfs;
+pub mod records;
 #[cfg(test)]
 mod samples;
+pub mod server_names;
 mod table;
 
 pub use escape::unescape;

@@ -9,6 +9,7 @@ use std::path::Path;
 use super::mountinfo::MountInfoEntry;
 use super::mountstats::{is_rdma_netid, MountStats, MountStatsRecord, Xprt};
 use super::options::KEPT_OPTIONS;
+use crate::nfs::ShownExport;
 
 /// A mount: its mountinfo line and, when one could be paired, what it keeps of its mountstats
 /// record (whose device and mount point are the mountinfo line's: that is how they paired).
@@ -47,6 +48,15 @@ impl Mount {
             .filter(|_| KEPT_OPTIONS.contains(&key))
             .and_then(|s| s.opt(key))
             .or_else(|| self.info.super_option(key))
+    }
+
+    /// The export as the kernel shows it: the source (a shared superblock's first name) and the
+    /// server address it talks to (`addr=`), for [`crate::nfs::export_identity`].
+    pub fn shown_export(&self) -> ShownExport<'_> {
+        ShownExport {
+            source: self.info.source(),
+            addr: self.option("addr").and_then(|a| a.parse().ok()),
+        }
     }
 
     /// The transports the mount really uses: the `xprt:` lines when there are any, else the

@@ -34,6 +34,7 @@ PLAN=(
     "step     switch-to-gpl-hooks          step_switch_gpl"
     "scenario infra-gpl-hooked-rpcrdma     scn_infra_gpl"
     "scenario s5a-happy-path-enforce       scn_s5a"
+    "scenario s4d-trap-on-shared-superblock scn_s4d"
     "scenario s7b-cli-matches-kernel-hooked scn_s7b"
     "scenario perf-mount-cost              scn_perf_mount_cost"
     "scenario s9-next-boot-without-hooks   scn_s9    bookworm"
@@ -651,6 +652,74 @@ scn_s5a() {
     expect_file_content "$MNT/s5a.txt" "$c"
     run umount 60 umount "$MNT"
     expect_rc umount 0
+}
+
+# A mount that shares an NFS superblock is shown under the name the superblock was first mounted
+# with. The helper must still know its own mount: refuse and unmount it when the transport trap
+# gave it TCP, keep and record it when it runs over RDMA; and a [[mount]] rule written with the
+# address must cover mounts the kernel shows under the server's name.
+trap_on_shared_superblock() {
+    local first=$1 label=$2 c
+    c=$(server_file s4d.txt)
+    run "mount-first-$label" 120 mount -t nfs4 -o proto=tcp,vers=4.2 "$first" /mnt/lo
+    expect_rc "mount-first-$label" 0
+    expect_xprt /mnt/lo tcp
+    run "mount-trap-$label" 120 mount -t nfs-gds "$SPEC" "$MNT"
+    expect_rc "mount-trap-$label" 32
+    expect_names "mount-trap-$label" mount-transport
+    expect_output "mount-trap-$label" 'unmounted again' "the refusal does not say that the refused mount was unmounted"
+    if output_of "mount-trap-$label" | grep -q 'no mount appeared'; then
+        fail "mount-trap-$label: says no mount appeared, though one did"
+    fi
+    expect_not_mounted "$MNT"
+    expect_mounted /mnt/lo
+    expect_xprt /mnt/lo tcp
+    expect_file_content /mnt/lo/s4d.txt "$c"
+    run "umount-first-$label" 60 umount /mnt/lo
+    expect_rc "umount-first-$label" 0
+}
+
+scn_s4d() {
+    note "the transport trap on a shared superblock: the helper's mount is shown under the first mount's name"
+    require_hooked_kernel gpl
+    mkdir -p /mnt/lo /mnt/a /mnt/pv
+    local out=/run/nfs-gds-agent-test
+    rm -rf "$out" && mkdir -p "$out"
+
+    note "A: 127.0.0.1:$EXPORT (this machine, another address) over TCP first, then nfs-gds of $SPEC"
+    trap_on_shared_superblock "127.0.0.1:$EXPORT" addr
+
+    note "B: the hostname form: nfs-gds-vm:$EXPORT/ (/etc/hosts: $SERVER) over TCP first; the pre-mount"
+    note "   transport-trap check would refuse it by name already, so it is off to reach the mount"
+    printf '[checks]\ntransport-trap = "off"\n' | write_config
+    trap_on_shared_superblock "nfs-gds-vm:$EXPORT/" name
+    rm -rf /etc/nfs-gds
+
+    note "C: nfs-gds-vm:$EXPORT through nfs-gds over RDMA, then $SPEC through nfs-gds: both RDMA, both"
+    note "   recorded; a [[mount]] rule written with the address covers a plain mount shown by the name"
+    printf '[[mount]]\nsource = "%s"\ndefault = "enforce"\n' "$SPEC" | write_config
+    run mount-name 120 mount -t nfs-gds "nfs-gds-vm:$EXPORT" /mnt/a
+    expect_rc mount-name 0
+    run mount-addr 120 mount -t nfs-gds "$SPEC" "$MNT"
+    expect_rc mount-addr 0
+    expect_xprt "$MNT" rdma
+    note "kernel shows: $(awk -v t="$MNT" '$2 == t' /proc/mounts)"
+    grep -lsF "\"spec\": \"$SPEC\"" /run/nfs-gds/mounts/*.json >/dev/null \
+        || fail "no record of $MNT names the spec $SPEC: $(cat /run/nfs-gds/mounts/*.json 2>&1)"
+    run mount-pv 120 mount -t nfs4 -o "vers=4.2,proto=rdma,port=$RDMA_PORT" "nfs-gds-vm:$EXPORT" /mnt/pv
+    expect_rc mount-pv 0
+    run verify-addr 60 nfs-gds verify "$MNT" --json
+    expect_rc verify-addr 0
+    run policy-pv 60 nfs-gds policy show --target /mnt/pv --source "nfs-gds-vm:$EXPORT"
+    expect_rc policy-pv 0
+    expect_output policy-pv 'table 1 applies' "the rule written with the address does not cover the name"
+    run agent 120 nfs-gds agent --once --status-file "$out/s.json" --nfd-dir "$out/f" --textfile-dir "$out/t"
+    expect_agent_mount "$out/s.json" /mnt/a meant_by=recorded protocol=rdma
+    expect_agent_mount "$out/s.json" "$MNT" meant_by=recorded protocol=rdma
+    expect_agent_mount "$out/s.json" /mnt/pv meant_by=policy protocol=rdma
+    cp "$out"/s.json "$SCN_DIR/" 2>/dev/null
+    umount_all_nfs >/dev/null || fail "cannot unmount the NFS mounts"
+    rm -rf "$out"
 }
 
 scn_s7b() {

@@ -2,7 +2,7 @@
 //! (as the kernel's IDA does), with other mounts coming and going beside them, half the servers
 //! falling back to TCP. Every refused TCP mount must be gone afterwards and every RDMA mount kept.
 
-use super::kernel_table::{publish, NfsLine};
+use super::kernel_table::{name_new_mount, publish, NfsLine};
 use super::*;
 use std::sync::{Arc, Mutex};
 
@@ -13,6 +13,7 @@ struct KMount {
     point: String,
     source: String,
     proto: &'static str,
+    addr: String,
 }
 
 struct Kernel {
@@ -31,18 +32,27 @@ impl Kernel {
             .unwrap()
     }
 
-    fn mount(&mut self, point: &str, source: &str, proto: &'static str) -> u32 {
+    /// A mount of `spec`, named as the kernel names it ([`name_new_mount`]).
+    fn mount(&mut self, point: &str, spec: &str, proto: &'static str) -> u32 {
         let id = self.lowest_free(30, |m| m.id);
-        let dev = self.lowest_free(50, |m| m.dev);
+        let sb = name_new_mount(
+            self.mounts
+                .iter()
+                .map(|m| (m.dev, m.source.as_str(), m.proto, m.addr.as_str())),
+            spec,
+            proto,
+            || self.lowest_free(50, |m| m.dev),
+        );
         if !self.used.insert(id) {
             self.reused += 1;
         }
         self.mounts.push(KMount {
             id,
-            dev,
+            dev: sb.dev,
             point: point.into(),
-            source: source.into(),
-            proto,
+            source: sb.source,
+            proto: sb.proto,
+            addr: sb.addr,
         });
         self.publish();
         id
@@ -72,6 +82,7 @@ impl Kernel {
                 point: &m.point,
                 source: &m.source,
                 proto: m.proto,
+                addr: &m.addr,
             })
             .collect();
         publish(&self.dir, self.publishes, (BEFORE, BEFORE_STATS), &lines);
@@ -147,7 +158,13 @@ fn reused_mount_ids_never_keep_a_refused_mount_or_refuse_a_good_one() {
                         .unwrap();
                     let policy = parse("[checks]\nrpcrdma-hook-export = \"off\"\n")
                         .unwrap()
-                        .for_mount(&req.target, &req.spec, None, None);
+                        .for_mount(
+                            &req.target,
+                            crate::nfs::ShownExport::written(&req.spec),
+                            &crate::nfs::ServerAddrs::new(&crate::nfs::NoResolver),
+                            None,
+                            None,
+                        );
                     let mine = Arc::new(Mutex::new(None::<u32>));
                     let (k1, k2, mine1, mine2) =
                         (kernel.clone(), kernel.clone(), mine.clone(), mine.clone());

@@ -116,7 +116,8 @@ fn run_with(
 ) -> Outcome {
     let policy = parse(policy_text).unwrap().for_mount(
         &req.target,
-        &req.spec,
+        crate::nfs::ShownExport::written(&req.spec),
+        &crate::nfs::ServerAddrs::new(&crate::nfs::NoResolver),
         req.options.policy,
         req.options.wait,
     );

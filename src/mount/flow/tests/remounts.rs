@@ -122,3 +122,35 @@ fn undo_leaves_alone_a_mount_that_is_no_longer_on_top() {
     );
     assert_eq!(unmounts.get(), 0);
 }
+
+/// A remount judges the existing mount as `verify` and the agent do: on the port the helper
+/// recorded for it (not the request's), with the asks of its record and fstab line.
+#[test]
+fn a_remount_judges_the_mount_on_its_recorded_port_and_declared_asks() {
+    let t = gds_node();
+    let (info, stats) = with_mount(70, "/mnt/data", "rdma");
+    t.table(
+        &info.replace("port=20049", "port=20050"),
+        &stats.replace("port=20049", "port=20050"),
+    );
+    // Unrecorded, 20050 is not the port the request expects.
+    let o = run(&t, &request("remount,ro", false), "", no_new_mount(&t, 0));
+    assert_eq!(o.code, 32, "{}", o.err);
+    assert!(o.err.contains("mount-options"), "{}", o.err);
+    // Recorded on 20050 by the helper that made it: that is the port it must be on.
+    t.write(
+        "run/nfs-gds/mounts/70-0.50.json",
+        r#"{"source":"10.0.2.15:/export","target":"/mnt/data","device":"0:50","mount_id":70,"port":20050}"#,
+    );
+    let o = run(&t, &request("remount,ro", false), "", no_new_mount(&t, 0));
+    assert_eq!(o.code, 0, "{}", o.err);
+    // The fstab line's nconnect=4 is what the mount asked for: the kernel made one connection,
+    // so the remount warns as verify does.
+    t.write(
+        "etc/fstab",
+        "10.0.2.15:/export /mnt/data nfs-gds _netdev,nconnect=4 0 0\n",
+    );
+    let o = run(&t, &request("remount,ro", false), "", no_new_mount(&t, 0));
+    assert_eq!(o.code, 0, "{}", o.err);
+    assert!(o.err.contains("mount-connections"), "{}", o.err);
+}

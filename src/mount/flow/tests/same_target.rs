@@ -1,12 +1,14 @@
 //! Mounts that appear on the target while the helper mounts, against a simulated kernel that
 //! hands out mount ids and anonymous device minors lowest-free, as Linux does, keeps a pinned
-//! mount's id and device taken after it is unmounted, and unmounts only the mount on top.
+//! mount's id and device taken after it is unmounted, unmounts only the mount on top, and names
+//! a mount that shares an NFS superblock after that superblock's first mount
+//! ([`kernel_table`](super::kernel_table) says which kernel behaviours are modelled).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::kernel_table::{publish, NfsLine};
+use super::kernel_table::{name_new_mount, publish, NfsLine, HOSTS};
 use super::*;
 use crate::mount::args::HelperArgs;
 use crate::mount::clock::SystemClock;
@@ -31,6 +33,7 @@ struct KMount {
     point: String,
     source: String,
     proto: &'static str,
+    addr: String,
     /// Unmounted, but still referenced by a pin: its id and device stay taken.
     detached: bool,
     pins: usize,
@@ -50,6 +53,8 @@ impl Kernel {
         std::fs::create_dir_all(dir.join("proc/self")).unwrap();
         std::fs::create_dir_all(dir.join("proc/sys/kernel")).unwrap();
         std::fs::write(dir.join("proc/sys/kernel/osrelease"), "6.1.0-test\n").unwrap();
+        std::fs::create_dir_all(dir.join("etc")).unwrap();
+        std::fs::write(dir.join("etc/hosts"), HOSTS).unwrap();
         let mut k = Kernel {
             dir: dir.to_owned(),
             mounts: Vec::new(),
@@ -72,17 +77,27 @@ impl Kernel {
             .rposition(|m| !m.detached && m.point == point)
     }
 
-    fn mount(&mut self, point: &str, source: &str, proto: &'static str) -> u32 {
+    /// `mount -t nfs4 -o proto=PROTO SPEC POINT`: shares the superblock of a mount of the same
+    /// export from the same machine, named after it and on its transport, else a new one.
+    fn mount(&mut self, point: &str, spec: &str, proto: &'static str) -> u32 {
         let id = self.lowest_free(70, |m| m.id);
-        let dev = self.lowest_free(50, |m| m.dev);
+        let sb = name_new_mount(
+            self.mounts
+                .iter()
+                .map(|m| (m.dev, m.source.as_str(), m.proto, m.addr.as_str())),
+            spec,
+            proto,
+            || self.lowest_free(50, |m| m.dev),
+        );
         let parent = self.top(point).map_or(1, |i| self.mounts[i].id);
         self.mounts.push(KMount {
             id,
             parent,
-            dev,
+            dev: sb.dev,
             point: point.into(),
-            source: source.into(),
-            proto,
+            source: sb.source,
+            proto: sb.proto,
+            addr: sb.addr,
             detached: false,
             pins: 0,
         });
@@ -158,6 +173,7 @@ impl Kernel {
                 point: &m.point,
                 source: &m.source,
                 proto: m.proto,
+                addr: &m.addr,
             })
             .collect();
         let root = (
@@ -229,9 +245,13 @@ fn run_on(root: &Path, spec: &str, mut m: RecordingMounter, clock: &dyn Clock) -
         ..Default::default()
     };
     let req = MountRequest::new(&args, OptionDefaults::default(), Path::new("/")).unwrap();
-    let policy = parse(POLICY)
-        .unwrap()
-        .for_mount(&req.target, &req.spec, None, None);
+    let policy = parse(POLICY).unwrap().for_mount(
+        &req.target,
+        crate::nfs::ShownExport::written(&req.spec),
+        &crate::nfs::ServerAddrs::new(&crate::nfs::NoResolver),
+        None,
+        None,
+    );
     let root = Root::new(root);
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let code = Helper {
@@ -309,10 +329,12 @@ fn a_mount_that_takes_the_identity_of_another_source_is_judged_and_unmounted() {
     }
 }
 
-/// Two new mounts of SPEC on DIR during one mount: both are judged; one over TCP refuses, and
-/// since which one nfs-gds made cannot be told, neither is unmounted, and the message says so.
+/// Two new mounts of SPEC on DIR during one mount (another mount of the same source ran beside
+/// ours): the second shares the first's superblock and transport, as on the real kernel. Both
+/// are judged and refused; which one nfs-gds made cannot be told, so neither is unmounted, and
+/// the message names both and how to remove them.
 #[test]
-fn every_new_mount_of_the_spec_is_judged_and_none_is_said_unmounted() {
+fn two_new_mounts_of_the_spec_are_both_refused_named_and_left_with_the_way_to_remove_them() {
     let (kernel, unmounted, o) = once(
         true,
         |_| {},
@@ -327,16 +349,166 @@ fn every_new_mount_of_the_spec_is_judged_and_none_is_said_unmounted() {
         "{}",
         o.err
     );
+    for id in [70, 71] {
+        assert!(
+            o.err.contains(&format!(
+                "nfs-gds: mount id {id} failed 2 checks under policy enforce:"
+            )),
+            "{}",
+            o.err
+        );
+    }
     assert!(
-        o.err
-            .contains("nfs-gds: mount id 70 failed 2 checks under policy enforce:"),
+        o.err.contains(
+            "`umount /mnt/gds` removes the mount on top; run it 2 times to reach mount id 70"
+        ),
         "{}",
         o.err
     );
-    assert!(!o.err.contains("mount id 71 failed"), "{}", o.err);
     assert!(!o.err.contains("unmounted again"), "{}", o.err);
     assert!(unmounted.is_empty(), "{:?}", o.calls);
     assert_eq!(sources_at(&kernel).len(), 2);
+}
+
+/// The transport trap on the real kernel: an export of the same machine is mounted over TCP
+/// under another address (127.0.0.1) or a name (nfs-gds-vm). The helper's mount of
+/// 10.0.2.15:/export shares that superblock, runs over TCP, and is shown under the first
+/// mount's name: it is still the helper's own, refused and unmounted; the first mount stays.
+#[test]
+fn the_trap_mount_shown_under_a_shared_superblocks_name_is_refused_and_unmounted() {
+    for first in ["127.0.0.1:/export", "nfs-gds-vm:/export/"] {
+        for pinning in [false, true] {
+            let (kernel, unmounted, o) = once(
+                pinning,
+                |k| {
+                    k.mount("/mnt/lo", first, "tcp");
+                },
+                |k| {
+                    k.mount(DIR, SPEC, "rdma");
+                },
+            );
+            let shown = first.trim_end_matches('/');
+            assert_eq!(o.code, 32, "{first}: {}", o.err);
+            assert!(
+                o.err.contains(&format!(
+                    "nfs-gds: REFUSED {SPEC} on {DIR}: the new mount (id 71) failed"
+                )),
+                "{first}: {}",
+                o.err
+            );
+            assert!(o.err.contains("it was unmounted again"), "{}", o.err);
+            assert!(!o.err.contains("no mount appeared"), "{}", o.err);
+            assert!(!o.err.contains("not nfs-gds's"), "{}", o.err);
+            assert_eq!(unmounted, [shown], "{first}");
+            assert!(sources_at(&kernel).is_empty(), "{first}");
+            let k = kernel.lock().unwrap();
+            let lo = k.at("/mnt/lo");
+            assert_eq!(lo.len(), 1, "{first}: the first mount is untouched");
+            assert_eq!((lo[0].source.as_str(), lo[0].proto), (shown, "tcp"));
+        }
+    }
+    // Under another address the table alone cannot tie the mount to SPEC: the helper says why
+    // it is its own.
+    let (_, _, o) = once(
+        true,
+        |k| {
+            k.mount("/mnt/lo", "127.0.0.1:/export", "tcp");
+        },
+        |k| {
+            k.mount(DIR, SPEC, "rdma");
+        },
+    );
+    assert!(
+        o.err.contains(
+            "as 127.0.0.1:/export: it shares the NFS superblock of mount id 70 (127.0.0.1:/export)"
+        ),
+        "{}",
+        o.err
+    );
+}
+
+/// The same with an accepted RDMA mount first, under the server's name: the helper's mount of
+/// the address comes up over RDMA on the shared superblock, is kept, and its record names both
+/// what the kernel shows and what was asked.
+#[test]
+fn a_good_mount_shown_under_the_servers_name_is_kept_and_recorded_with_the_spec() {
+    let tree = tempfile::tempdir().unwrap();
+    let kernel = Kernel::new(tree.path());
+    kernel
+        .lock()
+        .unwrap()
+        .mount("/mnt/a", "nfs-gds-vm:/export", "rdma");
+    let unmounted = Arc::new(Mutex::new(Vec::new()));
+    let m = mounter(&kernel, true, unmounted.clone(), |k| {
+        k.lock().unwrap().mount(DIR, SPEC, "tcp");
+    });
+    let o = run_on(tree.path(), SPEC, m, &FakeClock::default());
+    assert_eq!(o.code, 0, "{}", o.err);
+    assert!(unmounted.lock().unwrap().is_empty());
+    assert_eq!(
+        sources_at(&kernel),
+        [("nfs-gds-vm:/export".to_string(), "rdma")]
+    );
+    let (records, bad) = crate::mount::record::read_records(&Root::new(tree.path())).unwrap();
+    assert!(bad.is_empty(), "{bad:?}");
+    assert_eq!(records.len(), 1);
+    assert_eq!(
+        (records[0].source.as_str(), records[0].spec.as_str()),
+        ("nfs-gds-vm:/export", SPEC)
+    );
+}
+
+/// A plain `mount -t nfs` of another server lands on DIR during the helper's mount.nfs: a new
+/// superblock, or one shared with that server's earlier mount. It is neither judged nor
+/// unmounted; the helper's own mount beside it is judged alone.
+#[test]
+fn another_servers_plain_mount_on_the_target_is_neither_judged_nor_unmounted() {
+    for other_mounted_before in [false, true] {
+        let (kernel, unmounted, o) = once(
+            true,
+            |k| {
+                if other_mounted_before {
+                    k.mount("/mnt/o", OTHER, "tcp");
+                }
+            },
+            |k| {
+                k.mount(DIR, SPEC, "rdma");
+                k.mount(DIR, OTHER, "tcp");
+            },
+        );
+        assert_eq!(o.code, 0, "{}", o.err);
+        assert!(
+            o.err
+                .contains("a mount of another server or export appeared on /mnt/gds"),
+            "{}",
+            o.err
+        );
+        assert!(unmounted.is_empty(), "{:?}", o.calls);
+        assert_eq!(
+            sources_at(&kernel),
+            [(SPEC.to_string(), "rdma"), (OTHER.to_string(), "tcp")]
+        );
+    }
+    // Only the other server's mount, on a new superblock, and none of ours: not judged,
+    // not unmounted, and the message says what appeared instead of "no mount".
+    let (kernel, unmounted, o) = once(
+        true,
+        |_| {},
+        |k| {
+            k.mount(DIR, OTHER, "tcp");
+        },
+    );
+    assert_eq!(o.code, 32, "{}", o.err);
+    assert!(unmounted.is_empty(), "{:?}", o.calls);
+    assert!(!o.err.contains("no mount appeared"), "{}", o.err);
+    assert!(
+        o.err.contains(&format!(
+            "the only new mounts on {DIR} are not of {SPEC}'s export"
+        )),
+        "{}",
+        o.err
+    );
+    assert_eq!(sources_at(&kernel), [(OTHER.to_string(), "tcp")]);
 }
 
 /// Another server's mount lands on top of ours. Ours over TCP: refused, and not unmounted (a
@@ -354,7 +526,7 @@ fn a_mount_of_another_source_on_top_is_neither_judged_nor_unmounted() {
     );
     assert_eq!(o.code, 32, "{}", o.err);
     assert!(
-        o.err.contains(&format!("nfs-gds: during this mount, a mount of another source appeared on {DIR}: {DIR} of {OTHER} (mount id 71); not nfs-gds's")),
+        o.err.contains(&format!("nfs-gds: during this mount, a mount of another server or export appeared on {DIR}: {DIR} of {OTHER} (mount id 71); not nfs-gds's")),
         "{}",
         o.err
     );

@@ -6,15 +6,39 @@
 # The binary in both packages is linked against glibc 2.17's symbol versions, so that one build
 # starts on every distribution GDS supports (RHEL/Rocky 8 has glibc 2.28, Ubuntu 20.04 2.31,
 # SLES 15 2.31), not only on the glibc it was built on: `cargo zigbuild` with zig as the linker
-# and `--target <arch>-unknown-linux-gnu.2.17`.
+# and `--target <arch>-unknown-linux-gnu.2.17`, with a GNU build-id (zig's linker writes none
+# unless asked) so that crash reports and debuginfo can be matched to it. The .deb is cargo-deb's
+# `glibc217` variant, whose Depends states that glibc; a plain `cargo deb` builds for the build
+# machine's glibc and lets dpkg-shlibdeps say which.
 #
-# Needs cargo (cargo-deb and cargo-zigbuild are installed with `cargo install --locked` when
-# missing), python3 with venv (zig comes from PyPI's `ziglang` into target/zig-venv when no
-# `zig` is on PATH) and rpmbuild (Debian: apt-get install rpm). packaging/test-packages.sh
-# OUTDIR lints and installs them, and runs the binary on Debian 11's glibc.
+# Needs, checked before anything is installed: cargo and a C compiler, rpmbuild (Debian: apt-get
+# install rpm), readelf (binutils), and, unless zig is on PATH or python3 imports ziglang,
+# python3 with venv (Debian: apt-get install python3-venv). cargo-deb and cargo-zigbuild are then
+# installed with `cargo install --locked` when missing, and zig from PyPI's `ziglang` into
+# target/zig-venv. packaging/test-packages.sh OUTDIR lints and installs them, and runs the binary
+# on Debian 11's glibc.
 set -euo pipefail
 out=${1:?usage: $0 OUTDIR}
 cd "$(dirname "$0")/.."
+
+# Every prerequisite first, all of them in one message, before anything is installed.
+missing=()
+command -v cargo >/dev/null || missing+=("cargo (Rust: https://rustup.rs)")
+command -v cc >/dev/null || missing+=("cc (Debian: apt-get install gcc)")
+command -v rpmbuild >/dev/null || missing+=("rpmbuild (Debian: apt-get install rpm)")
+command -v readelf >/dev/null || missing+=("readelf (Debian: apt-get install binutils)")
+if ! command -v zig >/dev/null && ! python3 -c 'import ziglang' 2>/dev/null \
+    && ! { [ -x target/zig-venv/bin/python3 ] && target/zig-venv/bin/python3 -c 'import ziglang' 2>/dev/null; }; then
+    # zig comes from PyPI into a virtualenv: python3 and its venv module (with ensurepip).
+    python3 -c 'import venv, ensurepip' 2>/dev/null \
+        || missing+=("python3 with venv, for zig from PyPI (Debian: apt-get install python3-venv)")
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "$0: missing prerequisites; nothing was installed:" >&2
+    printf '  %s\n' "${missing[@]}" >&2
+    exit 1
+fi
+
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
@@ -33,10 +57,6 @@ if ! command -v zig >/dev/null && ! python3 -c 'import ziglang' 2>/dev/null; the
     }
     export PATH="$PWD/$venv/bin:$PATH"
 fi
-command -v rpmbuild >/dev/null || {
-    echo "$0: rpmbuild is missing (Debian: apt-get install rpm)" >&2
-    exit 1
-}
 
 if ! bash packaging/changelog.sh deb | cmp -s - packaging/debian/changelog; then
     echo "$0: packaging/debian/changelog is stale: bash packaging/changelog.sh deb > packaging/debian/changelog" >&2
@@ -44,10 +64,19 @@ if ! bash packaging/changelog.sh deb | cmp -s - packaging/debian/changelog; then
 fi
 
 triple=$(uname -m)-unknown-linux-gnu
-cargo zigbuild --release --locked --target "$triple.2.17"
+# zig's linker writes no .note.gnu.build-id unless asked (rpmbuild warns, and debuginfo and
+# crash reports cannot be matched to the binary). With --target, RUSTFLAGS reaches only the
+# target's artifacts, not the build scripts.
+RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-C link-arg=-Wl,--build-id=sha1" \
+    cargo zigbuild --release --locked --target "$triple.2.17"
 binary=target/$triple/release/nfs-gds
-# cargo deb --target takes the assets' target/release/ from target/TRIPLE/release/.
-cargo deb --no-build --target "$triple" --output "$out"
+readelf -n "$binary" | grep -q 'Build ID' || {
+    echo "$0: $binary has no GNU build-id" >&2
+    exit 1
+}
+# cargo deb --target takes the assets' target/release/ from target/TRIPLE/release/. The
+# glibc217 variant states the glibc the binary was linked for (see Cargo.toml).
+cargo deb --no-build --variant glibc217 --target "$triple" --output "$out"
 
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
 top=$(mktemp -d)

@@ -11,7 +11,7 @@
 # no glibc symbol version newer than 2.17 (nor the RPM's requirements), and must run on Debian
 # 11's glibc 2.31 (older than the 2.34 a plain build on Debian 12 needs): its libc6 package is
 # fetched with apt through a private sources list, cached in target/old-glibc, and the binary run
-# chrooted into it. Any failure exits 1.
+# chrooted into it. Both binaries carry a GNU build-id. Any failure exits 1.
 # Needs lintian, rpm, rpmlint and binutils (Debian: apt-get install lintian rpm rpmlint binutils).
 set -euo pipefail
 dir=${1:?usage: $0 DIR}
@@ -84,6 +84,12 @@ deb_needs=$(dpkg-deb --field "$deb" Depends | sed -n 's/.*libc6 (>= \([0-9][0-9.
 at_most "$deb_needs" "$max_glibc" || fail "the .deb depends on libc6 (>= $deb_needs), newer than $max_glibc"
 echo "glibc: the binary asks for GLIBC_$needs at most, the .rpm for GLIBC_${rpm_needs:-none}, the .deb for libc6 >= $deb_needs"
 
+echo "== GNU build-id of the packaged binary (the .rpm's: below)"
+# Debuginfo and crash reports are matched to a binary by it; zig's linker writes none unless
+# asked (build-packages.sh asks).
+readelf -n "$binary" | grep -q 'Build ID:' || fail "the .deb's binary has no GNU build-id (readelf -n)"
+echo "build-id: $(readelf -n "$binary" | sed -n 's/.*Build ID: //p')"
+
 echo "== the binary on Debian 11's glibc"
 old=target/old-glibc
 if ! ls "$old"/libc6_2.31-*.deb >/dev/null 2>&1; then
@@ -118,6 +124,7 @@ merged_root "$rroot"
 rpm --root "$rroot" --initdb
 rpm --root "$rroot" --nodeps -i "$rpm"
 rpm --root "$rroot" -q nfs-gds >/dev/null || fail "rpm: not installed"
+readelf -n "$rroot/usr/sbin/nfs-gds" | grep -q 'Build ID:' || fail "the .rpm's binary has no GNU build-id (readelf -n)"
 
 for root in "$droot" "$rroot"; do
     kind=$(basename "$root")

@@ -16,6 +16,19 @@ fn ready_node() -> Fixture {
     f
 }
 
+/// The agent as a DaemonSet runs it, an hour between passes; its stderr kept.
+fn spawn_agent(f: &Fixture) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_nfs-gds"))
+        .env("NO_COLOR", "1")
+        .arg("--root")
+        .arg(f.root())
+        .args(["agent", "--interval", "3600"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     let start = Instant::now();
     while !done() {
@@ -31,15 +44,7 @@ fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
 fn sigterm_removes_the_readiness_file_and_exits_0() {
     for signal in [Signal::SIGTERM, Signal::SIGINT] {
         let f = ready_node();
-        let child = Command::new(env!("CARGO_BIN_EXE_nfs-gds"))
-            .env("NO_COLOR", "1")
-            .arg("--root")
-            .arg(f.root())
-            .args(["agent", "--interval", "3600"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let child = spawn_agent(&f);
         let ready = f.path("run/nfs-gds/ready");
         wait_for("the readiness file", || ready.exists());
         kill(Pid::from_raw(child.id() as i32), signal).unwrap();
@@ -56,6 +61,32 @@ fn sigterm_removes_the_readiness_file_and_exits_0() {
         // The status stays (it says when the last pass was).
         assert!(f.path("run/nfs-gds/status.json").is_file());
     }
+}
+
+/// On a node that is not ready there is no readiness file: stopped, the agent does not claim to
+/// have removed one.
+#[test]
+fn sigterm_on_a_node_that_was_not_ready_removes_nothing_and_says_so() {
+    let f = Fixture::new("6.1.0-50-amd64");
+    f.write("run/nfs-gds/.keep", "");
+    f.table(
+        "1 0 254:0 / / rw - ext4 /dev/vda rw\n",
+        "device /dev/vda mounted on / with fstype ext4\n",
+    );
+    let child = spawn_agent(&f);
+    let status = f.path("run/nfs-gds/status.json");
+    wait_for("the status file", || status.exists());
+    assert!(!f.path("run/nfs-gds/ready").exists());
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(!err.contains("; removed "), "{err}");
+    assert!(
+        err.contains("stopped by signal 15; there was no ")
+            && err.contains("run/nfs-gds/ready to remove"),
+        "{err}"
+    );
 }
 
 fn health(f: &Fixture, interval: &str) -> std::process::Output {

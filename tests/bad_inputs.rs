@@ -305,7 +305,9 @@ fn xz_preset_0(data: &[u8]) -> Vec<u8> {
     enc.finish().expect("xz finishes")
 }
 
-/// A wrong `--root` (or `NFS_GDS_ROOT`) is an error naming it, not a verdict about an empty host.
+/// A wrong `--root` (or `NFS_GDS_ROOT`) is an error naming it, not a verdict about an empty host:
+/// one message from every entry point, exit 2 (1, mount(8)'s usage code, from the helper), and a
+/// JSON error on stdout under `--json`.
 #[test]
 fn a_root_that_is_not_a_directory_exits_2_naming_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -327,7 +329,11 @@ fn a_root_that_is_not_a_directory_exits_2_naming_it() {
                 .unwrap();
             assert_eq!(o.status.code(), Some(2), "{cmd:?}: {}", stdout(&o));
             let err = stderr(&o);
-            assert!(err.contains(&format!("--root {}", root.display())), "{err}");
+            let named = format!(
+                "nfs-gds: root {} (--root or NFS_GDS_ROOT): ",
+                root.display()
+            );
+            assert!(err.contains(&named), "{err}");
             assert!(err.contains(why), "{err}");
             assert!(stdout(&o).is_empty(), "{}", stdout(&o));
         }
@@ -337,5 +343,40 @@ fn a_root_that_is_not_a_directory_exits_2_naming_it() {
             .output()
             .unwrap();
         assert_eq!(o.status.code(), Some(2));
+        let named = format!(
+            "nfs-gds: root {} (--root or NFS_GDS_ROOT): ",
+            root.display()
+        );
+        for cmd in [&["check", "--json"][..], &["verify", "/mnt", "--json"]] {
+            let o = nfs_gds()
+                .arg("--root")
+                .arg(root)
+                .args(cmd)
+                .output()
+                .unwrap();
+            assert_eq!(o.status.code(), Some(2), "{cmd:?}");
+            let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+            assert!(doc["error"].as_str().unwrap().contains(why), "{doc}");
+        }
+        // The helper, both ways: the same message, mount(8)'s usage code.
+        let o = nfs_gds()
+            .arg("--root")
+            .arg(root)
+            .args(["mount", "srv:/x", "/mnt", "-f"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains(&named), "{}", stderr(&o));
+        let helper = dir.path().join("mount.nfs-gds");
+        if !helper.exists() {
+            std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_nfs-gds"), &helper).unwrap();
+        }
+        let o = std::process::Command::new(&helper)
+            .env("NFS_GDS_ROOT", root)
+            .args(["srv:/x", "/mnt", "-f"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains(&named), "{}", stderr(&o));
     }
 }

@@ -1,6 +1,9 @@
 //! The module facts cache seen from outside: `check` run twice on a fixture node, with the cache
 //! entry tampered with in between to prove what was read from where. As root the cache lives in
-//! `<root>/var/cache/nfs-gds`; as anyone else it must not be used at all.
+//! `<root>/var/cache/nfs-gds`; as anyone else it must not be used at all, which
+//! `only_root_uses_the_facts_cache` asserts for whoever runs it. The tests of the cache itself
+//! need root, and say so: they are `#[ignore]`d with the reason, and run as root with
+//! `cargo test --test integration -- --ignored cache::` (`.ci/run` does).
 
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -15,6 +18,13 @@ const NEW_KERNEL: &str = "6.8.0-45-generic";
 
 fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
+}
+
+const NEEDS_ROOT: &str =
+    "needs root: the facts cache is root's only; run as root with -- --ignored";
+
+fn require_root() {
+    assert!(is_root(), "{NEEDS_ROOT}");
 }
 
 fn cache_dir(f: &Fixture) -> PathBuf {
@@ -51,18 +61,63 @@ fn hide_hooks(v: &mut Value) {
     }
 }
 
+/// Each kind of entry (module facts, a kernel image scan, a symbol-version verdict, a kernel
+/// configuration) is written by a `check` run as root, in a directory only root can open, and by
+/// nobody else, for whom the cache is off by design.
 #[test]
+fn only_root_uses_the_facts_cache() {
+    let module = node_with(&ModuleSpec::rpcrdma(NEW_KERNEL), DKMS, Packing::XzCrc32);
+    let image = node_with(
+        &ModuleSpec::rpcrdma("5.14.0-427.el9.x86_64").hooks(Some(HookExport::Plain)),
+        RPM,
+        Packing::XzCrc32,
+    );
+    image.boot_image(&vmlinuz(true, ImageFormat::Zstd));
+    let (abi, _) = crate::module_load::mofed_tree(
+        "kernel/drivers/infiniband/core/ib_core.ko",
+        "6.1-inbox",
+        true,
+    );
+    let (config, _) = crate::module_load::mofed_tree(
+        "kernel/drivers/infiniband/core/ib_core.ko",
+        "6.1-inbox",
+        true,
+    );
+    config.write(
+        format!("boot/config-{}", crate::module_load::RELEASE),
+        "CONFIG_MODULES=y\nCONFIG_MODVERSIONS=y\n",
+    );
+    for (f, kind) in [
+        (&module, "module"),
+        (&image, "image"),
+        (&abi, "abi"),
+        (&config, "config"),
+    ] {
+        check_json(f);
+        let dir = cache_dir(f);
+        if is_root() {
+            let meta = fs::metadata(&dir).unwrap();
+            assert_eq!(meta.mode() & 0o777, 0o700, "{kind}");
+            assert_eq!(meta.uid(), 0, "{kind}");
+            assert_eq!(entries(&dir, kind).len(), 1, "{kind}");
+        } else {
+            assert!(!dir.exists(), "{kind}: only root uses the cache");
+        }
+    }
+    if !is_root() {
+        eprintln!("not root: the cache is off, as it must be; the tests of the cache itself (cache::*, ignored here) {NEEDS_ROOT}");
+    }
+}
+
+#[test]
+#[ignore = "needs root: the facts cache is root's only"]
 fn module_facts_are_cached_and_a_rebuilt_file_is_read_again() {
+    require_root();
     let spec = ModuleSpec::rpcrdma(NEW_KERNEL);
     let f = node_with(&spec, DKMS, Packing::XzCrc32);
     let (code, _) = check_json(&f);
     assert_eq!(code, 0);
     let dir = cache_dir(&f);
-    if !is_root() {
-        assert!(!dir.exists(), "only root uses the cache");
-        eprintln!("not root: checked that no cache was written; the cache itself needs root");
-        return;
-    }
     let meta = fs::metadata(&dir).unwrap();
     assert_eq!(meta.mode() & 0o777, 0o700);
     assert_eq!(meta.uid(), 0);
@@ -86,16 +141,13 @@ fn module_facts_are_cached_and_a_rebuilt_file_is_read_again() {
 }
 
 #[test]
+#[ignore = "needs root: the facts cache is root's only"]
 fn an_untrusted_cache_directory_is_not_read() {
+    require_root();
     let spec = ModuleSpec::rpcrdma(NEW_KERNEL);
     let f = node_with(&spec, DKMS, Packing::Zstd);
     check_json(&f);
     let dir = cache_dir(&f);
-    if !is_root() {
-        assert!(!dir.exists(), "only root uses the cache");
-        eprintln!("not root: checked that no cache was written; the cache itself needs root");
-        return;
-    }
     let entry = entries(&dir, "module").pop().expect("an entry");
     tamper(&entry, hide_hooks);
 
@@ -160,18 +212,15 @@ fn the_cache_can_be_moved_or_turned_off() {
 }
 
 #[test]
+#[ignore = "needs root: the facts cache is root's only"]
 fn the_kernel_image_scan_is_cached_by_image_identity() {
+    require_root();
     let spec = ModuleSpec::rpcrdma("5.14.0-427.el9.x86_64").hooks(Some(HookExport::Plain));
     let f = node_with(&spec, RPM, Packing::XzCrc32);
     f.boot_image(&vmlinuz(true, ImageFormat::Zstd));
     let (code, _) = check_json(&f);
     assert_eq!(code, 1);
     let dir = cache_dir(&f);
-    if !is_root() {
-        assert!(!dir.exists());
-        eprintln!("not root: checked that no cache was written; the cache itself needs root");
-        return;
-    }
     let found = entries(&dir, "image");
     assert_eq!(found.len(), 1, "{found:?}");
     tamper(&found[0], |v| v["found"] = Value::Bool(false));
@@ -190,17 +239,14 @@ fn the_kernel_image_scan_is_cached_by_image_identity() {
 }
 
 #[test]
+#[ignore = "needs root: the facts cache is root's only"]
 fn the_symbol_version_verdict_is_cached_until_a_provider_file_changes() {
+    require_root();
     const IB_CORE: &str = "kernel/drivers/infiniband/core/ib_core.ko";
     let (f, _) = crate::module_load::mofed_tree(IB_CORE, "6.1-inbox", true);
     let (_, doc) = check_json(&f);
     assert_eq!(status(&doc, "rpcrdma-abi"), "pass", "{doc:#}");
     let dir = cache_dir(&f);
-    if !is_root() {
-        assert!(!dir.exists(), "only root uses the cache");
-        eprintln!("not root: checked that no cache was written; the cache itself needs root");
-        return;
-    }
     let found = entries(&dir, "abi");
     assert_eq!(found.len(), 1, "{found:?}");
 
@@ -238,7 +284,9 @@ fn the_symbol_version_verdict_is_cached_until_a_provider_file_changes() {
 }
 
 #[test]
+#[ignore = "needs root: the facts cache is root's only"]
 fn the_kernel_configuration_is_cached_by_file_identity() {
+    require_root();
     let (f, _) = crate::module_load::mofed_tree(
         "kernel/drivers/infiniband/core/ib_core.ko",
         "6.1-inbox",
@@ -249,11 +297,6 @@ fn the_kernel_configuration_is_cached_by_file_identity() {
     let (_, doc) = check_json(&f);
     assert_eq!(status(&doc, "rpcrdma-abi"), "pass", "{doc:#}");
     let dir = cache_dir(&f);
-    if !is_root() {
-        assert!(!dir.exists(), "only root uses the cache");
-        eprintln!("not root: checked that no cache was written; the cache itself needs root");
-        return;
-    }
     let found = entries(&dir, "config");
     assert_eq!(found.len(), 1, "{found:?}");
 

@@ -510,3 +510,37 @@ fn the_root_comes_from_the_environment_too() {
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["root"], f.root().display().to_string());
 }
+
+/// `-v` says which policy applies, `-vv` which check decided what, `-vvv` every file read,
+/// listed or looked for; the default says none of it. Paths are escaped like everything shown.
+#[test]
+fn verbosity_traces_the_policy_the_decisions_and_the_files_read() {
+    let f = ready_node();
+    let err_of = |v: &[&str]| {
+        let mut args: Vec<&str> = v.to_vec();
+        args.push("check");
+        stderr(&run(&f, &args))
+    };
+    let quiet = err_of(&[]);
+    assert!(!quiet.contains("policy:"), "{quiet}");
+    let one = err_of(&["-v"]);
+    assert!(
+        one.contains("policy: ") && one.contains("etc/nfs-gds/nfs-gds.toml"),
+        "{one}"
+    );
+    assert!(!one.contains("check rpcrdma-hooks:"), "{one}");
+    let two = err_of(&["-vv"]);
+    assert!(two.contains("check rpcrdma-hooks: pass: "), "{two}");
+    assert!(two.contains("check nvidia-fs-loaded: pass: "), "{two}");
+    assert!(!two.contains("proc/modules ("), "{two}");
+    let three = err_of(&["-vvv"]);
+    let modules = f.path("proc/modules");
+    assert!(
+        three.contains(&format!("read {} (", modules.display())),
+        "{three}"
+    );
+    assert!(
+        three.contains(&format!("listed {}", f.path("dev").display())),
+        "{three}"
+    );
+}

@@ -153,8 +153,10 @@ fn bash_completes_the_options_of_every_subcommand() {
 #[test]
 fn bash_completes_the_mount_helper() {
     let offers = bash_offers("_mount_nfs_gds", &["mount.nfs-gds", "srv:/x", "/mnt", "-"]);
-    for want in ["-s", "-f", "-n", "-v", "-N", "-o"] {
-        assert!(offers.iter().any(|o| o == want), "{offers:?}");
+    for want in [
+        "-s", "-f", "-n", "-v", "-N", "-o", "-t", "-r", "-w", "-h", "-V",
+    ] {
+        assert!(offers.iter().any(|o| o == want), "{want}: {offers:?}");
     }
     let offers = bash_offers(
         "_mount_nfs_gds",
@@ -166,6 +168,30 @@ fn bash_completes_the_mount_helper() {
         &["mount.nfs-gds", "srv:/x", "/mnt", "-o", "gds_p"],
     );
     assert_eq!(offers.len(), 3, "{offers:?}");
+}
+
+/// Every subcommand's help says each default once: clap adds `[default: …]` to an option with
+/// a default value, so a doc line must not say it again.
+#[test]
+fn no_help_says_a_default_twice() {
+    use clap::CommandFactory;
+    let mut cli = nfs_gds::cli::Cli::command();
+    cli.build();
+    let names: Vec<String> = cli
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+        .map(|s| s.get_name().to_string())
+        .collect();
+    for name in names {
+        let out = nfs_gds().args([name.as_str(), "--help"]).output().unwrap();
+        let help = stdout(&out);
+        for line in help.lines() {
+            assert!(
+                line.matches("[default:").count() <= 1,
+                "{name} --help: {line}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! What `deploy/` ships: the manifests validate offline (`deploy/check-manifests`: yamllint,
-//! `kubectl kustomize`, `kubernetes-validate --strict`, the rule and DaemonSet invariants), the
+//! kustomize, `kubernetes-validate --strict`, the rule and DaemonSet invariants), the
 //! arguments of the DaemonSet and the image are ones the agent accepts, and the example policy
-//! parses. Needs kubectl, yamllint and kubernetes-validate (`.ci/run` installs them).
+//! parses. Needs yamllint, kubernetes-validate and pykustomize (`.ci/run` installs them).
 
 use std::path::{Path, PathBuf};
 
@@ -23,7 +23,7 @@ fn the_manifests_validate_offline() {
         .expect("deploy/check-manifests runs");
     assert!(
         o.status.success(),
-        "deploy/check-manifests failed (exit {:?}; it needs kubectl, yamllint and `pip install kubernetes-validate`):\n{}{}",
+        "deploy/check-manifests failed (exit {:?}; it needs yamllint and `pip install kubernetes-validate pykustomize`):\n{}{}",
         o.status.code(),
         stdout(&o),
         stderr(&o)
@@ -69,18 +69,31 @@ fn the_daemonset_and_image_run_the_agent_with_arguments_it_accepts() {
     }
 }
 
+/// The example policies, as a node would hold them: copied into the fixture with the modes an
+/// admin installs (0644 in root's 0755 directories), so the checkout's own modes (a clone made
+/// under umask 002 is group-writable, which the trust rules refuse) do not decide the test.
 #[test]
 fn the_example_policies_parse() {
+    use std::os::unix::fs::PermissionsExt;
     let f = ready_node();
+    let mode =
+        |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
     for policy in [
         "examples/policy-for-kubelet-mounts.toml",
         "kustomize/configmap/nfs-gds.toml",
     ] {
+        let installed = f.write(
+            "etc/nfs-gds/example.toml",
+            std::fs::read(deploy(policy)).unwrap(),
+        );
+        mode(&installed, 0o644);
+        mode(&f.path("etc/nfs-gds"), 0o755);
+        mode(&f.path("etc"), 0o755);
         let o = nfs_gds()
             .arg("--root")
             .arg(f.root())
             .arg("--config")
-            .arg(deploy(policy))
+            .arg(&installed)
             .args(["verify", "/mnt/nothing"])
             .output()
             .unwrap();
@@ -257,4 +270,69 @@ fn the_nfd_taint_rule_matches_the_label_the_agent_writes() {
         .map(|v| v.as_str().unwrap())
         .collect();
     assert_eq!(values, [nfs_gds::agent::Tier::Degraded.as_str()]);
+}
+
+/// Whether `.containerignore` keeps `path` (relative to the build context) out of the context,
+/// as podman and buildah read it: the last pattern that matches the path or a folder above it
+/// decides, and a `!pattern` brings it back.
+fn ignored(patterns: &[&str], path: &str) -> bool {
+    let opts = glob::MatchOptions {
+        require_literal_separator: true,
+        ..Default::default()
+    };
+    let prefixes: Vec<&str> = path
+        .match_indices('/')
+        .map(|(i, _)| &path[..i])
+        .chain([path])
+        .collect();
+    let mut out = false;
+    for p in patterns {
+        let (keep, pat) = match p.strip_prefix('!') {
+            Some(pat) => (true, pat),
+            None => (false, *p),
+        };
+        let pat = glob::Pattern::new(pat.trim_matches('/')).unwrap();
+        if prefixes.iter().any(|pre| pat.matches_with(pre, opts)) {
+            out = !keep;
+        }
+    }
+    out
+}
+
+#[test]
+fn the_image_build_context_is_only_what_the_containerfile_copies() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join(".containerignore"))
+        .expect(".containerignore beside the build context (the repository root)");
+    let patterns: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    let containerfile = std::fs::read_to_string(deploy("Containerfile")).unwrap();
+    let copied: Vec<&str> = containerfile
+        .lines()
+        .filter_map(|l| l.strip_prefix("COPY "))
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert!(!copied.is_empty(), "the Containerfile copies nothing?");
+    for c in &copied {
+        assert!(
+            !ignored(&patterns, c),
+            ".containerignore leaves out {c}, which the Containerfile copies"
+        );
+    }
+    for big in [
+        "target/debug/nfs-gds",
+        "target/release/deps/libnfs_gds.rlib",
+        "target/x86_64-unknown-linux-gnu/release/deps/nfs_gds.d",
+        ".git/objects/pack/x.pack",
+        "tests/fixtures/x",
+        "src/main.rs",
+    ] {
+        assert!(
+            ignored(&patterns, big),
+            ".containerignore sends {big} to the image build"
+        );
+    }
 }

@@ -483,13 +483,7 @@ fn collected_bundle_replays_to_the_same_verdicts() {
         assert!(manifest.get("hostname").is_some(), "{manifest}");
         let argv = manifest["command_line"].as_array().unwrap();
         assert!(argv.iter().any(|a| a == "collect"), "{manifest}");
-        let replay = nfs_gds()
-            .arg("--root")
-            .arg(&bundle)
-            .args(["doctor", "--json"])
-            .output()
-            .unwrap();
-        let replayed: Value = serde_json::from_slice(&replay.stdout).unwrap();
+        let replayed = replayed_doctor(&bundle);
         assert_eq!(conclusions(&replayed), conclusions(&original));
         assert_eq!(replayed["stack"]["ofed"], original["stack"]["ofed"]);
         assert_eq!(
@@ -497,6 +491,62 @@ fn collected_bundle_replays_to_the_same_verdicts() {
             original["stack"]["rpcrdma_package"]
         );
     }
+}
+
+/// `collect -o` names what the user gave when it cannot write there, refuses to replace a file
+/// without `--force`, and leaves out of the bundle the entries of big directories that no reader
+/// looks for (every device node, every library), which replay the same without them.
+#[test]
+fn collect_names_the_missing_directory_keeps_existing_files_and_leaves_out_placeholders() {
+    let f = ubuntu_doca_dkms();
+    for n in 0..40 {
+        f.write(format!("dev/tty{n}"), "");
+        f.write(format!("usr/lib/x86_64-linux-gnu/libfoo{n}.so.1"), "");
+    }
+    f.write("dev/nvidia-fs0", "");
+    let work = tempfile::tempdir().unwrap();
+
+    let missing = work.path().join("no/such/dir/node.tgz");
+    let out = run(&f, &["collect", "-o", missing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "cannot write {}: the directory {} does not exist",
+            missing.display(),
+            work.path().join("no/such/dir").display()
+        )),
+        "{err}"
+    );
+    assert!(!err.contains(".nfs-gds-collect."), "{err}");
+
+    let archive = work.path().join("node.tgz");
+    std::fs::write(&archive, "an earlier bundle\n").unwrap();
+    let out = run(&f, &["collect", "-o", archive.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("exists already; give --force"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&archive).unwrap(),
+        "an earlier bundle\n"
+    );
+    let out = run(&f, &["collect", "--force", "-o", archive.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+
+    let bundle = work.path().join("bundle");
+    std::fs::create_dir(&bundle).unwrap();
+    unpack(&archive, &bundle);
+    assert!(bundle.join("dev/nvidia-fs0").exists());
+    assert!(!bundle.join("dev/tty0").exists());
+    assert!(!bundle
+        .join("usr/lib/x86_64-linux-gnu/libfoo0.so.1")
+        .exists());
+    let (_, original) = doctor_json(&f, &[]);
+    let replayed = replayed_doctor(&bundle);
+    assert_eq!(conclusions(&replayed), conclusions(&original));
 }
 
 /// Doctor keeps the evidence in its Markdown (what a ticket needs).

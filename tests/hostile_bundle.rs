@@ -386,7 +386,14 @@ fn collect_replaces_only_a_regular_file() {
     let linked = work.path().join("linked.tgz");
     symlink(&target, &linked).unwrap();
     for out in [&pipe, &linked] {
+        // Refused without --force, and with it: a rename never swaps these out.
         let run = run_bounded(f.root(), &["collect", "-o", out.to_str().unwrap()]);
+        assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
+        assert!(stderr(&run).contains("exists already"), "{}", stderr(&run));
+        let run = run_bounded(
+            f.root(),
+            &["collect", "--force", "-o", out.to_str().unwrap()],
+        );
         assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
         assert!(
             stderr(&run).contains("is not a regular file"),

@@ -225,3 +225,44 @@ fn names_that_resolve_to_no_file_are_errors() {
         "{err}"
     );
 }
+
+/// A module that is not rpcrdma (sunrpc, say) does not carry the hooks and is not judged as if
+/// it were: its facts, no hook lines, no FAIL, no rebuild advice, exit 0. One named something
+/// else that defines a hook is still judged.
+#[test]
+fn a_module_that_is_not_rpcrdma_is_not_judged_for_the_hooks() {
+    let dir = tempfile::tempdir().unwrap();
+    let sunrpc = ModuleSpec::provider("sunrpc", NEW_KERNEL, &[("rpc_create", true)]);
+    let path = dir.path().join("sunrpc.ko.xz");
+    std::fs::write(&path, pack(&build(&sunrpc), Packing::XzCrc64)).unwrap();
+    let out = nfs_gds().arg("inspect-module").arg(&path).output().unwrap();
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    assert!(text.contains("name:         sunrpc\n"), "{text}");
+    assert!(
+        text.contains("verdict:      not judged: sunrpc is not rpcrdma"),
+        "{text}"
+    );
+    for absent in ["FAIL", "rpcrdma-hooks", "hook:", "NOT usable", "MISSING"] {
+        assert!(!text.contains(absent), "{absent}: {text}");
+    }
+    let out = nfs_gds()
+        .args(["inspect-module", "--json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["hooks"], "not-rpcrdma");
+    assert!(doc.get("checks").is_none(), "{doc}");
+    assert_eq!(doc["module"]["modinfo"]["name"], "sunrpc");
+
+    // Renamed, but it defines the hooks: judged.
+    let mut renamed = ModuleSpec::rpcrdma(NEW_KERNEL);
+    renamed.name = "xprtrdma_gds".into();
+    let path = dir.path().join("xprtrdma_gds.ko");
+    std::fs::write(&path, build(&renamed)).unwrap();
+    let out = nfs_gds().arg("inspect-module").arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(stdout(&out).contains("verdict:      usable for GDS"));
+}

@@ -122,7 +122,7 @@ fn wrong_volumes_fail_with_file_and_line() {
         (13, "fail", "transport-trap"),
         (21, "warn", "transport-trap"),
         (36, "fail", "volume-proto"),
-        (37, "fail", "volume-port"),
+        (37, "warn", "volume-port"),
         (46, "fail", "volume-vers"),
     ] {
         assert!(found.contains(&want), "{want:?} not in {found:?}");
@@ -149,6 +149,29 @@ fn a_gds_volume_without_rdma_or_version_is_named() {
         out.contains(":7: warn: PersistentVolume x: no vers="),
         "{out}"
     );
+}
+
+/// `nconnect=` beyond the kernel's 16 fails (the kernel refuses the mount), and so do two
+/// different versions in one list (the helper refuses them); port 2049 warns, naming 20049.
+#[test]
+fn too_many_connections_and_two_versions_fail_and_port_2049_warns() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sc.yaml");
+    std::fs::write(
+        &path,
+        "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: x}\nprovisioner: nfs.csi.k8s.io\nparameters: {server: s, share: /e}\nmountOptions:\n  - proto=rdma\n  - vers=4.2\n  - nconnect=32\n  - vers=3\n  - port=2049\n",
+    )
+    .unwrap();
+    let o = lint(&[path.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let out = stdout(&o);
+    for want in [
+        ":9: fail: StorageClass x: nconnect=32: the kernel takes 1 to 16 connections",
+        ":10: fail: StorageClass x: options vers=4.2 and vers=3 contradict each other",
+        ":11: warn: StorageClass x: port=2049 with RDMA: the standard NFS/RDMA port is 20049",
+    ] {
+        assert!(out.contains(want), "{want} missing:\n{out}");
+    }
 }
 
 #[test]

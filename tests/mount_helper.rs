@@ -482,6 +482,41 @@ fn remount_is_passed_through_and_the_existing_mount_verified() {
     assert!(f.record("umount").is_empty());
 }
 
+/// `-f -v` with the mount(2) backend: the verbose line is mount(2)'s own call, with its flags in
+/// mount(8)'s words, and no line about options for a mount.nfs that is not used.
+#[test]
+fn the_verbose_plan_speaks_of_the_backend_in_use_only() {
+    let f = ready_rdma();
+    f.remove("usr/sbin/mount.nfs");
+    let o = f
+        .helper()
+        .args([SPEC, DIR, "-f", "-v", "-o", "ro,nosuid"])
+        .output()
+        .unwrap();
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    let all = format!("{out}{err}");
+    assert!(!all.contains("mount.nfs:"), "{all}");
+    assert!(!all.contains("MountFlags"), "{all}");
+    assert!(
+        err.contains("mount call: mount(2) source=10.0.2.15:/export target=/mnt/gds fstype=nfs4 flags=ro,nosuid data="),
+        "{err}"
+    );
+    // With mount.nfs installed, its command line.
+    let f = ready_rdma();
+    let o = f.helper().args([SPEC, DIR, "-f", "-v"]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("mount call: "), "{err}");
+    assert!(
+        err.contains("/usr/sbin/mount.nfs 10.0.2.15:/export /mnt/gds ")
+            && err.contains(" -o vers=4.2,proto=rdma,port=20049 (options not passed on: none)"),
+        "{err}"
+    );
+}
+
 #[test]
 fn without_mount_nfs_the_syscall_backend_is_planned_but_never_run_below_a_root() {
     let f = ready_rdma();
@@ -491,7 +526,7 @@ fn without_mount_nfs_the_syscall_backend_is_planned_but_never_run_below_a_root()
         .assert()
         .code(0)
         .stdout(predicate::str::contains(
-            "  mount:   mount(2) source=10.0.2.15:/export target=/mnt/gds fstype=nfs4 flags=MountFlags(0x0) data=vers=4.2,proto=rdma,port=20049,addr=10.0.2.15\n",
+            "  mount:   mount(2) source=10.0.2.15:/export target=/mnt/gds fstype=nfs4 flags=(none) data=vers=4.2,proto=rdma,port=20049,addr=10.0.2.15\n",
         ));
     f.helper()
         .args([SPEC, DIR])
@@ -739,4 +774,65 @@ fn a_refused_mount_is_not_recorded() {
     f.scenario_table("umount", &(BEFORE.to_string(), BEFORE_STATS.to_string()));
     f.helper().args([SPEC, DIR, "-o", "rw"]).assert().code(32);
     assert!(!f.root().join("run/nfs-gds/mounts").exists());
+}
+
+/// Port 2049 over RDMA, asked with `-o port=` or by the policy's `[options] port`: the mount goes
+/// ahead with the one warning that names 20049, the same words `policy check` and `lint` use.
+#[test]
+fn port_2049_over_rdma_warns_naming_20049_wherever_it_is_asked() {
+    let want = "port=2049 with RDMA: the standard NFS/RDMA port is 20049";
+    let on_2049 = || {
+        let f = Fixture::ready();
+        // The kernel prints no port= for 2049, RDMA or not.
+        let (info, stats) = mounted_rdma();
+        f.scenario_table(
+            "mount.nfs",
+            &(
+                info.replace(",port=20049", ""),
+                stats.replace(",port=20049", ""),
+            ),
+        );
+        f
+    };
+    let f = on_2049();
+    let o = f
+        .helper()
+        .args([SPEC, DIR, "-o", "vers=4.2,port=2049"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains(&format!("nfs-gds: WARNING: {want}")), "{err}");
+
+    let f = on_2049();
+    let policy = f.policy("[options]\nport = 2049\n");
+    let o = f.helper().args([SPEC, DIR]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains(&format!("nfs-gds: WARNING: {want}")), "{err}");
+    assert_eq!(
+        f.record("mount.nfs"),
+        [format!("{SPEC}|{DIR}|-o|vers=4.2,proto=rdma,port=2049|")]
+    );
+
+    let o = f
+        .nfs_gds()
+        .args(["policy", "check"])
+        .arg(&policy)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains(&format!("{}: warning: [options] {want}", policy.display())),
+        "{err}"
+    );
+
+    // The standard port: no warning.
+    let f = ready_rdma();
+    f.helper()
+        .args([SPEC, DIR, "-o", "port=20049"])
+        .assert()
+        .code(0)
+        .stderr("");
 }

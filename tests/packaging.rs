@@ -37,3 +37,94 @@ fn the_debian_changelog_is_generated_from_changelog_md() {
         "{text}"
     );
 }
+
+/// `packaging/build-packages.sh` checks every prerequisite before it installs anything: on a
+/// machine without rpmbuild and without python3 (for zig from PyPI) it names both, with the
+/// Debian package to install, and has not called `cargo install` (cargo-deb, cargo-zigbuild),
+/// nor created the output folder.
+#[test]
+fn build_packages_names_every_missing_prerequisite_before_installing_anything() {
+    use std::os::unix::fs::{symlink, PermissionsExt};
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    // What any shell script needs, from this machine; no rpmbuild, python3 or zig.
+    for tool in [
+        "dirname", "mkdir", "cat", "sed", "cmp", "uname", "tr", "head",
+    ] {
+        if let Ok(found) = which::which(tool) {
+            symlink(found, bin.join(tool)).unwrap();
+        }
+    }
+    // cargo, cc and readelf stand-ins; cargo records every call and knows no subcommand, so
+    // the script would install cargo-deb and cargo-zigbuild.
+    let calls = tmp.path().join("cargo-calls");
+    let bash = which::which("bash").expect("bash");
+    for (name, body) in [
+        (
+            "cargo",
+            format!("echo \"$*\" >> '{}'\nexit 101", calls.display()),
+        ),
+        ("cc", "exit 0".to_string()),
+        ("readelf", "exit 0".to_string()),
+    ] {
+        let p = bin.join(name);
+        std::fs::write(&p, format!("#!{}\n{body}\n", bash.display())).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let out = tmp.path().join("dist");
+    let o = Command::new(&bash)
+        .arg(repo.join("packaging/build-packages.sh"))
+        .arg(&out)
+        .env("PATH", &bin)
+        .env("HOME", tmp.path())
+        .output()
+        .expect("bash runs");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    for want in [
+        "rpmbuild (Debian: apt-get install rpm)",
+        "python3 with venv, for zig from PyPI (Debian: apt-get install python3-venv)",
+        "nothing was installed",
+    ] {
+        assert!(err.contains(want), "no {want:?} in:\n{err}");
+    }
+    let called = std::fs::read_to_string(&calls).unwrap_or_default();
+    assert!(
+        !called.contains("install"),
+        "cargo install ran before the check:\n{called}"
+    );
+    assert!(!out.exists(), "the output folder was created");
+}
+
+/// A plain `cargo deb` builds against the build machine's glibc, so its Depends is what
+/// dpkg-shlibdeps finds (`$auto`), never the 2.17 only the zig-linked build earns; that one is
+/// the `glibc217` variant, which `build-packages.sh` selects for its `.2.17` build.
+#[test]
+fn only_the_glibc_2_17_build_claims_glibc_2_17_in_its_depends() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest: toml::Table = std::fs::read_to_string(repo.join("Cargo.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let deb = &manifest["package"]["metadata"]["deb"];
+    let plain = deb["depends"].as_str().unwrap();
+    assert!(plain.contains("$auto"), "plain cargo deb: Depends: {plain}");
+    assert!(
+        !plain.contains("libc6"),
+        "plain cargo deb: Depends: {plain}"
+    );
+    let variant = &deb["variants"]["glibc217"];
+    assert_eq!(variant["name"].as_str(), Some("nfs-gds"));
+    assert!(variant["depends"]
+        .as_str()
+        .unwrap()
+        .contains("libc6 (>= 2.17)"));
+    let script = std::fs::read_to_string(repo.join("packaging/build-packages.sh")).unwrap();
+    assert!(script.contains("--target \"$triple.2.17\""), "{script}");
+    assert!(
+        script.contains("cargo deb --no-build --variant glibc217"),
+        "{script}"
+    );
+}

@@ -442,13 +442,7 @@ fn a_bundle_replays_the_platform_checks() {
     assert!(!bundle
         .join("sys/bus/pci/devices/0000:00:01.0/vendor")
         .exists());
-    let replay = nfs_gds()
-        .arg("--root")
-        .arg(&bundle)
-        .args(["doctor", "--json"])
-        .output()
-        .unwrap();
-    let replayed: Value = serde_json::from_slice(&replay.stdout).unwrap();
+    let replayed = replayed_doctor(&bundle);
     for id in [
         "gpu-driver",
         "iommu-mode",

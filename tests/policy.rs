@@ -282,6 +282,29 @@ fn policy_show_gives_every_level_and_the_wait_for_a_mount() {
     }
 }
 
+/// `policy show` for a mount point or source no `[[mount]]` table could ever match is an error
+/// that says why, not a silent "no table matches".
+#[test]
+fn policy_show_refuses_a_relative_target_and_a_source_without_an_export() {
+    let f = Fixture::new("6.1.0-50-amd64");
+    install(&f, Some("[[mount]]\ntarget = \"/mnt/gds\"\n"));
+    for (args, want) in [
+        (["--target", "relative/path"], "must be an absolute path"),
+        (["--source", "filer"], "SERVER:/EXPORT"),
+    ] {
+        let mut all = vec!["policy", "show"];
+        all.extend(args);
+        let out = run(&f, &all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stdout(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains(want) && err.contains(args[1]),
+            "{args:?}: {err}"
+        );
+        assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    }
+}
+
 /// The policy as kubelet publishes a ConfigMap key below `--root`: a 0777 volume directory,
 /// `..data` pointing at a timestamped data directory, the key a symlink through `..data`.
 #[test]

@@ -9,6 +9,7 @@ mod agreement;
 mod bad_inputs;
 mod cache;
 mod check;
+mod ci_tools;
 mod cli;
 mod closed_pipe;
 mod deploy;

@@ -223,7 +223,7 @@ _nfs__gds() {
             return 0
             ;;
         nfs__gds__subcmd__collect)
-            opts="-o -v -h --output --root --config --verbose --color --help"
+            opts="-o -v -h --output --force --root --config --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -864,7 +864,7 @@ _mount_nfs_gds() {
             ;;
     esac
     if [[ "${cur}" == -* ]]; then
-        COMPREPLY=( $(compgen -W "-s -f -n -v -N -o -t -r -h" -- "${cur}") )
+        COMPREPLY=( $(compgen -W "-s -f -n -v -N -o -t -r -w -h -V" -- "${cur}") )
         return 0
     fi
     COMPREPLY=( $(compgen -d -- "${cur}") )

@@ -86,6 +86,7 @@ complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand collect" -l config -d 'P
 complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand collect" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set and non-empty), always, never' -r -f -a "auto\t'Colour when writing to a terminal, unless `NO_COLOR` is set to a non-empty value'
 always\t'Always colour, even into a pipe or file, and whatever `NO_COLOR` says'
 never\t'Never colour'"
+complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand collect" -l force -d 'Replace FILE when it exists already'
 complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand collect" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
 complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand collect" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand agent" -l interval -d 'Seconds between checks (with --once: between runs of the timer); labels expire after three' -r
@@ -118,7 +119,7 @@ never\t'Never colour'"
 complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand verify" -l json -d 'Print the result as JSON (the same schema as `check --json`)'
 complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand verify" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug, -vvv trace)'
 complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand watch" -l seconds -d 'How long to watch, while the workload runs [default: 10]' -r
+complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand watch" -l seconds -d 'How long to watch, while the workload runs' -r
 complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand watch" -l root -d 'Read the host below DIR instead of / (for fixture trees and collected bundles)' -r -F
 complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand watch" -l config -d 'Policy file [default: /etc/nfs-gds/nfs-gds.toml]' -r -F
 complete -c nfs-gds -n "__fish_nfs_gds_using_subcommand watch" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set and non-empty), always, never' -r -f -a "auto\t'Colour when writing to a terminal, unless `NO_COLOR` is set to a non-empty value'

@@ -106,8 +106,8 @@ impl Target {
         self.write_with(|w| w.write_all(contents))
     }
 
-    /// Removes the file; one that is not there is not an error.
-    pub fn remove(&self) -> Result<(), OutputError> {
+    /// Removes the file: `true` when it was there, `false` (not an error) when not.
+    pub fn remove(&self) -> Result<bool, OutputError> {
         self.open()?.remove(&self.name).map_err(|e| self.err(e))
     }
 }

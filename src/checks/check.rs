@@ -108,7 +108,7 @@ impl Check {
     /// Runs a node or probe check; `None` for mount checks.
     pub fn run_on_node(&self, facts: &HostFacts) -> Option<CheckResult> {
         match self.scope {
-            Scope::Node(run) | Scope::Probe(run) => Some(run(facts)),
+            Scope::Node(run) | Scope::Probe(run) => Some(traced(run(facts))),
             _ => None,
         }
     }
@@ -116,8 +116,20 @@ impl Check {
     /// Runs a mount check, saying as much as `detail` asks; `None` for node checks.
     pub fn run_on_mount(&self, subject: &MountSubject, detail: Detail) -> Option<CheckResult> {
         match self.scope {
-            Scope::BeforeMount(run) | Scope::AfterMount(run) => Some(run(subject, detail)),
+            Scope::BeforeMount(run) | Scope::AfterMount(run) => Some(traced(run(subject, detail))),
             _ => None,
         }
     }
+}
+
+/// A check's verdict under `-vv`: which check decided what, and why (its summary quotes what it
+/// was given, so it is escaped).
+fn traced(r: CheckResult) -> CheckResult {
+    tracing::debug!(
+        "check {}: {}: {}",
+        r.id,
+        r.status.as_str(),
+        crate::escape::escape_control(&r.summary)
+    );
+    r
 }

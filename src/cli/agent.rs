@@ -228,10 +228,11 @@ pub fn run(args: &AgentArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     };
     // A stopped agent vouches for nothing: its readiness file goes; the other outputs expire.
     let ready = outputs_of(args, ctx).ready;
-    ready.remove()?;
-    errln!(
-        "nfs-gds agent: stopped by signal {signal}; removed {}",
-        ready.path().display()
-    );
+    let path = crate::escape::escape_control(&ready.path().display().to_string()).into_owned();
+    if ready.remove()? {
+        errln!("nfs-gds agent: stopped by signal {signal}; removed {path}");
+    } else {
+        errln!("nfs-gds agent: stopped by signal {signal}; there was no {path} to remove");
+    }
     Ok(exit::READY)
 }

@@ -1,18 +1,49 @@
-//! `nfs-gds collect -o FILE`: a support bundle that `doctor --root` can read elsewhere.
+//! `nfs-gds collect -o FILE`: a support bundle that `doctor --root` can read elsewhere. FILE's
+//! directory must exist, and FILE must not, unless `--force` says to replace it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde::Serialize;
 
 use super::{exit, CmdError, Ctx};
 use crate::doctor::collect;
+use crate::escape::escape_control;
 
 #[derive(Debug, Args)]
 pub struct CollectArgs {
     /// Where to write the archive (gzip-compressed tar)
     #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
+    /// Replace FILE when it exists already
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Refuses, before anything is read, an output that cannot be written or that would replace a
+/// file without `--force`, naming what the user gave.
+fn check_output(args: &CollectArgs) -> Result<(), CmdError> {
+    let out = &args.output;
+    let dir = out
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        return Err(format!(
+            "cannot write {}: the directory {} does not exist",
+            escape_control(&out.display().to_string()),
+            escape_control(&dir.display().to_string())
+        )
+        .into());
+    }
+    if !args.force && std::fs::symlink_metadata(out).is_ok() {
+        return Err(format!(
+            "{} exists already; give --force to replace it, or another -o",
+            escape_control(&out.display().to_string())
+        )
+        .into());
+    }
+    Ok(())
 }
 
 /// What made the bundle, when and where: the first thing to read when one arrives with a ticket.
@@ -50,6 +81,7 @@ fn manifest(ctx: &Ctx) -> Result<Vec<u8>, CmdError> {
 }
 
 pub fn run(args: &CollectArgs, ctx: &Ctx) -> Result<u8, CmdError> {
+    check_output(args)?;
     let (policy_path, policy) = ctx.policy_with_path()?;
     let manifest = manifest(ctx)?;
     let runner = ctx.host.runner();

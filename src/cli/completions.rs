@@ -21,13 +21,18 @@ pub struct CompletionsArgs {
     pub shell: Shell,
 }
 
-/// The mount helper's flags, as its usage text lists them (`  -s   sloppy: …`).
+/// The mount helper's flags, as its usage text lists them: every `-X` in the first column of a
+/// line (`  -s   sloppy: …`, `  -N NAMESPACE  …`, and both of `  -r, -w   …`).
 fn helper_flags() -> Vec<String> {
     USAGE
         .lines()
-        .filter_map(|l| l.strip_prefix("  -"))
-        .filter_map(|l| l.chars().next())
-        .map(|c| format!("-{c}"))
+        .filter_map(|l| l.strip_prefix("  "))
+        .filter(|l| l.starts_with('-'))
+        .filter_map(|l| l.split("  ").next())
+        .flat_map(|column| column.split(", "))
+        .filter_map(|flag| flag.split_whitespace().next())
+        .filter(|flag| flag.starts_with('-'))
+        .map(str::to_string)
         .collect()
 }
 

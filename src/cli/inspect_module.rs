@@ -3,7 +3,9 @@
 //! A NAME (or alias) is resolved as modprobe would for the running kernel below `--root`; a PATH
 //! (anything with a `/`, or an existing file) is read as given. Exit 0 when both nvfs hooks are
 //! defined and exported in a way the kernel accepts, 1 when they are missing or exported in a way
-//! the kernel refuses or may refuse, 2 when the file cannot be found, read or parsed.
+//! the kernel refuses or may refuse, 2 when the file cannot be found, read or parsed. A module
+//! that is not rpcrdma and defines no hook (sunrpc, ib_core, nvidia-fs) gets its facts and no
+//! hook verdict, and exit 0: the hooks are rpcrdma's to carry.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -45,6 +47,8 @@ pub enum HooksVerdict {
     /// Exported plain and it is not known whether this kernel refuses that, or exported from an
     /// unrecognised table.
     Uncertain,
+    /// Not rpcrdma, and no hook defined: nothing to judge.
+    NotRpcrdma,
 }
 
 #[derive(Debug, Serialize)]
@@ -54,8 +58,10 @@ struct InspectReport<'a> {
     command: &'static str,
     module: &'a ModuleFile,
     hooks: HooksVerdict,
-    /// `rpcrdma-hooks` and `rpcrdma-hook-export` for this file, as `check` reports them.
-    checks: &'a [CheckResult; 2],
+    /// `rpcrdma-hooks` and `rpcrdma-hook-export` for this file, as `check` reports them; absent
+    /// for a module that is not rpcrdma.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    checks: Option<&'a [CheckResult; 2]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     kernel_rule: Option<&'a GplRule>,
 }
@@ -89,6 +95,25 @@ fn resolve(ctx: &Ctx, wanted: &str) -> Result<(PathBuf, Option<ModuleOrigin>), C
     }
 }
 
+/// The module's name: its modinfo `name=`, else the file's name without `.ko…`, with `-` as
+/// `_` the way the kernel names modules.
+fn module_name(f: &ModuleFile) -> String {
+    let name = match &f.modinfo.name {
+        Some(n) => n.clone(),
+        None => {
+            let file = f.path.file_name().unwrap_or_default().to_string_lossy();
+            file.split(".ko").next().unwrap_or_default().to_string()
+        }
+    };
+    name.replace('-', "_")
+}
+
+/// Whether the nvfs hooks are this file's to carry: it is rpcrdma (by name), or it defines a
+/// hook whatever it is called.
+fn carries_hooks(f: &ModuleFile) -> bool {
+    module_name(f) == "rpcrdma" || f.symbols.iter().any(|s| s.defined)
+}
+
 /// The file's verdict, derived from its two checks (the same ones `check` runs on the module
 /// modprobe would load), with the detail of which way it failed.
 fn verdict(f: &ModuleFile, checks: &[CheckResult; 2]) -> HooksVerdict {
@@ -114,7 +139,7 @@ fn text(
     f: &ModuleFile,
     v: HooksVerdict,
     rule: Option<&GplRule>,
-    checks: &[CheckResult; 2],
+    checks: Option<&[CheckResult; 2]>,
     style: TextStyle,
 ) -> String {
     let none = "(none)";
@@ -178,7 +203,8 @@ fn text(
             "symbols:      no symbol table (stripped): hooks cannot be seen"
         );
     }
-    for s in &f.symbols {
+    let judged = checks.is_some();
+    for s in f.symbols.iter().filter(|_| judged) {
         let state = if !s.defined {
             "MISSING".to_string()
         } else {
@@ -201,6 +227,7 @@ fn text(
             r.evidence
         );
     }
+    let checks = checks.map(|c| c.as_slice()).unwrap_or_default();
     let width = checks
         .iter()
         .map(|c| c.id.as_str().len())
@@ -218,6 +245,10 @@ fn text(
 fn verdict_line(f: &ModuleFile, v: HooksVerdict) -> String {
     match v {
         HooksVerdict::Usable => "usable for GDS: nvidia-fs can take both hooks".into(),
+        HooksVerdict::NotRpcrdma => format!(
+            "not judged: {} is not rpcrdma, and the nvfs hooks are rpcrdma's to carry",
+            module_name(f)
+        ),
         HooksVerdict::Missing => "NOT usable: built without GDS support (hooks missing)".into(),
         HooksVerdict::NotExported => "NOT usable: hooks defined but not exported".into(),
         HooksVerdict::PlainRefused => "NOT usable: hooks exported plain and this kernel only lets __symbol_get take GPL exports".into(),
@@ -254,35 +285,48 @@ pub fn run(args: &InspectArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         )?,
         None => crate::host::modules::module_files::inspect_file(&path, &RPCRDMA_HOOKS)?,
     };
-    let plain = file
-        .symbols
-        .iter()
-        .any(|s| s.defined && s.export == Export::Plain);
-    let rule = if plain {
-        let kernel = KernelInfo::read(&ctx.host.root)?;
-        Some(gpl_rule::read(&ctx.host.root, &kernel))
+    // A module that is not rpcrdma and defines no hook (sunrpc, ib_core, nvidia-fs): its facts,
+    // and no verdict on hooks it was never meant to carry.
+    let (v, rule, checks) = if carries_hooks(&file) {
+        let plain = file
+            .symbols
+            .iter()
+            .any(|s| s.defined && s.export == Export::Plain);
+        let rule = if plain {
+            let kernel = KernelInfo::read(&ctx.host.root)?;
+            Some(gpl_rule::read(&ctx.host.root, &kernel))
+        } else {
+            None
+        };
+        let checks = [
+            rpcrdma_hooks::file_hooks(&file, origin.as_ref()).with_pointer(fix::TO_DOCTOR),
+            rpcrdma_hook_export::file_hook_export(&file, rule.as_ref())
+                .with_pointer(fix::TO_DOCTOR),
+        ];
+        (verdict(&file, &checks), rule, Some(checks))
     } else {
-        None
+        (HooksVerdict::NotRpcrdma, None, None)
     };
-    let checks = [
-        rpcrdma_hooks::file_hooks(&file, origin.as_ref()).with_pointer(fix::TO_DOCTOR),
-        rpcrdma_hook_export::file_hook_export(&file, rule.as_ref()).with_pointer(fix::TO_DOCTOR),
-    ];
-    let v = verdict(&file, &checks);
     if args.json {
         let report = InspectReport {
             schema_version: SCHEMA_VERSION,
             command: "inspect-module",
             module: &file,
             hooks: v,
-            checks: &checks,
+            checks: checks.as_ref(),
             kernel_rule: rule.as_ref(),
         };
         outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        out!("{}", text(&file, v, rule.as_ref(), &checks, ctx.style));
+        out!(
+            "{}",
+            text(&file, v, rule.as_ref(), checks.as_ref(), ctx.style)
+        );
     }
-    Ok(exit::ready_or_not(v == HooksVerdict::Usable))
+    Ok(exit::ready_or_not(matches!(
+        v,
+        HooksVerdict::Usable | HooksVerdict::NotRpcrdma
+    )))
 }
 
 #[cfg(test)]

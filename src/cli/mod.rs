@@ -231,14 +231,17 @@ fn subcommand_of(argv: &[OsString]) -> Option<&OsString> {
     None
 }
 
-/// A `--root` that is not a directory is an error naming it: read as a host, it would be a host
-/// with nothing on it, and every command would give a confident, wrong verdict.
-fn root_is_a_directory(root: Option<&Path>) -> Result<(), String> {
+/// A root that is not a directory is an error naming it: read as a host, it would be a host
+/// with nothing on it, and every command would give a confident, wrong verdict. One message for
+/// both entry points (`nfs-gds --root`, `NFS_GDS_ROOT` for both and `mount.nfs-gds`); the
+/// helper exits with mount(8)'s usage code, the other commands with 2.
+pub(crate) fn root_is_a_directory(root: Option<&Path>) -> Result<(), String> {
     let Some(root) = root else { return Ok(()) };
+    let what = format!("root {} (--root or NFS_GDS_ROOT)", root.display());
     match std::fs::metadata(root) {
         Ok(m) if m.is_dir() => Ok(()),
-        Ok(_) => Err(format!("--root {}: not a directory", root.display())),
-        Err(e) => Err(format!("--root {}: {e}", root.display())),
+        Ok(_) => Err(format!("{what}: not a directory")),
+        Err(e) => Err(format!("{what}: {e}")),
     }
 }
 
@@ -273,6 +276,12 @@ pub fn run(argv: Vec<OsString>) -> u8 {
     );
     if let Err(e) = root_is_a_directory(cli.global.root.as_deref()) {
         errln!("nfs-gds: {}", crate::escape::escape_control(&e));
+        if let Some(command) = json_command(&cli.command) {
+            let doc = serde_json::json!({"command": command, "error": e});
+            if out::line(format_args!("{doc}")).is_err() {
+                return out::end_on_closed_pipe();
+            }
+        }
         return match cli.command {
             Command::Mount(_) => crate::mount::exit_code::USAGE,
             _ => exit::ERROR,

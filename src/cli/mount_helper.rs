@@ -15,6 +15,7 @@ use clap::Args;
 
 use super::host::Host;
 use super::Ctx;
+use crate::escape::escape_control;
 use crate::host::io::programs as tools;
 use crate::host::mounts::server_names;
 use crate::mount::args::{self, Parsed, USAGE};
@@ -45,6 +46,9 @@ fn non_empty_env(name: &str) -> Option<OsString> {
 /// Entry for argv\[0\] = `mount.nfs-gds`.
 pub fn run_persona(argv: &[OsString]) -> u8 {
     let root = non_empty_env("NFS_GDS_ROOT").map(PathBuf::from);
+    if let Err(e) = super::root_is_a_directory(root.as_deref()) {
+        return fail(e, crate::mount::exit_code::USAGE);
+    }
     let config = non_empty_env("NFS_GDS_CONFIG").map(PathBuf::from);
     let host = Host::new(root.as_deref());
     run_helper(argv.get(1..).unwrap_or(&[]), &host, config.as_deref(), 0)
@@ -124,6 +128,13 @@ fn run_helper(raw: &[OsString], host: &Host, config: Option<&Path>, verbose: u8)
         Ok(r) => r,
         Err(e) => return fail(e, crate::mount::exit_code::USAGE),
     };
+    // A port other than NFS/RDMA's own, from -o port= or the policy's [options]: the same
+    // warning lint and policy check give, and the mount goes ahead.
+    if !req.options.remount {
+        if let Some(w) = crate::nfs::rdma_port_warning(req.options.port) {
+            errln!("nfs-gds: WARNING: {w}");
+        }
+    }
     // mount(8) passes a canonical path already; a hand-typed one may hold symlinks, and
     // mountinfo shows the resolved path.
     req.target = host.mount_point(&req.target, &cwd);
@@ -140,15 +151,6 @@ fn run_helper(raw: &[OsString], host: &Host, config: Option<&Path>, verbose: u8)
         req.options.policy,
         req.options.wait,
     );
-    tracing::info!(
-        "options for mount.nfs: {} (not passed on: {})",
-        req.options.option_string(),
-        if req.options.dropped.is_empty() {
-            "none".to_string()
-        } else {
-            req.options.dropped.join(",")
-        }
-    );
     if let Some(i) = mount_policy.rule {
         tracing::info!(
             "policy: [[mount]] table {} of {} applies",
@@ -161,6 +163,17 @@ fn run_helper(raw: &[OsString], host: &Host, config: Option<&Path>, verbose: u8)
         Ok(m) => m,
         Err(e) => return fail(e, SYSERR),
     };
+    // The chosen backend's own call (mount.nfs's command line, or mount(2)'s arguments), not
+    // another backend's options.
+    tracing::info!(
+        "mount call: {} (options not passed on: {})",
+        escape_control(&mounter.plan(&req.call())),
+        if req.options.dropped.is_empty() {
+            "none".to_string()
+        } else {
+            escape_control(&req.options.dropped.join(",")).into_owned()
+        }
+    );
     let mut loader = tools::find(root, "modprobe").map(|program| Modprobe { program });
     let clock = SystemClock::new();
     let stdout = std::io::stdout();

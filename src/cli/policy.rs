@@ -28,11 +28,22 @@ pub struct CheckArgs {
 #[derive(Debug, Args)]
 pub struct ShowArgs {
     /// The mount point, as in fstab (matches `target` of a `[[mount]]` table)
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = mount_point)]
     pub target: Option<PathBuf>,
     /// The source, as in fstab, e.g. server:/export (matches `source` of a `[[mount]]` table)
-    #[arg(long, value_name = "SPEC")]
+    #[arg(long, value_name = "SPEC", value_parser = mount_source)]
     pub source: Option<String>,
+}
+
+/// `--target`: an absolute path, as a `[[mount]]` target is; a relative one matches no table.
+fn mount_point(text: &str) -> Result<PathBuf, String> {
+    let p = PathBuf::from(text);
+    policy::check_rule_target(&p).map(|()| p)
+}
+
+/// `--source`: SERVER:/EXPORT, as a `[[mount]]` source is.
+fn mount_source(text: &str) -> Result<String, String> {
+    policy::check_rule_source(text).map(|()| text.to_string())
 }
 
 pub fn run(cmd: &PolicyCommand, ctx: &Ctx) -> Result<u8, CmdError> {
@@ -78,6 +89,9 @@ fn check(args: &CheckArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     }
     let parsed =
         policy::file::parse(&text).map_err(|e| format!("{}: {}", path.display(), e.message))?;
+    if let Some(w) = crate::nfs::rdma_port_warning(parsed.options.port) {
+        errln!("{}: warning: [options] {w}", path.display());
+    }
     outln!(
         "{}: valid ({} [[mount]] table{}, default level {})",
         path.display(),

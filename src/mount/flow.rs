@@ -495,7 +495,8 @@ impl Helper<'_> {
             },
             m.transports().join("+"),
             m.option("proto").unwrap_or("?"),
-            m.option("port").unwrap_or("2049")
+            m.port()
+                .map_or_else(|| "unknown (rpcbind)".to_string(), |p| p.to_string())
         )
     }
 

@@ -58,6 +58,21 @@ const FLAG_OPTIONS: &[(&str, MountFlags, bool)] = &[
     ("remount", MountFlags::REMOUNT, true),
 ];
 
+/// The flags as mount(8) writes them (`ro,nosuid`), `(none)` when no flag is set: the words of
+/// [`FLAG_OPTIONS`] that set a flag, never the Rust value.
+fn flag_words(flags: MountFlags) -> String {
+    let words: Vec<&str> = FLAG_OPTIONS
+        .iter()
+        .filter(|(_, flag, set)| *set && flags.contains(*flag))
+        .map(|(word, _, _)| *word)
+        .collect();
+    if words.is_empty() {
+        "(none)".into()
+    } else {
+        words.join(",")
+    }
+}
+
 /// Which address to put in `addr=`: the first of the family the transport needs.
 fn pick_address(addrs: &[IpAddr], want_v6: bool) -> Option<IpAddr> {
     addrs.iter().copied().find(|a| a.is_ipv6() == want_v6)
@@ -154,11 +169,11 @@ impl Mounting for SyscallMount {
                     m.data
                 };
                 format!(
-                    "mount(2) source={} target={} fstype={} flags={:?} data={data}",
+                    "mount(2) source={} target={} fstype={} flags={} data={data}",
                     m.source,
                     call.target.display(),
                     m.fstype,
-                    m.flags
+                    flag_words(m.flags)
                 )
             }
             Err(e) => format!("mount(2) cannot be prepared: {e}"),
@@ -300,7 +315,13 @@ mod tests {
         assert!(matches!(e, MountError::Unsupported(_)));
         assert_eq!(
             s.plan(&c),
-            "mount(2) source=filer:/export target=/mnt/data fstype=nfs4 flags=MountFlags(0x0) data=vers=4.2,proto=rdma,port=20049,addr=<address of filer>"
+            "mount(2) source=filer:/export target=/mnt/data fstype=nfs4 flags=(none) data=vers=4.2,proto=rdma,port=20049,addr=<address of filer>"
+        );
+        // Flags in mount(8)'s words, not a Rust debug string.
+        let c = call("10.0.2.15:/export", "ro,nosuid,noatime,vers=4.2,proto=rdma");
+        assert_eq!(
+            s.plan(&c),
+            "mount(2) source=10.0.2.15:/export target=/mnt/data fstype=nfs4 flags=ro,nosuid,noatime data=vers=4.2,proto=rdma,addr=10.0.2.15"
         );
     }
 }

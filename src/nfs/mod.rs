@@ -6,7 +6,9 @@ pub mod export_identity;
 pub mod source;
 pub mod version;
 
-pub use defaults::{OptionDefaults, NFS_PORT, NFS_RDMA_PORT};
+pub use defaults::{
+    rdma_port_warning, OptionDefaults, NFS_MAX_CONNECTIONS, NFS_PORT, NFS_RDMA_PORT,
+};
 pub use export_identity::{NoResolver, Resolver, ServerAddrs, ShownExport, SystemResolver};
 pub use source::{NfsSource, Sameness, ServerHost, SourceError};
 pub use version::{BadVersion, NfsVersion};

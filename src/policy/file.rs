@@ -40,23 +40,75 @@ fn deserialize_version<'de, D: Deserializer<'de>>(d: D) -> Result<Option<NfsVers
     d.deserialize_any(V).map(Some)
 }
 
-fn deserialize_port<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u16>, D::Error> {
-    let p = u16::deserialize(d)?;
-    if p == 0 {
-        return Err(de::Error::custom("the port must be between 1 and 65535"));
+/// A whole number from `min` to `max`, read as whatever integer TOML holds, so that a value out
+/// of range gets `out_of_range`'s words rather than serde's type names (`expected u16`,
+/// `as i128`).
+fn bounded_int<'de, D: Deserializer<'de>>(
+    d: D,
+    min: u64,
+    max: u64,
+    out_of_range: fn(&str) -> String,
+) -> Result<u64, D::Error> {
+    struct V {
+        min: u64,
+        max: u64,
+        out_of_range: fn(&str) -> String,
     }
-    Ok(Some(p))
+    impl V {
+        fn check<E: de::Error>(&self, n: i128) -> Result<u64, E> {
+            if n < i128::from(self.min) || n > i128::from(self.max) {
+                return Err(E::custom((self.out_of_range)(&n.to_string())));
+            }
+            Ok(n as u64)
+        }
+    }
+    impl Visitor<'_> for V {
+        type Value = u64;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            write!(f, "a whole number from {} to {}", self.min, self.max)
+        }
+        fn visit_i64<E: de::Error>(self, n: i64) -> Result<u64, E> {
+            self.check(n.into())
+        }
+        fn visit_u64<E: de::Error>(self, n: u64) -> Result<u64, E> {
+            self.check(n.into())
+        }
+        fn visit_i128<E: de::Error>(self, n: i128) -> Result<u64, E> {
+            self.check(n)
+        }
+        fn visit_u128<E: de::Error>(self, n: u128) -> Result<u64, E> {
+            Err(E::custom((self.out_of_range)(&n.to_string())))
+        }
+    }
+    d.deserialize_any(V {
+        min,
+        max,
+        out_of_range,
+    })
+}
+
+fn deserialize_port<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u16>, D::Error> {
+    let p = bounded_int(d, 1, u16::MAX.into(), |n| {
+        format!("the port must be between 1 and 65535, not {n}")
+    })?;
+    Ok(Some(p as u16))
 }
 
 fn deserialize_wait<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-    let w = u64::deserialize(d)?;
-    if w > super::MAX_WAIT_SECS {
-        return Err(de::Error::custom(format!(
-            "the wait is at most {} seconds (one hour), not {w}",
-            super::MAX_WAIT_SECS
-        )));
-    }
-    Ok(Some(w))
+    bounded_int(d, 0, super::MAX_WAIT_SECS, |n| {
+        if n.starts_with('-') {
+            format!(
+                "the wait is a number of seconds from 0 to {}, not {n}",
+                super::MAX_WAIT_SECS
+            )
+        } else {
+            format!(
+                "the wait is at most {} seconds (one hour), not {n}",
+                super::MAX_WAIT_SECS
+            )
+        }
+    })
+    .map(Some)
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -91,12 +143,10 @@ impl TryFrom<MountTable> for MountRule {
             );
         }
         if let Some(target) = &t.target {
-            if !target.is_absolute() {
-                return Err(format!(
-                    "target {:?} must be an absolute path",
-                    target.display()
-                ));
-            }
+            super::check_rule_target(target)?;
+        }
+        if let Some(source) = &t.source {
+            super::check_rule_source(source)?;
         }
         Ok(MountRule {
             target: t.target,
@@ -195,6 +245,13 @@ pub fn all_errors(text: &str) -> Vec<ParseError> {
         let end = text[span.end.min(text.len())..]
             .find('\n')
             .map_or(text.len(), |i| span.end + i);
+        // An error about a table (a `[[mount]]` the parser refused, `[mount.check]`) points at
+        // its header: blank its keys and sub-tables too, or they would land in the table above
+        // and each be an error of its own.
+        let end = match header_name(&text[start..end]) {
+            Some(name) => section_end(&text, end, name),
+            None => end,
+        };
         let blank: String = text[start..end]
             .chars()
             .map(|c| if c == '\n' { '\n' } else { ' ' })
@@ -203,6 +260,38 @@ pub fn all_errors(text: &str) -> Vec<ParseError> {
     }
     errors.sort_by_key(|e| (e.line, e.column));
     errors
+}
+
+/// The dotted name of a `[table]` or `[[array]]` header line, without spaces around dots.
+fn header_name(line: &str) -> Option<String> {
+    let line = line.trim();
+    let inner = line
+        .strip_prefix("[[")
+        .and_then(|l| l.split("]]").next())
+        .or_else(|| line.strip_prefix('[').and_then(|l| l.split(']').next()))?;
+    Some(
+        inner
+            .split('.')
+            .map(str::trim)
+            .collect::<Vec<_>>()
+            .join("."),
+    )
+}
+
+/// Where the section whose header ends at `from` ends: at the next header that is not one of
+/// `name`'s sub-tables, or the end of the text.
+fn section_end(text: &str, from: usize, name: String) -> usize {
+    let mut at = from;
+    for line in text[from..].split_inclusive('\n') {
+        if line.trim_start().starts_with('[') {
+            match header_name(line) {
+                Some(n) if n.starts_with(&format!("{name}.")) => {}
+                _ => break,
+            }
+        }
+        at += line.len();
+    }
+    at.min(text.len()).max(from)
 }
 
 /// Parses and validates the text of a policy file.
@@ -360,6 +449,68 @@ default = "off"
         assert!(e.message.contains("mount-nfs"), "{e:?}");
         let e = err("modprobe-rpcrdma = \"yes\"\n");
         assert_eq!((e.line, e.column), (1, 20));
+    }
+
+    /// Out-of-range numbers get the policy's words, never serde's type names.
+    #[test]
+    fn out_of_range_numbers_are_said_in_words() {
+        for (text, want) in [
+            (
+                "[options]\nport = 70000\n",
+                "the port must be between 1 and 65535, not 70000",
+            ),
+            (
+                "[options]\nport = -1\n",
+                "the port must be between 1 and 65535, not -1",
+            ),
+            (
+                "[options]\nport = 0\n",
+                "the port must be between 1 and 65535, not 0",
+            ),
+            (
+                "wait = 1844674407370955161500\n",
+                "the wait is at most 3600 seconds (one hour), not 1844674407370955161500",
+            ),
+            (
+                "wait = -1\n",
+                "the wait is a number of seconds from 0 to 3600, not -1",
+            ),
+        ] {
+            let e = err(text);
+            assert_eq!(e.message, want, "{text}");
+            for serde_words in ["expected u16", "expected u64", "i128"] {
+                assert!(!e.message.contains(serde_words), "{e:?}");
+            }
+        }
+    }
+
+    /// One mistake, one error: the keys of a refused table do not fall into the table above.
+    #[test]
+    fn a_refused_table_is_one_error_not_one_per_key() {
+        let e = all_errors("[[mount]]\ntarget = \"mnt/scratch\"\n");
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].message.contains("absolute"), "{e:?}");
+        let text = "default = \"warn\"\n[checks]\ntransport-trap = \"warn\"\n\
+                    [[mount]]\ntarget = \"mnt/scratch\"\nwait = 5\n[mount.checks]\nrpcrdma-fresh = \"warn\"\n\
+                    [[mount]]\ntarget = \"/mnt/ok\"\n[options]\nport = 70000\n";
+        let e = all_errors(text);
+        let lines: Vec<usize> = e.iter().map(|e| e.line).collect();
+        assert_eq!(lines, [4, 12], "{e:?}");
+        let e = all_errors(
+            "[[mount]]\ntarget = \"/mnt/a\"\n[mount.check]\nrpcrdma-fresh = \"warn\"\ntransport-trap = \"off\"\n",
+        );
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].message.contains("unknown field `check`"), "{e:?}");
+    }
+
+    #[test]
+    fn a_mount_source_must_be_server_and_export() {
+        let e = err("[[mount]]\nsource = \"filer\"\n");
+        assert!(e.message.contains("SERVER:/EXPORT"), "{e:?}");
+        let e = err("[[mount]]\nsource = \"filer:scratch\"\n");
+        assert!(e.message.contains("SERVER:/EXPORT"), "{e:?}");
+        assert!(parse("[[mount]]\nsource = \"filer:/\"\n").is_ok());
+        assert!(parse("[[mount]]\nsource = \"[fe80::1]:/x\"\n").is_ok());
     }
 
     #[test]

@@ -76,6 +76,31 @@ impl MountRule {
     }
 }
 
+/// Whether `target` can be a `[[mount]]` target (or `policy show --target`): an absolute path,
+/// as a mount point is in fstab and the mount table; a relative one would match nothing.
+pub fn check_rule_target(target: &Path) -> Result<(), String> {
+    if target.is_absolute() {
+        Ok(())
+    } else {
+        Err(format!(
+            "target {:?} must be an absolute path, as a mount point is in fstab",
+            target.display()
+        ))
+    }
+}
+
+/// Whether `source` can be a `[[mount]]` source (or `policy show --source`): SERVER:/EXPORT as
+/// mount sources are written, since [`export_covers`] compares them as written.
+pub fn check_rule_source(source: &str) -> Result<(), String> {
+    match crate::nfs::NfsSource::parse(source) {
+        Ok(s) if s.path.starts_with('/') => Ok(()),
+        Ok(_) => Err(format!(
+            "source {source:?} must be SERVER:/EXPORT, with the export's absolute path"
+        )),
+        Err(e) => Err(format!("{e}: a [[mount]] source is SERVER:/EXPORT")),
+    }
+}
+
 /// Whether the export `source` is `rule` or below it (`srv:/a` covers `srv:/a` and `srv:/a/b`,
 /// not `srv:/ab`; `srv:/` covers every export of `srv`): csi-driver-nfs mounts one
 /// subdirectory of a share per volume. Both are compared as written, server included: the
@@ -173,6 +198,12 @@ pub fn load(path: &Path, explicit: bool, trust: &Trust) -> Result<Policy, Policy
     let text = match read(path, trust) {
         Ok(bytes) => bytes,
         Err(e) if e.is_not_found() && path.symlink_metadata().is_err() => {
+            if !explicit {
+                tracing::info!(
+                    "policy: {} does not exist; the built-in defaults apply",
+                    crate::escape::escape_control(&path.display().to_string())
+                );
+            }
             return if explicit {
                 Err(PolicyError::Missing {
                     path: path.to_owned(),
@@ -183,6 +214,10 @@ pub fn load(path: &Path, explicit: bool, trust: &Trust) -> Result<Policy, Policy
         }
         Err(e) => return Err(e.into()),
     };
+    tracing::info!(
+        "policy: read {}",
+        crate::escape::escape_control(&path.display().to_string())
+    );
     parse_bytes(path, text)
 }
 

@@ -60,6 +60,18 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// `doctor --json` run on an unpacked support bundle, as support replays one.
+pub fn replayed_doctor(bundle: &std::path::Path) -> Value {
+    let replay = nfs_gds()
+        .arg("--root")
+        .arg(bundle)
+        .args(["doctor", "--json"])
+        .output()
+        .expect("nfs-gds runs");
+    serde_json::from_slice(&replay.stdout)
+        .unwrap_or_else(|e| panic!("no JSON from the replay ({e}): {}", stderr(&replay)))
+}
+
 /// `check --json`: the exit code and the parsed document.
 pub fn check_json(f: &Fixture) -> (i32, Value) {
     let out = run(f, &["check", "--json"]);

@@ -7,7 +7,6 @@ use super::nfs_mounts::not_nfs;
 use crate::checks::check::{Check, Detail, MountSubject, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level};
 use crate::host::mounts::Mount;
-use crate::nfs::NFS_PORT;
 
 pub const ID: CheckId = CheckId::new("mount-options");
 
@@ -35,12 +34,7 @@ pub fn mount_options(m: &Mount, expected_port: u16, detail: Detail) -> CheckResu
     }
     let proto = m.option("proto");
     let port_text = m.option("port");
-    let v4 = m.is_nfs4();
-    let port = match port_text {
-        Some(p) => p.parse::<u16>().ok(),
-        None if v4 => Some(NFS_PORT),
-        None => None,
-    };
+    let port = m.port();
     let vers = m.option("vers");
     // Put together piece by piece: every mount meant for RDMA gets this check each agent pass.
     let seen = || {

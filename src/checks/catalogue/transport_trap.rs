@@ -41,7 +41,8 @@ fn run(subject: &MountSubject, detail: Detail) -> CheckResult {
                     NfsVersion::V3
                 };
                 let r = transport_trap(&src.server, version, table, Some(m.info.mount_id), detail);
-                if r.status == Status::Fail && m.runs_over_rdma() == Some(true) {
+                let over_rdma = m.runs_over_rdma();
+                if r.status == Status::Fail && over_rdma == Some(true) {
                     CheckResult {
                         status: Status::Warn,
                         summary: format!(
@@ -49,6 +50,19 @@ fn run(subject: &MountSubject, detail: Detail) -> CheckResult {
                             src.server
                         ),
                         fixes: Vec::new(),
+                        ..r
+                    }
+                } else if r.status == Status::Pass
+                    && over_rdma != Some(true)
+                    && matches!(detail, Detail::Full)
+                {
+                    // The other mounts were asked about, not this one: its own transport is
+                    // mount-transport's to judge, and may well be the one that is not RDMA.
+                    CheckResult {
+                        summary: format!(
+                            "no other NFSv4 mount of {} uses a transport other than RDMA (this mount's own transport: see mount-transport)",
+                            src.server
+                        ),
                         ..r
                     }
                 } else {
@@ -293,5 +307,26 @@ mod tests {
             Detail::Full,
         );
         says(&r, Status::Skip, &["not an NFS mount"]);
+    }
+
+    /// Verifying a mount that is itself over TCP: the other mounts are clean, and the pass must
+    /// not claim that no mount of the server is off RDMA when this one is.
+    #[test]
+    fn a_verified_tcp_mount_is_not_called_rdma_by_its_own_pass() {
+        let t = table(
+            "1 0 254:0 / / rw - ext4 /dev/vda rw\n\
+             40 1 0:50 / /mnt/tcp rw - nfs4 10.0.0.1:/export rw,vers=4.2,proto=tcp,addr=10.0.0.1\n",
+            "device 10.0.0.1:/export mounted on /mnt/tcp with fstype nfs4 statvers=1.1\n\
+             \topts:\trw,vers=4.2,proto=tcp\n\
+             \txprt:\ttcp 0 0 2 0 0 39 39 0 39 0 2 0 0\n",
+        );
+        let m = t.mounts.iter().find(|m| m.info.mount_id == 40).unwrap();
+        let r = run(&MountSubject::existing(m, &t, 2049, &[]), Detail::Full);
+        says(
+            &r,
+            Status::Pass,
+            &["no other NFSv4 mount of 10.0.0.1", "see mount-transport"],
+        );
+        assert!(!r.summary.starts_with("no NFSv4 mount"), "{}", r.summary);
     }
 }

@@ -281,11 +281,12 @@ impl OutDir {
         Err(io::Error::other("no free temporary file name"))
     }
 
-    /// Removes the entry `name`; one that is not there is not an error.
-    pub fn remove(&self, name: &str) -> io::Result<()> {
+    /// Removes the entry `name`: `true` when it was there, `false` (not an error) when not.
+    pub fn remove(&self, name: &str) -> io::Result<bool> {
         plain(name)?;
         match rustix::fs::unlinkat(&self.fd, name, AtFlags::empty()) {
-            Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
+            Ok(()) => Ok(true),
+            Err(rustix::io::Errno::NOENT) => Ok(false),
             Err(e) => Err(e.into()),
         }
     }

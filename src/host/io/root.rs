@@ -6,6 +6,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use crate::escape::escape_control;
 use crate::host::io::inputs::{Inputs, Seen};
 use crate::host::io::lines;
 use crate::host::io::reader::{self, LastLink};
@@ -178,12 +179,23 @@ impl Root {
         let read = reader::read_below(&self.dir, rel, &self.join(rel), kind);
         match &read {
             Ok(Some(read)) => {
+                tracing::trace!(
+                    "read {} ({} bytes)",
+                    escape_control(&self.join(rel).display().to_string()),
+                    read.bytes.len()
+                );
                 self.note(|r| {
                     r.files.insert(Self::rel(rel));
                 });
                 self.saw(rel, || Seen::read(kind, &read.meta, &read.bytes));
             }
-            Ok(None) => self.saw(rel, || Seen::Absent),
+            Ok(None) => {
+                tracing::trace!(
+                    "looked for {}: not there",
+                    escape_control(&self.join(rel).display().to_string())
+                );
+                self.saw(rel, || Seen::Absent)
+            }
             Err(_) => self.saw(rel, || Seen::Failed),
         }
         read
@@ -200,6 +212,10 @@ impl Root {
         let file = reader::open_below(&self.dir, rel, &self.join(rel), kind);
         match &file {
             Ok(Some(file)) => {
+                tracing::trace!(
+                    "opened {}",
+                    escape_control(&self.join(rel).display().to_string())
+                );
                 self.note(|r| {
                     r.files.insert(Self::rel(rel));
                 });
@@ -369,13 +385,43 @@ impl Root {
 
     /// The names in a directory, sorted; `Ok(None)` when the directory does not exist.
     pub fn list_dir(&self, rel: impl AsRef<Path>) -> Result<Option<Vec<String>>, HostError> {
+        self.list_dir_where(rel, |_| true)
+    }
+
+    /// The names in directory `rel` that `keep` accepts, for a reader that looks for a few
+    /// names in a big directory (`dev`, a library directory). The inputs hold the whole listing
+    /// (any change is a change); a bundle's record holds only the names kept, which is all the
+    /// reader sees, so it replays the same without a placeholder for every other entry.
+    pub fn list_dir_where(
+        &self,
+        rel: impl AsRef<Path>,
+        keep: impl Fn(&str) -> bool,
+    ) -> Result<Option<Vec<String>>, HostError> {
         let rel = rel.as_ref();
         let names = self.names_in(rel);
         self.saw(rel, || match &names {
             Ok(names) => Seen::Listing(names.clone()),
             Err(_) => Seen::Failed,
         });
-        names
+        let names = names?;
+        tracing::trace!(
+            "listed {} ({})",
+            escape_control(&self.join(rel).display().to_string()),
+            names
+                .as_ref()
+                .map_or("not there".into(), |n| format!("{} entries", n.len()))
+        );
+        let kept = names.map(|n| n.into_iter().filter(|n| keep(n)).collect::<Vec<_>>());
+        if let Some(kept) = &kept {
+            // Several readers may list one directory: the record keeps what any of them saw.
+            self.note(|r| {
+                let listed = r.listed.entry(Self::rel(rel)).or_default();
+                listed.extend(kept.iter().cloned());
+                listed.sort();
+                listed.dedup();
+            });
+        }
+        Ok(kept)
     }
 
     fn names_in(&self, rel: &Path) -> Result<Option<Vec<String>>, HostError> {
@@ -414,9 +460,6 @@ impl Root {
             }
         }
         names.sort();
-        self.note(|r| {
-            r.listed.insert(Self::rel(rel), names.clone());
-        });
         Ok(Some(names))
     }
 }

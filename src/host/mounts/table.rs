@@ -9,7 +9,7 @@ use std::path::Path;
 use super::mountinfo::MountInfoEntry;
 use super::mountstats::{is_rdma_netid, MountStats, MountStatsRecord, Xprt};
 use super::options::KEPT_OPTIONS;
-use crate::nfs::ShownExport;
+use crate::nfs::{ShownExport, NFS_PORT};
 
 /// A mount: its mountinfo line and, when one could be paired, what it keeps of its mountstats
 /// record (whose device and mount point are the mountinfo line's: that is how they paired).
@@ -48,6 +48,17 @@ impl Mount {
             .filter(|_| KEPT_OPTIONS.contains(&key))
             .and_then(|s| s.opt(key))
             .or_else(|| self.info.super_option(key))
+    }
+
+    /// The port the mount talks to: its `port=`, else 2049 for NFSv4 (the kernel's default,
+    /// which it then leaves out), else unknown (NFSv3 asks rpcbind). The one answer for every
+    /// message and check that names a mount's port.
+    pub fn port(&self) -> Option<u16> {
+        match self.option("port") {
+            Some(p) => p.parse().ok(),
+            None if self.is_nfs4() => Some(NFS_PORT),
+            None => None,
+        }
     }
 
     /// The export as the kernel shows it: the source (a shared superblock's first name) and the
@@ -245,6 +256,23 @@ impl<'a> Pairing<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// 2049 where NFSv4 leaves the port out, nothing for NFSv3 (rpcbind decides), else the
+    /// option: what the helper's messages and mount-options both say.
+    #[test]
+    fn a_mounts_port_is_its_option_else_the_v4_default_else_unknown() {
+        let t = MountTable::join(
+            super::super::parse_mountinfo(
+                b"40 1 0:50 / /a rw - nfs4 s:/e rw,vers=4.2,proto=tcp\n\
+41 1 0:51 / /b rw - nfs s:/e rw,vers=3,proto=tcp\n\
+42 1 0:52 / /c rw - nfs4 s:/e rw,vers=4.2,proto=rdma,port=20049\n",
+            )
+            .unwrap(),
+            Vec::new(),
+        );
+        let ports: Vec<Option<u16>> = t.mounts.iter().map(Mount::port).collect();
+        assert_eq!(ports, [Some(2049), None, Some(20049)]);
+    }
     use crate::host::mounts::samples::*;
     use crate::host::mounts::*;
     use std::path::Path;

@@ -12,20 +12,21 @@ pub fn find_libcufile_rdma(root: &Root) -> Result<Option<String>, HostError> {
         "/usr/lib64".to_string(),
         "/usr/local/cuda/lib64".to_string(),
     ];
-    for cuda in root.list_dir("usr/local")?.unwrap_or_default() {
-        if cuda.starts_with("cuda") {
-            dirs.push(format!("/usr/local/{cuda}/lib64"));
-            for t in root
-                .list_dir(format!("usr/local/{cuda}/targets"))?
-                .unwrap_or_default()
-            {
-                dirs.push(format!("/usr/local/{cuda}/targets/{t}/lib"));
-            }
+    for cuda in root
+        .list_dir_where("usr/local", |n| n.starts_with("cuda"))?
+        .unwrap_or_default()
+    {
+        dirs.push(format!("/usr/local/{cuda}/lib64"));
+        for t in root
+            .list_dir(format!("usr/local/{cuda}/targets"))?
+            .unwrap_or_default()
+        {
+            dirs.push(format!("/usr/local/{cuda}/targets/{t}/lib"));
         }
     }
     for d in dirs {
-        if let Some(names) = root.list_dir(&d)? {
-            if let Some(n) = names.iter().find(|n| n.starts_with("libcufile_rdma.so")) {
+        if let Some(names) = root.list_dir_where(&d, |n| n.starts_with("libcufile_rdma.so"))? {
+            if let Some(n) = names.first() {
                 return Ok(Some(format!("{d}/{n}")));
             }
         }
@@ -35,12 +36,13 @@ pub fn find_libcufile_rdma(root: &Root) -> Result<Option<String>, HostError> {
 
 /// Where CUDA installs one of GDS's tools (`gdscheck`, `gdsio`), if it does.
 pub fn find_gds_tool(root: &Root, tool: &str) -> Result<Option<String>, HostError> {
-    for cuda in root.list_dir("usr/local")?.unwrap_or_default() {
-        if cuda.starts_with("cuda") {
-            let path = format!("/usr/local/{cuda}/gds/tools/{tool}");
-            if root.exists(&path) {
-                return Ok(Some(path));
-            }
+    for cuda in root
+        .list_dir_where("usr/local", |n| n.starts_with("cuda"))?
+        .unwrap_or_default()
+    {
+        let path = format!("/usr/local/{cuda}/gds/tools/{tool}");
+        if root.exists(&path) {
+            return Ok(Some(path));
         }
     }
     Ok(None)

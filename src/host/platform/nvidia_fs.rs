@@ -29,11 +29,8 @@ impl NvidiaFs {
         let loaded = root.exists("sys/module/nvidia_fs");
         let version = read_first_line(root, "sys/module/nvidia_fs/version")?;
         let mut devices: Vec<String> = root
-            .list_dir("dev")?
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|n| is_nvfs_device(n))
-            .collect();
+            .list_dir_where("dev", is_nvfs_device)?
+            .unwrap_or_default();
         devices.sort_by_key(|n| n["nvidia-fs".len()..].parse::<u32>().unwrap_or(u32::MAX));
         let proc_version = read_first_line(root, "proc/driver/nvidia-fs/version")?
             .map(|l| l.trim_start_matches("version:").trim().to_string());
@@ -41,7 +38,7 @@ impl NvidiaFs {
             .read_text_lossy("proc/driver/nvidia-fs/modules")?
             .map(|t| parse_registered_modules(&t));
         let source_versions = root
-            .list_dir("usr/src")?
+            .list_dir_where("usr/src", |n| n.starts_with("nvidia-fs-"))?
             .unwrap_or_default()
             .iter()
             .filter_map(|n| n.strip_prefix("nvidia-fs-"))

@@ -264,11 +264,13 @@ impl FactsCache {
         // written unbuffered took a system call each (22,000 for a warm-up's entries).
         let written =
             dir.write_atomic_unsynced(name, 0o600, |w| w.write_all(&serde_json::to_vec(value)?));
-        if let Err(e) = written {
-            tracing::debug!(
-                "cannot write cache entry {}: {e}",
-                dir.path().join(name).display()
-            );
+        let path = dir.path().join(name);
+        match written {
+            Ok(()) => tracing::debug!(
+                "cache entry stored (new or refreshed): {}",
+                crate::escape::escape_control(&path.display().to_string())
+            ),
+            Err(e) => tracing::debug!("cannot write cache entry {}: {e}", path.display()),
         }
     }
 

@@ -15,7 +15,8 @@ fn ensure_mount_table(f: &Fixture) {
     }
 }
 
-fn agent_once(f: &Fixture, out: &std::path::Path) -> std::process::Output {
+/// `agent --once` with its outputs below `out` (`run/status.json` the status).
+pub(crate) fn agent_once(f: &Fixture, out: &std::path::Path) -> std::process::Output {
     ensure_mount_table(f);
     nfs_gds()
         .arg("--root")

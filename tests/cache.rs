@@ -320,3 +320,95 @@ fn the_kernel_configuration_is_cached_by_file_identity() {
     let (_, doc) = check_json(&f);
     assert_eq!(status(&doc, "rpcrdma-abi"), "pass", "read again: {doc:#}");
 }
+
+/// Until another process holds the `flock` on `lock` (`flock -n` fails with 99 then).
+fn until_held_elsewhere(lock: &Path) {
+    let start = std::time::Instant::now();
+    loop {
+        let probe = std::process::Command::new("flock")
+            .args(["-n", "-E", "99"])
+            .arg(lock)
+            .arg("true")
+            .status()
+            .expect("flock(1) from util-linux");
+        if probe.code() == Some(99) {
+            return;
+        }
+        assert!(
+            start.elapsed().as_secs() < 30,
+            "flock(1) never took the lock"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn a_stuck_fill_lock_costs_each_process_one_bounded_wait() {
+    if !is_root() {
+        eprintln!("not root: the cache (and its lock) is used by root only");
+        return;
+    }
+    // A check and a helper -f, each on a node whose cache is empty (several misses each),
+    // while another process holds fill.lock and never lets go.
+    let spec = ModuleSpec::rpcrdma(NEW_KERNEL);
+    let node = node_with(&spec, DKMS, Packing::XzCrc32);
+    let helper = crate::mount_fixture::Fixture::ready();
+    let mut holders = Vec::new();
+    for root in [node.root(), helper.root()] {
+        let dir = root.join("var/cache/nfs-gds");
+        fs::create_dir_all(&dir).unwrap();
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
+        let lock = dir.join("fill.lock");
+        holders.push(
+            // -o: the lock is flock(1)'s own, not its child's, so killing it lets go.
+            std::process::Command::new("flock")
+                .arg("-o")
+                .arg(&lock)
+                .args(["sleep", "300"])
+                .spawn()
+                .expect("flock(1) from util-linux"),
+        );
+        until_held_elsewhere(&lock);
+    }
+    let timed = |run: &dyn Fn() -> Option<i32>| {
+        let start = std::time::Instant::now();
+        let code = run();
+        (code, start.elapsed())
+    };
+    let (check, helper_f) = std::thread::scope(|s| {
+        let check = s.spawn(|| timed(&|| check_json(&node).0.into()));
+        let helper_f = s.spawn(|| {
+            timed(&|| {
+                helper
+                    .helper()
+                    .args(["10.0.2.15:/export", "/mnt/gds", "-f"])
+                    .output()
+                    .unwrap()
+                    .status
+                    .code()
+            })
+        });
+        (check.join().unwrap(), helper_f.join().unwrap())
+    });
+    for mut h in holders {
+        h.kill().unwrap();
+        h.wait().unwrap();
+    }
+    eprintln!(
+        "with fill.lock held elsewhere: check {:.1} s, mount.nfs-gds -f {:.1} s",
+        check.1.as_secs_f64(),
+        helper_f.1.as_secs_f64()
+    );
+    assert_eq!(check.0, Some(0));
+    assert_eq!(helper_f.0, Some(0));
+    // One wait of at most ten seconds each, not ten per miss (thirty and more before).
+    for (what, took) in [("check", check.1), ("mount.nfs-gds -f", helper_f.1)] {
+        assert!(
+            took < std::time::Duration::from_secs(18),
+            "{what} took {took:?} behind a stuck fill.lock"
+        );
+    }
+    // What they derived without the lock is read again next time: nothing was stored wrong.
+    let (code, _) = check_json(&node);
+    assert_eq!(code, 0);
+}

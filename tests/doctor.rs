@@ -561,3 +561,39 @@ fn markdown_keeps_the_evidence() {
     assert!(md.contains("### Evidence"), "{md}");
     assert!(md.contains("```text\n/etc/cufile.json: "), "{md}");
 }
+
+#[test]
+fn doctor_never_says_nothing_to_fix_about_a_mount_table_it_could_not_read() {
+    let f = ready_node();
+    f.write(
+        "proc/self/mountinfo",
+        "1 0 254:0 / / rw - ext4 /dev/vda rw\n41 1 0:51 / /mnt/gds rw - nfs4 10.0.2.15:/export rw,vers=4.2,proto=rdma,port=20049,addr=10.0.2.15\n",
+    );
+    // One line past what any line of a mount table holds.
+    let mut stats =
+        b"device 10.0.2.15:/export mounted on /mnt/gds with fstype nfs4 statvers=1.1\n\topts:\t"
+            .to_vec();
+    stats.extend(std::iter::repeat_n(b'x', 2 << 20));
+    stats.push(b'\n');
+    f.write("proc/self/mountstats", &stats);
+    let text = doctor_text(&f, &["doctor"]);
+    assert!(!text.contains("Nothing to fix"), "{text}");
+    assert!(
+        text.contains("proc/self/mountstats:2: the line is longer than 1048576 bytes"),
+        "{text}"
+    );
+    let (_, doc) = doctor_json(&f, &[]);
+    let unread = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| {
+            c["summary"]
+                .as_str()
+                .unwrap()
+                .contains("could not be judged")
+        })
+        .unwrap_or_else(|| panic!("no check says the mounts could not be judged: {doc:#}"));
+    assert_eq!(unread["status"], "unknown");
+    assert_ne!(doc["verdict"], "ready");
+}

@@ -416,3 +416,66 @@ fn collect_replaces_only_a_regular_file() {
         .collect();
     assert_eq!(names.len(), 3, "no temporary file left: {names:?}");
 }
+
+/// Each check's id and status in a doctor document, with the verdict.
+fn judged(doc: &serde_json::Value) -> (String, Vec<(String, String)>) {
+    let checks = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["id"].to_string(), c["status"].to_string()))
+        .collect();
+    (doc["verdict"].to_string(), checks)
+}
+
+#[test]
+fn collect_redacts_every_form_of_credential_and_the_bundle_replays_to_the_same_verdict() {
+    let mut f = Fixture::debian12();
+    f.nvidia_fs("2.28.4", 1);
+    f.load_rpcrdma(&Loaded::default(), KallsymsHooks::Lower);
+    f.write(
+        "etc/fstab",
+        "//srv/a /mnt/a cifs user=bob%SECRET01,vers=3.0 0 0\n\
+         //srv/b /mnt/b cifs username=DOM/bob%SECRET02 0 0\n\
+         curlftpfs#ftp.example /mnt/f fuse user=bob:SECRET03,allow_other 0 0\n\
+         mfsmount /mnt/m fuse mfsmaster=m,mfspassword=SECRET04 0 0\n\
+         //srv/q /mnt/q cifs rw,\"password=SECRET05\" 0 0\n\
+         bob:SECRET06@host:/data /mnt/h fuse.sshfs ro 0 0\n",
+    );
+    // Words the checks read, and secrets beside them.
+    f.write(
+        "proc/cmdline",
+        "BOOT_IMAGE=/vmlinuz ro password=SECRET07 netroot=iscsi:bob:SECRET08@10.0.0.1::3260::iqn.x module.sig_enforce=1 lockdown=integrity iommu=pt modprobe.blacklist=nouveau rpcrdma.max_requests=64 quiet\n",
+    );
+    let work = tempfile::tempdir().unwrap();
+    let archive = work.path().join("node.tgz");
+    let out = run_bounded(f.root(), &["collect", "-o", archive.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let files = archived(&archive);
+    let text: String = files
+        .values()
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .collect();
+    let leaked: Vec<String> = (1..=8)
+        .map(|i| format!("SECRET{i:02}"))
+        .filter(|s| text.contains(s.as_str()))
+        .collect();
+    assert_eq!(leaked, Vec::<String>::new(), "leaked credentials");
+    let cmdline = String::from_utf8_lossy(&files["proc/cmdline"]).into_owned();
+    assert!(
+        cmdline.contains(" ro password=REDACTED netroot=REDACTED module.sig_enforce=1 lockdown=integrity iommu=pt modprobe.blacklist=nouveau rpcrdma.max_requests=64 quiet"),
+        "{cmdline}"
+    );
+    // Unpacked, the bundle is the node to doctor.
+    let bundle = work.path().join("bundle");
+    std::fs::create_dir(&bundle).unwrap();
+    tar::Archive::new(flate2::read::GzDecoder::new(
+        std::fs::File::open(&archive).unwrap(),
+    ))
+    .unpack(&bundle)
+    .unwrap();
+    let (_, live) = doctor_json_of(&f);
+    let replayed = run_bounded(&bundle, &["doctor", "--json"]);
+    let replayed: serde_json::Value = serde_json::from_slice(&replayed.stdout).expect("JSON");
+    assert_eq!(judged(&replayed), judged(&live));
+}

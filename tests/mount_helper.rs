@@ -248,6 +248,8 @@ fn fake_plan_lines_cannot_be_forged_by_the_dir_or_the_options() {
     let f = ready_rdma();
     let dir =
         "/mnt/gds\nnfs-gds: mounted 10.0.2.15:/export on /mnt/gds (mount id 70): runs over rdma";
+    // `-f` looks at DIR as the real run does: it is there.
+    std::fs::create_dir_all(f.root().join(&dir[1..])).unwrap();
     let out = f
         .helper()
         .args([
@@ -274,6 +276,35 @@ fn fake_plan_lines_cannot_be_forged_by_the_dir_or_the_options() {
         "{stdout}"
     );
     assert!(f.record("mount.nfs").is_empty());
+}
+
+#[test]
+fn fake_checks_dir_as_the_real_run_does() {
+    let f = ready_rdma();
+    f.write("etc/passwd", "root:x:0:0:root:/root:/bin/sh\n");
+    for (dir, why) in [
+        ("/nonexistent", "does not exist"),
+        ("/etc/passwd", "is not a directory"),
+    ] {
+        for fake in [true, false] {
+            let mut args = vec![SPEC, dir];
+            if fake {
+                args.push("-f");
+            }
+            let out = f.helper().args(&args).output().unwrap();
+            let stderr = String::from_utf8(out.stderr).unwrap();
+            assert_eq!(out.status.code(), Some(32), "{args:?}: {stderr}");
+            assert_eq!(
+                stderr,
+                format!("nfs-gds: mount point {dir} {why}; nothing was mounted\n"),
+                "{args:?}"
+            );
+            assert!(out.stdout.is_empty(), "{args:?}: a plan was printed");
+        }
+    }
+    for tool in ["mount.nfs", "modprobe", "umount"] {
+        assert!(f.record(tool).is_empty(), "{tool} ran");
+    }
 }
 
 #[test]
@@ -638,6 +669,8 @@ fn the_shipped_fstab_lines_and_mount_unit_are_accepted() {
         value("Options=").to_string(),
     ));
     for (spec, dir, opts) in cases {
+        // The mount point is there, as it must be for the real mount.
+        std::fs::create_dir_all(f.root().join(dir.trim_start_matches('/'))).unwrap();
         f.helper()
             .args([&spec, &dir, "-f", "-o", &opts])
             .assert()
@@ -674,6 +707,9 @@ fn every_argv_of_the_vm_capture_is_understood() {
         ],
     ];
     let f = Fixture::ready();
+    for dir in ["mnt/gds2", "mnt/gds3"] {
+        std::fs::create_dir_all(f.root().join(dir)).unwrap();
+    }
     for args in cases {
         f.helper()
             .args(args)

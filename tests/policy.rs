@@ -45,6 +45,8 @@ fn install(f: &Fixture, policy: Option<&str>) {
         "proc/self/mountstats",
         "device /dev/vda mounted on / with fstype ext4\n",
     );
+    // The helper's mount point.
+    std::fs::create_dir_all(f.path(DIR.trim_start_matches('/'))).unwrap();
     match policy {
         Some(text) => {
             f.write("etc/nfs-gds/nfs-gds.toml", text);

@@ -36,6 +36,7 @@ mod module_load;
 mod module_reader;
 mod mount_fixture;
 mod mount_helper;
+mod mount_scale;
 mod mount_signals;
 mod packaging;
 mod platform;

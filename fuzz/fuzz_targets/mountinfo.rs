@@ -63,7 +63,7 @@ fuzz_target!(|data: &[u8]| {
         if let Some(m) = table.topmost_at(point) {
             let _ = (m.is_nfs(), m.option("proto"), m.runs_over_rdma());
         }
-        let _ = nfs_gds::mount::identity::new_mount_on(&empty, &table, point);
+        let _ = nfs_gds::mount::identity::new_mounts_on(&empty, &table, point);
     }
     let _ = table.topmost_at(Path::new("/mnt/data"));
 });

@@ -186,6 +186,8 @@ fn one_pass(
 }
 
 pub fn run(args: &AgentArgs, ctx: &Ctx) -> Result<u8, CmdError> {
+    // A pass is finished and its outputs written whatever becomes of stderr.
+    super::err_out::keep_going();
     if args.health {
         return health(args, ctx);
     }
@@ -207,12 +209,12 @@ pub fn run(args: &AgentArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         match one_pass(args, ctx, &mut memo, &mut MountTable::default()) {
             Ok(Outcome { line, .. }) => {
                 if last.as_ref() != Some(&line) {
-                    eprintln!("{line}");
+                    errln!("{line}");
                     last = Some(line);
                 }
             }
             // A failed pass is logged and retried; the previous outputs stay until they expire.
-            Err(e) => eprintln!(
+            Err(e) => errln!(
                 "nfs-gds agent: {}",
                 crate::escape::escape_control(&e.to_string())
             ),
@@ -228,9 +230,9 @@ pub fn run(args: &AgentArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let ready = outputs_of(args, ctx).ready;
     let path = crate::escape::escape_control(&ready.path().display().to_string()).into_owned();
     if ready.remove()? {
-        eprintln!("nfs-gds agent: stopped by signal {signal}; removed {path}");
+        errln!("nfs-gds agent: stopped by signal {signal}; removed {path}");
     } else {
-        eprintln!("nfs-gds agent: stopped by signal {signal}; there was no {path} to remove");
+        errln!("nfs-gds agent: stopped by signal {signal}; there was no {path} to remove");
     }
     Ok(exit::READY)
 }

@@ -7,6 +7,8 @@
 
 #[macro_use]
 pub mod out;
+#[macro_use]
+pub mod err_out;
 
 pub mod agent;
 pub mod check;
@@ -177,13 +179,37 @@ pub(crate) fn init_logging(verbose: u8, ansi: bool) {
         2 => tracing::Level::DEBUG,
         _ => tracing::Level::TRACE,
     };
-    let _ = tracing_subscriber::fmt()
+    let _ = tracing::subscriber::set_global_default(log_subscriber(level, ansi, err_out::Stderr));
+}
+
+/// The subscriber every face logs through: one line per event on `writer`, and every field,
+/// the message too, with its control characters and line separators escaped as in messages
+/// ([`crate::escape`]): a value quoted from the command line or a file (an option's quoted
+/// newline) cannot forge a log line of its own.
+fn log_subscriber<W>(level: tracing::Level, ansi: bool, writer: W) -> impl tracing::Subscriber
+where
+    W: for<'w> tracing_subscriber::fmt::MakeWriter<'w> + Send + Sync + 'static,
+{
+    use tracing_subscriber::field::MakeExt;
+    let fields = tracing_subscriber::fmt::format::debug_fn(|w, field, value| {
+        let text = format!("{value:?}");
+        let text = crate::escape::escape_control(&text);
+        if field.name() == "message" {
+            write!(w, "{text}")
+        } else {
+            write!(w, "{field}={text}")
+        }
+    })
+    .delimited(" ");
+    tracing_subscriber::fmt()
         .with_max_level(level)
-        .with_writer(std::io::stderr)
+        .with_writer(writer)
+        .log_internal_errors(false)
         .with_target(false)
         .without_time()
         .with_ansi(ansi)
-        .try_init();
+        .fmt_fields(fields)
+        .finish()
 }
 
 /// Whether argv\[0\] names the mount helper: exact file name, never a prefix or substring.
@@ -227,7 +253,7 @@ pub fn run(argv: Vec<OsString>) -> u8 {
     // Before parsing: not even --help or --version runs setuid.
     let privileges = crate::mount::privilege::HostPrivileges::default();
     if let Err(e) = crate::mount::privilege::refuse_setuid(&privileges) {
-        eprintln!("nfs-gds: {e}");
+        errln!("nfs-gds: {}", crate::escape::escape_control(&e.to_string()));
         return exit::ERROR;
     }
     let cli = match Cli::try_parse_from(&argv) {
@@ -249,7 +275,7 @@ pub fn run(argv: Vec<OsString>) -> u8 {
         color::enabled_here(cli.global.color, std::io::stderr().is_terminal()),
     );
     if let Err(e) = root_is_a_directory(cli.global.root.as_deref()) {
-        eprintln!("nfs-gds: {}", crate::escape::escape_control(&e));
+        errln!("nfs-gds: {}", crate::escape::escape_control(&e));
         if let Some(command) = json_command(&cli.command) {
             let doc = serde_json::json!({"command": command, "error": e});
             if out::line(format_args!("{doc}")).is_err() {
@@ -281,7 +307,7 @@ pub fn run(argv: Vec<OsString>) -> u8 {
         Ok(code) => code,
         Err(e) if out::is_closed_pipe(&*e) => out::end_on_closed_pipe(),
         Err(e) => {
-            eprintln!("nfs-gds: {}", crate::escape::escape_control(&e.to_string()));
+            errln!("nfs-gds: {}", crate::escape::escape_control(&e.to_string()));
             if let Some(command) = json {
                 // A script that parses stdout gets an object too, not an empty document.
                 let doc = serde_json::json!({"command": command, "error": e.to_string()});
@@ -340,5 +366,42 @@ mod tests {
             Some(&OsString::from("verify"))
         );
         assert_eq!(subcommand_of(&argv(&["nfs-gds", "--root"])), None);
+    }
+
+    #[test]
+    fn a_log_line_cannot_be_forged_by_a_value_it_quotes() {
+        use std::sync::{Arc, Mutex};
+        #[derive(Clone, Default)]
+        struct Buffer(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Buffer {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(buf);
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let buffer = Buffer::default();
+        let writer = {
+            let buffer = buffer.clone();
+            move || buffer.clone()
+        };
+        let subscriber = log_subscriber(tracing::Level::INFO, false, writer);
+        let option = "rw,context=\"a\nnfs-gds: mounted srv:/x\u{2028}\u{1b}[2J\"";
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::info!("options for mount.nfs: {option}");
+            tracing::info!(path = %"/mnt/a\nb", "named");
+        });
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text:?}");
+        assert!(
+            lines[0].ends_with(
+                "options for mount.nfs: rw,context=\"a\\nnfs-gds: mounted srv:/x\\u{2028}\\u{1b}[2J\""
+            ),
+            "{text:?}"
+        );
+        assert!(lines[1].ends_with("named path=/mnt/a\\nb"), "{text:?}");
     }
 }

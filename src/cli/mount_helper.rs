@@ -60,7 +60,7 @@ pub fn run(args: &MountArgs, ctx: &Ctx, verbose: u8) -> u8 {
 }
 
 fn fail(message: impl std::fmt::Display, code: u8) -> u8 {
-    eprintln!(
+    errln!(
         "nfs-gds: {}",
         crate::escape::escape_control(&message.to_string())
     );
@@ -68,6 +68,9 @@ fn fail(message: impl std::fmt::Display, code: u8) -> u8 {
 }
 
 fn run_helper(raw: &[OsString], host: &Host, config: Option<&Path>, verbose: u8) -> u8 {
+    // Never stopped by a failed write to stderr: not between mount.nfs and the verdict on the
+    // new mount, nor before.
+    super::err_out::keep_going();
     let root = &host.root;
     // Before parsing: not even -h, -V or a usage message is answered setuid.
     if let Err(e) = privilege::refuse_setuid(&host.privileges()) {
@@ -88,7 +91,7 @@ fn run_helper(raw: &[OsString], host: &Host, config: Option<&Path>, verbose: u8)
             return SUCCESS;
         }
         Err(e) => {
-            eprintln!(
+            errln!(
                 "nfs-gds: {}\n{USAGE}",
                 crate::escape::escape_control(&e.to_string())
             );
@@ -129,12 +132,17 @@ fn run_helper(raw: &[OsString], host: &Host, config: Option<&Path>, verbose: u8)
     // warning lint and policy check give, and the mount goes ahead.
     if !req.options.remount {
         if let Some(w) = crate::nfs::rdma_port_warning(req.options.port) {
-            eprintln!("nfs-gds: WARNING: {w}");
+            errln!("nfs-gds: WARNING: {w}");
         }
     }
     // mount(8) passes a canonical path already; a hand-typed one may hold symlinks, and
     // mountinfo shows the resolved path.
     req.target = host.mount_point(&req.target, &cwd);
+    // As mount.nfs would refuse it, before anything is loaded or planned: `-f` agrees with the
+    // real run.
+    if let Err(e) = crate::mount::target_path::check_mount_point(root, &req.target) {
+        return fail(e, crate::mount::exit_code::FAIL);
+    }
     let resolver = server_names::resolver_for(&host.root);
     let mount_policy = policy.for_mount(
         &req.target,

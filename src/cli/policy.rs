@@ -71,7 +71,7 @@ fn check(args: &CheckArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let errors = policy::file::all_errors(&text);
     if !errors.is_empty() {
         for e in &errors {
-            eprintln!(
+            errln!(
                 "{}:{}:{}: {}",
                 path.display(),
                 e.line,
@@ -79,7 +79,7 @@ fn check(args: &CheckArgs, ctx: &Ctx) -> Result<u8, CmdError> {
                 crate::escape::escape_control(&e.message)
             );
         }
-        eprintln!(
+        errln!(
             "nfs-gds: {}: {} error{}",
             path.display(),
             errors.len(),
@@ -90,7 +90,7 @@ fn check(args: &CheckArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let parsed =
         policy::file::parse(&text).map_err(|e| format!("{}: {}", path.display(), e.message))?;
     if let Some(w) = crate::nfs::rdma_port_warning(parsed.options.port) {
-        eprintln!("{}: warning: [options] {w}", path.display());
+        errln!("{}: warning: [options] {w}", path.display());
     }
     outln!(
         "{}: valid ({} [[mount]] table{}, default level {})",

@@ -100,7 +100,7 @@ pub fn run(args: &WatchArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         args.seconds,
         &mut std::thread::sleep,
         &mut || {
-            eprintln!(
+            errln!(
                 "nfs-gds: watching {} for {} s: run the workload now",
                 target.display(),
                 args.seconds

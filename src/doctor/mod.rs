@@ -15,6 +15,7 @@ pub mod not_for_nfs;
 pub mod plan;
 pub mod provision;
 pub mod redact;
+mod redact_cmdline;
 pub mod render;
 pub mod sections;
 pub mod stack;
@@ -26,7 +27,7 @@ use serde::Serialize;
 
 use crate::checks::{fix, registry, CheckResult, Verdict, SCHEMA_VERSION};
 use crate::host::io::runner::Runner;
-use crate::host::mounts::{read_mount_table, server_names};
+use crate::host::mounts::{read_mount_table, server_names, MountsError};
 use crate::host::stack_facts::StackFacts;
 use crate::host::{HostError, HostFacts};
 use crate::nfs::ServerAddrs;
@@ -171,10 +172,26 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
             findings.extend(review.findings);
             checks.extend(review.checks);
         }
-        Err(e) => findings.push(finding(
+        // A tree without a mount table (a fixture) has no mounts to judge.
+        Err(e @ MountsError::Missing { .. }) => findings.push(finding(
             "nfs-mount",
             format!("the mount table could not be read: {e}"),
         )),
+        Err(e) => {
+            findings.push(finding(
+                "nfs-mount",
+                format!("the mount table could not be read: {e}"),
+            ));
+            // Nothing is known of the mounts: never "Nothing to fix" about them.
+            verdict = verdict.max(Verdict::ReadyWithWarnings);
+            checks.push(
+                CheckResult::unknown(
+                    crate::checks::catalogue::mount_transport::ID,
+                    format!("the NFS mounts on this node could not be judged: {e}"),
+                )
+                .remedy("fix what stops the mount table from being read, then run nfs-gds doctor again: until then nothing is known of how the mounts carry their I/O"),
+            );
+        }
     }
     findings.extend(sections::findings(sections::CLUSTER, &seen));
 

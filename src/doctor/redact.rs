@@ -68,6 +68,7 @@ fn line_redactor(host_path: &str) -> Option<fn(&str) -> String> {
         "/proc/self/mountinfo" => mountinfo_line,
         "/proc/self/mountstats" => mountstats_line,
         "/proc/kallsyms" => kallsyms_line,
+        "/proc/cmdline" => super::redact_cmdline::cmdline_line,
         p if p.starts_with("/etc/nfs-gds/") && p.ends_with(".toml") => policy_line,
         _ => return None,
     })
@@ -191,7 +192,10 @@ pub fn redact_options(list: &str) -> String {
         })
     };
     let redact_one = |opt: &str| match opt.split_once('=') {
+        // A whole option in quotes keeps its closing quote.
+        Some((k, _)) if is_secret(opt) && k.starts_with('"') => format!("{k}={REDACTED}\""),
         Some((k, _)) if is_secret(opt) => format!("{k}={REDACTED}"),
+        Some((k, v)) if is_user_key(k) => format!("{k}={}", redact_user_value(v)),
         _ => redact_url(opt),
     };
     let mut out = Vec::new();
@@ -238,15 +242,43 @@ fn split_options(list: &str, quotes: bool) -> Vec<&str> {
     out
 }
 
-/// The names that hold a password.
+/// An option's name as judged: without the quotes or blanks around it (a whole option may be
+/// quoted: `"password=…"`), in lower case.
+fn key_name(key: &str) -> String {
+    key.trim_matches(|c: char| c == '"' || c == '\'' || c.is_whitespace())
+        .to_ascii_lowercase()
+}
+
+/// The names that hold a password (MooseFS's `mfspassword` and `mfsmd5pass` too).
 fn is_password_key(key: &str) -> bool {
-    let k = key.to_ascii_lowercase();
-    k.starts_with("pass") || k.contains("passwd") || k == "pw" || k == "pwd"
+    let k = key_name(key);
+    k.starts_with("pass")
+        || k.ends_with("pass")
+        || k.contains("password")
+        || k.contains("passwd")
+        || k == "pw"
+        || k == "pwd"
+}
+
+/// The names that hold a user, which some file systems let carry the password too: cifs's
+/// `user=bob%PASS` and `username=DOM/bob%PASS`, curlftpfs's `user=bob:PASS` and
+/// `proxy_user=bob:PASS`.
+fn is_user_key(key: &str) -> bool {
+    let k = key_name(key);
+    k.ends_with("user") || k.ends_with("username")
+}
+
+/// A user value with whatever follows its first `%` or `:` (the password) replaced.
+fn redact_user_value(value: &str) -> String {
+    match value.find(['%', ':']) {
+        Some(i) => format!("{}{REDACTED}", &value[..=i]),
+        None => value.to_string(),
+    }
 }
 
 /// Whether an option or setting of this name holds something secret.
 pub fn is_secret_key(key: &str) -> bool {
-    let k = key.to_ascii_lowercase();
+    let k = key_name(key);
     is_password_key(&k)
         || k.starts_with("secret")
         || k.contains("key")
@@ -256,10 +288,11 @@ pub fn is_secret_key(key: &str) -> bool {
         || k.ends_with("_cmd")
 }
 
-/// `scheme://user:password@host…` with the password replaced.
+/// `scheme://user:password@host…` and `user:password@host:/path` (sshfs's source) with the
+/// password replaced.
 fn redact_url(s: &str) -> String {
     let Some(scheme_end) = s.find("://") else {
-        return s.to_string();
+        return redact_user_at_host(s);
     };
     let auth_start = scheme_end + 3;
     let rest = &s[auth_start..];
@@ -269,6 +302,19 @@ fn redact_url(s: &str) -> String {
     };
     match rest[..at].split_once(':') {
         Some((user, _)) => format!("{}{user}:{REDACTED}{}", &s[..auth_start], &rest[at..]),
+        None => s.to_string(),
+    }
+}
+
+/// `user:password@host:/path` with the password replaced: the part before the last `@` that
+/// precedes any `/` is the user's, and what follows its first `:` the password.
+fn redact_user_at_host(s: &str) -> String {
+    let head_end = s.find('/').unwrap_or(s.len());
+    let Some(at) = s[..head_end].rfind('@') else {
+        return s.to_string();
+    };
+    match s[..at].find(':') {
+        Some(colon) => format!("{}{REDACTED}{}", &s[..=colon], &s[at..]),
         None => s.to_string(),
     }
 }
@@ -413,5 +459,41 @@ mod tests {
     fn other_files_pass_unchanged() {
         let t = "ID=debian\nPASSWORD=not-an-option\n";
         assert_eq!(redact("/etc/os-release", t), t);
+    }
+
+    #[test]
+    fn credentials_in_user_names_quotes_and_sources_are_caught() {
+        for (list, secret) in [
+            ("vers=3.0,user=bob%hunter2", "hunter2"),
+            ("username=DOM/bob%hunter2,vers=3.0", "hunter2"),
+            ("user=bob:hunter2,allow_other", "hunter2"),
+            ("proxy_user=bob:hunter2", "hunter2"),
+            ("mfsmaster=m,mfspassword=hunter2", "hunter2"),
+            ("mfsmd5pass=0123abcd", "0123abcd"),
+            ("rw,\"password=hunter2\",vers=3", "hunter2"),
+            ("rw,\"password=hun,ter2\"", "ter2"),
+        ] {
+            let r = redact_options(list);
+            assert!(!r.contains(secret), "{list}: {r}");
+            assert!(r.contains(REDACTED), "{list}: {r}");
+        }
+        assert_eq!(
+            redact_options("user=bob%hunter2"),
+            format!("user=bob%{REDACTED}")
+        );
+        assert_eq!(
+            redact_options("rw,\"password=x\""),
+            format!("rw,\"password={REDACTED}\"")
+        );
+        // A user alone stays; so does an NFS source.
+        assert_eq!(redact_options("user=bob,vers=3"), "user=bob,vers=3");
+        let fstab = "bob:hunter2@host:/data /mnt/h fuse.sshfs ro 0 0\n10.0.2.15:/export /mnt/gds nfs-gds _netdev 0 0\n";
+        assert_eq!(
+            redact("/etc/fstab", fstab),
+            "bob:REDACTED@host:/data /mnt/h fuse.sshfs ro 0 0\n10.0.2.15:/export /mnt/gds nfs-gds _netdev 0 0\n"
+        );
+        let mi = "36 25 0:40 / /mnt/h rw - fuse.sshfs bob:hunter2@host:/ rw\n";
+        assert!(!redact("/proc/self/mountinfo", mi).contains("hunter2"));
+        assert_eq!(redact_url("bob@host:/data"), "bob@host:/data");
     }
 }

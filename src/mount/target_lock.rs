@@ -1,6 +1,7 @@
 //! One helper at a time per mount point: an exclusive `flock` on
-//! `/run/nfs-gds/locks/<hash of DIR>.lock` (below the root), held from before the mount table is
-//! read for the mount until the new mount is verified, undone or recorded.
+//! `/run/nfs-gds/locks/<hash of DIR>.lock` (below the root, resolved inside it as every output
+//! is), held from before the mount table is read for the mount until the new mount is verified,
+//! undone or recorded.
 //!
 //! Two helpers mounting on one DIR at once (a `.mount` unit and `mount -a`, two fstab lines for
 //! one point) would each see the other's mount appear during its own `mount.nfs`; serialised,
@@ -11,13 +12,13 @@
 
 use std::io::Write;
 use std::os::fd::OwnedFd;
-use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rustix::fs::{FlockOperation, Mode, OFlags};
+use rustix::fs::FlockOperation;
 
 use super::clock::Clock;
+use crate::host::io::out_dir::{OutDir, Trust, RUN_DIR};
 use crate::host::Root;
 
 /// Where the lock files live, below the root.
@@ -76,17 +77,12 @@ pub fn take(root: &Root, target: &Path, clock: &dyn Clock) -> Result<TargetLock,
         target: target.to_owned(),
         source,
     };
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o755)
-        .create(root.join(DIR))
+    // Resolved inside the root as every output is: a symlinked `<root>/run` leads inside the
+    // tree, never out of it; and nfs-gds's own directories, which only root may write in.
+    OutDir::open(root, RUN_DIR, Trust::Own).map_err(io)?;
+    let fd = OutDir::open(root, DIR, Trust::Own)
+        .and_then(|dir| dir.lock_file(&file_name(target)))
         .map_err(io)?;
-    let fd = rustix::fs::open(
-        &path,
-        OFlags::CREATE | OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::from_raw_mode(0o600),
-    )
-    .map_err(|e| io(e.into()))?;
     let start = clock.now();
     loop {
         match rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive) {
@@ -154,5 +150,34 @@ mod tests {
         let mode = |p: PathBuf| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(root.join(DIR)) & 0o022, 0);
         assert_eq!(mode(path_for(&root, Path::new("/mnt/gds"))) & 0o077, 0);
+    }
+
+    #[test]
+    fn a_symlinked_run_leads_inside_the_root_never_out_of_it() {
+        use std::os::unix::fs::symlink;
+        let d = tempfile::tempdir().unwrap();
+        let (tree, outside) = (d.path().join("root"), d.path().join("outside"));
+        std::fs::create_dir_all(&tree).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        symlink(&outside, tree.join("run")).unwrap();
+        let root = Root::new(&tree);
+        let clock = FakeClock::default();
+        // Where the link leads inside the tree does not exist: refused, nothing made anywhere.
+        let e = take(&root, Path::new("/mnt/gds"), &clock).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("symbolic link to nothing below the root"),
+            "{e}"
+        );
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+        // Once it leads somewhere inside the tree, the lock is made there.
+        let inside = tree.join(outside.strip_prefix("/").unwrap());
+        std::fs::create_dir_all(&inside).unwrap();
+        drop(take(&root, Path::new("/mnt/gds"), &clock).unwrap());
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+        let lock = inside
+            .join("nfs-gds/locks")
+            .join(file_name(Path::new("/mnt/gds")));
+        assert_eq!(std::fs::read_to_string(lock).unwrap(), "/mnt/gds\n");
     }
 }

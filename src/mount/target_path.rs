@@ -1,4 +1,10 @@
-//! Whether anyone but root can change the path to the mount point while `mount.nfs` resolves it.
+//! Whether the mount point can take a mount at all, and whether anyone but root can change the
+//! path to it while `mount.nfs` resolves it.
+//!
+//! `mount.nfs` refuses a DIR that does not exist or is not a directory before it mounts
+//! anything (nfs-utils `chk_mountpoint`); the helper asks the same of DIR first, in a real run
+//! and under `-f` alike, so `-f` says what the real run would do and a real run does not load a
+//! module for a mount that cannot happen.
 //!
 //! The helper hands `mount.nfs` the canonical DIR, which resolves it again. Whoever can rename
 //! an entry on that path (the owner of a directory on it, or anyone when a directory is writable
@@ -8,6 +14,30 @@
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+
+use crate::host::{HostError, Root};
+
+/// Why DIR cannot take a mount.
+#[derive(Debug, thiserror::Error)]
+pub enum MountPointError {
+    #[error("mount point {} does not exist; nothing was mounted", .0.display())]
+    Missing(PathBuf),
+    #[error("mount point {} is not a directory; nothing was mounted", .0.display())]
+    NotADirectory(PathBuf),
+    #[error("{0}; nothing was mounted")]
+    Unreadable(HostError),
+}
+
+/// Whether `target` (below `root`, symlinks followed inside it) is a directory a mount can land
+/// on, as `mount.nfs` asks before mounting.
+pub fn check_mount_point(root: &Root, target: &Path) -> Result<(), MountPointError> {
+    match root.metadata(target) {
+        Ok(Some(m)) if m.is_dir() => Ok(()),
+        Ok(Some(_)) => Err(MountPointError::NotADirectory(target.to_owned())),
+        Ok(None) => Err(MountPointError::Missing(target.to_owned())),
+        Err(e) => Err(MountPointError::Unreadable(e)),
+    }
+}
 
 /// The first entry on `target`'s path (from `/` down to `target` itself) that someone other
 /// than root could rename or replace, with why; `None` when only root can.
@@ -47,6 +77,35 @@ pub fn swappable_entry(target: &Path) -> Option<(PathBuf, String)> {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_mount_point_must_be_a_directory_that_exists() {
+        let tree = tempfile::tempdir().unwrap();
+        let root = Root::new(tree.path());
+        std::fs::create_dir_all(tree.path().join("mnt/gds")).unwrap();
+        std::fs::create_dir_all(tree.path().join("etc")).unwrap();
+        std::fs::write(
+            tree.path().join("etc/passwd"),
+            "root:x:0:0::/root:/bin/sh\n",
+        )
+        .unwrap();
+        std::os::unix::fs::symlink("/mnt/gds", tree.path().join("data")).unwrap();
+        assert!(check_mount_point(&root, Path::new("/mnt/gds")).is_ok());
+        assert!(
+            check_mount_point(&root, Path::new("/data")).is_ok(),
+            "a link to one"
+        );
+        let e = check_mount_point(&root, Path::new("/nonexistent")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "mount point /nonexistent does not exist; nothing was mounted"
+        );
+        let e = check_mount_point(&root, Path::new("/etc/passwd")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "mount point /etc/passwd is not a directory; nothing was mounted"
+        );
+    }
 
     fn chmod(p: &Path, mode: u32) {
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();

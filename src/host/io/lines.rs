@@ -6,7 +6,8 @@
 //! file, recorded for `collect`); its bytes then pass through one buffer that is reused, and
 //! lines are found with `memchr`. The cap of the file's [`FileKind`] still holds, counted over
 //! the bytes streamed: a file that never ends (or is far larger than any of its kind) is an
-//! error naming it, not a hang, and memory stays at the buffer and the longest line.
+//! error naming it, not a hang, and memory stays at the buffer and the longest line, which is
+//! capped too ([`FileKind::line_cap`]).
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -86,12 +87,14 @@ impl Lines {
 
     /// The next run of whole lines, as much as the buffer holds, each ended by its `\n` (the
     /// file's last line maybe not); `None` at the end of the file. For a reader that finds its
-    /// lines itself, faster than line by line; [`Lines::number`] does not count these.
+    /// lines itself, faster than line by line; [`Lines::number`] counts them (so an error names
+    /// the right line).
     pub fn next_lines(&mut self) -> Result<Option<&[u8]>, HostError> {
         loop {
             if let Some(i) = memchr::memrchr(b'\n', &self.buf[self.start..self.end]) {
                 let lines = self.start..self.start + i + 1;
                 self.start += i + 1;
+                self.number += memchr::memchr_iter(b'\n', &self.buf[lines.clone()]).count();
                 return Ok(Some(&self.buf[lines]));
             }
             if self.eof {
@@ -100,6 +103,7 @@ impl Lines {
                 }
                 let lines = self.start..self.end;
                 self.start = self.end;
+                self.number += 1;
                 return Ok(Some(&self.buf[lines]));
             }
             self.fill()?;
@@ -114,8 +118,21 @@ impl Lines {
             self.start = 0;
         }
         if self.end == self.buf.len() {
-            // One line longer than the buffer: room for it, bounded by the cap below.
-            self.buf.resize(self.buf.len() * 2, 0);
+            // One line longer than the buffer: room for it, up to the line cap (or the
+            // file's cap, below).
+            let mut grown = self.buf.len() * 2;
+            if let Some(cap) = self.kind.line_cap() {
+                if self.buf.len() as u64 >= cap {
+                    return Err(HostError::LineTooLong {
+                        path: self.path.clone(),
+                        line: self.number + 1,
+                        cap,
+                        noun: self.kind.noun(),
+                    });
+                }
+                grown = grown.min(cap as usize);
+            }
+            self.buf.resize(grown, 0);
         }
         let n = loop {
             match self.file.read(&mut self.buf[self.end..]) {
@@ -212,5 +229,34 @@ mod tests {
         };
         assert!(e.contains("policy.toml"), "{e}");
         assert!(e.contains("larger than 1048576 bytes"), "{e}");
+    }
+
+    #[test]
+    fn a_mount_table_line_past_the_line_cap_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("mountstats");
+        let cap = FileKind::MountTable.line_cap().unwrap() as usize;
+        let mut text = b"device a mounted on /m\n".to_vec();
+        text.extend(std::iter::repeat_n(b'x', cap + 1));
+        std::fs::write(&p, &text).unwrap();
+        let mut l = Lines::new(File::open(&p).unwrap(), &p, FileKind::MountTable);
+        assert_eq!(l.next_line().unwrap(), Some(&b"device a mounted on /m"[..]));
+        let e = l.next_line().unwrap_err().to_string();
+        assert!(
+            e.contains("mountstats:2: the line is longer than 1048576 bytes"),
+            "{e}"
+        );
+        // Read by runs of lines, the line is named alike.
+        let mut l = Lines::new(File::open(&p).unwrap(), &p, FileKind::MountTable);
+        let e = loop {
+            match l.next_lines() {
+                Ok(Some(_)) => {}
+                Ok(None) => panic!("read past the line cap"),
+                Err(e) => break e.to_string(),
+            }
+        };
+        assert!(e.contains("mountstats:2: the line is longer"), "{e}");
+        // The cap of the whole table is far past what 100,000 mounts write.
+        assert!(FileKind::MountTable.cap() > 3 * 330_000_000);
     }
 }

@@ -56,7 +56,34 @@ impl OutDir {
     /// Opens the directory `rel` below `root`, resolved inside the root, creating what is missing
     /// (mode 0755).
     pub fn open(root: &Root, rel: impl AsRef<Path>, trust: Trust) -> io::Result<OutDir> {
-        let rel = rel.as_ref();
+        Self::open_in(root, rel.as_ref(), trust, true, LastLink::Keep)?
+            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
+    }
+
+    /// Opens the directory `rel` below `root` as [`OutDir::open`] does, creating nothing:
+    /// `Ok(None)` when it (or a directory on its way) does not exist.
+    pub fn existing(
+        root: &Root,
+        rel: impl AsRef<Path>,
+        trust: Trust,
+    ) -> io::Result<Option<OutDir>> {
+        Self::open_in(root, rel.as_ref(), trust, false, LastLink::Keep)
+    }
+
+    /// Opens the directory `rel` below `root` that holds the one nfs-gds uses (the facts
+    /// cache's `var/cache`): resolved inside the root, a symbolic link at its end too, and
+    /// created (mode 0755) when missing and `create` says so, else `Ok(None)`.
+    pub fn parent(root: &Root, rel: impl AsRef<Path>, create: bool) -> io::Result<Option<OutDir>> {
+        Self::open_in(root, rel.as_ref(), Trust::Shared, create, LastLink::Follow)
+    }
+
+    fn open_in(
+        root: &Root,
+        rel: &Path,
+        trust: Trust,
+        create: bool,
+        end: LastLink,
+    ) -> io::Result<Option<OutDir>> {
         let rel = rel.strip_prefix("/").unwrap_or(rel);
         let mut walked = PathBuf::new();
         let mut dir = open_dir(reader::resolve_below(
@@ -69,11 +96,7 @@ impl OutDir {
             walked.push(part);
             // Ancestors resolve inside the root; the directory itself must not be a link.
             let last = i + 1 == parts.len();
-            let how = if last {
-                LastLink::Keep
-            } else {
-                LastLink::Follow
-            };
+            let how = if last { end } else { LastLink::Follow };
             dir = match reader::resolve_below(root.dir(), &walked, how) {
                 Ok(fd) if last && File::from(fd.try_clone()?).metadata()?.is_symlink() => {
                     return Err(io::Error::other(format!(
@@ -82,24 +105,18 @@ impl OutDir {
                     )));
                 }
                 Ok(fd) => open_dir(fd)?,
+                Err(e) if e.kind() == io::ErrorKind::NotFound && !create => return Ok(None),
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                    let name = part.as_os_str();
-                    match rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(0o755)) {
-                        Ok(()) | Err(rustix::io::Errno::EXIST) => {}
-                        Err(e) => return Err(e.into()),
-                    }
-                    let made = match rustix::fs::openat(&dir, name, dir_flags(), Mode::empty()) {
-                        Ok(made) => made,
-                        Err(rustix::io::Errno::NOTDIR | rustix::io::Errno::LOOP) => {
-                            return Err(io::Error::other(format!(
+                    make_dir(&dir, part.as_os_str(), 0o755).map_err(|e| {
+                        if matches!(e.raw_os_error(), Some(n) if n == ELOOP || n == ENOTDIR) {
+                            io::Error::other(format!(
                                 "{} is a symbolic link to nothing below the root: not creating directories through it",
                                 root.join(&walked).display()
-                            )));
+                            ))
+                        } else {
+                            e
                         }
-                        Err(e) => return Err(e.into()),
-                    };
-                    rustix::fs::fchmod(&made, Mode::from_raw_mode(0o755))?;
-                    made
+                    })?
                 }
                 Err(e) => return Err(e),
             };
@@ -111,7 +128,66 @@ impl OutDir {
         if trust == Trust::Own {
             out.check_own()?;
         }
-        Ok(out)
+        Ok(Some(out))
+    }
+
+    /// The directory `name` in this one, never through a symbolic link; made with `mode`
+    /// (whatever the umask) when it is missing and `create` says so, else `Ok(None)`.
+    pub fn subdir(&self, name: &str, mode: u32, create: bool) -> io::Result<Option<OutDir>> {
+        plain(name)?;
+        let shown = self.shown.join(name);
+        match rustix::fs::openat(&self.fd, name, dir_flags(), Mode::empty()) {
+            Ok(fd) => Ok(Some(OutDir { fd, shown })),
+            Err(rustix::io::Errno::NOENT) if create => Ok(Some(OutDir {
+                fd: make_dir(&self.fd, OsStr::new(name), mode)?,
+                shown,
+            })),
+            Err(rustix::io::Errno::NOENT) => Ok(None),
+            Err(rustix::io::Errno::LOOP | rustix::io::Errno::NOTDIR) => Err(io::Error::new(
+                io::ErrorKind::NotADirectory,
+                format!(
+                    "{} is not a directory (a symbolic link or a file): not using it",
+                    shown.display()
+                ),
+            )),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// What `fstat` says of the directory itself.
+    pub fn metadata(&self) -> io::Result<std::fs::Metadata> {
+        File::from(self.fd.try_clone()?).metadata()
+    }
+
+    /// The file `name` in this directory, opened for a `flock` (created mode 0600 when missing,
+    /// never through a symbolic link).
+    pub fn lock_file(&self, name: &str) -> io::Result<OwnedFd> {
+        plain(name)?;
+        let flags = OFlags::CREATE | OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        Ok(rustix::fs::openat(
+            &self.fd,
+            name,
+            flags,
+            Mode::from_raw_mode(0o600),
+        )?)
+    }
+
+    /// Reads the regular file `name` in this directory under the rules of every host read
+    /// (never opened when it is anything else, at most the cap of `kind`), with the metadata
+    /// of what was read; `Ok(None)` when it is not there.
+    pub fn read_file(
+        &self,
+        name: &str,
+        kind: reader::FileKind,
+    ) -> Result<Option<reader::FileRead>, crate::host::HostError> {
+        let shown = self.shown.join(name);
+        if plain(name).is_err() {
+            return Err(crate::host::HostError::Read {
+                path: shown,
+                source: io::Error::from(io::ErrorKind::InvalidInput),
+            });
+        }
+        reader::read_at(&self.fd, name, &shown, kind)
     }
 
     /// The directory as the host sees it (root included), for messages.
@@ -138,11 +214,34 @@ impl OutDir {
         Ok(())
     }
 
-    /// Replaces the file `name` atomically with what `fill` writes, mode `mode`.
+    /// Replaces the file `name` atomically with what `fill` writes, mode `mode`, flushed to
+    /// disk before it takes the name.
     pub fn write_atomic(
         &self,
         name: &str,
         mode: u32,
+        fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    ) -> io::Result<()> {
+        self.replace(name, mode, true, fill)
+    }
+
+    /// Replaces the file `name` atomically as [`OutDir::write_atomic`] does, without waiting
+    /// for the disk: for what may be lost in a crash (a cache entry), since a file that did not
+    /// reach the disk whole is one that cannot be parsed, never a wrong one.
+    pub fn write_atomic_unsynced(
+        &self,
+        name: &str,
+        mode: u32,
+        fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    ) -> io::Result<()> {
+        self.replace(name, mode, false, fill)
+    }
+
+    fn replace(
+        &self,
+        name: &str,
+        mode: u32,
+        sync: bool,
         fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
     ) -> io::Result<()> {
         plain(name)?;
@@ -152,7 +251,9 @@ impl OutDir {
             let mut file = file;
             fill(&mut file)?;
             rustix::fs::fchmod(&file, Mode::from_raw_mode(mode))?;
-            file.sync_all()?;
+            if sync {
+                file.sync_all()?;
+            }
             rustix::fs::renameat(&self.fd, tmp.as_str(), &self.fd, name)?;
             Ok(())
         })();
@@ -227,6 +328,25 @@ impl OutDir {
 fn dir_flags() -> OFlags {
     OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
 }
+
+/// Makes the directory `name` in `parent` with `mode` whatever the umask, and opens it (never
+/// through a symbolic link: one put there meanwhile is `ELOOP`).
+fn make_dir(parent: &OwnedFd, name: &OsStr, mode: u32) -> io::Result<OwnedFd> {
+    let made_here = match rustix::fs::mkdirat(parent, name, Mode::from_raw_mode(mode)) {
+        Ok(()) => true,
+        // Made by someone else meanwhile: taken as it is (and judged as such).
+        Err(rustix::io::Errno::EXIST) => false,
+        Err(e) => return Err(e.into()),
+    };
+    let made = rustix::fs::openat(parent, name, dir_flags(), Mode::empty())?;
+    if made_here {
+        rustix::fs::fchmod(&made, Mode::from_raw_mode(mode))?;
+    }
+    Ok(made)
+}
+
+const ELOOP: i32 = rustix::io::Errno::LOOP.raw_os_error();
+const ENOTDIR: i32 = rustix::io::Errno::NOTDIR.raw_os_error();
 
 /// A real directory descriptor for a resolved `O_PATH` one; anything else is an error.
 fn open_dir(fd: OwnedFd) -> io::Result<OwnedFd> {

@@ -48,19 +48,33 @@ pub enum FileKind {
 impl FileKind {
     /// The most bytes a file of this kind may hold. Each is far above what real machines have
     /// (a policy is a few KB; kallsyms of a distribution kernel about 15 MB; mountstats about
-    /// 4 KB per NFS mount; a compressed module a few MB, the largest plain ones about 100 MB;
-    /// kernel images under 100 MB unless they carry debug information).
+    /// 3.3 KB per NFS mount, and a mount namespace holds at most 100,000 mounts by default
+    /// (`fs.mount-max`), some 330 MB, so a mount table is allowed three times that; a
+    /// compressed module a few MB, the largest plain ones about 100 MB; kernel images under
+    /// 100 MB unless they carry debug information). The mount tables are streamed, never
+    /// held whole by the commands that judge mounts: their cap bounds time, not memory.
     pub fn cap(self) -> u64 {
         const MIB: u64 = 1 << 20;
         match self {
             FileKind::Text => 16 * MIB,
             FileKind::Policy => MIB,
-            FileKind::MountTable => 64 * MIB,
+            FileKind::MountTable => 1024 * MIB,
             FileKind::Kallsyms => 256 * MIB,
             FileKind::ModuleIndex => 64 * MIB,
             FileKind::ModuleFile => 256 * MIB,
             FileKind::KernelImage => 1024 * MIB,
             FileKind::Config => 4 * MIB,
+        }
+    }
+
+    /// The longest line a file of this kind read line by line may have ([`super::lines`]):
+    /// what one line may make the reader hold. A mount table's line is a mount point (4,096
+    /// bytes, four times that escaped) and its options, or one counter line of mountstats.
+    /// `None`: a line may be as long as the file.
+    pub fn line_cap(self) -> Option<u64> {
+        match self {
+            FileKind::MountTable => Some(1 << 20),
+            _ => None,
         }
     }
 
@@ -164,6 +178,22 @@ pub(crate) fn open_below(
         Err(source) => return Err(read_error(shown, source)),
     };
     open_checked(fd, shown, kind).map(|(file, _)| Some(file))
+}
+
+/// Reads the file `name` in the directory `dir` (one name, never a symbolic link followed);
+/// `Ok(None)` when it does not exist. `shown` names it in errors.
+pub(crate) fn read_at(
+    dir: &OwnedFd,
+    name: &str,
+    shown: &Path,
+    kind: FileKind,
+) -> Result<Option<FileRead>, HostError> {
+    let fd = match rustix::fs::openat(dir, name, path_flags(LastLink::Keep), Mode::empty()) {
+        Ok(fd) => fd,
+        Err(e) if is_absent(&e.into()) => return Ok(None),
+        Err(e) => return Err(read_error(shown, e.into())),
+    };
+    read_checked(fd, shown, kind).map(Some)
 }
 
 /// Reads a file named on the command line (`inspect-module PATH`, `--config FILE`): the path is

@@ -31,6 +31,13 @@ pub enum HostError {
         cap: u64,
         noun: &'static str,
     },
+    #[error("{}:{line}: the line is longer than {cap} bytes, more than any line of a {noun} should be: not reading it", path.display())]
+    LineTooLong {
+        path: PathBuf,
+        line: usize,
+        cap: u64,
+        noun: &'static str,
+    },
 }
 
 /// The directory every host path is resolved against. A root made [`recording`](Root::recording)

@@ -39,17 +39,16 @@
 //! Nobody but root may feed facts to a root process: the cache is used only when running as
 //! root, and a cache directory (or its parent) or entry that is not owned by root, or is writable
 //! by group or others, is refused with a warning and the facts are read from the file instead.
-//! The directory is `<root>/var/cache/nfs-gds` (so `--root` fixtures get their own), created with
-//! mode 0700; `NFS_GDS_CACHE_DIR` overrides it and `NFS_GDS_NO_CACHE=1` turns the cache off. A
+//! The directory is `<root>/var/cache/nfs-gds` (so `--root` fixtures get their own), resolved
+//! inside the root as every output is ([`OutDir`](crate::host::io::out_dir::OutDir): a symlinked `var` leads inside the tree, never
+//! out of it), created with mode 0700 and refused when group or others may enter it;
+//! `NFS_GDS_CACHE_DIR` overrides it and `NFS_GDS_NO_CACHE=1` turns the cache off. A
 //! root that records what is read (`collect`) never uses it: the bundle must hold the files
 //! themselves. A cache that cannot be created or written (a read-only root) is silently
 //! skipped: it is an optimisation, never a reason to fail.
 
 use std::collections::hash_map::DefaultHasher;
-use std::fs;
 use std::hash::{Hash, Hasher};
-use std::io::{self, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -156,6 +155,11 @@ struct ScanEntry {
 /// The cache in one directory, trusted only when owned by `owner`.
 #[derive(Debug, Clone)]
 pub struct FactsCache {
+    /// The directory is `rel` resolved inside `root` (an output directory): a symlinked `var` or
+    /// `var/cache` in a tree leads inside the tree, never out of it.
+    root: Root,
+    rel: PathBuf,
+    /// The directory as the host sees it, for messages.
     dir: PathBuf,
     owner: u32,
 }
@@ -175,17 +179,27 @@ impl FactsCache {
             tracing::debug!("not running as root: the module facts cache is not used");
             return None;
         }
-        let dir = std::env::var_os(ENV_DIR)
-            .filter(|d| !d.is_empty())
-            .map(PathBuf::from)
-            .unwrap_or_else(|| root.join(DEFAULT_DIR));
-        Some(FactsCache::with_owner(dir, 0))
+        match std::env::var_os(ENV_DIR).filter(|d| !d.is_empty()) {
+            Some(dir) => Some(FactsCache::with_owner(PathBuf::from(dir), 0)),
+            None => Some(FactsCache::below(root, DEFAULT_DIR, 0)),
+        }
     }
 
-    /// A cache in `dir` whose directory and entries must belong to `owner` (root in
-    /// production; the test user in unit tests).
+    /// A cache in the host directory `dir` whose directory and entries must belong to `owner`
+    /// (root in production; the test user in unit tests).
     pub fn with_owner(dir: PathBuf, owner: u32) -> Self {
-        FactsCache { dir, owner }
+        FactsCache::below(&Root::host(), dir, owner)
+    }
+
+    /// A cache in `rel` below `root`, resolved inside it.
+    fn below(root: &Root, rel: impl Into<PathBuf>, owner: u32) -> Self {
+        let rel = rel.into();
+        FactsCache {
+            dir: root.join(&rel),
+            root: root.clone(),
+            rel,
+            owner,
+        }
     }
 
     pub fn dir(&self) -> &Path {
@@ -193,24 +207,24 @@ impl FactsCache {
     }
 
     /// One entry per kind and `name` (a file's path, and what was asked of it).
-    fn entry_path(&self, kind: &str, name: impl Hash) -> PathBuf {
+    fn entry_name(&self, kind: &str, name: impl Hash) -> String {
         let mut h = DefaultHasher::new();
         name.hash(&mut h);
-        self.dir.join(format!("{kind}-{:016x}.json", h.finish()))
+        format!("{kind}-{:016x}.json", h.finish())
     }
 
     /// Reads a trusted entry; `None` on any miss, refusal or damage (refusals are logged).
-    fn load<T: for<'de> Deserialize<'de>>(&self, path: &Path) -> Option<T> {
-        match self.ready_dir(false) {
-            Ok(true) => {}
-            Ok(false) => return None,
+    fn load<T: for<'de> Deserialize<'de>>(&self, name: &str) -> Option<T> {
+        let dir = match self.ready_dir(false) {
+            Ok(Some(dir)) => dir,
+            Ok(None) => return None,
             Err(r) => {
                 tracing::warn!("not using the module facts cache: {r}");
                 return None;
             }
-        }
+        };
         // A FIFO or a device in the cache directory is refused unopened, like any host file.
-        let file = match crate::host::io::reader::read_named(path, crate::host::FileKind::Config) {
+        let file = match dir.read_file(name, crate::host::FileKind::Config) {
             Ok(Some(f)) => f,
             Ok(None) => return None,
             Err(e) => {
@@ -218,39 +232,41 @@ impl FactsCache {
                 return None;
             }
         };
-        if let Err(r) = self.trusted(path, &file.meta, "regular file") {
+        if let Err(r) = self.trusted(&file.path, &file.meta, "regular file") {
             tracing::warn!("ignoring cache entry: {r}");
             return None;
         }
         match serde_json::from_slice(&file.bytes) {
             Ok(v) => Some(v),
             Err(e) => {
-                tracing::debug!("ignoring unreadable cache entry {}: {e}", path.display());
+                tracing::debug!(
+                    "ignoring unreadable cache entry {}: {e}",
+                    file.path.display()
+                );
                 None
             }
         }
     }
 
     /// Writes an entry atomically (temporary file in the directory, then rename).
-    fn save<T: Serialize>(&self, path: &Path, value: &T) {
-        if let Err(r) = self.ready_dir(true) {
-            match r {
-                Refusal::Io { .. } => tracing::debug!("not caching: {r}"),
-                _ => tracing::warn!("not using the module facts cache: {r}"),
+    fn save<T: Serialize>(&self, name: &str, value: &T) {
+        let dir = match self.ready_dir(true) {
+            Ok(Some(dir)) => dir,
+            Ok(None) => return,
+            Err(r) => {
+                match r {
+                    Refusal::Io { .. } => tracing::debug!("not caching: {r}"),
+                    _ => tracing::warn!("not using the module facts cache: {r}"),
+                }
+                return;
             }
-            return;
-        }
-        let write = || -> io::Result<()> {
-            let mut tmp = tempfile::NamedTempFile::new_in(&self.dir)?;
-            tmp.as_file()
-                .set_permissions(fs::Permissions::from_mode(0o600))?;
-            // Serialized whole, then written at once: serde writes token by token, and a file
-            // written unbuffered took a system call each (22,000 for a warm-up's entries).
-            tmp.write_all(&serde_json::to_vec(value)?)?;
-            tmp.persist(path).map_err(|e| e.error)?;
-            Ok(())
         };
-        match write() {
+        // Serialized whole, then written at once: serde writes token by token, and a file
+        // written unbuffered took a system call each (22,000 for a warm-up's entries).
+        let written =
+            dir.write_atomic_unsynced(name, 0o600, |w| w.write_all(&serde_json::to_vec(value)?));
+        let path = dir.path().join(name);
+        match written {
             Ok(()) => tracing::debug!(
                 "cache entry stored (new or refreshed): {}",
                 crate::escape::escape_control(&path.display().to_string())
@@ -265,8 +281,10 @@ impl FactsCache {
     /// stores it) only when it is still missing.
     pub fn after_miss<T>(&self, look: impl FnOnce() -> Option<T>, derive: impl FnOnce() -> T) -> T {
         // An untrusted directory is refused (and said so) when the entry is stored.
-        let turn = matches!(self.ready_dir(true), Ok(true))
-            .then(|| fill_lock::take(&self.dir, fill_lock::MAX_WAIT));
+        let turn = match self.ready_dir(true) {
+            Ok(Some(dir)) => Some(fill_lock::take(&dir)),
+            _ => None,
+        };
         if turn.as_ref().is_some_and(FillTurn::waited) {
             if let Some(hit) = look() {
                 return hit;
@@ -277,7 +295,7 @@ impl FactsCache {
 
     /// The cached facts of the module file with identity `key`, inspected for `wanted`.
     pub fn module(&self, key: &FileIdentity, wanted: &[&str]) -> Option<ModuleFile> {
-        let entry: ModuleEntry = self.load(&self.entry_path("module", (&key.path, wanted)))?;
+        let entry: ModuleEntry = self.load(&self.entry_name("module", (&key.path, wanted)))?;
         let fresh = entry.format == FORMAT
             && entry.tool == env!("CARGO_PKG_VERSION")
             && &entry.key == key
@@ -304,13 +322,13 @@ impl FactsCache {
             facts: facts.clone(),
             modinfo_all: facts.modinfo.all.clone(),
         };
-        self.save(&self.entry_path("module", (&key.path, wanted)), &entry);
+        self.save(&self.entry_name("module", (&key.path, wanted)), &entry);
     }
 
     /// The cached load facts of the module file with identity `key`.
     pub fn load_facts(&self, key: &FileIdentity) -> Option<LoadFacts> {
         let entry: Entry<FileIdentity, LoadFacts> =
-            self.load(&self.entry_path("load", &key.path))?;
+            self.load(&self.entry_name("load", &key.path))?;
         entry.fresh(key).then(|| {
             tracing::debug!("load facts cache hit for {}", key.path.display());
             entry.value
@@ -318,7 +336,7 @@ impl FactsCache {
     }
 
     pub fn store_load_facts(&self, key: &FileIdentity, facts: &LoadFacts) {
-        self.save(&self.entry_path("load", &key.path), &Entry::new(key, facts));
+        self.save(&self.entry_name("load", &key.path), &Entry::new(key, facts));
     }
 
     /// The cached symbol-version verdict for `key`, when every provider file it was drawn from
@@ -328,7 +346,7 @@ impl FactsCache {
         key: &AbiKey,
         now: impl Fn(&FileIdentity) -> Option<FileIdentity>,
     ) -> Option<AbiAnswer> {
-        let entry: Entry<AbiKey, AbiAnswer> = self.load(&self.entry_path("abi", key.name()))?;
+        let entry: Entry<AbiKey, AbiAnswer> = self.load(&self.entry_name("abi", key.name()))?;
         let unchanged = |p: &FileIdentity| now(p).as_ref() == Some(p);
         (entry.fresh(key) && entry.value.providers.iter().all(unchanged)).then(|| {
             tracing::debug!("symbol-version verdict cache hit for {}", key.module);
@@ -338,7 +356,7 @@ impl FactsCache {
 
     pub fn store_abi(&self, key: &AbiKey, answer: &AbiAnswer) {
         self.save(
-            &self.entry_path("abi", key.name()),
+            &self.entry_name("abi", key.name()),
             &Entry::new(key, answer),
         );
     }
@@ -351,7 +369,7 @@ impl FactsCache {
         asked: &[&str],
     ) -> Option<V> {
         let entry: Entry<(FileIdentity, Vec<String>), V> =
-            self.load(&self.entry_path("config", &key.path))?;
+            self.load(&self.entry_name("config", &key.path))?;
         let fresh = entry.format == FORMAT
             && entry.tool == env!("CARGO_PKG_VERSION")
             && entry.key.0 == *key
@@ -379,12 +397,12 @@ impl FactsCache {
             key: (key, asked),
             value,
         };
-        self.save(&self.entry_path("config", &key.path), &entry);
+        self.save(&self.entry_name("config", &key.path), &entry);
     }
 
     /// The cached scan of the kernel image with identity `key` for `needle`.
     pub fn image_scan(&self, key: &FileIdentity, needle: &[u8]) -> Option<ScanOutcome> {
-        let entry: ScanEntry = self.load(&self.entry_path("image", &key.path))?;
+        let entry: ScanEntry = self.load(&self.entry_name("image", &key.path))?;
         let fresh = entry.format == FORMAT
             && entry.tool == env!("CARGO_PKG_VERSION")
             && &entry.key == key
@@ -419,7 +437,7 @@ impl FactsCache {
             found,
             payload: format.to_string(),
         };
-        self.save(&self.entry_path("image", &key.path), &entry);
+        self.save(&self.entry_name("image", &key.path), &entry);
     }
 }
 
@@ -432,7 +450,8 @@ fn payload_name(s: &str) -> Option<&'static str> {
 mod tests {
     use super::*;
     use crate::kmod::{Compression, ExportLayout, Modinfo};
-    use std::os::unix::fs::MetadataExt;
+    use std::fs;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
     fn me() -> u32 {
         nix::unistd::geteuid().as_raw()

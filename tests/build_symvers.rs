@@ -445,3 +445,15 @@ fn a_kernel_rebuilt_with_the_same_release_draws_the_verdict_again() {
     assert_eq!(status, "fail", "{summary}");
     assert!(summary.contains("ib_core.ko"), "{summary}");
 }
+
+#[test]
+fn a_symvers_that_does_not_parse_is_not_used() {
+    let f = node(IB_CORE, INBOX_SEED);
+    spoil_sunrpc(&f);
+    let text = symvers(Some(INBOX_SEED), INBOX_SEED, INBOX_SEED)
+        + "0xnothex\tkfree\tvmlinux\tEXPORT_SYMBOL\t\n";
+    headers(&f, HEADERS, &text);
+    let r = compared(&f);
+    assert_eq!(r.build_symvers, None, "{r:?}");
+    assert_eq!(unreadable(&r), RPC, "sunrpc had to be read: {r:?}");
+}

@@ -9,7 +9,7 @@
 //! file belongs to which build, and when its CRCs may stand in for a module file's, is decided
 //! by `host::modules::build_symvers`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read;
 use std::path::Path;
 
@@ -50,13 +50,11 @@ pub fn text_of(path: &Path, bytes: Vec<u8>) -> Result<Vec<u8>, String> {
 
 /// The fields of one line: CRC, symbol, module. `None` for a line that is not an entry.
 fn fields(line: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
-    let mut parts = line.splitn(4, |&b| b == b'\t');
-    let crc = parts.next()?;
-    let symbol = parts.next()?;
-    let module = parts.next()?;
-    // The export type follows; a line with fewer fields is not an entry.
-    parts.next()?;
-    Some((crc, symbol, module))
+    let a = memchr::memchr(b'\t', line)?;
+    let b = a + 1 + memchr::memchr(b'\t', &line[a + 1..])?;
+    // The export type follows the module; a line with fewer fields is not an entry.
+    let c = b + 1 + memchr::memchr(b'\t', &line[b + 1..]).unwrap_or(line.len() - b - 1);
+    (c < line.len()).then(|| (&line[..a], &line[a + 1..b], &line[b + 1..c]))
 }
 
 fn parse_crc(field: &[u8]) -> Option<u32> {
@@ -64,73 +62,76 @@ fn parse_crc(field: &[u8]) -> Option<u32> {
     u32::from_str_radix(hex, 16).ok()
 }
 
-/// Calls `each(line number, symbol, module, crc)` for every entry; a line that is not an entry
-/// is an error naming the file and the line (empty lines are skipped).
-fn entries(
+/// What one pass over a symvers found.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Found {
+    /// The entries of the symbols asked for, by symbol.
+    pub symbols: HashMap<String, SymversEntry>,
+    /// Every export recorded for the module asked for, by symbol.
+    pub module_exports: BTreeMap<String, u32>,
+}
+
+/// One pass over a symvers's text: the entries of the symbols in `wanted`, and every export
+/// of `module` (a build-tree path or `vmlinux`). A line that is not an entry is an error
+/// naming the file and the line (empty lines are skipped). Most lines are passed over after
+/// finding their first two tabs and one table look-up.
+pub fn read(
     text: &[u8],
     path: &Path,
-    mut each: impl FnMut(&[u8], &[u8], &[u8]) -> bool,
-) -> Result<(), String> {
-    for (n, line) in text.split(|&b| b == b'\n').enumerate() {
+    wanted: &HashSet<&str>,
+    module: &str,
+) -> Result<Found, String> {
+    // Symbols asked for, by their first byte and length: most lines fail this at once.
+    let mut shapes = [0u64; 256];
+    for s in wanted {
+        if let (Some(&first), l) = (s.as_bytes().first(), s.len()) {
+            shapes[first as usize] |= 1 << l.min(63);
+        }
+    }
+    let wanted_bytes: HashSet<&[u8]> = wanted.iter().map(|s| s.as_bytes()).collect();
+    let mut found = Found::default();
+    let mut start = 0;
+    let mut n = 0;
+    while start < text.len() {
+        let end = memchr::memchr(b'\n', &text[start..]).map_or(text.len(), |i| start + i);
+        let line = &text[start..end];
+        start = end + 1;
+        n += 1;
         if line.is_empty() {
             continue;
         }
         let bad = || {
             format!(
-                "{} line {}: not a Module.symvers entry (CRC, symbol, module, export type)",
-                path.display(),
-                n + 1
+                "{} line {n}: not a Module.symvers entry (CRC, symbol, module, export type)",
+                path.display()
             )
         };
-        let (crc, symbol, module) = fields(line).ok_or_else(bad)?;
-        if !each(crc, symbol, module) {
+        let (crc, symbol, m) = fields(line).ok_or_else(bad)?;
+        // modpost writes every CRC as `0x%08x`: checked on every line, parsed where used.
+        if !(crc.len() == 10
+            && crc.starts_with(b"0x")
+            && crc[2..].iter().all(u8::is_ascii_hexdigit))
+        {
+            return Err(bad());
+        }
+        let shaped = symbol
+            .first()
+            .is_some_and(|&f| shapes[f as usize] & (1 << symbol.len().min(63)) != 0);
+        let asked = shaped && wanted_bytes.contains(symbol);
+        let of_module = m == module.as_bytes();
+        if !asked && !of_module {
             continue;
         }
-        parse_crc(crc).ok_or_else(bad)?;
+        let crc = parse_crc(crc).ok_or_else(bad)?;
+        let name = String::from_utf8_lossy(symbol).into_owned();
+        if of_module {
+            found.module_exports.insert(name.clone(), crc);
+        }
+        if asked {
+            let module = String::from_utf8_lossy(m).into_owned();
+            found.symbols.insert(name, SymversEntry { crc, module });
+        }
     }
-    Ok(())
-}
-
-/// The entries of the symbols in `wanted`, by symbol.
-pub fn lookup(
-    text: &[u8],
-    path: &Path,
-    wanted: &HashSet<&str>,
-) -> Result<HashMap<String, SymversEntry>, String> {
-    let mut found = HashMap::new();
-    entries(text, path, |crc, symbol, module| {
-        let Ok(symbol) = std::str::from_utf8(symbol) else {
-            return false;
-        };
-        if !wanted.contains(symbol) {
-            return false;
-        }
-        if let Some(crc) = parse_crc(crc) {
-            found.insert(
-                symbol.to_string(),
-                SymversEntry {
-                    crc,
-                    module: String::from_utf8_lossy(module).into_owned(),
-                },
-            );
-        }
-        true
-    })?;
-    Ok(found)
-}
-
-/// Every export the build recorded for `module` (a build-tree path or `vmlinux`), by symbol.
-pub fn exports_of(text: &[u8], path: &Path, module: &str) -> Result<HashMap<String, u32>, String> {
-    let mut found = HashMap::new();
-    entries(text, path, |crc, symbol, m| {
-        if m != module.as_bytes() {
-            return false;
-        }
-        if let Some(crc) = parse_crc(crc) {
-            found.insert(String::from_utf8_lossy(symbol).into_owned(), crc);
-        }
-        true
-    })?;
     Ok(found)
 }
 
@@ -159,35 +160,46 @@ mod tests {
     #[test]
     fn entries_asked_for_are_found_with_their_module() {
         let wanted: HashSet<&str> = ["ib_drain_qp", "printk", "absent"].into();
-        let found = lookup(TEXT, Path::new("Module.symvers"), &wanted).unwrap();
-        assert_eq!(found.len(), 2);
-        assert_eq!(found["printk"].crc, 0x0bad_cafe);
-        assert_eq!(found["printk"].module, VMLINUX);
+        let found = read(
+            TEXT,
+            Path::new("Module.symvers"),
+            &wanted,
+            "net/sunrpc/sunrpc",
+        )
+        .unwrap();
+        let symbols = &found.symbols;
+        assert_eq!(symbols.len(), 2);
+        assert_eq!(symbols["printk"].crc, 0x0bad_cafe);
+        assert_eq!(symbols["printk"].module, VMLINUX);
         assert_eq!(
-            found["ib_drain_qp"].module,
+            symbols["ib_drain_qp"].module,
             "drivers/infiniband/core/ib_core"
         );
-        let sunrpc = exports_of(TEXT, Path::new("Module.symvers"), "net/sunrpc/sunrpc").unwrap();
-        assert_eq!(sunrpc, HashMap::from([("svc_xprt_put".to_string(), 1)]));
+        assert_eq!(
+            found.module_exports,
+            BTreeMap::from([("svc_xprt_put".to_string(), 1)])
+        );
     }
 
     #[test]
     fn a_line_that_is_not_an_entry_is_named() {
         let wanted: HashSet<&str> = ["x"].into();
-        let e = lookup(
-            b"0x1\tx\tvmlinux\tEXPORT_SYMBOL\nnonsense\n",
+        let e = read(
+            b"0x00000001\tx\tvmlinux\tEXPORT_SYMBOL\nnonsense\n",
             Path::new("/s"),
             &wanted,
+            "m",
         )
         .unwrap_err();
         assert_eq!(
             e,
             "/s line 2: not a Module.symvers entry (CRC, symbol, module, export type)"
         );
-        let e = lookup(
+        let e = read(
             b"0xZZ\tx\tvmlinux\tEXPORT_SYMBOL\n",
             Path::new("/s"),
             &wanted,
+            "m",
         )
         .unwrap_err();
         assert!(e.contains("line 1"), "{e}");

@@ -140,9 +140,16 @@ impl<'t> TreeProviders<'t> {
             }
             named.push((symbol, module));
         }
-        if candidates.values().all(Option::is_none) {
+        let mut in_tree: Vec<(String, Candidate)> = candidates
+            .into_iter()
+            .filter_map(|(m, c)| Some((m, c?)))
+            .collect();
+        // The proof: the smallest candidate's file, read, must export exactly what the symvers
+        // records for its build path; chosen by size before the symvers is read, so one pass
+        // over it gives both.
+        let Some(at) = (0..in_tree.len()).min_by_key(|&i| in_tree[i].1.size) else {
             return;
-        }
+        };
         let root = self.tree.root().clone();
         let sv = match BuildSymvers::read(&root, &self.tree.dir_rel) {
             Ok(Some(sv)) => sv,
@@ -153,7 +160,7 @@ impl<'t> TreeProviders<'t> {
             }
         };
         let wanted: HashSet<&str> = symbols.iter().copied().collect();
-        let found = match symvers::lookup(&sv.text, &sv.path, &wanted) {
+        let found = match symvers::read(&sv.text, &sv.path, &wanted, &in_tree[at].1.build_path) {
             Ok(found) => found,
             Err(e) => {
                 tracing::debug!("{e}: the provider files are read instead");
@@ -161,44 +168,33 @@ impl<'t> TreeProviders<'t> {
             }
         };
         let mut image = HashMap::new();
+        let mut refused: HashSet<String> = HashSet::new();
         for (symbol, module) in named {
-            let entry = found.get(symbol);
+            let entry = found.symbols.get(symbol);
             let Some(module) = module else {
                 if let Some(e) = entry.filter(|e| e.module == symvers::VMLINUX) {
                     image.insert(symbol.to_string(), e.crc);
                 }
                 continue;
             };
-            let slot = candidates
-                .get_mut(&module)
-                .expect("every named module has a slot");
-            match (slot.as_mut(), entry) {
-                (Some(c), Some(e)) if e.module == c.build_path => {
+            let Some((_, c)) = in_tree.iter_mut().find(|(m, _)| *m == module) else {
+                continue;
+            };
+            match entry {
+                Some(e) if e.module == c.build_path => {
                     c.crcs.insert(symbol.to_string(), e.crc);
                 }
                 // Not recorded for this build path: that provider is read from its file.
-                _ => *slot = None,
+                _ => {
+                    refused.insert(module);
+                }
             }
         }
-        let mut candidates: Vec<(String, Candidate)> = candidates
-            .into_iter()
-            .filter_map(|(m, c)| Some((m, c?)))
-            .collect();
-        // The proof: the smallest candidate's file, read, exports exactly what the symvers
-        // records for its build path.
-        let Some(at) = (0..candidates.len()).min_by_key(|&i| candidates[i].1.size) else {
-            return;
-        };
-        let (module, proof) = candidates.swap_remove(at);
+        let (module, proof) = in_tree.swap_remove(at);
         let (facts, identity) = load_facts_below(&root, &proof.path, self.cache.as_ref());
         self.files.extend(identity);
-        let proven =
-            match &facts {
-                Ok(f) => symvers::exports_of(&sv.text, &sv.path, &proof.build_path).is_ok_and(
-                    |recorded| recorded.into_iter().collect::<BTreeMap<_, _>>() == f.exports.crcs,
-                ),
-                Err(_) => false,
-            };
+        let proven = !refused.contains(&module)
+            && matches!(&facts, Ok(f) if f.exports.crcs == found.module_exports);
         self.modules.insert(
             module,
             match facts {
@@ -217,7 +213,7 @@ impl<'t> TreeProviders<'t> {
             );
             return;
         }
-        for (module, c) in candidates {
+        for (module, c) in in_tree.into_iter().filter(|(m, _)| !refused.contains(m)) {
             if self.cache.is_some() {
                 self.files.push(c.identity);
             }

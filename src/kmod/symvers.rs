@@ -48,6 +48,15 @@ pub fn text_of(path: &Path, bytes: Vec<u8>) -> Result<Vec<u8>, String> {
     Ok(text)
 }
 
+/// The fields of one line: CRC, symbol, module. `None` for a line that is not an entry.
+fn fields(line: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
+    let a = memchr::memchr(b'\t', line)?;
+    let b = a + 1 + memchr::memchr(b'\t', &line[a + 1..])?;
+    // The export type follows the module; a line with fewer fields is not an entry.
+    let c = b + 1 + memchr::memchr(b'\t', &line[b + 1..]).unwrap_or(line.len() - b - 1);
+    (c < line.len()).then(|| (&line[..a], &line[a + 1..b], &line[b + 1..c]))
+}
+
 fn parse_crc(field: &[u8]) -> Option<u32> {
     let hex = std::str::from_utf8(field).ok()?.strip_prefix("0x")?;
     u32::from_str_radix(hex, 16).ok()
@@ -81,18 +90,23 @@ pub fn read(
     }
     let wanted_bytes: HashSet<&[u8]> = wanted.iter().map(|s| s.as_bytes()).collect();
     let mut found = Found::default();
-    let mut each = |n: usize, line: &[u8], tabs: &[usize]| -> Result<(), String> {
+    let mut start = 0;
+    let mut n = 0;
+    while start < text.len() {
+        let end = memchr::memchr(b'\n', &text[start..]).map_or(text.len(), |i| start + i);
+        let line = &text[start..end];
+        start = end + 1;
+        n += 1;
+        if line.is_empty() {
+            continue;
+        }
         let bad = || {
             format!(
                 "{} line {n}: not a Module.symvers entry (CRC, symbol, module, export type)",
                 path.display()
             )
         };
-        // CRC, symbol and module, then the export type: at least three tabs.
-        let &[a, b, c, ..] = tabs else {
-            return Err(bad());
-        };
-        let (crc, symbol, m) = (&line[..a], &line[a + 1..b], &line[b + 1..c]);
+        let (crc, symbol, m) = fields(line).ok_or_else(bad)?;
         // modpost writes every CRC as `0x%08x`: checked on every line, parsed where used.
         if !(crc.len() == 10
             && crc.starts_with(b"0x")
@@ -106,7 +120,7 @@ pub fn read(
         let asked = shaped && wanted_bytes.contains(symbol);
         let of_module = m == module.as_bytes();
         if !asked && !of_module {
-            return Ok(());
+            continue;
         }
         let crc = parse_crc(crc).ok_or_else(bad)?;
         let name = String::from_utf8_lossy(symbol).into_owned();
@@ -117,26 +131,6 @@ pub fn read(
             let module = String::from_utf8_lossy(m).into_owned();
             found.symbols.insert(name, SymversEntry { crc, module });
         }
-        Ok(())
-    };
-    // One vectorised search for both separators over the whole text: a line's tabs (the first
-    // four, relative to the line) are known when its newline is reached.
-    let (mut start, mut n, mut tabs, mut count) = (0, 1, [0usize; 4], 0);
-    for at in memchr::memchr2_iter(b'\t', b'\n', text) {
-        if text[at] == b'\t' {
-            if count < tabs.len() {
-                tabs[count] = at - start;
-            }
-            count += 1;
-            continue;
-        }
-        if at > start {
-            each(n, &text[start..at], &tabs[..count.min(tabs.len())])?;
-        }
-        (start, n, count) = (at + 1, n + 1, 0);
-    }
-    if start < text.len() {
-        each(n, &text[start..], &tabs[..count.min(tabs.len())])?;
     }
     Ok(found)
 }

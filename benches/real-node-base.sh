@@ -7,7 +7,8 @@
 # filled first) of each side, from callgrind, which the machine's noise does not move; the CPU
 # time of the four commands in one interleaved hyperfine run; and whether both sides' `check
 # --json` give the same verdict and the same status for every check, so a speed-up that changed
-# an answer is caught (the script then exits 1).
+# an answer is caught (the script then exits 1). Every tree is measured without and with the
+# kernel's headers package (its Module.symvers and the `build` link; rows "+ headers").
 #
 # Usage: benches/real-node-base.sh BASE [RUNS]   (RUNS per command, default 15)
 # KERNELS="linux-image-6.1.0-N-amd64" picks the kernel (default: the newest of the apt
@@ -62,32 +63,37 @@ print(d.get("verdict"), sorted((c["id"], c["status"]) for c in d["checks"]))' "$
 }
 
 differ=0
+fetch_headers "$release"
 for packing in plain zst xz; do
     for state in cold loaded; do
-        root=$work/$packing-$state
-        make_root "$root" "$packing" "$state" gpl "$release"
-        declare -A cold=() warm=()
-        for side in base head; do
-            bin=$work/nfs-gds-$side
-            export NFS_GDS_CACHE_DIR=$work/cache-$side-$packing-$state
-            "$bin" --root "$root" check --json >"$work/$side.json" 2>/dev/null || true
-            cold[$side]=$(NFS_GDS_NO_CACHE=1 instructions "$bin" --root "$root" check)
-            warm[$side]=$(instructions "$bin" --root "$root" check)
-        done
-        unset NFS_GDS_CACHE_DIR
-        same=same
-        [ "$(answers "$work/base.json")" = "$(answers "$work/head.json")" ] || { same=DIFFERENT; differ=1; }
-        hyperfine -N -i -w 2 -r "$runs" --export-json "$work/h.json" \
-            "env NFS_GDS_NO_CACHE=1 $work/nfs-gds-base --root $root check" \
-            "env NFS_GDS_NO_CACHE=1 $work/nfs-gds-head --root $root check" \
-            "env NFS_GDS_CACHE_DIR=$work/cache-base-$packing-$state $work/nfs-gds-base --root $root check" \
-            "env NFS_GDS_CACHE_DIR=$work/cache-head-$packing-$state $work/nfs-gds-head --root $root check" \
-            >/dev/null 2>&1
-        read -r cb ch wb wh < <(python3 -c 'import json, sys
+        for headers in without with; do
+            tag=$packing-$state-$headers label="$packing, $state"
+            [ "$headers" = without ] || label="$label + headers"
+            root=$work/$tag
+            make_root "$root" "$packing" "$state" gpl "$release"
+            declare -A cold=() warm=()
+            for side in base head; do
+                bin=$work/nfs-gds-$side
+                export NFS_GDS_CACHE_DIR=$work/cache-$side-$tag
+                "$bin" --root "$root" check --json >"$work/$side.json" 2>/dev/null || true
+                cold[$side]=$(NFS_GDS_NO_CACHE=1 instructions "$bin" --root "$root" check)
+                warm[$side]=$(instructions "$bin" --root "$root" check)
+            done
+            unset NFS_GDS_CACHE_DIR
+            same=same
+            [ "$(answers "$work/base.json")" = "$(answers "$work/head.json")" ] || { same=DIFFERENT; differ=1; }
+            hyperfine -N -i -w 2 -r "$runs" --export-json "$work/h.json" \
+                "env NFS_GDS_NO_CACHE=1 $work/nfs-gds-base --root $root check" \
+                "env NFS_GDS_NO_CACHE=1 $work/nfs-gds-head --root $root check" \
+                "env NFS_GDS_CACHE_DIR=$work/cache-base-$tag $work/nfs-gds-base --root $root check" \
+                "env NFS_GDS_CACHE_DIR=$work/cache-head-$tag $work/nfs-gds-head --root $root check" \
+                >/dev/null 2>&1
+            read -r cb ch wb wh < <(python3 -c 'import json, sys
 print(" ".join("%.1f" % ((r["user"] + r["system"]) * 1000) for r in json.load(open(sys.argv[1]))["results"]))' "$work/h.json")
-        awk -v t="$packing, $state" -v cb="${cold[base]}" -v ch="${cold[head]}" -v wb="${warm[base]}" \
-            -v wh="${warm[head]}" -v c="$cb / $ch" -v w="$wb / $wh" -v s="$same" 'BEGIN {
-            printf "| %s | %s | %s | %.1f× | %s | %s | %.1f× | %s | %s | %s |\n", t, cb, ch, cb / ch, wb, wh, wb / wh, c, w, s }'
+            awk -v t="$label" -v cb="${cold[base]}" -v ch="${cold[head]}" -v wb="${warm[base]}" \
+                -v wh="${warm[head]}" -v c="$cb / $ch" -v w="$wb / $wh" -v s="$same" 'BEGIN {
+                printf "| %s | %s | %s | %.1f× | %s | %s | %.1f× | %s | %s | %s |\n", t, cb, ch, cb / ch, wb, wh, wb / wh, c, w, s }'
+        done
     done
 done
 if [ "$differ" = 1 ]; then

@@ -2,7 +2,7 @@
 //! the `--json` document, scenario by scenario.
 
 use crate::support::module_gen;
-use crate::support::pack::{bzimage, vmlinuz, ImageFormat};
+use crate::support::pack::{bzimage, bzimage_around, vmlinuz, ImageFormat};
 use crate::support::*;
 
 const HOOK: &str = "rpcrdma_register_nvfs_dma_ops";
@@ -217,6 +217,86 @@ fn a_gigabyte_kernel_image_is_scanned_within_a_data_limit() {
         ev.contains("(gzip payload) contains the rule's warning text"),
         "{ev}"
     );
+}
+
+/// The peak RSS (KiB) of `check` on `f`, from GNU time; `None` without it.
+fn peak_rss_kib(f: &Fixture) -> Option<u64> {
+    let out = std::process::Command::new("/usr/bin/time")
+        .args(["-f", "%M"])
+        .arg(assert_cmd::cargo::cargo_bin!("nfs-gds"))
+        .env("NFS_GDS_NO_CACHE", "1")
+        .arg("--root")
+        .arg(f.root())
+        .args(["check", "--json"])
+        .output()
+        .ok()?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    err.lines().last()?.trim().parse().ok()
+}
+
+/// The kernel-image scan holds the decoder's window as the image declares it, and no more of
+/// it than the payload decompresses to, plus at most 4 MiB: an xz bzImage's 32 MiB dictionary,
+/// a zstd stream's declared window (128 MiB for `zstd -22 --ultra` piped, as the kernel build
+/// writes it, with no content size), each over a 10 MiB kernel without the rule's text (so all
+/// of it is decompressed), against the same scan of a gzip image (a 32 KiB window).
+#[test]
+fn the_image_scan_holds_its_window_capped_at_the_payload_plus_four_mib() {
+    use crate::support::pack::{gzip, xz, zstd_kernel_stream};
+    const MIB: u64 = 1 << 20;
+    let release = "6.12.48+deb13-amd64";
+    let spec = ModuleSpec::rpcrdma(release).hooks(Some(HookExport::Plain));
+    let mut text = Vec::with_capacity(10 << 20);
+    let mut n = 0u64;
+    while text.len() < 10 << 20 {
+        n = n
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        text.extend_from_slice(format!("{:016x} t kernel_symbol_{}\n", n, n >> 40).as_bytes());
+    }
+    let payload = text.len() as u64;
+    let peak = |compressed: Vec<u8>| {
+        let f = node_with(&spec, DKMS, Packing::Plain);
+        f.boot_image(&bzimage_around(&compressed));
+        let (_, doc) = check_json(&f);
+        assert!(
+            evidence(&doc, "rpcrdma-hook-export")
+                .contains("does not contain the rule's warning text"),
+            "the whole payload is scanned: {doc:#}"
+        );
+        peak_rss_kib(&f)
+    };
+    let Some(floor) = peak(gzip(&text)) else {
+        eprintln!("no /usr/bin/time: the peak RSS cannot be measured here");
+        return;
+    };
+    let cases = [
+        (
+            "xz, 32 MiB dictionary",
+            xz(&text, liblzma::stream::Check::Crc32, 32 << 20, true),
+            32 * MIB,
+        ),
+        (
+            "zstd, 128 MiB window",
+            zstd_kernel_stream(&text, 27),
+            128 * MIB,
+        ),
+        ("zstd, 8 MiB window", zstd_kernel_stream(&text, 23), 8 * MIB),
+    ];
+    for (name, compressed, window) in cases {
+        let rss = peak(compressed).expect("measured once already") * 1024;
+        let allowed = window.min(payload) + 4 * MIB;
+        assert!(
+            rss <= floor * 1024 + allowed,
+            "{name}: peak RSS {} KiB, {} KiB over the gzip scan's {floor} KiB; allowed {} KiB",
+            rss / 1024,
+            (rss / 1024).saturating_sub(floor),
+            allowed / 1024
+        );
+        eprintln!(
+            "{name}: {} KiB over the gzip scan ({floor} KiB)",
+            (rss / 1024).saturating_sub(floor)
+        );
+    }
 }
 
 #[test]

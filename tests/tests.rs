@@ -7,6 +7,7 @@ mod agent;
 mod agent_lifecycle;
 mod agreement;
 mod bad_inputs;
+mod build_symvers;
 mod cache;
 mod check;
 mod ci_tools;

@@ -14,6 +14,10 @@
 #                                             rpcrdma.ko imports, with the same CRCs, as a
 #                                             DKMS build against this kernel does
 #   $cache/kallsyms                           the real-sized kallsyms, without module lines
+#   $cache/debs/linux-headers-R_*.deb         apt-get download, once per kernel: the build's
+#   $cache/R/headers/                         Module.symvers (every export's CRC), unpacked;
+#                                             its dependency linux-headers-R-common (the
+#                                             rest of the headers) is not needed here
 #
 # make_root then lays a node root over hard links into the cache (nothing below a root is
 # ever written by what is measured). Needs $cache, $work, $gen (examples/gen-module) and the
@@ -55,6 +59,22 @@ fetch_kernel() { # package -> prints the release (6.1.0-N-amd64)
         mv "$cache/$release/pkg.tmp" "$cache/$release/pkg"
     fi
     echo "$release"
+}
+
+fetch_headers() { # release: its linux-headers-<release> package, unpacked (cached)
+    local release=$1 package=linux-headers-$1 deb dir=$cache/$1/headers
+    [ -f "$dir/usr/src/$package/Module.symvers" ] && return
+    mkdir -p "$cache/debs"
+    if ! ls "$cache/debs/${package}"_*.deb >/dev/null 2>&1; then
+        (cd "$cache/debs" && apt-get download -q "$package" >&2) ||
+            { echo "real-node: apt-get download $package failed" >&2; return 1; }
+    fi
+    deb=$(ls "$cache/debs/${package}"_*.deb | sort -V | tail -1)
+    rm -rf "$dir.tmp"
+    dpkg-deb -x "$deb" "$dir.tmp"
+    [ -f "$dir.tmp/usr/src/$package/Module.symvers" ] ||
+        { echo "real-node: $package has no usr/src/$package/Module.symvers" >&2; return 1; }
+    mv "$dir.tmp" "$dir"
 }
 
 packed_modules() { # release packing: every module of the package, recompressed (cached)
@@ -137,7 +157,9 @@ module_kallsyms() { # module-file name
 # make_root ROOT PACKING STATE HOOKS RELEASE... : a node with RELEASEs installed (the first
 # running), nvidia_fs loaded, a DKMS rpcrdma with HOOKS for each; STATE cold (rpcrdma not
 # loaded) or loaded (rpcrdma, its dependencies and nvidia_fs loaded, /sys/module/rpcrdma with
-# srcversion and the build-id note).
+# srcversion and the build-id note). With headers=with (a global; default without) each
+# release also has its headers package's /usr/src/linux-headers-<release> and the tree's
+# `build` link to it, as a node that builds DKMS modules has them.
 make_root() {
     local root=$1 packing=$2 state=$3 hooks=$4
     shift 4
@@ -149,6 +171,12 @@ make_root() {
         module_tree "$rel" "$packing" "$hooks"
         cp -al "$cache/$rel/node-$packing-$hooks/lib/modules/$rel" "$root/lib/modules/$rel"
         ln "$cache/$rel/pkg/boot/config-$rel" "$cache/$rel/pkg/boot/vmlinuz-$rel" "$root/boot/"
+        if [ "${headers:-without}" = with ]; then
+            fetch_headers "$rel"
+            mkdir -p "$root/usr/src"
+            cp -al "$cache/$rel/headers/usr/src/linux-headers-$rel" "$root/usr/src/"
+            ln -sfn "/usr/src/linux-headers-$rel" "$root/lib/modules/$rel/build"
+        fi
     done
     echo "$running" >"$root/proc/sys/kernel/osrelease"
     echo "Linux version $running (debian-kernel@lists.debian.org) (gcc-12 (Debian 12.2.0-14+deb12u1) 12.2.0, GNU ld (GNU Binutils for Debian) 2.40) #1 SMP PREEMPT_DYNAMIC Debian $(cat "$cache/$running/pkg/deb-version")" \

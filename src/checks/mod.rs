@@ -205,6 +205,14 @@ impl CheckResult {
 
     /// The remedy with `pointer` appended where doctor has a stack-specific plan for the
     /// failure: [`fix::TO_DOCTOR`] for every command but doctor, [`fix::TO_PLAN`] in doctor.
+    /// [`Self::with`] when there is something to say.
+    pub fn with_if(self, what: impl Into<String>, seen: Option<String>) -> Self {
+        match seen {
+            Some(seen) => self.with(what, seen),
+            None => self,
+        }
+    }
+
     pub fn with_pointer(mut self, pointer: &str) -> Self {
         if let (Some(remedy), true) = (&mut self.remedy, fix::doctor_plans(&self.fixes)) {
             remedy.push_str(pointer);

@@ -32,6 +32,9 @@ pub enum CrcOrigin {
     File,
     /// The provider already loaded (its build identified by the caller).
     LoadedBuild,
+    /// The `Module.symvers` of the kernel build the provider file is proven to come from (the
+    /// provider's path is its file's; the kernel image's, the symvers's own).
+    BuildSymvers,
 }
 
 /// Who provides an imported symbol, as modprobe and the loader would find it.
@@ -48,9 +51,15 @@ pub enum Provider {
     /// No module exports it (not in `modules.symbols`): the kernel image itself, whose CRCs are
     /// not in any module file.
     KernelImage,
+    /// The kernel image exports it with `crc`, as the build's `Module.symvers` at `symvers`
+    /// records it.
+    KernelImageCrc { crc: u32, symvers: PathBuf },
     /// A module is named as provider but its CRCs could not be read.
     Unreadable { module: String, reason: String },
 }
+
+/// The provider name of the kernel image's own exports.
+pub const IMAGE: &str = "vmlinux";
 
 /// One import whose CRC disagrees with its provider's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,6 +79,15 @@ impl CrcMismatch {
     pub fn describe(&self) -> String {
         let whose = match (&self.provider_path, self.origin) {
             (_, CrcOrigin::LoadedBuild) => format!("the loaded {}", self.provider),
+            (Some(p), CrcOrigin::BuildSymvers) if self.provider == IMAGE => {
+                format!("the kernel image (per {})", p.display())
+            }
+            (Some(p), CrcOrigin::BuildSymvers) => format!(
+                "{} ({}, as its build's Module.symvers records it)",
+                self.provider,
+                p.display()
+            ),
+            (None, CrcOrigin::BuildSymvers) => self.provider.clone(),
             (Some(p), CrcOrigin::File) => format!("{} ({})", self.provider, p.display()),
             (None, CrcOrigin::File) => self.provider.clone(),
         };
@@ -102,6 +120,12 @@ pub struct AbiReport {
     pub table: ImportTable,
     /// Imports whose provider's CRC was compared and agreed.
     pub matched: usize,
+    /// Of those, the kernel image's own (their CRCs from the build's `Module.symvers`).
+    #[serde(default)]
+    pub image_matched: usize,
+    /// The build's `Module.symvers` some CRCs were taken from, if any.
+    #[serde(default)]
+    pub build_symvers: Option<PathBuf>,
     pub mismatches: Vec<CrcMismatch>,
     pub uncompared: Vec<Uncompared>,
 }
@@ -165,6 +189,8 @@ pub fn compare_import_crcs(
     let mut report = AbiReport {
         table,
         matched: 0,
+        image_matched: 0,
+        build_symvers: None,
         mismatches: Vec::new(),
         uncompared: Vec::new(),
     };
@@ -197,6 +223,18 @@ pub fn compare_import_crcs(
             }),
             Provider::KernelImage => report.uncompared.push(Uncompared::KernelImage {
                 symbol: v.symbol.clone(),
+            }),
+            Provider::KernelImageCrc { crc, .. } if crc == v.crc => {
+                report.matched += 1;
+                report.image_matched += 1;
+            }
+            Provider::KernelImageCrc { crc, symvers } => report.mismatches.push(CrcMismatch {
+                symbol: v.symbol.clone(),
+                wanted: v.crc,
+                provided: crc,
+                provider: IMAGE.into(),
+                provider_path: Some(symvers),
+                origin: CrcOrigin::BuildSymvers,
             }),
             Provider::Unreadable { module, reason } => {
                 report.uncompared.push(Uncompared::ProviderUnreadable {
@@ -266,6 +304,26 @@ mod tests {
             vec![Uncompared::KernelImage {
                 symbol: "module_layout".into()
             }]
+        );
+    }
+
+    #[test]
+    fn the_kernel_images_crcs_from_the_symvers_are_compared() {
+        let symvers = PathBuf::from("/usr/src/linux-headers-6.1.0/Module.symvers");
+        let v = compare_import_crcs(&imports(&[("printk", 5), ("kfree", 6)]), &ON, |s| {
+            Provider::KernelImageCrc {
+                crc: if s == "printk" { 5 } else { 7 },
+                symvers: symvers.clone(),
+            }
+        });
+        assert!(v.refuses_load());
+        let AbiVerdict::Compared(r) = v else {
+            panic!("{v:?}")
+        };
+        assert_eq!((r.matched, r.image_matched), (1, 1));
+        assert_eq!(
+            r.mismatches[0].describe(),
+            "wants kfree 0x00000006; the kernel image (per /usr/src/linux-headers-6.1.0/Module.symvers) exports 0x00000007"
         );
     }
 

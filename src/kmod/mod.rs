@@ -16,6 +16,7 @@ pub mod load_facts;
 pub mod modinfo;
 pub mod modversions;
 pub mod signature;
+pub mod symvers;
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};

@@ -78,6 +78,21 @@ pub fn zstd(data: &[u8], level: i32) -> Vec<u8> {
     c.compress(data).expect("zstd encodes into memory")
 }
 
+/// A zstd stream as the kernel build writes a `vmlinuz` payload (`cat vmlinux.bin | zstd -22
+/// --ultra`, then the size appended): streamed, so the frame has no content size and declares
+/// its whole window (`2^window_log`), followed by the decompressed size as a little-endian u32.
+pub fn zstd_kernel_stream(data: &[u8], window_log: u32) -> Vec<u8> {
+    use zstd::zstd_safe::CParameter;
+    let mut enc = zstd::stream::Encoder::new(Vec::new(), 1).expect("zstd encoder");
+    enc.set_parameter(CParameter::WindowLog(window_log))
+        .expect("zstd window log");
+    enc.include_contentsize(false).expect("no content size");
+    enc.write_all(data).expect("zstd encodes into memory");
+    let mut out = enc.finish().expect("zstd finishes");
+    out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    out
+}
+
 /// `gzip -n`: no file name, no time stamp, level 6, Unix as the operating system.
 pub fn gzip(data: &[u8]) -> Vec<u8> {
     let mut enc = flate2::GzBuilder::new()
@@ -165,8 +180,12 @@ pub fn vmlinuz(with_rule: bool, format: ImageFormat) -> Vec<u8> {
 /// [`vmlinuz`] with the x86 boot protocol header a real bzImage has (version 2.15, 31 setup
 /// sectors, `payload_offset` 0, `payload_length`), which names the compressed kernel.
 pub fn bzimage(with_rule: bool, format: ImageFormat) -> Vec<u8> {
-    let compressed = image_payload(&kernel_text(with_rule), format);
-    let mut image = around_stub(&compressed);
+    bzimage_around(&image_payload(&kernel_text(with_rule), format))
+}
+
+/// A bzImage ([`bzimage`]) whose header names `compressed` as its payload.
+pub fn bzimage_around(compressed: &[u8]) -> Vec<u8> {
+    let mut image = around_stub(compressed);
     image[0x1f1] = (STUB_BYTES / 512 - 1) as u8;
     image[0x202..0x206].copy_from_slice(b"HdrS");
     image[0x206..0x208].copy_from_slice(&0x020fu16.to_le_bytes());

@@ -9,7 +9,7 @@ use crate::checks::CheckResult;
 use crate::host::modules::kernel_log::{parse_load_failures, LoadFailure, LoadFailureKind};
 use crate::host::modules::ModuleOrigin;
 use crate::host::HostFacts;
-use crate::kmod::abi::{AbiReport, CrcMismatch, Uncompared};
+use crate::kmod::abi::{AbiReport, CrcMismatch, CrcOrigin, Uncompared};
 
 /// How many mismatches are shown one by one.
 const SHOWN: usize = 5;
@@ -81,7 +81,11 @@ pub(super) fn file_name(path: &std::path::Path) -> String {
 
 /// `wants ib_drain_qp 0x…; ib_core.ko (an out-of-tree package (updates/), updates/dkms/ib_core.ko) exports 0x…`
 pub(super) fn describe(m: &CrcMismatch) -> String {
-    let Some(path) = &m.provider_path else {
+    let Some(path) = m
+        .provider_path
+        .as_ref()
+        .filter(|_| m.origin != CrcOrigin::BuildSymvers)
+    else {
         return m.describe();
     };
     let shown = path.to_string_lossy();
@@ -148,6 +152,8 @@ pub(super) mod fixtures {
         AbiVerdict::Compared(AbiReport {
             table: ImportTable::Basic,
             matched,
+            image_matched: 0,
+            build_symvers: None,
             mismatches,
             uncompared,
         })

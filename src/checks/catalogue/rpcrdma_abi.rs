@@ -56,6 +56,12 @@ fn run(facts: &HostFacts) -> CheckResult {
             })
         }
         Some(AbiVerdict::Compared(r)) => {
+            let from = r.build_symvers.as_ref().map(|p| {
+                format!(
+                    "{} (the in-tree providers' and the kernel image's)",
+                    p.display()
+                )
+            });
             let unreadable = unreadable_providers(r);
             let image = r
                 .uncompared
@@ -93,15 +99,25 @@ fn run(facts: &HostFacts) -> CheckResult {
                 )
                 .remedy("reboot (or reload the providers) so the loaded modules are the files on disk, then run the check again")
             } else {
-                CheckResult::pass(
-                    id,
-                    format!(
+                let summary = match (r.image_matched, &r.build_symvers) {
+                    (0, _) | (_, None) => format!(
                         "all {} imports provided by modules agree with their export CRCs ({image} provided by the kernel image, not compared)",
                         r.matched
                     ),
-                )
+                    (from_image, Some(symvers)) => format!(
+                        "all {} imports agree with their providers' export CRCs ({from_image} of them the kernel image's, per {}{})",
+                        r.matched,
+                        symvers.display(),
+                        match image {
+                            0 => String::new(),
+                            n => format!("; {n} more provided by the kernel image are not in it, not compared"),
+                        }
+                    ),
+                };
+                CheckResult::pass(id, summary)
             }
             .with("modversions", modversions_evidence(facts))
+            .with_if("crcs from", from)
         }
     };
     let result = result.with("file", file.path.display().to_string());

@@ -7,6 +7,7 @@
 //! `modules.builtin`. Module names compare with `-` and `_` as the same character, as the kernel
 //! does.
 
+pub mod build_symvers;
 pub mod gpl_rule;
 pub mod kallsyms;
 pub mod kernel_config;

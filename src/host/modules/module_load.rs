@@ -14,6 +14,7 @@ use serde::Serialize;
 
 use crate::host::io::facts_cache::{AbiAnswer, AbiKey, FactsCache, FileIdentity};
 use crate::host::kernel::KernelInfo;
+use crate::host::modules::build_symvers::symvers_key;
 use crate::host::modules::kernel_config::{read_kernel_config, read_proc_config, KernelConfig};
 use crate::host::modules::module_files::load_facts_below;
 use crate::host::modules::sig_enforcement::{
@@ -148,8 +149,9 @@ pub fn read_module_load(
 /// Compares the imports of `module`'s file with the export CRCs of their providers in `tree`,
 /// and names the providers loaded from another build than the file compared. The verdict is
 /// answered from the facts cache while the imports, the kernel's CONFIG_MODVERSIONS, the
-/// indexes that name the providers and every provider file are what they were: then neither an
-/// index nor a module file is opened.
+/// indexes that name the providers, the tree's `build` link and the build symvers it would
+/// find, and every provider file (and the symvers, when it answered) are what they were: then
+/// neither an index nor a module file is opened.
 fn compare(
     root: &Root,
     tree: &ModuleTree,
@@ -163,6 +165,7 @@ fn compare(
         imports: imports_hash(file),
         modversions: modversions.clone(),
         indexes: index_identities(root, tree),
+        symvers: symvers_key(root, &tree.dir_rel),
     });
     let derive = || {
         let answer = compare_files(tree, file, modversions, cache.clone());
@@ -197,7 +200,9 @@ fn compare(
 }
 
 /// The comparison itself: each import's provider from `modules.symbols`, its CRC from the
-/// provider's file (or its cached export table).
+/// build's `Module.symvers` where that is proven to be the in-tree providers' build
+/// ([`TreeProviders::use_build_symvers`]), else from the provider's file (or its cached export
+/// table).
 fn compare_files(
     tree: &ModuleTree,
     file: &LoadFacts,
@@ -205,8 +210,14 @@ fn compare_files(
     cache: Option<FactsCache>,
 ) -> AbiAnswer {
     let mut providers = TreeProviders::new(tree).with_cache(cache);
+    if let ImportVersions::Versioned { versions, .. } = &file.imports {
+        if !matches!(modversions, KernelModversions::Disabled { .. }) {
+            let symbols: Vec<&str> = versions.iter().map(|v| v.symbol.as_str()).collect();
+            providers.use_build_symvers(&symbols);
+        }
+    }
     let mut used = Vec::new();
-    let verdict = compare_import_crcs(&file.imports, modversions, |s| {
+    let mut verdict = compare_import_crcs(&file.imports, modversions, |s| {
         let p = providers.provider_of(s);
         if let Provider::Module { module, .. } = &p {
             if !used.contains(module) {
@@ -215,6 +226,9 @@ fn compare_files(
         }
         p
     });
+    if let AbiVerdict::Compared(r) = &mut verdict {
+        r.build_symvers = providers.build_symvers().map(Into::into);
+    }
     AbiAnswer {
         verdict,
         used,

@@ -7,7 +7,9 @@
 //! - `load`: its load facts — the CRCs it expects of its imports, the CRCs of its exports (the
 //!   export table a provider answers with), its signature trailer;
 //! - `abi`: a module's symbol-version verdict, with the identities of everything it was drawn
-//!   from: `modules.symbols` and `modules.dep` (binary and text) and every provider file read.
+//!   from: `modules.symbols` and `modules.dep` (binary and text), the tree's `build` link and
+//!   the build `Module.symvers` found through it, and every provider file answered (read, or
+//!   taken from that symvers: then the symvers too).
 //!   It is keyed by a hash of the imports it judged, so it holds for any file with those imports.
 //!
 //! plus `image`, a kernel image's scan for the GPL-only rule's text, and `config`, the options a
@@ -73,7 +75,7 @@ pub const DEFAULT_DIR: &str = "var/cache/nfs-gds";
 
 /// Bumped whenever the entry format or what the readers conclude changes. 2: identities
 /// without a content hash; `load` and `abi` entries. 3: module facts name versioned variants of
-/// the hooks.
+/// the hooks; `abi` keyed on the build symvers.
 const FORMAT: u32 = 3;
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -122,6 +124,9 @@ pub struct AbiKey {
     pub modversions: KernelModversions,
     /// `modules.symbols` and `modules.dep`, binary and text, as they are now (`None`: absent).
     pub indexes: Vec<Option<FileIdentity>>,
+    /// The tree's `build` link and the build `Module.symvers` a derivation would find now: a
+    /// headers package installed, upgraded or removed, or the link moved, draws the verdict again.
+    pub symvers: SymversKey,
 }
 
 impl AbiKey {
@@ -130,6 +135,15 @@ impl AbiKey {
         let tree = self.indexes.iter().flatten().map(|i| i.path.as_path());
         (&self.module, tree.collect())
     }
+}
+
+/// What a verdict drawn from a module tree's build `Module.symvers` depends on besides the
+/// file's content: the tree's `build` link's target and the identity of the symvers file a
+/// derivation would use now.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SymversKey {
+    pub build_link: Option<String>,
+    pub file: Option<FileIdentity>,
 }
 
 /// A verdict as it was drawn, for [`FactsCache::abi`].
@@ -623,11 +637,17 @@ mod tests {
             imports: 7,
             modversions: KernelModversions::Unknown,
             indexes: vec![Some(key), None],
+            symvers: SymversKey {
+                build_link: None,
+                file: None,
+            },
         };
         let answer = AbiAnswer {
             verdict: AbiVerdict::Compared(AbiReport {
                 table: ImportTable::Basic,
                 matched: 3,
+                image_matched: 0,
+                build_symvers: None,
                 mismatches: Vec::new(),
                 uncompared: Vec::new(),
             }),

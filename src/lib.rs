@@ -12,6 +12,7 @@ pub mod cli;
 pub mod doctor;
 pub mod escape;
 pub mod host;
+pub mod judge;
 pub mod kmod;
 pub mod lint;
 pub mod mount;

@@ -15,6 +15,9 @@ const LAYERS: &[&[&str]] = &[
     &["checks"],
     &["policy"],
     &["verdict"],
+    // Whether an existing mount is meant for GDS, and its verdict: one judge for the agent,
+    // doctor and the container hook.
+    &["judge"],
     &["mount", "doctor", "watch"],
     &["agent"],
     &["cli"],

@@ -9,7 +9,7 @@ use std::path::Path;
 
 /// Lowest first. Modules on one line are of one layer and do not import each other.
 const LAYERS: &[&[&str]] = &[
-    &["nfs", "escape"],
+    &["nfs", "escape", "oci"],
     &["kmod", "lint"],
     &["host"],
     &["checks"],

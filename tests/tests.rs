@@ -35,6 +35,7 @@ mod module_reader;
 mod mount_fixture;
 mod mount_helper;
 mod mount_signals;
+mod oci_hook;
 mod packaging;
 mod platform;
 mod policy;

@@ -125,6 +125,15 @@ fn read_table_at(root: &Root, info: &str, stats: &str) -> Result<MountTable, Mou
     Ok(MountTable::of(mounts, paired))
 }
 
+/// mountinfo alone, without mountstats (no mount has its record): for a caller that first asks
+/// only which filesystem a path lies on — the container hook, on every container start — and
+/// reads the whole table only when that is NFS.
+pub fn read_mountinfo_table(root: &Root) -> Result<MountTable, MountsError> {
+    let mut mounts = Vec::new();
+    stream_mountinfo_at(root, MOUNTINFO, |e| mounts.push(Mount::unpaired(e)))?;
+    Ok(MountTable { mounts })
+}
+
 /// Both files, paired.
 pub fn read_mount_table(root: &Root) -> Result<MountTable, MountsError> {
     read_table_at(root, MOUNTINFO, MOUNTSTATS)

@@ -9,10 +9,7 @@
 //! checks ([`registry::verify_mount`]) on the port [`expected_port`] says, with what the node
 //! declares the mount asked for, each judged against the table narrowed to its server's
 //! suspects ([`Suspects`]) so thousands of mounts are judged in linear time, under the levels of
-//! the `[[mount]]` table that covers it (merged once per table). [`volume`] finds the mount a
-//! path lies on from the table alone.
-
-pub mod volume;
+//! the `[[mount]]` table that covers it (merged once per table).
 
 use std::collections::HashSet;
 

@@ -11,9 +11,8 @@ use std::path::{Path, PathBuf};
 use crate::agent::intent::read_declared;
 use crate::cli::check::judge_facts;
 use crate::host::io::reader::FileKind;
-use crate::host::mounts::{read_mount_table, read_mountinfo_table, MountTable};
+use crate::host::mounts::{read_mount_points, read_nfs_mount_table, MountPoints};
 use crate::host::{HostFacts, Root};
-use crate::judge::volume::mount_under;
 use crate::judge::MountJudge;
 use crate::oci::{self, Marks, State};
 use crate::policy::{Policy, PolicyError};
@@ -52,6 +51,8 @@ pub struct VolumeVerdict {
 struct Volume {
     destination: PathBuf,
     source: PathBuf,
+    /// The mount its source lies on, when that is NFS.
+    nfs_mount: Option<u32>,
     /// `nfs-gds/gds-volumes` names it.
     listed: bool,
     /// Its annotations mark it for GDS (listed, or `nfs-gds/gds` on an NFS volume).
@@ -114,14 +115,14 @@ pub fn decide(state: &State, inputs: &Inputs) -> Answer {
             Some((destination, source))
         })
         .collect();
-    let table = match read_mountinfo_table(inputs.root) {
-        Ok(t) => t,
+    let points = match read_mount_points(inputs.root) {
+        Ok(p) => p,
         Err(e) => return unsure(e.to_string(), marks.any()),
     };
     // A container path the annotations list that this container does not have is not an
     // error: CRI-O gives every container of a pod (its infra container and sidecars too) the
     // pod's annotations.
-    let volumes = volumes_of(&binds, &table, &marks);
+    let volumes = volumes_of(&binds, &points, &marks);
     if volumes.is_empty() {
         return Answer::Quiet;
     }
@@ -134,15 +135,19 @@ pub fn decide(state: &State, inputs: &Inputs) -> Answer {
 
 /// The container's volumes on NFS mounts (by mountinfo alone) and the ones its annotations
 /// mark, whatever they lie on.
-fn volumes_of(binds: &[(PathBuf, PathBuf)], table: &MountTable, marks: &Marks) -> Vec<Volume> {
+fn volumes_of(binds: &[(PathBuf, PathBuf)], points: &MountPoints, marks: &Marks) -> Vec<Volume> {
+    if !points.any_nfs() && marks.volumes.is_empty() {
+        return Vec::new();
+    }
     binds
         .iter()
         .filter_map(|(destination, source)| {
-            let on_nfs = mount_under(table, source).is_some_and(|m| m.is_nfs());
+            let nfs_mount = points.under(source).filter(|u| u.nfs).map(|u| u.mount_id);
             let listed = marks.volumes.iter().any(|v| v == destination);
-            (on_nfs || listed).then(|| Volume {
+            (nfs_mount.is_some() || listed).then(|| Volume {
                 destination: destination.clone(),
                 source: source.clone(),
+                nfs_mount,
                 listed,
                 marked: listed || marks.all,
             })
@@ -152,7 +157,7 @@ fn volumes_of(binds: &[(PathBuf, PathBuf)], table: &MountTable, marks: &Marks) -
 
 /// Judges the volumes with the whole mount table, what the node declares, and the node checks.
 fn judge_volumes(root: &Root, policy: &Policy, volumes: &[Volume], marked: bool) -> Answer {
-    let table = match read_mount_table(root) {
+    let table = match read_nfs_mount_table(root) {
         Ok(t) => t,
         Err(e) => return unsure(e.to_string(), marked),
     };
@@ -164,7 +169,10 @@ fn judge_volumes(root: &Root, policy: &Policy, volumes: &[Volume], marked: bool)
     let mut found = Vec::new();
     let mut not_nfs = Vec::new();
     for v in volumes {
-        match mount_under(&table, &v.source).filter(|m| m.is_nfs()) {
+        // The mount the scan found, in the whole table read just after (mount ids are unique
+        // in a namespace); one unmounted in between is not there.
+        let mount = v.nfs_mount.and_then(|id| table.by_id(id));
+        match mount.filter(|m| m.is_nfs()) {
             Some(m) if judge.meant(m, v.marked).is_some() => found.push((v, m)),
             Some(_) => {}
             None if v.listed => not_nfs.push(v),

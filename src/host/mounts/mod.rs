@@ -16,6 +16,7 @@ mod mountinfo;
 mod mountstats;
 mod options;
 pub mod pnfs;
+mod points;
 #[cfg(test)]
 mod samples;
 mod table;
@@ -26,6 +27,8 @@ pub use mountstats::{
     is_rdma_netid, parse_mountstats, MountStats, MountStatsParser, MountStatsRecord, Xprt,
 };
 pub use options::{option_value, KEPT_OPTIONS, KEPT_SUPER_OPTIONS};
+pub use points::{read_mount_points, MountPoints, Under};
+
 pub use table::{Mount, MountTable};
 
 use mountinfo::MountInfoParser;
@@ -62,6 +65,17 @@ pub struct LineError {
 fn stream_mountinfo_at(
     root: &Root,
     rel: &str,
+    each: impl FnMut(MountInfoEntry),
+) -> Result<(), MountsError> {
+    stream_mountinfo_where(root, rel, |_| true, each)
+}
+
+/// [`stream_mountinfo_at`] for the lines `keep` takes (it sees the raw line); the others are
+/// not parsed.
+fn stream_mountinfo_where(
+    root: &Root,
+    rel: &str,
+    keep: impl Fn(&[u8]) -> bool,
     mut each: impl FnMut(MountInfoEntry),
 ) -> Result<(), MountsError> {
     let mut lines = root.read_lines(rel)?.ok_or_else(|| MountsError::Missing {
@@ -69,6 +83,9 @@ fn stream_mountinfo_at(
     })?;
     let mut parser = MountInfoParser::default();
     while let Some(line) = lines.next_line()? {
+        if !keep(line) {
+            continue;
+        }
         match parser.line(line) {
             Ok(entry) => entry.into_iter().for_each(&mut each),
             Err(reason) => {
@@ -125,13 +142,20 @@ fn read_table_at(root: &Root, info: &str, stats: &str) -> Result<MountTable, Mou
     Ok(MountTable::of(mounts, paired))
 }
 
-/// mountinfo alone, without mountstats (no mount has its record): for a caller that first asks
-/// only which filesystem a path lies on — the container hook, on every container start — and
-/// reads the whole table only when that is NFS.
-pub fn read_mountinfo_table(root: &Root) -> Result<MountTable, MountsError> {
+/// The NFS mounts of this process's table alone, paired with their mountstats records (the
+/// others' lines are not parsed, their records dropped): for a caller that judges NFS mounts
+/// and nothing else — the container hook. Every check of an NFS mount looks only at NFS mounts
+/// (the transport trap at those of the same server), so its verdicts are those of the whole
+/// table; which mount a path lies on, and what is stacked over what, is for the whole table.
+pub fn read_nfs_mount_table(root: &Root) -> Result<MountTable, MountsError> {
     let mut mounts = Vec::new();
-    stream_mountinfo_at(root, MOUNTINFO, |e| mounts.push(Mount::unpaired(e)))?;
-    Ok(MountTable { mounts })
+    stream_mountinfo_where(root, MOUNTINFO, points::is_nfs_line, |e| {
+        mounts.push(Mount::unpaired(e))
+    })?;
+    let mut pairing = Pairing::new(&mounts);
+    stream_mountstats_at(root, MOUNTSTATS, |rec| pairing.offer(rec))?;
+    let paired = pairing.into_paired();
+    Ok(MountTable::of(mounts, paired))
 }
 
 /// Both files, paired.

@@ -25,8 +25,8 @@ pub mod install;
 mod syslog;
 
 use std::io::Read;
-use std::sync::mpsc;
-use std::time::Duration;
+use std::os::fd::AsFd;
+use std::time::{Duration, Instant};
 
 use clap::Args;
 
@@ -79,28 +79,43 @@ pub const REFUSE: u8 = 1;
 /// `timeout` bounds the whole hook; this bounds a stdin nobody closes, such as a terminal.)
 const STDIN_WAIT: Duration = Duration::from_secs(10);
 
-/// Reads the state from stdin: at most [`MAX_STATE_BYTES`], within [`STDIN_WAIT`].
+/// Reads the state from stdin: at most [`MAX_STATE_BYTES`], within [`STDIN_WAIT`]. In this
+/// thread, waiting in poll(2): a reader thread would cost a scheduler round trip per container
+/// start, tens of milliseconds on a loaded node.
 fn read_stdin() -> Result<Vec<u8>, String> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let read = std::io::stdin()
-            .lock()
-            .take(MAX_STATE_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map(|_| bytes);
-        let _ = tx.send(read);
-    });
-    match rx.recv_timeout(STDIN_WAIT) {
-        Ok(Ok(bytes)) if bytes.len() as u64 > MAX_STATE_BYTES => Err(format!(
-            "the container state on stdin is larger than {MAX_STATE_BYTES} bytes"
-        )),
-        Ok(Ok(bytes)) => Ok(bytes),
-        Ok(Err(e)) => Err(format!("cannot read the container state on stdin: {e}")),
-        Err(_) => Err(format!(
-            "no container state on stdin within {} s",
-            STDIN_WAIT.as_secs()
-        )),
+    use nix::poll::{poll, PollFd, PollFlags};
+    let input = std::io::stdin();
+    let fd = input.as_fd();
+    let mut stdin = input.lock();
+    let deadline = Instant::now() + STDIN_WAIT;
+    let mut bytes = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(format!(
+                "no container state on stdin within {} s",
+                STDIN_WAIT.as_secs()
+            ));
+        }
+        let ms = u16::try_from(left.as_millis()).unwrap_or(u16::MAX);
+        let mut fds = [PollFd::new(fd, PollFlags::POLLIN)];
+        match poll(&mut fds, ms) {
+            Ok(0) | Err(nix::errno::Errno::EINTR) => continue,
+            Ok(_) => {}
+            Err(e) => return Err(format!("cannot read the container state on stdin: {e}")),
+        }
+        match stdin.read(&mut buf) {
+            Ok(0) => return Ok(bytes),
+            Ok(n) => bytes.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(format!("cannot read the container state on stdin: {e}")),
+        }
+        if bytes.len() as u64 > MAX_STATE_BYTES {
+            return Err(format!(
+                "the container state on stdin is larger than {MAX_STATE_BYTES} bytes"
+            ));
+        }
     }
 }
 

@@ -153,7 +153,11 @@ pub fn read_nfs_mount_table(root: &Root) -> Result<MountTable, MountsError> {
         mounts.push(Mount::unpaired(e))
     })?;
     let mut pairing = Pairing::new(&mounts);
-    stream_mountstats_at(root, MOUNTSTATS, |rec| pairing.offer(rec))?;
+    stream_mountstats_at(root, MOUNTSTATS, |rec| {
+        if matches!(rec.fstype.as_str(), "nfs" | "nfs4") {
+            pairing.offer(rec)
+        }
+    })?;
     let paired = pairing.into_paired();
     Ok(MountTable::of(mounts, paired))
 }
@@ -199,6 +203,21 @@ mod tests {
             parse_mountstats(text.as_bytes())
         );
         assert_eq!(read_mountstats(&root).unwrap().len(), 10);
+    }
+
+    #[test]
+    fn the_nfs_table_is_the_whole_tables_nfs_mounts_with_their_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path());
+        std::fs::create_dir_all(dir.path().join("proc/self")).unwrap();
+        std::fs::write(dir.path().join(MOUNTINFO), CAPTURE_MOUNTINFO).unwrap();
+        std::fs::write(dir.path().join(MOUNTSTATS), CAPTURE).unwrap();
+        let whole = read_mount_table(&root).unwrap();
+        let nfs = read_nfs_mount_table(&root).unwrap();
+        let want: Vec<&Mount> = whole.mounts.iter().filter(|m| m.is_nfs()).collect();
+        assert!(want.len() >= 2, "the capture has NFS mounts");
+        assert!(want.iter().all(|m| m.stats.is_some()));
+        assert_eq!(nfs.mounts.iter().collect::<Vec<_>>(), want);
     }
 
     #[test]

@@ -91,9 +91,8 @@ expect_syslog() {
 }
 
 # The reason of a refusal, where a user of RUNTIME reads it: runc puts the hook's stderr into
-# podman's error; crun prints only the hook's exit code, unless the container asks crun to
-# send hook stderr to its own (the run.oci.hooks.stderr annotation); the system log has it
-# under both.
+# podman's error; crun prints only the hook's exit code (seen with crun 1.8.1, also when the
+# container sets crun's run.oci.hooks.stderr=/dev/stderr); the system log has it under both.
 oci_expect_refusal() {
     local name=$1 rt=$2 id=$3
     expect_rc_not "$name" 0
@@ -136,10 +135,9 @@ oci_b() {
     [ "$rt" = crun ] || expect_output container 'mount-transport' "runc's error does not name the transport check"
     expect_syslog '/data: 10\.0\.2\.15:/export .*mount-transport' "the log line does not name /data, the export and mount-transport"
     if [ "$rt" = crun ]; then
-        note "crun: the hook's stderr into podman's error, asked by the container"
-        oci_run annotated "$rt" --annotation run.oci.hooks.stderr=/dev/stderr -v /mnt/tcp:/data -- echo OCI-RAN
-        expect_rc_not annotated 0
-        expect_output annotated 'refusing container .*/data' "crun with run.oci.hooks.stderr=/dev/stderr does not show the reason"
+        # crun drops a failing hook's stderr: its error names the hook and the exit code, and
+        # the reason is in the system log (asserted above).
+        expect_output container 'executing hook .*nfs-gds.*exit code: 1' "crun's error does not name the hook and its exit code"
     fi
     [ "$(oci_count refusals)" -ge 1 ] || fail "the hook did not count the refusal: $(cat "$OCI_COUNTS" 2>&1)"
     run agent 120 nfs-gds agent --once --textfile-dir /run/oci-agent-prom --status-file /run/oci-agent.json --nfd-dir /run/oci-agent-nfd

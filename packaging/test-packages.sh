@@ -144,6 +144,14 @@ for root in "$droot" "$rroot"; do
     if find "$root/etc" -name 'nfs-gds-agent.service' | grep -q .; then
         fail "$kind: the agent unit is enabled"
     fi
+    cmp -s "$root/usr/share/nfs-gds/oci/nfs-gds-hook.json" "$repo/contrib/oci/nfs-gds-hook.json" ||
+        fail "$kind: no /usr/share/nfs-gds/oci/nfs-gds-hook.json"
+    # Installing changes no container start: no hooks.d file where runtimes look.
+    for dir in usr/share/containers/oci/hooks.d etc/containers/oci/hooks.d; do
+        if [ -d "$root/$dir" ] && find "$root/$dir" -name '*nfs-gds*' | grep -q .; then
+            fail "$kind: the package turns the container gate on ($dir)"
+        fi
+    done
     for page in man8/mount.nfs-gds.8 man8/nfs-gds.8 man5/nfs-gds.toml.5; do
         [ -f "$root/usr/share/man/$page.gz" ] || fail "$kind: no /usr/share/man/$page.gz"
     done

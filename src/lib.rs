@@ -12,10 +12,12 @@ pub mod cli;
 pub mod doctor;
 pub mod escape;
 pub mod host;
+pub mod judge;
 pub mod kmod;
 pub mod lint;
 pub mod mount;
 pub mod nfs;
+pub mod oci;
 pub mod policy;
 #[cfg(test)]
 mod testkit;

@@ -336,3 +336,35 @@ fn the_image_build_context_is_only_what_the_containerfile_copies() {
         );
     }
 }
+
+/// The oci-hook overlays' init container, run as the overlay runs it (its args, with the
+/// fixture as `/host`): install puts the binary and the hooks.d file naming it on the node,
+/// uninstall takes both away.
+#[test]
+fn the_oci_hook_overlays_install_and_uninstall_the_gate_below_the_root() {
+    let f = ready_node();
+    let run = |overlay: &str| {
+        let text =
+            std::fs::read_to_string(deploy(&format!("kustomize/{overlay}/kustomization.yaml")))
+                .unwrap();
+        let mut args = list_after(&text, "args:");
+        assert_eq!(args[..2], ["--root", "/host"], "{args:?}");
+        args[1] = f.root().display().to_string();
+        let o = nfs_gds().args(&args).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+    };
+    let hooks = f.path("usr/share/containers/oci/hooks.d/nfs-gds-hook.json");
+    let bin = f.path("opt/nfs-gds/bin/nfs-gds");
+    run("oci-hook");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&hooks).unwrap()).unwrap();
+    assert_eq!(v["hook"]["path"], "/opt/nfs-gds/bin/nfs-gds");
+    assert_eq!(v["stages"], serde_json::json!(["prestart"]));
+    let installed = std::process::Command::new(&bin)
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert!(installed.status.success());
+    run("oci-hook-uninstall");
+    assert!(!hooks.exists(), "{}", hooks.display());
+    assert!(!bin.exists(), "{}", bin.display());
+}

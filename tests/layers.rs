@@ -9,12 +9,15 @@ use std::path::Path;
 
 /// Lowest first. Modules on one line are of one layer and do not import each other.
 const LAYERS: &[&[&str]] = &[
-    &["nfs", "escape"],
+    &["nfs", "escape", "oci"],
     &["kmod", "lint"],
     &["host"],
     &["checks"],
     &["policy"],
     &["verdict"],
+    // Whether an existing mount is meant for GDS, and its verdict: one judge for the agent,
+    // doctor and the container hook.
+    &["judge"],
     &["mount", "doctor", "watch"],
     &["agent"],
     &["cli"],

@@ -213,11 +213,24 @@ fn the_policy_page_names_every_key_and_every_check_id() {
     let top = schema_keys("");
     let options = schema_keys("[options]\n");
     let mount = schema_keys("[[mount]]\ntarget = \"/mnt/x\"\n");
+    let oci_hook = schema_keys("[oci-hook]\n");
     assert!(top.len() >= 8, "{top:?}");
     assert!(options.len() >= 2, "{options:?}");
     assert!(mount.len() >= 5, "{mount:?}");
-    let tables = ["[options]", "[checks]", "[[mount]]", "[mount.checks]"];
-    let keys = top.iter().chain(&options).chain(&mount).map(String::as_str);
+    assert_eq!(oci_hook, ["when-unsure"]);
+    let tables = [
+        "[options]",
+        "[checks]",
+        "[[mount]]",
+        "[mount.checks]",
+        "[oci-hook]",
+    ];
+    let keys = top
+        .iter()
+        .chain(&options)
+        .chain(&mount)
+        .chain(&oci_hook)
+        .map(String::as_str);
     let gone = missing("nfs-gds.toml.5", keys.chain(tables));
     assert!(gone.is_empty(), "nfs-gds.toml.5 does not name {gone:?}");
     let ids = registry::names();

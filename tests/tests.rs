@@ -39,6 +39,7 @@ mod mount_fixture;
 mod mount_helper;
 mod mount_scale;
 mod mount_signals;
+mod oci_hook;
 mod packaging;
 mod platform;
 mod policy;

@@ -43,6 +43,9 @@ _nfs__gds() {
             nfs__gds,mount)
                 cmd="nfs__gds__subcmd__mount"
                 ;;
+            nfs__gds,oci-hook)
+                cmd="nfs__gds__subcmd__oci__subcmd__hook"
+                ;;
             nfs__gds,policy)
                 cmd="nfs__gds__subcmd__policy"
                 ;;
@@ -81,6 +84,9 @@ _nfs__gds() {
                 ;;
             nfs__gds__subcmd__help,mount)
                 cmd="nfs__gds__subcmd__help__subcmd__mount"
+                ;;
+            nfs__gds__subcmd__help,oci-hook)
+                cmd="nfs__gds__subcmd__help__subcmd__oci__subcmd__hook"
                 ;;
             nfs__gds__subcmd__help,policy)
                 cmd="nfs__gds__subcmd__help__subcmd__policy"
@@ -125,7 +131,7 @@ _nfs__gds() {
 
     case "${cmd}" in
         nfs__gds)
-            opts="-v -h -V --root --config --verbose --color --help --version check inspect-module doctor provision collect agent mount verify watch policy lint completions help"
+            opts="-v -h -V --root --config --verbose --color --help --version check inspect-module doctor provision collect agent mount verify watch oci-hook policy lint completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -309,7 +315,7 @@ _nfs__gds() {
             return 0
             ;;
         nfs__gds__subcmd__help)
-            opts="check inspect-module doctor provision collect agent mount verify watch policy lint completions help"
+            opts="check inspect-module doctor provision collect agent mount verify watch oci-hook policy lint completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -435,6 +441,20 @@ _nfs__gds() {
             return 0
             ;;
         nfs__gds__subcmd__help__subcmd__mount)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        nfs__gds__subcmd__help__subcmd__oci__subcmd__hook)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -591,6 +611,36 @@ _nfs__gds() {
                 return 0
             fi
             case "${prev}" in
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        nfs__gds__subcmd__oci__subcmd__hook)
+            opts="-v -h --install --uninstall --hooks-dir --root --config --verbose --color --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --hooks-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --root)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

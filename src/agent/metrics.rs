@@ -6,7 +6,7 @@
 use std::io::{self, Write};
 
 use super::nvfs_metrics;
-use super::prom::{header, write_labels};
+use super::prom::{header, typed_header, write_labels};
 use super::schedule::unix_seconds;
 use super::Pass;
 use crate::checks::Status;
@@ -86,6 +86,32 @@ fn mount_series(pass: &Pass, out: &mut impl Write) -> io::Result<()> {
     )
 }
 
+/// The container hook's counters (`nfs-gds oci-hook`), since boot.
+fn hook_series(pass: &Pass, out: &mut impl Write) -> io::Result<()> {
+    typed_header(
+        out,
+        "nfs_gds_oci_hook_refusals_total",
+        "Container starts nfs-gds oci-hook refused (a volume meant for GDS failed an enforced check, or the hook could not tell for a container marked for GDS).",
+        "counter",
+    )?;
+    writeln!(
+        out,
+        "nfs_gds_oci_hook_refusals_total {}",
+        pass.oci_hook.refusals
+    )?;
+    typed_header(
+        out,
+        "nfs_gds_oci_hook_warnings_total",
+        "Container starts nfs-gds oci-hook let through with a warning (a check at warn failed, or the hook could not tell).",
+        "counter",
+    )?;
+    writeln!(
+        out,
+        "nfs_gds_oci_hook_warnings_total {}",
+        pass.oci_hook.warnings
+    )
+}
+
 /// The whole file: HELP/TYPE for every metric, no client timestamps, trailing newline.
 /// Buffered here: its many small writes are a line or a label each.
 pub fn write_prometheus_file(
@@ -110,6 +136,7 @@ fn write_all_series(pass: &Pass, info: &[(&str, String)], out: &mut impl Write) 
     if let Some(stats) = &pass.nvfs_stats {
         nvfs_metrics::write_nvfs_series(stats.as_ref().ok(), out)?;
     }
+    hook_series(pass, out)?;
     header(
         out,
         "nfs_gds_info",
@@ -172,11 +199,20 @@ mod tests {
         assert!(text.contains("nfs_gds_rdma_mounts_not_ready 1\n"));
         assert!(text.contains("kernel_release=\"6.8\\\"x\",tier=\"degraded\""));
         assert!(text.contains("nfs_gds_interval_seconds 60\n"));
+        assert!(text.contains(
+            "# TYPE nfs_gds_oci_hook_refusals_total counter\nnfs_gds_oci_hook_refusals_total 0\n"
+        ));
+        assert!(text.contains("nfs_gds_oci_hook_warnings_total 0\n"));
         assert!(text.contains("nfs_gds_last_run_timestamp_seconds 1800000000\n"));
         // Every sample line's metric has HELP and TYPE before it.
         for line in text.lines().filter(|l| !l.starts_with('#')) {
             let name = line.split(['{', ' ']).next().unwrap();
-            assert!(text.contains(&format!("# TYPE {name} gauge")), "{name}");
+            let kind = if name.ends_with("_total") {
+                "counter"
+            } else {
+                "gauge"
+            };
+            assert!(text.contains(&format!("# TYPE {name} {kind}")), "{name}");
         }
     }
 }

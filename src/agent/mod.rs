@@ -7,6 +7,7 @@
 //! both are. The renderers ([`labels`], [`metrics`]) are pure functions of that [`Pass`], so the
 //! labels, metrics and JSON always agree.
 
+pub mod hook_counts;
 pub mod kubelet;
 pub mod labels;
 pub mod metrics;
@@ -63,6 +64,8 @@ pub struct Pass<'a> {
     /// nvidia-fs's counters (`/proc/driver/nvidia-fs/stats`), or why they could not be read;
     /// `None` when nvidia-fs publishes none.
     pub nvfs_stats: Option<Result<NvfsStats, String>>,
+    /// What the container hook refused and warned about since boot.
+    pub oci_hook: hook_counts::HookCounts,
 }
 
 impl Pass<'_> {
@@ -150,6 +153,7 @@ pub(crate) mod tests {
             at: SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000),
             interval: Duration::from_secs(60),
             nvfs_stats: None,
+            oci_hook: hook_counts::HookCounts::default(),
         }
     }
 

@@ -1,23 +1,22 @@
-//! The agent's look at the mounts: every NFS mount meant for RDMA ([`super::intent`]) gets the
-//! helper's own post-mount checks and transport trap ([`crate::checks::registry::verify_mount`]), each pass.
+//! The agent's look at the mounts: every NFS mount meant for RDMA gets the judge's verdict
+//! ([`crate::judge`]: the helper's own post-mount checks and transport trap), each pass, with
+//! the labels that join it to node_exporter's series.
 //!
-//! A node can carry thousands of PV mounts, often all of one server, so each mount is judged
-//! against the table narrowed per server by [`Suspects`] (the same verdicts in linear time).
+//! A node can carry thousands of PV mounts, often all of one server; the judge narrows the
+//! table per server, so every pass stays linear in mounts.
 
 use std::borrow::Cow;
 
 use serde::Serialize;
 
 use super::kubelet::{volume_of, KubeletVolume};
-use crate::checks::asked::Asked;
-use crate::checks::catalogue::trap_suspects::Suspects;
-use crate::checks::registry::{self, Detail};
 use crate::checks::{CheckResult, Verdict};
 use crate::host::mounts::{Mount, MountTable};
+use crate::judge::MountJudge;
 use crate::nfs::ServerAddrs;
-use crate::policy::intent::{expected_port, intent_of, rule_of, Declared, Intent};
-use crate::policy::{MountPolicy, Policy};
-use crate::verdict::{self, Judgement};
+use crate::policy::intent::Declared;
+use crate::policy::Policy;
+use crate::verdict::Judgement;
 
 /// The verdict on one mount meant for RDMA, with the labels that join it to node_exporter's
 /// mountstats series (`export`, `mountaddr`, `protocol`). Borrows from the mount table: a node
@@ -51,26 +50,6 @@ impl MountVerdict<'_> {
     }
 }
 
-/// The checks one mount gets: every mount check of the registry (the helper's post-mount
-/// checks with the trap as context), with what the node declares it asked, judged under the
-/// policy for that mount; `None` when all passed (ready under any policy, and a ready mount
-/// keeps no results). The checks first say only their status; a mount that is not all clear
-/// is checked again in full, for the results it keeps.
-fn checks_for(
-    m: &Mount,
-    narrowed: &MountTable,
-    port: u16,
-    asked: &[Asked],
-    policy: &MountPolicy,
-) -> Option<Judgement> {
-    let statuses = registry::verify_mount(m, narrowed, port, asked, Detail::StatusOnly);
-    if verdict::all_clear(&statuses) {
-        return None;
-    }
-    let results = registry::verify_mount(m, narrowed, port, asked, Detail::Full);
-    Some(verdict::judge(results, policy))
-}
-
 /// Each summary names the mount (a mount's kept checks are read apart from it).
 fn naming_the_mount(results: Vec<CheckResult>, mp: &str) -> Vec<CheckResult> {
     results
@@ -94,34 +73,19 @@ fn protocol_of(m: &Mount) -> &str {
 }
 
 /// Verifies every mount of `table` meant for RDMA that is on top of its mount point (a mount
-/// stacked over is not what applications see), on the port [`expected_port`] says.
+/// stacked over is not what applications see): the judge's verdict on each ([`MountJudge`]),
+/// keeping the checks of a mount that is not ready.
 pub fn verify_meant_for_rdma<'a>(
     table: &'a MountTable,
     declared: &Declared,
     policy: &Policy,
     addrs: &ServerAddrs,
 ) -> Vec<MountVerdict<'a>> {
-    let rules = &policy.mounts;
-    let covered = table.stacked_over();
-    let mut suspects = Suspects::new(table);
-    // The levels under each `[[mount]]` table (the last: under none), merged once each.
-    let mut levels: Vec<Option<MountPolicy>> = (0..=rules.len()).map(|_| None).collect();
-    let meant: Vec<(&Mount, Intent)> = table
-        .mounts
-        .iter()
-        .filter_map(|m| intent_of(m, declared, rules, addrs).map(|i| (m, i)))
-        .collect();
+    let mut judge = MountJudge::new(table, declared, policy, addrs);
+    let meant = judge.meant_for_gds();
     let mut out = Vec::with_capacity(meant.len());
     for (m, intent) in meant {
-        if covered.contains(&m.info.mount_id) {
-            continue;
-        }
-        let expected = expected_port(m, declared, policy.options.port);
-        let rule = rule_of(m, declared, rules, addrs);
-        let under =
-            levels[rule.unwrap_or(rules.len())].get_or_insert_with(|| policy.for_rule(rule));
-        let asked = declared.asked(m);
-        let judged = checks_for(m, suspects.narrowed_for(m), expected, &asked, under);
+        let judged = judge.problems(m);
         let verdict = judged.as_ref().map_or(Verdict::Ready, Judgement::verdict);
         let mountpoint = match m.info.mount_point().to_str() {
             Some(text) => Cow::Borrowed(text),
@@ -152,6 +116,7 @@ pub fn verify_meant_for_rdma<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checks::registry::{self, Detail};
     use crate::checks::Status;
     use crate::policy::MountRule;
     use crate::testkit::table;

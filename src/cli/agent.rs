@@ -124,6 +124,7 @@ fn check_node<'t>(
         at,
         interval: Duration::from_secs(args.interval),
         nvfs_stats: read_nvfs_stats(&ctx.host.root)?,
+        oci_hook: crate::agent::hook_counts::read(&ctx.host.root),
     };
     Ok((pass, facts))
 }

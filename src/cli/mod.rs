@@ -20,6 +20,7 @@ pub mod host;
 pub mod inspect_module;
 pub mod lint;
 pub mod mount_helper;
+pub mod oci_hook;
 pub mod policy;
 pub mod provision;
 pub mod verify;
@@ -127,6 +128,8 @@ pub enum Command {
     Verify(verify::VerifyArgs),
     /// Watch a mount while a workload runs: did nvidia-fs move the bytes it served?
     Watch(watch::WatchArgs),
+    /// OCI runtime hook: refuse a container whose NFS volume meant for GDS is not ready (state on stdin)
+    OciHook(oci_hook::OciHookArgs),
     /// Validate a policy file, or show the level of every check for a mount
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
@@ -275,6 +278,13 @@ pub fn run(argv: Vec<OsString>) -> u8 {
         color::enabled_here(cli.global.color, std::io::stderr().is_terminal()),
     );
     if let Err(e) = root_is_a_directory(cli.global.root.as_deref()) {
+        // The hook's exit code is its verdict on a container: its failure policy decides, and
+        // it says so in its own line.
+        if let Command::OciHook(a) = &cli.command {
+            if !a.install && !a.uninstall {
+                return oci_hook::run_without_root(&Ctx::new(&cli.global).host.root, &e);
+            }
+        }
         errln!("nfs-gds: {}", crate::escape::escape_control(&e));
         if let Some(command) = json_command(&cli.command) {
             let doc = serde_json::json!({"command": command, "error": e});
@@ -299,6 +309,7 @@ pub fn run(argv: Vec<OsString>) -> u8 {
         Command::Mount(args) => return mount_helper::run(&args, &ctx, cli.global.verbose),
         Command::Verify(args) => verify::run(&args, &ctx),
         Command::Watch(args) => watch::run(&args, &ctx),
+        Command::OciHook(args) => oci_hook::run(&args, &ctx),
         Command::Policy(cmd) => policy::run(&cmd, &ctx),
         Command::Lint(args) => lint::run(&args, &ctx),
         Command::Completions(args) => completions::run(&args, &ctx),

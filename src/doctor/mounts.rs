@@ -1,19 +1,15 @@
 //! Doctor's look at the NFS mounts: every NFS mount with its real transport and port, the
 //! post-mount checks for each mount meant for GDS, and the transport trap around them. Which
-//! mounts are meant for GDS, and the port each must be on, are the agent's and `verify`'s
-//! answers ([`crate::policy::intent`]); the checks themselves are the helper's
-//! ([`registry::verify_mount`](crate::checks::registry::verify_mount)). Each is judged against
-//! the table narrowed to its server's suspects ([`Suspects`]), as the agent's are, so a node with
+//! mounts are meant for GDS, and their verdicts, are the judge's ([`crate::judge`]), the same
+//! the agent and the container hook give; it narrows the table per server, so a node with
 //! thousands of NFS mounts is reviewed in linear time.
 
-use crate::checks::catalogue::trap_suspects::Suspects;
-use crate::checks::registry::{self, Detail};
 use crate::checks::{CheckResult, Verdict};
 use crate::host::mounts::{Mount, MountTable};
+use crate::judge::MountJudge;
 use crate::nfs::ServerAddrs;
-use crate::policy::intent::{expected_port, intent_of, rule_of, Declared};
-use crate::policy::{MountPolicy, Policy};
-use crate::verdict;
+use crate::policy::intent::Declared;
+use crate::policy::Policy;
 
 use super::fstab::FstabEntry;
 use super::Finding;
@@ -62,38 +58,19 @@ pub fn review(
     for e in fstab {
         declared.fstab_line(&e.target, e.line, &e.options.join(","));
     }
-    // Both in one pass over the table, so judging every mount stays linear in mounts. Only the
-    // mount on top of its mount point is what applications see.
-    let covered = table.stacked_over();
-    let mut suspects = Suspects::new(table);
-    // The levels under each `[[mount]]` table (the last: under none), merged once each.
-    let mut levels: Vec<Option<MountPolicy>> = (0..=policy.mounts.len()).map(|_| None).collect();
     for m in table.mounts.iter().filter(|m| m.is_nfs()) {
         out.findings.push(Finding {
             topic: "nfs-mount".into(),
             text: describe(m),
         });
-        if intent_of(m, &declared, &policy.mounts, addrs).is_none()
-            || covered.contains(&m.info.mount_id)
-        {
-            continue;
-        }
-        let port = expected_port(m, &declared, policy.options.port);
+    }
+    // Only the mount on top of its mount point is what applications see; the judge leaves the
+    // others out.
+    let mut judge = MountJudge::new(table, &declared, policy, addrs);
+    for (m, _) in judge.meant_for_gds() {
         let mp = m.info.mount_point_shown().to_string();
         out.gds_mounts.push(mp.clone());
-        let rule = rule_of(m, &declared, &policy.mounts, addrs);
-        let under = levels[rule.unwrap_or(policy.mounts.len())]
-            .get_or_insert_with(|| policy.for_rule(rule));
-        let judged = verdict::judge(
-            registry::verify_mount(
-                m,
-                suspects.narrowed_for(m),
-                port,
-                &declared.asked(m),
-                Detail::Full,
-            ),
-            under,
-        );
+        let judged = judge.judge(m);
         out.verdict = out.verdict.max(judged.verdict());
         for mut r in judged.results {
             if !r.summary.contains(&mp) {

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
-use super::{Backend, Level, MountRule, Policy};
+use super::{Backend, Level, MountRule, Policy, WhenUnsure};
 use crate::checks::CheckId;
 use crate::nfs::NfsVersion;
 use crate::nfs::OptionDefaults;
@@ -120,6 +120,13 @@ struct OptionsTable {
     port: Option<u16>,
 }
 
+/// `[oci-hook]`: the container hook.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct OciHookTable {
+    when_unsure: Option<WhenUnsure>,
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct MountTable {
@@ -184,6 +191,8 @@ struct PolicyFile {
     options: OptionsTable,
     #[serde(default)]
     mount: Vec<MountEntry>,
+    #[serde(default)]
+    oci_hook: OciHookTable,
 }
 
 /// A parse error with its 1-based position.
@@ -310,12 +319,31 @@ pub fn parse(text: &str) -> Result<Policy, ParseError> {
             port: raw.options.port.unwrap_or(builtin.options.port),
         },
         mounts: raw.mount.into_iter().map(|m| m.0).collect(),
+        oci_hook_when_unsure: raw
+            .oci_hook
+            .when_unsure
+            .unwrap_or(builtin.oci_hook_when_unsure),
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_container_hooks_answer_when_unsure_is_one_of_three_words() {
+        assert_eq!(
+            parse("").unwrap().oci_hook_when_unsure,
+            WhenUnsure::StartUnlessMarked
+        );
+        let p = parse("[oci-hook]\nwhen-unsure = \"refuse\"\n").unwrap();
+        assert_eq!(p.oci_hook_when_unsure, WhenUnsure::Refuse);
+        let e = parse("[oci-hook]\nwhen-unsure = \"maybe\"\n").unwrap_err();
+        assert_eq!(e.line, 2, "{e:?}");
+        assert!(e.message.contains("start-unless-marked"), "{e:?}");
+        let e = parse("[oci-hook]\nwhen_unsure = \"start\"\n").unwrap_err();
+        assert_eq!(e.line, 2, "{e:?}");
+    }
 
     #[test]
     fn every_error_is_found_not_only_the_first() {

@@ -37,6 +37,9 @@ pub enum Intent {
     Fstab,
     /// Its options say `proto=rdma` or `rdma6`.
     Options,
+    /// Nothing of the node declares it, but a container's annotation marks the volume on it
+    /// (`nfs-gds/gds`, `nfs-gds/gds-volumes`; decided by [`crate::judge`], the container hook).
+    Annotation,
 }
 
 impl Intent {
@@ -47,6 +50,7 @@ impl Intent {
             Intent::Policy(_) => "policy",
             Intent::Fstab => "fstab",
             Intent::Options => "options",
+            Intent::Annotation => "annotation",
         }
     }
 }

@@ -46,6 +46,21 @@ pub enum Backend {
     Syscall,
 }
 
+/// What the container hook (`nfs-gds oci-hook`) does with a container it cannot judge: its
+/// state is unreadable, its bundle or `config.json` missing or hostile, the mount table or the
+/// node unreadable. (`[oci-hook] when-unsure` in the file.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WhenUnsure {
+    /// Let it start and log why, unless the state's annotations mark it for GDS: then refuse.
+    #[default]
+    StartUnlessMarked,
+    /// Let it start and log why, marked or not.
+    Start,
+    /// Refuse it.
+    Refuse,
+}
+
 /// One `[[mount]]` table: overrides for the mounts it matches.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct MountRule {
@@ -131,6 +146,8 @@ pub struct Policy {
     pub backend: Backend,
     pub options: OptionDefaults,
     pub mounts: Vec<MountRule>,
+    /// The container hook's answer when it cannot tell.
+    pub oci_hook_when_unsure: WhenUnsure,
 }
 
 impl Default for Policy {
@@ -144,6 +161,7 @@ impl Default for Policy {
             backend: Backend::Auto,
             options: OptionDefaults::default(),
             mounts: Vec::new(),
+            oci_hook_when_unsure: WhenUnsure::default(),
         }
     }
 }

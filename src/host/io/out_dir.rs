@@ -305,6 +305,24 @@ impl OutDir {
         Ok(names)
     }
 
+    /// An exclusive lock on the directory (`flock(2)` on its descriptor) until the guard is
+    /// dropped, for a read-modify-write of a file in it by processes that run at once (the
+    /// container hook's counters). Tried for about a second, never waited on for good: `None`
+    /// when another holder keeps it that long.
+    pub fn lock(&self) -> io::Result<Option<DirLock<'_>>> {
+        use rustix::fs::FlockOperation;
+        for _ in 0..100 {
+            match rustix::fs::flock(&self.fd, FlockOperation::NonBlockingLockExclusive) {
+                Ok(()) => return Ok(Some(DirLock(self))),
+                Err(rustix::io::Errno::WOULDBLOCK | rustix::io::Errno::INTR) => {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(None)
+    }
+
     /// The contents of the regular file `name`, at most `cap` bytes; `None` when it is not
     /// there, is not a regular file (never opened: a FIFO does not block) or is larger.
     pub fn read_small(&self, name: &str, cap: u64) -> io::Result<Option<Vec<u8>>> {
@@ -322,6 +340,16 @@ impl OutDir {
         let mut bytes = Vec::new();
         file.take(cap + 1).read_to_end(&mut bytes)?;
         Ok((bytes.len() as u64 <= cap).then_some(bytes))
+    }
+}
+
+/// The lock of [`OutDir::lock`], released when dropped.
+#[derive(Debug)]
+pub struct DirLock<'a>(&'a OutDir);
+
+impl Drop for DirLock<'_> {
+    fn drop(&mut self) {
+        let _ = rustix::fs::flock(&self.0.fd, rustix::fs::FlockOperation::Unlock);
     }
 }
 

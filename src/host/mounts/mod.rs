@@ -18,6 +18,7 @@ mod mountstats;
 pub mod nconnect_rdma;
 mod options;
 pub mod pnfs;
+mod points;
 pub mod records;
 #[cfg(test)]
 mod samples;
@@ -30,6 +31,8 @@ pub use mountstats::{
     is_rdma_netid, parse_mountstats, MountStats, MountStatsParser, MountStatsRecord, Xprt,
 };
 pub use options::{option_value, KEPT_OPTIONS, KEPT_SUPER_OPTIONS};
+pub use points::{read_mount_points, MountPoints, Under};
+
 pub use table::{Mount, MountTable};
 
 use mountinfo::MountInfoParser;
@@ -66,6 +69,17 @@ pub struct LineError {
 fn stream_mountinfo_at(
     root: &Root,
     rel: &str,
+    each: impl FnMut(MountInfoEntry),
+) -> Result<(), MountsError> {
+    stream_mountinfo_where(root, rel, |_| true, each)
+}
+
+/// [`stream_mountinfo_at`] for the lines `keep` takes (it sees the raw line); the others are
+/// not parsed.
+fn stream_mountinfo_where(
+    root: &Root,
+    rel: &str,
+    keep: impl Fn(&[u8]) -> bool,
     mut each: impl FnMut(MountInfoEntry),
 ) -> Result<(), MountsError> {
     let mut lines = root.read_lines(rel)?.ok_or_else(|| MountsError::Missing {
@@ -73,6 +87,9 @@ fn stream_mountinfo_at(
     })?;
     let mut parser = MountInfoParser::default();
     while let Some(line) = lines.next_line()? {
+        if !keep(line) {
+            continue;
+        }
         match parser.line(line) {
             Ok(entry) => entry.into_iter().for_each(&mut each),
             Err(reason) => {
@@ -129,6 +146,26 @@ fn read_table_at(root: &Root, info: &str, stats: &str) -> Result<MountTable, Mou
     Ok(MountTable::of(mounts, paired))
 }
 
+/// The NFS mounts of this process's table alone, paired with their mountstats records (the
+/// others' lines are not parsed, their records dropped): for a caller that judges NFS mounts
+/// and nothing else — the container hook. Every check of an NFS mount looks only at NFS mounts
+/// (the transport trap at those of the same server), so its verdicts are those of the whole
+/// table; which mount a path lies on, and what is stacked over what, is for the whole table.
+pub fn read_nfs_mount_table(root: &Root) -> Result<MountTable, MountsError> {
+    let mut mounts = Vec::new();
+    stream_mountinfo_where(root, MOUNTINFO, points::is_nfs_line, |e| {
+        mounts.push(Mount::unpaired(e))
+    })?;
+    let mut pairing = Pairing::new(&mounts);
+    stream_mountstats_at(root, MOUNTSTATS, |rec| {
+        if matches!(rec.fstype.as_str(), "nfs" | "nfs4") {
+            pairing.offer(rec)
+        }
+    })?;
+    let paired = pairing.into_paired();
+    Ok(MountTable::of(mounts, paired))
+}
+
 /// Both files, paired.
 pub fn read_mount_table(root: &Root) -> Result<MountTable, MountsError> {
     read_table_at(root, MOUNTINFO, MOUNTSTATS)
@@ -170,6 +207,21 @@ mod tests {
             parse_mountstats(text.as_bytes())
         );
         assert_eq!(read_mountstats(&root).unwrap().len(), 10);
+    }
+
+    #[test]
+    fn the_nfs_table_is_the_whole_tables_nfs_mounts_with_their_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path());
+        std::fs::create_dir_all(dir.path().join("proc/self")).unwrap();
+        std::fs::write(dir.path().join(MOUNTINFO), CAPTURE_MOUNTINFO).unwrap();
+        std::fs::write(dir.path().join(MOUNTSTATS), CAPTURE).unwrap();
+        let whole = read_mount_table(&root).unwrap();
+        let nfs = read_nfs_mount_table(&root).unwrap();
+        let want: Vec<&Mount> = whole.mounts.iter().filter(|m| m.is_nfs()).collect();
+        assert!(want.len() >= 2, "the capture has NFS mounts");
+        assert!(want.iter().all(|m| m.stats.is_some()));
+        assert_eq!(nfs.mounts.iter().collect::<Vec<_>>(), want);
     }
 
     #[test]

@@ -31,10 +31,24 @@ PLAN=(
     "scenario s7a-cli-matches-kernel-stock scn_s7a"
     "scenario s6-stale-module-detected     scn_s6"
     "scenario s8-abi-mismatch-predicted    scn_s8"
+    "scenario oci-crun-g-no-hooks-refuses  scn_oci_crun_g"
+    "scenario oci-runc-g-no-hooks-refuses  scn_oci_runc_g"
     "step     switch-to-gpl-hooks          step_switch_gpl"
     "scenario infra-gpl-hooked-rpcrdma     scn_infra_gpl"
     "scenario s5a-happy-path-enforce       scn_s5a"
     "scenario s4d-trap-on-shared-superblock scn_s4d"
+    "scenario oci-crun-a-rdma-volume-starts scn_oci_crun_a"
+    "scenario oci-runc-a-rdma-volume-starts scn_oci_runc_a"
+    "scenario oci-crun-b-transport-trap-refused scn_oci_crun_b"
+    "scenario oci-runc-b-transport-trap-refused scn_oci_runc_b"
+    "scenario oci-crun-c-no-nfs-starts     scn_oci_crun_c"
+    "scenario oci-runc-c-no-nfs-starts     scn_oci_runc_c"
+    "scenario oci-crun-d-warn-logged       scn_oci_crun_d"
+    "scenario oci-runc-d-warn-logged       scn_oci_runc_d"
+    "scenario oci-crun-e-not-meant-quiet   scn_oci_crun_e"
+    "scenario oci-runc-e-not-meant-quiet   scn_oci_runc_e"
+    "scenario oci-crun-f-annotation-refuses scn_oci_crun_f"
+    "scenario oci-runc-f-annotation-refuses scn_oci_runc_f"
     "scenario s7b-cli-matches-kernel-hooked scn_s7b"
     "scenario perf-mount-cost              scn_perf_mount_cost"
     "scenario s9-next-boot-without-hooks   scn_s9    bookworm"
@@ -57,6 +71,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/lib.sh"
 # shellcheck source=cost.sh
 . "$here/cost.sh"
+# shellcheck source=oci.sh
+. "$here/oci.sh"
 [ "${1:-}" = --list ] && { list_plan; exit 0; }
 
 MNT=/mnt/gds

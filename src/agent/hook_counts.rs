@@ -1,0 +1,122 @@
+//! The container hook's counters: how many container starts `nfs-gds oci-hook` refused, and how
+//! many it let start with a warning, since boot. Runtimes drop a hook's stderr, so each refusal
+//! and warning is counted here (and logged to the system log) for the agent to export as
+//! `nfs_gds_oci_hook_refusals_total` and `nfs_gds_oci_hook_warnings_total`.
+//!
+//! One small JSON file, `run/nfs-gds/oci-hook.counts` below the root, in nfs-gds's own run
+//! directory (refused when another user could write there). Hooks of containers started at once
+//! add under a lock on the directory and replace the file atomically, so no count is lost and a
+//! reader never sees half a file. `/run` starts empty at boot: the counters start from zero, as
+//! Prometheus counters may.
+
+use std::io;
+
+use serde::{Deserialize, Serialize};
+
+use crate::host::io::out_dir::{OutDir, Trust, RUN_DIR};
+use crate::host::Root;
+
+/// The file's name in [`RUN_DIR`].
+pub const FILE: &str = "oci-hook.counts";
+
+/// More than any counts file holds.
+const MAX_BYTES: u64 = 4096;
+
+/// The hook's counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HookCounts {
+    pub refusals: u64,
+    pub warnings: u64,
+}
+
+/// The counts below the root: zero when the hook never counted anything. A file that cannot be
+/// read or parsed is logged and read as zero (it never stops an agent pass).
+pub fn read(root: &Root) -> HookCounts {
+    let rel = format!("{RUN_DIR}/{FILE}");
+    match root.read_bytes(&rel) {
+        Ok(Some(bytes)) => serde_json::from_slice(&bytes).unwrap_or_else(|e| {
+            tracing::warn!("ignoring {}: {e}", root.join(&rel).display());
+            HookCounts::default()
+        }),
+        Ok(None) => HookCounts::default(),
+        Err(e) => {
+            tracing::warn!("{e}");
+            HookCounts::default()
+        }
+    }
+}
+
+/// Adds `refusals` and `warnings` to the counts below the root; returns the new counts.
+pub fn add(root: &Root, refusals: u64, warnings: u64) -> io::Result<HookCounts> {
+    let dir = OutDir::open(root, RUN_DIR, Trust::Own)
+        .map_err(|e| io::Error::other(format!("{}: {e}", root.join(RUN_DIR).display())))?;
+    let Some(_held) = dir.lock()? else {
+        return Err(io::Error::other(format!(
+            "{}: locked by another process for more than a second",
+            dir.path().display()
+        )));
+    };
+    let mut counts: HookCounts = dir
+        .read_small(FILE, MAX_BYTES)?
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    counts.refusals = counts.refusals.saturating_add(refusals);
+    counts.warnings = counts.warnings.saturating_add(warnings);
+    let text = serde_json::to_vec(&counts).map_err(io::Error::other)?;
+    dir.write_atomic(FILE, 0o644, |w| w.write_all(&text))?;
+    Ok(counts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_add_up_across_calls_and_start_from_zero() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path());
+        assert_eq!(read(&root), HookCounts::default());
+        add(&root, 1, 0).unwrap();
+        let c = add(&root, 2, 3).unwrap();
+        assert_eq!(
+            c,
+            HookCounts {
+                refusals: 3,
+                warnings: 3
+            }
+        );
+        assert_eq!(read(&root), c);
+    }
+
+    #[test]
+    fn hooks_counting_at_once_lose_no_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path());
+        std::thread::scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|| {
+                    for _ in 0..10 {
+                        add(&root, 1, 1).unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(
+            read(&root),
+            HookCounts {
+                refusals: 80,
+                warnings: 80
+            }
+        );
+    }
+
+    #[test]
+    fn a_garbled_file_reads_as_zero_and_is_counted_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path());
+        std::fs::create_dir_all(dir.path().join(RUN_DIR)).unwrap();
+        std::fs::write(dir.path().join(RUN_DIR).join(FILE), "garbage").unwrap();
+        assert_eq!(read(&root), HookCounts::default());
+        assert_eq!(add(&root, 1, 0).unwrap().refusals, 1);
+    }
+}

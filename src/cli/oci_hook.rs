@@ -1,0 +1,286 @@
+//! `nfs-gds oci-hook`: the gate at container start, an OCI runtime hook (`prestart` or
+//! `createRuntime`, in the runtime's namespace). It reads the container state on stdin, the
+//! bundle's `config.json`, and for each bind mount whose source lies on an NFS mount, asks the
+//! judge whether that volume is meant for GDS and what its checks and the node's say
+//! ([`gate`]). Then it answers the runtime with its exit code:
+//!
+//! - 0, silently: no NFS volume meant for GDS (nearly every container), or all of them ready;
+//! - 0 with one warning line per volume on stderr: a check at `warn` failed, or could not be
+//!   proven;
+//! - 1 with one line per failing volume (container path, NFS source, reason, fix): a check at
+//!   `enforce` failed, and the container does not start.
+//!
+//! When it cannot tell (a state that is not JSON, a missing bundle, a hostile `config.json`,
+//! an unreadable mount table or node), the policy's `[oci-hook] when-unsure` decides: by default
+//! the container starts and the reason is logged, unless its annotations mark it for GDS or a
+//! volume was already found meant for GDS; then it is refused. A hook error would block every
+//! container on the node, so nothing here ends in the error exit of the other commands.
+//!
+//! Runtimes drop a succeeding hook's stderr (and crun a failing one's too): every refusal and
+//! warning also goes to the system log ([`syslog`]) and to the counters the agent exports
+//! ([`crate::agent::hook_counts`]).
+
+mod gate;
+pub mod install;
+mod syslog;
+
+use std::io::Read;
+use std::os::fd::AsFd;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+
+use super::{CmdError, Ctx};
+use crate::agent::hook_counts;
+use crate::escape::escape_control;
+use crate::host::Root;
+use crate::oci::{self, Marks, MAX_STATE_BYTES};
+use crate::policy::WhenUnsure;
+use gate::{Answer, Inputs, VolumeVerdict};
+use syslog::Severity;
+
+#[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("install_or_uninstall").args(["install", "uninstall"]))]
+pub struct OciHookArgs {
+    /// The hook's stage, as some hook configurations pass it (`prestart`, `createRuntime`);
+    /// it judges the same in either
+    #[arg(value_name = "STAGE")]
+    pub stage: Option<String>,
+    /// Do not judge a container: copy this binary to <root>/opt/nfs-gds/bin and its hooks.d file
+    /// into the hooks directory below the root (the DaemonSet's installer on CRI-O nodes)
+    #[arg(long, conflicts_with_all = ["stage", "uninstall"])]
+    pub install: bool,
+    /// Remove what --install wrote below the root
+    #[arg(long, conflicts_with = "stage")]
+    pub uninstall: bool,
+    /// The hooks directory --install and --uninstall use, below the root [default: /usr/share/containers/oci/hooks.d, which CRI-O and podman read unless their hooks_dir says otherwise]
+    #[arg(long, value_name = "DIR", requires = "install_or_uninstall")]
+    pub hooks_dir: Option<String>,
+}
+
+/// `--install` / `--uninstall`: says what was written or removed.
+fn install_or_uninstall(args: &OciHookArgs, ctx: &Ctx) -> Result<u8, CmdError> {
+    let dir = args.hooks_dir.as_deref().unwrap_or(install::HOOKS_DIR);
+    let (done, paths) = if args.install {
+        ("installed", install::install(&ctx.host.root, dir)?)
+    } else {
+        ("removed", install::uninstall(&ctx.host.root, dir)?)
+    };
+    for p in paths {
+        outln!("nfs-gds oci-hook: {done} {}", p.display());
+    }
+    Ok(super::exit::READY)
+}
+
+/// The exit code that refuses the container.
+pub const REFUSE: u8 = 1;
+
+/// How long the runtime may take to write the state and close stdin. (The hooks.d file's
+/// `timeout` bounds the whole hook; this bounds a stdin nobody closes, such as a terminal.)
+const STDIN_WAIT: Duration = Duration::from_secs(10);
+
+/// Reads the state from stdin: at most [`MAX_STATE_BYTES`], within [`STDIN_WAIT`]. In this
+/// thread, waiting in poll(2): a reader thread would cost a scheduler round trip per container
+/// start, tens of milliseconds on a loaded node.
+fn read_stdin() -> Result<Vec<u8>, String> {
+    use nix::poll::{poll, PollFd, PollFlags};
+    let input = std::io::stdin();
+    let fd = input.as_fd();
+    let mut stdin = input.lock();
+    let deadline = Instant::now() + STDIN_WAIT;
+    let mut bytes = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(format!(
+                "no container state on stdin within {} s",
+                STDIN_WAIT.as_secs()
+            ));
+        }
+        let ms = u16::try_from(left.as_millis()).unwrap_or(u16::MAX);
+        let mut fds = [PollFd::new(fd, PollFlags::POLLIN)];
+        match poll(&mut fds, ms) {
+            Ok(0) | Err(nix::errno::Errno::EINTR) => continue,
+            Ok(_) => {}
+            Err(e) => return Err(format!("cannot read the container state on stdin: {e}")),
+        }
+        match stdin.read(&mut buf) {
+            Ok(0) => return Ok(bytes),
+            Ok(n) => bytes.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(format!("cannot read the container state on stdin: {e}")),
+        }
+        if bytes.len() as u64 > MAX_STATE_BYTES {
+            return Err(format!(
+                "the container state on stdin is larger than {MAX_STATE_BYTES} bytes"
+            ));
+        }
+    }
+}
+
+pub fn run(args: &OciHookArgs, ctx: &Ctx) -> Result<u8, CmdError> {
+    if args.install || args.uninstall {
+        return install_or_uninstall(args, ctx);
+    }
+    let policy = || ctx.policy_with_path().map(|(_, p)| p);
+    let (state, answer) =
+        match read_stdin().and_then(|b| oci::parse_state(&b).map_err(|e| e.to_string())) {
+            Ok(state) => {
+                let inputs = Inputs {
+                    root: &ctx.host.root,
+                    policy: &policy,
+                };
+                let answer = gate::decide(&state, &inputs);
+                (Some(state), answer)
+            }
+            Err(reason) => (
+                None,
+                Answer::Unsure {
+                    reason,
+                    meant: false,
+                },
+            ),
+        };
+    let when_unsure = match &answer {
+        Answer::Unsure { .. } => policy().map_or(WhenUnsure::default(), |p| p.oci_hook_when_unsure),
+        _ => WhenUnsure::default(),
+    };
+    Ok(answer_runtime(
+        &ctx.host.root,
+        state.as_ref(),
+        &answer,
+        when_unsure,
+    ))
+}
+
+/// `--root` is not a directory: nothing can be judged, and the failure policy's default
+/// decides from the state's annotations alone.
+pub fn run_without_root(root: &Root, why: &str) -> u8 {
+    let state = read_stdin().ok().and_then(|b| oci::parse_state(&b).ok());
+    let meant = state
+        .as_ref()
+        .is_some_and(|s| Marks::of(&s.annotations).any());
+    let answer = Answer::Unsure {
+        reason: why.to_string(),
+        meant,
+    };
+    answer_runtime(root, state.as_ref(), &answer, WhenUnsure::default())
+}
+
+/// The container, as lines name it.
+fn container(state: Option<&oci::State>) -> String {
+    match state.map(|s| s.id.as_str()).filter(|id| !id.is_empty()) {
+        Some(id) => format!("container {}", escape_control(id)),
+        None => "a container".to_string(),
+    }
+}
+
+/// One line for a volume: container path, NFS source and mount point, each failing check's
+/// reason, and the fixes.
+fn volume_line(v: &VolumeVerdict, refused: bool) -> String {
+    let judged = if refused { &v.refusals } else { &v.warnings };
+    let reasons: Vec<String> = judged
+        .iter()
+        .map(|j| format!("{}: {}", j.result.id, j.result.summary))
+        .collect();
+    let mut fixes: Vec<&str> = Vec::new();
+    for j in judged {
+        if let Some(fix) = j.result.remedy.as_deref() {
+            if !fixes.contains(&fix) {
+                fixes.push(fix);
+            }
+        }
+    }
+    let on = match &v.mount_point {
+        Some(mp) => format!("{} (NFS mount {mp})", v.source),
+        None => v.source.clone(),
+    };
+    let mut line = format!("{}: {on}: {}", v.destination.display(), reasons.join("; "));
+    if !fixes.is_empty() {
+        line.push_str(" | fix: ");
+        line.push_str(&fixes.join("; "));
+    }
+    escape_control(&line).into_owned()
+}
+
+/// Says the answer where people read it (stderr, the system log), counts it, and returns the
+/// exit code.
+fn answer_runtime(
+    root: &Root,
+    state: Option<&oci::State>,
+    answer: &Answer,
+    when_unsure: WhenUnsure,
+) -> u8 {
+    let who = container(state);
+    let (lines, refused): (Vec<(Severity, String)>, bool) = match answer {
+        Answer::Quiet => return super::exit::READY,
+        Answer::Unsure { reason, meant } => {
+            let refuse = match when_unsure {
+                WhenUnsure::Refuse => true,
+                WhenUnsure::Start => false,
+                WhenUnsure::StartUnlessMarked => *meant,
+            };
+            let reason = escape_control(reason);
+            let line = if refuse {
+                format!(
+                    "refusing {who}: cannot judge its volumes meant for GDS: {reason} | fix: make the container's bundle and the node readable, or set [oci-hook] when-unsure in the policy"
+                )
+            } else {
+                format!(
+                    "warning: starting {who} unjudged: {reason} (the policy's [oci-hook] when-unsure = \"{}\")",
+                    match when_unsure {
+                        WhenUnsure::Start => "start",
+                        _ => "start-unless-marked",
+                    }
+                )
+            };
+            let severity = if refuse {
+                Severity::Err
+            } else {
+                Severity::Notice
+            };
+            (vec![(severity, line)], refuse)
+        }
+        Answer::Judged(volumes) => {
+            let refused = volumes.iter().any(|v| !v.refusals.is_empty());
+            let lines = volumes
+                .iter()
+                .map(|v| {
+                    if refused && !v.refusals.is_empty() {
+                        (
+                            Severity::Err,
+                            format!("refusing {who}: {}", volume_line(v, true)),
+                        )
+                    } else {
+                        (
+                            Severity::Warning,
+                            format!("warning: {who}: {}", volume_line(v, false)),
+                        )
+                    }
+                })
+                .collect();
+            (lines, refused)
+        }
+    };
+    for (severity, line) in &lines {
+        // A closed stderr never changes the verdict: the exit code is the answer.
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            format!("nfs-gds: {line}\n").as_bytes(),
+        );
+        if let Err(e) = syslog::log(root, *severity, line) {
+            tracing::debug!("no system log: {e}");
+        }
+    }
+    let (refusals, warnings) = if refused { (1, 0) } else { (0, 1) };
+    if let Err(e) = hook_counts::add(root, refusals, warnings) {
+        // The line above is the answer; the system log has it even when it cannot be counted.
+        tracing::debug!("cannot count the hook's answer: {e}");
+    }
+    if refused {
+        REFUSE
+    } else {
+        super::exit::READY
+    }
+}

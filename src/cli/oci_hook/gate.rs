@@ -1,0 +1,249 @@
+//! The gate's decision for one container: its NFS volumes, which of them are meant for GDS,
+//! and the judge's verdict on each with the node checks; or, when it cannot tell, why.
+//!
+//! Cheap first: the state, `config.json`'s mounts and mountinfo alone, and the answer for a
+//! container with no bind source on an NFS mount (nearly all of them) is made from those three
+//! reads. Only a container with NFS volumes costs the policy, the whole mount table, what the
+//! node declares and, when a volume is meant for GDS, the node facts (from the facts cache).
+
+use std::path::{Path, PathBuf};
+
+use crate::cli::check::judge_facts;
+use crate::host::io::reader::FileKind;
+use crate::host::mounts::{read_mount_points, read_nfs_mount_table, server_names, MountPoints};
+use crate::host::{HostFacts, Root};
+use crate::judge::MountJudge;
+use crate::nfs::ServerAddrs;
+use crate::oci::{self, Marks, State};
+use crate::policy::intent::read_declared;
+use crate::policy::{Policy, PolicyError};
+use crate::verdict::Judged;
+
+/// What the gate says of a container.
+#[derive(Debug)]
+pub enum Answer {
+    /// No NFS volume meant for GDS has a problem: nothing to say.
+    Quiet,
+    /// The gate could not judge the container: why, and whether it is meant for GDS (marked by
+    /// its annotations, or a volume found meant for GDS), for the failure policy to decide.
+    Unsure { reason: String, meant: bool },
+    /// The volumes meant for GDS with a failed or unproven check.
+    Judged(Vec<VolumeVerdict>),
+}
+
+/// One volume meant for GDS whose checks (its mount's and the node's) did not all pass.
+#[derive(Debug)]
+pub struct VolumeVerdict {
+    /// Where the container sees it.
+    pub destination: PathBuf,
+    /// The NFS export (`server:/export`), or the bind source when it is on no NFS mount.
+    pub source: String,
+    /// The NFS mount point its source lies on.
+    pub mount_point: Option<String>,
+    /// Failed at `enforce`: the container must not start.
+    pub refusals: Vec<Judged>,
+    /// Failed at `warn`, or not proven.
+    pub warnings: Vec<Judged>,
+}
+
+/// A bind mount of the container whose source lies on an NFS mount, or that its annotations
+/// mark for GDS.
+#[derive(Debug)]
+struct Volume {
+    destination: PathBuf,
+    source: PathBuf,
+    /// The mount its source lies on, when that is NFS.
+    nfs_mount: Option<u32>,
+    /// `nfs-gds/gds-volumes` names it.
+    listed: bool,
+    /// Its annotations mark it for GDS (listed, or `nfs-gds/gds` on an NFS volume).
+    marked: bool,
+}
+
+/// What the gate reads beyond the state: the root, and the policy (loaded only when needed).
+pub struct Inputs<'a> {
+    pub root: &'a Root,
+    pub policy: &'a dyn Fn() -> Result<Policy, PolicyError>,
+}
+
+impl std::fmt::Debug for Inputs<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inputs").field("root", self.root).finish()
+    }
+}
+
+fn unsure(reason: impl Into<String>, meant: bool) -> Answer {
+    Answer::Unsure {
+        reason: reason.into(),
+        meant,
+    }
+}
+
+/// The gate for the container of `state`.
+pub fn decide(state: &State, inputs: &Inputs) -> Answer {
+    let mut marks = Marks::of(&state.annotations);
+    let config_rel = match oci::config_path(state) {
+        Ok(p) => p,
+        Err(e) => return unsure(e.to_string(), marks.any()),
+    };
+    let shown = inputs.root.join(&config_rel).display().to_string();
+    let bytes = match inputs.root.read_file(&config_rel, FileKind::Config) {
+        Ok(Some(read)) => read.bytes,
+        Ok(None) => return unsure(format!("{shown} does not exist"), marks.any()),
+        Err(e) => return unsure(e.to_string(), marks.any()),
+    };
+    let config = match oci::parse_config(&shown, &bytes) {
+        Ok(c) => c,
+        Err(e) => return unsure(e.to_string(), marks.any()),
+    };
+    let config_marks = Marks::of(&config.annotations);
+    marks.all |= config_marks.all;
+    marks.volumes.extend(config_marks.volumes);
+    let bundle = state.bundle.as_deref().unwrap_or(Path::new("/"));
+    let binds: Vec<(PathBuf, PathBuf)> = config
+        .mounts
+        .iter()
+        .filter(|m| m.is_bind())
+        .filter_map(|m| {
+            let source = m.source.as_deref()?;
+            let source = if Path::new(source).is_absolute() {
+                oci::clean_path(source)?
+            } else {
+                oci::clean_path(&bundle.join(source).to_string_lossy())?
+            };
+            let destination =
+                oci::clean_path(&m.destination).unwrap_or_else(|| PathBuf::from(&m.destination));
+            Some((destination, source))
+        })
+        .collect();
+    let points = match read_mount_points(inputs.root) {
+        Ok(p) => p,
+        Err(e) => return unsure(e.to_string(), marks.any()),
+    };
+    // A container path the annotations list that this container does not have is not an
+    // error: CRI-O gives every container of a pod (its infra container and sidecars too) the
+    // pod's annotations.
+    let volumes = volumes_of(&binds, &points, &marks);
+    if volumes.is_empty() {
+        return Answer::Quiet;
+    }
+    let policy = match (inputs.policy)() {
+        Ok(p) => p,
+        Err(e) => return unsure(e.to_string(), marks.any()),
+    };
+    judge_volumes(inputs.root, &policy, &volumes, marks.any())
+}
+
+/// The container's volumes on NFS mounts (by mountinfo alone) and the ones its annotations
+/// mark, whatever they lie on.
+fn volumes_of(binds: &[(PathBuf, PathBuf)], points: &MountPoints, marks: &Marks) -> Vec<Volume> {
+    if !points.any_nfs() && marks.volumes.is_empty() {
+        return Vec::new();
+    }
+    binds
+        .iter()
+        .filter_map(|(destination, source)| {
+            let nfs_mount = points.under(source).filter(|u| u.nfs).map(|u| u.mount_id);
+            let listed = marks.volumes.iter().any(|v| v == destination);
+            (nfs_mount.is_some() || listed).then(|| Volume {
+                destination: destination.clone(),
+                source: source.clone(),
+                nfs_mount,
+                listed,
+                marked: listed || marks.all,
+            })
+        })
+        .collect()
+}
+
+/// Judges the volumes with the whole mount table, what the node declares, and the node checks.
+fn judge_volumes(root: &Root, policy: &Policy, volumes: &[Volume], marked: bool) -> Answer {
+    let table = match read_nfs_mount_table(root) {
+        Ok(t) => t,
+        Err(e) => return unsure(e.to_string(), marked),
+    };
+    let declared = match read_declared(root) {
+        Ok(d) => d,
+        Err(e) => return unsure(e.to_string(), marked),
+    };
+    let resolver = server_names::resolver_for(root);
+    let addrs = ServerAddrs::new(resolver.as_ref());
+    let mut judge = MountJudge::new(&table, &declared, policy, &addrs);
+    let mut found = Vec::new();
+    let mut not_nfs = Vec::new();
+    for v in volumes {
+        // The mount the scan found, in the whole table read just after (mount ids are unique
+        // in a namespace); one unmounted in between is not there.
+        let mount = v.nfs_mount.and_then(|id| table.by_id(id));
+        match mount.filter(|m| m.is_nfs()) {
+            Some(m) if judge.meant(m, v.marked).is_some() => found.push((v, m)),
+            Some(_) => {}
+            None if v.listed => not_nfs.push(v),
+            None => {}
+        }
+    }
+    if found.is_empty() && not_nfs.is_empty() {
+        return Answer::Quiet;
+    }
+    let node = match HostFacts::read(root) {
+        Ok(facts) => judge_facts(facts, policy, false).1,
+        Err(e) => return unsure(format!("the node: {e}"), true),
+    };
+    let levels = policy.for_node();
+    let mut out = Vec::new();
+    for (v, m) in found {
+        let mount = judge.judge(m);
+        let refusals: Vec<Judged> = node
+            .refusals
+            .iter()
+            .chain(&mount.refusals)
+            .cloned()
+            .collect();
+        let warnings: Vec<Judged> = node
+            .warnings
+            .iter()
+            .chain(&mount.warnings)
+            .cloned()
+            .collect();
+        if refusals.is_empty() && warnings.is_empty() {
+            continue;
+        }
+        out.push(VolumeVerdict {
+            destination: v.destination.clone(),
+            source: m.info.source().to_string(),
+            mount_point: Some(m.info.mount_point_shown().to_string()),
+            refusals,
+            warnings,
+        });
+    }
+    // Marked for GDS, but not on NFS at all: no GPU-direct path can exist.
+    for v in not_nfs {
+        let (destination, source) = (v.destination.clone(), v.source.display().to_string());
+        let result = crate::checks::CheckResult::fail(
+            crate::checks::catalogue::mount_transport::ID,
+            format!(
+                "{} is marked for GDS ({}) but is not an NFS volume",
+                destination.display(),
+                oci::GDS_VOLUMES_ANNOTATION
+            ),
+        )
+        .remedy(format!(
+            "mount an NFS/RDMA volume at {}, or take it out of the {} annotation",
+            destination.display(),
+            oci::GDS_VOLUMES_ANNOTATION
+        ));
+        let judged = crate::verdict::judge(vec![result], &levels);
+        out.push(VolumeVerdict {
+            destination,
+            source,
+            mount_point: None,
+            refusals: judged.refusals,
+            warnings: judged.warnings,
+        });
+    }
+    if out.is_empty() {
+        Answer::Quiet
+    } else {
+        Answer::Judged(out)
+    }
+}

@@ -1,0 +1,258 @@
+//! Which mount a path lies on, from mountinfo alone: the one answer for a caller that only asks
+//! that (the container hook, on every container start, for each bind source). Each line gives
+//! its mount id, parent id, mount point and filesystem type and nothing else is parsed, so a
+//! node's thousands of kubelet mounts cost a scan, not the full parse of [`super::MountTable`].
+//!
+//! The mount a path lies on is the one whose mount point is the longest leading part of the path
+//! (by whole components), and of the mounts on that point the one applications see: the last
+//! one no other mount on the same point is stacked on (as [`super::MountTable::topmost_at`]).
+//! Nothing is looked up on disk: a path below an NFS mount point is never `stat`ed, opened or
+//! resolved, since a hard mount of a dead server would hang the caller. The path is taken as
+//! written (cleaned lexically by the caller); a symbolic link in it is not followed.
+
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use super::escape::unescaped;
+use super::{LineError, MountsError, MOUNTINFO};
+use crate::host::io::reader::FileKind;
+use crate::host::Root;
+
+/// A mount, as far as this module reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Point {
+    id: u32,
+    parent: u32,
+    /// Its mount point's span in [`MountPoints::paths`] (unescaped).
+    start: u32,
+    end: u32,
+    nfs: bool,
+}
+
+/// The mount a path lies on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Under {
+    pub mount_id: u32,
+    /// Its filesystem type is `nfs` or `nfs4`.
+    pub nfs: bool,
+}
+
+/// The mount points of a mountinfo text.
+#[derive(Debug, Clone, Default)]
+pub struct MountPoints {
+    paths: Vec<u8>,
+    points: Vec<Point>,
+}
+
+/// Whether mount point `mp` is `path` or a leading part of it, by whole components.
+fn covers(mp: &[u8], path: &[u8]) -> bool {
+    if mp == b"/" {
+        return path.starts_with(b"/");
+    }
+    path.starts_with(mp) && (path.len() == mp.len() || path[mp.len()] == b'/')
+}
+
+/// The `n`-th space-separated field of `line` and what follows it.
+fn field(line: &[u8], n: usize) -> Option<(&[u8], &[u8])> {
+    let mut rest = line;
+    let mut i = 0;
+    loop {
+        let end = memchr::memchr(b' ', rest).unwrap_or(rest.len());
+        if i == n {
+            return Some((&rest[..end], rest.get(end + 1..).unwrap_or(&[])));
+        }
+        rest = rest.get(end + 1..)?;
+        i += 1;
+    }
+}
+
+fn number(f: &[u8], what: &str) -> Result<u32, String> {
+    let digits = !f.is_empty() && f.iter().all(u8::is_ascii_digit);
+    digits
+        .then(|| {
+            f.iter().try_fold(0u32, |n, d| {
+                n.checked_mul(10)?.checked_add(u32::from(d - b'0'))
+            })
+        })
+        .flatten()
+        .ok_or_else(|| format!("{what} is not a number"))
+}
+
+/// The filesystem type in what follows a line's mount point (`OPTS [TAGS…] - FSTYPE …`).
+fn fstype_after(mut rest: &[u8]) -> Option<&[u8]> {
+    loop {
+        let (f, after) = field(rest, 0)?;
+        if f == b"-" {
+            return field(after, 0).map(|(t, _)| t).filter(|t| !t.is_empty());
+        }
+        if after.is_empty() {
+            return None;
+        }
+        rest = after;
+    }
+}
+
+/// Whether a mountinfo line is of an NFS mount (`nfs` or `nfs4`), by its filesystem type alone.
+pub(super) fn is_nfs_line(line: &[u8]) -> bool {
+    field(line, 4)
+        .and_then(|(_, rest)| fstype_after(rest))
+        .is_some_and(|t| matches!(t, b"nfs" | b"nfs4"))
+}
+
+impl MountPoints {
+    /// Scans a mountinfo text (`ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS…] - FSTYPE …`).
+    pub fn parse(text: &[u8]) -> Result<Self, LineError> {
+        let mut out = MountPoints {
+            paths: Vec::with_capacity(text.len() / 2),
+            points: Vec::with_capacity(text.len() / 100),
+        };
+        let mut start = 0;
+        let ends = memchr::memchr_iter(b'\n', text).chain(std::iter::once(text.len()));
+        for (idx, end) in ends.enumerate() {
+            let line = &text[start..end];
+            start = end + 1;
+            out.line(line).map_err(|reason| LineError {
+                line: idx + 1,
+                reason,
+            })?;
+        }
+        Ok(out)
+    }
+
+    fn line(&mut self, line: &[u8]) -> Result<(), String> {
+        // Every line starts with its mount id; anything else is blank or an error below.
+        if !line.first().is_some_and(u8::is_ascii_digit) && line.iter().all(u8::is_ascii_whitespace)
+        {
+            return Ok(());
+        }
+        let (id, rest) = field(line, 0).ok_or("too few fields")?;
+        let (parent, rest) = field(rest, 0).ok_or("too few fields")?;
+        let (mount_point, rest) = field(rest, 2).ok_or("too few fields")?;
+        let fstype = fstype_after(rest).ok_or("no ' - ' separator")?;
+        let start = u32::try_from(self.paths.len()).map_err(|_| "mountinfo is too large")?;
+        self.paths.extend_from_slice(&unescaped(mount_point));
+        let end = u32::try_from(self.paths.len()).map_err(|_| "mountinfo is too large")?;
+        self.points.push(Point {
+            id: number(id, "the mount id")?,
+            parent: number(parent, "the parent id")?,
+            start,
+            end,
+            nfs: matches!(fstype, b"nfs" | b"nfs4"),
+        });
+        Ok(())
+    }
+
+    fn path_of(&self, p: &Point) -> &[u8] {
+        &self.paths[p.start as usize..p.end as usize]
+    }
+
+    /// Whether any mount is NFS.
+    pub fn any_nfs(&self) -> bool {
+        self.points.iter().any(|p| p.nfs)
+    }
+
+    /// The mount `path` (absolute, clean) lies on, or `None` when no mount point covers it.
+    pub fn under(&self, path: &Path) -> Option<Under> {
+        let path = path.as_os_str().as_bytes();
+        let longest = self
+            .points
+            .iter()
+            .map(|p| p.end - p.start)
+            .zip(&self.points)
+            .filter(|(_, p)| covers(self.path_of(p), path))
+            .map(|(len, _)| len)
+            .max()?;
+        // Every covering mount point of that length is that same leading part of the path.
+        let at: Vec<&Point> = self
+            .points
+            .iter()
+            .filter(|p| p.end - p.start == longest && covers(self.path_of(p), path))
+            .collect();
+        at.iter()
+            .rev()
+            .find(|p| !at.iter().any(|o| o.parent == p.id))
+            .map(|p| Under {
+                mount_id: p.id,
+                nfs: p.nfs,
+            })
+    }
+}
+
+/// The mount points of this process's mountinfo below the root.
+pub fn read_mount_points(root: &Root) -> Result<MountPoints, MountsError> {
+    let read = root
+        .read_file(MOUNTINFO, FileKind::MountTable)?
+        .ok_or_else(|| MountsError::Missing {
+            path: root.join(MOUNTINFO),
+        })?;
+    MountPoints::parse(&read.bytes).map_err(|e| MountsError::Parse {
+        path: read.path,
+        line: e.line,
+        reason: e.reason,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::mounts::{parse_mountinfo, MountTable};
+
+    const INFO: &str = "\
+1 0 254:0 / / rw - ext4 /dev/vda rw
+40 1 0:50 / /mnt/nfs rw shared:40 - nfs4 10.0.2.15:/export rw,vers=4.2,proto=tcp
+41 40 0:51 / /mnt/nfs/inner rw - tmpfs tmpfs rw
+42 1 0:52 / /mnt/nfsx rw - tmpfs tmpfs rw
+43 1 0:53 / /mnt/stack rw - nfs4 10.0.2.15:/a rw,vers=4.2,proto=tcp
+44 43 0:54 / /mnt/stack rw - nfs 10.0.2.20:/b rw,vers=3,proto=rdma
+45 1 0:55 / /mnt/with\\040space rw - nfs4 s:/e rw
+";
+
+    fn under(path: &str) -> (u32, bool) {
+        let u = MountPoints::parse(INFO.as_bytes())
+            .unwrap()
+            .under(Path::new(path))
+            .unwrap();
+        (u.mount_id, u.nfs)
+    }
+
+    #[test]
+    fn the_longest_mount_point_by_whole_components_and_the_mount_on_top_of_it() {
+        assert_eq!(under("/mnt/nfs/a/b"), (40, true));
+        assert_eq!(under("/mnt/nfs"), (40, true));
+        assert_eq!(under("/mnt/nfs/inner/x"), (41, false));
+        // A look-alike name is not below /mnt/nfs.
+        assert_eq!(under("/mnt/nfsx/y"), (42, false));
+        assert_eq!(under("/mnt/nfsy"), (1, false));
+        // Two mounts stacked on one point: the one on top.
+        assert_eq!(under("/mnt/stack/d"), (44, true));
+        // Escaped mount points compare as the kernel's paths.
+        assert_eq!(under("/mnt/with space/d"), (45, true));
+    }
+
+    #[test]
+    fn the_answer_is_the_mount_tables_topmost_mount() {
+        let table = MountTable::join(parse_mountinfo(INFO.as_bytes()).unwrap(), Vec::new());
+        let points = MountPoints::parse(INFO.as_bytes()).unwrap();
+        for m in &table.mounts {
+            let top = table.topmost_at(m.info.mount_point()).unwrap();
+            let u = points.under(m.info.mount_point()).unwrap();
+            assert_eq!((u.mount_id, u.nfs), (top.info.mount_id, top.is_nfs()));
+        }
+        assert!(points.any_nfs());
+        let nfs: Vec<bool> = INFO.lines().map(|l| is_nfs_line(l.as_bytes())).collect();
+        let want: Vec<bool> = table.mounts.iter().map(|m| m.is_nfs()).collect();
+        assert_eq!(nfs, want);
+    }
+
+    #[test]
+    fn a_table_without_a_root_mount_covers_nothing_else_and_bad_lines_are_errors() {
+        let p = MountPoints::parse(b"40 1 0:50 / /mnt/nfs rw - nfs4 s:/e rw\n").unwrap();
+        assert!(p.under(Path::new("/srv/x")).is_none());
+        let e = MountPoints::parse(
+            b"1 0 254:0 / / rw - ext4 /dev/vda rw\nx 1 0:50 / /m rw - nfs4 s:/e rw\n",
+        )
+        .unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(MountPoints::parse(b"1 0 254:0 / / rw ext4 /dev/vda rw\n").is_err());
+    }
+}

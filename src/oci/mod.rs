@@ -1,0 +1,249 @@
+//! What an OCI runtime hook is given, parsed: the container state a runtime writes on the
+//! hook's stdin (`ociVersion`, `id`, `pid`, `bundle`, `annotations`) and, of the bundle's
+//! `config.json`, only the mounts and annotations (everything else is skipped unread into
+//! memory). Both are parsed into these few fields rather than a whole typed runtime spec: a hook
+//! that runs on every container start reads what it needs and nothing more.
+//!
+//! Also the annotations that mark a container's volumes for GDS ([`Marks`]) and the lexical
+//! path rule the hook compares paths with ([`clean_path`]): a hook never resolves a path that
+//! may lie below an NFS mount point, since a hard mount of a dead server would hang it.
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+
+use serde::Deserialize;
+
+/// The most bytes of container state read from stdin: a state is a few hundred bytes plus the
+/// annotations (Kubernetes caps a pod's at 256 KiB).
+pub const MAX_STATE_BYTES: u64 = 1 << 20;
+
+/// `"true"`: every NFS volume of the container is meant for GDS.
+pub const GDS_ANNOTATION: &str = "nfs-gds/gds";
+/// `"/data,/ckpt"`: the volumes mounted at these container paths are meant for GDS.
+pub const GDS_VOLUMES_ANNOTATION: &str = "nfs-gds/gds-volumes";
+
+/// The container state (runtime-spec `state`). Fields the hook does not use are skipped.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct State {
+    #[serde(rename = "ociVersion", default)]
+    pub oci_version: String,
+    #[serde(default)]
+    pub id: String,
+    #[serde(default)]
+    pub pid: Option<i64>,
+    /// The bundle directory, which holds `config.json`; absolute.
+    #[serde(default)]
+    pub bundle: Option<PathBuf>,
+    #[serde(default, deserialize_with = "annotations")]
+    pub annotations: BTreeMap<String, String>,
+}
+
+/// What the hook reads of `config.json`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct Config {
+    #[serde(default, deserialize_with = "null_is_empty")]
+    pub mounts: Vec<OciMount>,
+    #[serde(default, deserialize_with = "annotations")]
+    pub annotations: BTreeMap<String, String>,
+}
+
+/// One entry of `config.json`'s `mounts`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct OciMount {
+    pub destination: String,
+    #[serde(rename = "type", default)]
+    pub kind: Option<String>,
+    #[serde(default)]
+    pub source: Option<String>,
+    #[serde(default, deserialize_with = "null_is_empty")]
+    pub options: Vec<String>,
+}
+
+impl OciMount {
+    /// A bind mount: type `bind`, or the `bind`/`rbind` option (runc and crun take either).
+    /// Its source is a path of the runtime's mount namespace.
+    pub fn is_bind(&self) -> bool {
+        self.kind.as_deref() == Some("bind")
+            || self.options.iter().any(|o| o == "bind" || o == "rbind")
+    }
+}
+
+fn null_is_empty<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Ok(Option::<Vec<T>>::deserialize(d)?.unwrap_or_default())
+}
+
+fn annotations<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<BTreeMap<String, String>, D::Error> {
+    Ok(Option::<BTreeMap<String, String>>::deserialize(d)?.unwrap_or_default())
+}
+
+/// Why a state or `config.json` could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OciError {
+    #[error("the container state on stdin is not an OCI state: {0}")]
+    State(String),
+    #[error("the container state has no bundle")]
+    NoBundle,
+    #[error("the bundle path {0:?} is not absolute")]
+    RelativeBundle(PathBuf),
+    #[error("{path}: not an OCI runtime configuration: {reason}")]
+    Config { path: String, reason: String },
+}
+
+/// Parses the state a runtime writes on a hook's stdin.
+pub fn parse_state(bytes: &[u8]) -> Result<State, OciError> {
+    serde_json::from_slice(bytes).map_err(|e| OciError::State(e.to_string()))
+}
+
+/// The bundle's `config.json` path, relative to `/` (to be read below the root).
+pub fn config_path(state: &State) -> Result<PathBuf, OciError> {
+    let bundle = state.bundle.as_ref().ok_or(OciError::NoBundle)?;
+    if !bundle.is_absolute() {
+        return Err(OciError::RelativeBundle(bundle.clone()));
+    }
+    Ok(bundle.join("config.json"))
+}
+
+/// Parses `config.json` (named `path` in errors).
+pub fn parse_config(path: &str, bytes: &[u8]) -> Result<Config, OciError> {
+    serde_json::from_slice(bytes).map_err(|e| OciError::Config {
+        path: path.to_string(),
+        reason: e.to_string(),
+    })
+}
+
+/// Which volumes a container's annotations mark for GDS.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Marks {
+    /// `nfs-gds/gds` set to anything but `false` (or empty): every NFS volume.
+    pub all: bool,
+    /// The container paths `nfs-gds/gds-volumes` lists, cleaned.
+    pub volumes: Vec<PathBuf>,
+}
+
+impl Marks {
+    /// The marks in `annotations`.
+    pub fn of(annotations: &BTreeMap<String, String>) -> Marks {
+        let all = annotations.get(GDS_ANNOTATION).is_some_and(|v| {
+            let v = v.trim();
+            !v.is_empty() && !v.eq_ignore_ascii_case("false")
+        });
+        let volumes = annotations
+            .get(GDS_VOLUMES_ANNOTATION)
+            .map(|v| {
+                v.split(',')
+                    .map(str::trim)
+                    .filter(|p| !p.is_empty())
+                    .map(|p| clean_path(p).unwrap_or_else(|| PathBuf::from(p)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Marks { all, volumes }
+    }
+
+    /// Whether anything is marked.
+    pub fn any(&self) -> bool {
+        self.all || !self.volumes.is_empty()
+    }
+
+    /// Whether the volume at container path `destination` is marked.
+    pub fn marks(&self, destination: &Path) -> bool {
+        self.all || self.volumes.iter().any(|v| v == destination)
+    }
+}
+
+/// `path` with `.`, `..` and repeated or trailing slashes taken out, lexically (nothing is
+/// looked up on disk); `None` when it is not absolute.
+pub fn clean_path(path: &str) -> Option<PathBuf> {
+    let path = Path::new(path);
+    if !path.is_absolute() {
+        return None;
+    }
+    let mut out = PathBuf::from("/");
+    for c in path.components() {
+        match c {
+            Component::Normal(part) => out.push(part),
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_state_with_annotations_and_a_bundle_parses() {
+        let s = parse_state(
+            br#"{"ociVersion":"1.0.2","id":"abc","status":"created","pid":42,"bundle":"/run/b",
+                 "annotations":{"nfs-gds/gds":"true","io.kubernetes.pod.name":"x"}}"#,
+        )
+        .unwrap();
+        assert_eq!(s.id, "abc");
+        assert_eq!(s.pid, Some(42));
+        assert_eq!(config_path(&s).unwrap(), Path::new("/run/b/config.json"));
+        assert!(Marks::of(&s.annotations).all);
+    }
+
+    #[test]
+    fn a_state_that_is_not_json_or_lacks_a_bundle_is_an_error() {
+        assert!(matches!(parse_state(b"hello"), Err(OciError::State(_))));
+        assert!(matches!(parse_state(b"[1,2]"), Err(OciError::State(_))));
+        let s = parse_state(br#"{"id":"x","annotations":null}"#).unwrap();
+        assert_eq!(config_path(&s), Err(OciError::NoBundle));
+        let s = parse_state(br#"{"bundle":"rel/dir"}"#).unwrap();
+        assert!(matches!(config_path(&s), Err(OciError::RelativeBundle(_))));
+    }
+
+    #[test]
+    fn config_mounts_say_which_are_binds() {
+        let c = parse_config(
+            "config.json",
+            br#"{"ociVersion":"1.0.2","process":{"args":["sh"]},"mounts":[
+                {"destination":"/proc","type":"proc","source":"proc"},
+                {"destination":"/data","type":"bind","source":"/mnt/gds","options":["rbind","ro"]},
+                {"destination":"/ckpt","source":"/mnt/c","options":["rbind"]},
+                {"destination":"/dev/shm","type":"tmpfs","source":"shm","options":null}]}"#,
+        )
+        .unwrap();
+        let binds: Vec<_> = c
+            .mounts
+            .iter()
+            .filter(|m| m.is_bind())
+            .map(|m| m.destination.as_str())
+            .collect();
+        assert_eq!(binds, ["/data", "/ckpt"]);
+        let e = parse_config("/b/config.json", br#"{"mounts":{"x":1}}"#).unwrap_err();
+        assert!(e.to_string().starts_with("/b/config.json: "), "{e}");
+    }
+
+    #[test]
+    fn marks_name_every_volume_or_the_listed_ones() {
+        let a = |k: &str, v: &str| BTreeMap::from([(k.to_string(), v.to_string())]);
+        let m = Marks::of(&a(GDS_VOLUMES_ANNOTATION, " /data/ , /ckpt,,"));
+        assert!(!m.all);
+        assert!(m.marks(Path::new("/data")));
+        assert!(m.marks(Path::new("/ckpt")));
+        assert!(!m.marks(Path::new("/other")));
+        assert!(!Marks::of(&a(GDS_ANNOTATION, "false")).any());
+        assert!(!Marks::of(&a(GDS_ANNOTATION, "")).any());
+        assert!(Marks::of(&a(GDS_ANNOTATION, "True")).all);
+        assert!(!Marks::of(&BTreeMap::new()).any());
+    }
+
+    #[test]
+    fn paths_are_cleaned_without_looking_at_the_disk() {
+        assert_eq!(clean_path("/a//b/./c/"), Some(PathBuf::from("/a/b/c")));
+        assert_eq!(clean_path("/a/../../b"), Some(PathBuf::from("/b")));
+        assert_eq!(clean_path("a/b"), None);
+    }
+}

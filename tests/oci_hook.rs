@@ -1,0 +1,396 @@
+//! `nfs-gds oci-hook`, the gate at container start, against fixture nodes: the OCI state on
+//! stdin, a bundle's `config.json` below the root, the node's mount table; what the runtime
+//! gets (the exit code), what the user reads (stderr), the system log (a datagram socket at
+//! `<root>/dev/log`) and the counters the agent exports. Then bad input: every answer bounded
+//! and per the failure policy.
+
+use std::os::unix::net::UnixDatagram;
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::mount_fixture::*;
+use crate::support::{self, ModuleSpec};
+
+/// The bundle as the state names it, and below the fixture's root (never the machine's `/run`).
+const BUNDLE: &str = "/run/containers/b1";
+const BUNDLE_BELOW: &str = "run/containers/b1";
+
+/// Writes `BUNDLE/config.json` binding `(source, destination)` pairs (plus what every runtime
+/// binds: /etc/hosts and a tmpfs), with `annotations`; returns the state for it.
+fn bundle(f: &Fixture, binds: &[(&str, &str)], annotations: serde_json::Value) -> String {
+    let mut mounts = vec![
+        json!({"destination": "/proc", "type": "proc", "source": "proc"}),
+        json!({"destination": "/dev/shm", "type": "tmpfs", "source": "shm", "options": ["nosuid"]}),
+        json!({"destination": "/etc/hosts", "type": "bind", "source": "/var/lib/containers/b1/hosts", "options": ["rbind", "ro"]}),
+    ];
+    for (source, destination) in binds {
+        mounts.push(json!({"destination": destination, "type": "bind", "source": source, "options": ["rbind", "rprivate"]}));
+    }
+    let config = json!({"ociVersion": "1.0.2", "process": {"args": ["sh"]}, "mounts": mounts, "annotations": annotations});
+    f.write(
+        format!("{BUNDLE_BELOW}/config.json"),
+        serde_json::to_vec(&config).unwrap(),
+    );
+    state(BUNDLE, annotations)
+}
+
+fn state(bundle: &str, annotations: serde_json::Value) -> String {
+    json!({"ociVersion": "1.0.2", "id": "c0ffee", "status": "creating", "pid": 4242, "bundle": bundle, "annotations": annotations}).to_string()
+}
+
+/// The syslog socket below the root, listening.
+fn syslog(f: &Fixture) -> UnixDatagram {
+    let s = UnixDatagram::bind(f.path("dev/log")).unwrap();
+    s.set_nonblocking(true).unwrap();
+    s
+}
+
+fn logged(s: &UnixDatagram) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut buf = vec![0u8; 65536];
+    while let Ok(n) = s.recv(&mut buf) {
+        lines.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+    }
+    lines
+}
+
+/// `nfs-gds --root ROOT ARGS…` with `stdin`, bounded in time.
+fn run(f: &Fixture, args: &[&str], stdin: impl Into<Vec<u8>>) -> Output {
+    let mut c = f.nfs_gds();
+    c.args(args);
+    bounded(c, stdin)
+}
+
+fn bounded(c: std::process::Command, stdin: impl Into<Vec<u8>>) -> Output {
+    assert_cmd::Command::from_std(c)
+        .write_stdin(stdin)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap()
+}
+
+fn hook(f: &Fixture, stdin: impl Into<Vec<u8>>) -> Output {
+    run(f, &["oci-hook"], stdin)
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn counts(f: &Fixture) -> Option<serde_json::Value> {
+    std::fs::read(f.path("run/nfs-gds/oci-hook.counts"))
+        .ok()
+        .map(|b| serde_json::from_slice(&b).unwrap())
+}
+
+/// A ready node with one NFSv4 mount of 10.0.2.15:/export on /mnt/gds over `proto`.
+fn node_with_mount(proto: &str) -> Fixture {
+    let f = Fixture::ready();
+    f.table(
+        &with_mount(70, "/mnt/gds", proto).0,
+        &with_mount(70, "/mnt/gds", proto).1,
+    );
+    f
+}
+
+const RULE: &str = "[[mount]]\nsource = \"10.0.2.15:/export\"\n";
+
+#[test]
+fn a_container_without_nfs_volumes_starts_silently_and_is_not_counted() {
+    let f = node_with_mount("tcp");
+    let log = syslog(&f);
+    let st = bundle(&f, &[("/srv/local", "/data")], json!({}));
+    let o = hook(&f, st);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    assert!(logged(&log).is_empty());
+    assert_eq!(counts(&f), None);
+}
+
+#[test]
+fn a_gds_volume_over_rdma_on_a_ready_node_starts_silently() {
+    let f = node_with_mount("rdma");
+    let st = bundle(&f, &[("/mnt/gds/train", "/data")], json!({}));
+    let o = hook(&f, st);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+}
+
+#[test]
+fn the_transport_trap_refuses_with_one_line_per_volume_logged_and_counted() {
+    let f = node_with_mount("tcp");
+    f.policy(RULE);
+    let log = syslog(&f);
+    let st = bundle(
+        &f,
+        &[("/mnt/gds/train", "/data"), ("/mnt/gds/ckpt/", "/ckpt")],
+        json!({}),
+    );
+    let o = hook(&f, st);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    for (line, dest) in lines.iter().zip(["/data", "/ckpt"]) {
+        assert!(
+            line.starts_with(&format!(
+                "nfs-gds: refusing container c0ffee: {dest}: 10.0.2.15:/export (NFS mount /mnt/gds): "
+            )),
+            "{line}"
+        );
+        assert!(line.contains("mount-transport: "), "{line}");
+        assert!(line.contains(" | fix: "), "{line}");
+    }
+    let logged = logged(&log);
+    assert_eq!(logged.len(), 2, "{logged:?}");
+    assert!(logged[0].starts_with("<27>nfs-gds["), "{logged:?}");
+    assert!(logged[0].contains("refusing container c0ffee: /data: "));
+    assert_eq!(counts(&f), Some(json!({"refusals": 1, "warnings": 0})));
+    // The agent exports the counter.
+    let out = tempfile::tempdir().unwrap();
+    let a = f
+        .nfs_gds()
+        .args(["agent", "--once", "--textfile-dir"])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert!(a.status.code().is_some(), "{}", stderr(&a));
+    let prom = std::fs::read_to_string(out.path().join("nfs-gds.prom")).unwrap();
+    assert!(
+        prom.contains("\nnfs_gds_oci_hook_refusals_total 1\n"),
+        "{prom}"
+    );
+    assert!(prom.contains("\nnfs_gds_oci_hook_warnings_total 0\n"));
+}
+
+#[test]
+fn under_warn_the_container_starts_and_the_warning_is_logged_and_counted() {
+    let f = node_with_mount("tcp");
+    f.policy(&format!("{RULE}default = \"warn\"\n"));
+    let log = syslog(&f);
+    let st = bundle(&f, &[("/mnt/gds", "/data")], json!({}));
+    let o = hook(&f, st);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("nfs-gds: warning: container c0ffee: /data: 10.0.2.15:/export"),
+        "{}",
+        stderr(&o)
+    );
+    let logged = logged(&log);
+    assert_eq!(logged.len(), 1);
+    assert!(logged[0].starts_with("<28>"), "{logged:?}");
+    assert_eq!(counts(&f), Some(json!({"refusals": 0, "warnings": 1})));
+}
+
+#[test]
+fn an_nfs_volume_not_meant_for_gds_starts_quietly() {
+    let f = node_with_mount("tcp");
+    let log = syslog(&f);
+    let st = bundle(&f, &[("/mnt/gds/home", "/home")], json!({}));
+    let o = hook(&f, st);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    assert!(logged(&log).is_empty());
+}
+
+#[test]
+fn an_annotation_marks_a_tcp_volume_for_gds_and_refuses_it() {
+    for annotations in [
+        json!({"nfs-gds/gds": "true"}),
+        json!({"nfs-gds/gds-volumes": "/other, /data/"}),
+    ] {
+        let f = node_with_mount("tcp");
+        let st = bundle(&f, &[("/mnt/gds/x", "/data")], annotations.clone());
+        let o = hook(&f, st);
+        assert_eq!(o.status.code(), Some(1), "{annotations}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains("refusing container c0ffee: /data: 10.0.2.15:/export"),
+            "{err}"
+        );
+    }
+    // A listed container path on no NFS mount: no GPU-direct path can exist.
+    let f = node_with_mount("rdma");
+    let st = bundle(
+        &f,
+        &[("/srv/local", "/data")],
+        json!({"nfs-gds/gds-volumes": "/data"}),
+    );
+    let o = hook(&f, st);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("/data is marked for GDS"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_node_whose_rpcrdma_has_no_hooks_refuses_the_rdma_volume_under_enforce() {
+    let f = node_with_mount("rdma");
+    f.write(
+        format!("lib/modules/{RELEASE}/updates/dkms/rpcrdma.ko"),
+        support::build(
+            &ModuleSpec::rpcrdma(RELEASE)
+                .hooks(None)
+                .build_id(Some(vec![0x5a; 20])),
+        ),
+    );
+    f.write("proc/kallsyms", "");
+    let st = bundle(&f, &[("/mnt/gds", "/data")], json!({}));
+    let o = hook(&f, st);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("rpcrdma-hooks: "), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+// Bad input: a clear, bounded answer per the failure policy, never a hang or a panic.
+
+fn assert_started_unjudged(o: &Output, why: &str) {
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(o));
+    let err = stderr(o);
+    assert!(err.starts_with("nfs-gds: warning: starting "), "{err}");
+    assert!(err.contains(why), "{why}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn a_state_that_is_not_json_starts_the_container_and_says_why() {
+    let f = Fixture::ready();
+    let log = syslog(&f);
+    let o = hook(&f, "not json at all");
+    assert_started_unjudged(&o, "the container state on stdin is not an OCI state");
+    assert_eq!(logged(&log).len(), 1);
+    assert_eq!(counts(&f), Some(json!({"refusals": 0, "warnings": 1})));
+    // Larger than any state: not read past the cap.
+    let o = hook(&f, vec![b' '; (1 << 20) + 100]);
+    assert_started_unjudged(&o, "larger than 1048576 bytes");
+}
+
+#[test]
+fn when_unsure_refuse_in_the_policy_refuses_what_cannot_be_judged() {
+    let f = Fixture::ready();
+    f.policy("[oci-hook]\nwhen-unsure = \"refuse\"\n");
+    let o = hook(&f, "{");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).starts_with("nfs-gds: refusing a container: cannot judge"));
+}
+
+#[test]
+fn a_missing_bundle_starts_the_container_unless_it_is_marked_for_gds() {
+    let f = Fixture::ready();
+    let o = hook(&f, state("/run/containers/gone", json!({})));
+    assert_started_unjudged(&o, "/run/containers/gone/config.json does not exist");
+    let o = hook(
+        &f,
+        state("/run/containers/gone", json!({"nfs-gds/gds": "true"})),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("nfs-gds: refusing container c0ffee: cannot judge"),
+        "{}",
+        stderr(&o)
+    );
+    // No bundle at all in the state.
+    let o = hook(&f, json!({"id": "x"}).to_string());
+    assert_started_unjudged(&o, "the container state has no bundle");
+}
+
+#[test]
+fn a_bundle_that_is_a_symlink_out_of_the_root_is_read_inside_it() {
+    let f = node_with_mount("tcp");
+    // Outside the root: a config that would refuse (a marked TCP volume) if it were read.
+    let outside = tempfile::tempdir().unwrap();
+    let config = json!({"mounts": [{"destination": "/data", "type": "bind", "source": "/mnt/gds"}],
+                        "annotations": {"nfs-gds/gds": "true"}});
+    std::fs::write(outside.path().join("config.json"), config.to_string()).unwrap();
+    std::fs::create_dir_all(f.path("run/containers")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), f.path("run/containers/evil")).unwrap();
+    let o = hook(&f, state("/run/containers/evil", json!({})));
+    assert_started_unjudged(&o, "config.json does not exist");
+}
+
+#[test]
+fn a_config_json_of_a_gigabyte_is_not_read() {
+    let f = Fixture::ready();
+    let path = f.write(format!("{BUNDLE_BELOW}/config.json"), "{");
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
+    let started = Instant::now();
+    let o = hook(&f, state(BUNDLE, json!({})));
+    assert_started_unjudged(&o, "is larger than");
+    assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+#[test]
+fn a_config_json_that_is_a_fifo_is_not_opened() {
+    let f = Fixture::ready();
+    std::fs::create_dir_all(f.path(BUNDLE_BELOW)).unwrap();
+    nix::unistd::mkfifo(
+        &f.path(format!("{BUNDLE_BELOW}/config.json")),
+        nix::sys::stat::Mode::from_bits_truncate(0o644),
+    )
+    .unwrap();
+    let o = hook(&f, state(BUNDLE, json!({})));
+    assert_started_unjudged(&o, "not a regular file");
+}
+
+#[test]
+fn ten_thousand_mounts_in_config_json_are_judged_in_bounded_time() {
+    let f = node_with_mount("tcp");
+    let mut binds: Vec<(String, String)> = (0..10_000)
+        .map(|i| (format!("/srv/v{i}"), format!("/v{i}")))
+        .collect();
+    let refs: Vec<(&str, &str)> = binds
+        .iter()
+        .map(|(s, d)| (s.as_str(), d.as_str()))
+        .collect();
+    let st = bundle(&f, &refs, json!({}));
+    let started = Instant::now();
+    let o = hook(&f, st);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    assert!(started.elapsed() < Duration::from_secs(20));
+    // One of them on the TCP mount, marked: refused, and only that one named.
+    binds.push(("/mnt/gds".into(), "/data".into()));
+    let refs: Vec<(&str, &str)> = binds
+        .iter()
+        .map(|(s, d)| (s.as_str(), d.as_str()))
+        .collect();
+    let st = bundle(&f, &refs, json!({"nfs-gds/gds": "true"}));
+    let o = hook(&f, st);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+}
+
+#[test]
+fn a_root_that_is_not_a_directory_decides_by_the_annotations_alone() {
+    let run = |annotations: serde_json::Value| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_nfs-gds"));
+        c.env_clear()
+            .args(["--root", "/nonexistent/root", "oci-hook"]);
+        bounded(c, state(BUNDLE, annotations))
+    };
+    let o = run(json!({}));
+    assert_started_unjudged(&o, "/nonexistent/root");
+    let o = run(json!({"nfs-gds/gds": "true"}));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+}
+
+#[test]
+fn the_hook_runs_in_any_stage_a_hooks_file_names() {
+    let f = node_with_mount("tcp");
+    f.policy(RULE);
+    for stage in ["prestart", "createRuntime"] {
+        let st = bundle(&f, &[("/mnt/gds", "/data")], json!({}));
+        let o = run(&f, &["oci-hook", stage], st);
+        assert_eq!(o.status.code(), Some(1), "{stage}: {}", stderr(&o));
+    }
+}

@@ -79,6 +79,17 @@ pub struct ModuleFile {
     pub versioned_variants: Vec<String>,
 }
 
+impl ModuleFile {
+    /// The wanted symbols the file does not define (for rpcrdma: the hooks it lacks).
+    pub fn missing(&self) -> Vec<&str> {
+        self.symbols
+            .iter()
+            .filter(|s| !s.defined)
+            .map(|s| s.symbol.as_str())
+            .collect()
+    }
+}
+
 /// Why a module file could not be inspected. Always names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum KmodError {

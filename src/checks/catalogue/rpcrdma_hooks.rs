@@ -112,12 +112,7 @@ pub fn file_hooks(
             f,
         );
     }
-    let missing: Vec<&str> = f
-        .symbols
-        .iter()
-        .filter(|s| !s.defined)
-        .map(|s| s.symbol.as_str())
-        .collect();
+    let missing = f.missing();
     let variants = &f.versioned_variants;
     if missing.is_empty() {
         let r = file_evidence(CheckResult::pass(id, "both nvfs hooks are defined"), f)

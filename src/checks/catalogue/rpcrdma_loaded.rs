@@ -142,12 +142,7 @@ fn versioned_loaded(facts: &HostFacts) -> Option<CheckResult> {
         if f.versioned_variants.is_empty() {
             return None;
         }
-        let missing: Vec<&str> = f
-            .symbols
-            .iter()
-            .filter(|s| !s.defined)
-            .map(|s| s.symbol.as_str())
-            .collect();
+        let missing = f.missing();
         return Some(versioned_verdict(
             ID,
             &format!("the loaded rpcrdma (its file {})", f.path.display()),

@@ -27,8 +27,10 @@ command -v cargo >/dev/null || missing+=("cargo (Rust: https://rustup.rs)")
 command -v cc >/dev/null || missing+=("cc (Debian: apt-get install gcc)")
 command -v rpmbuild >/dev/null || missing+=("rpmbuild (Debian: apt-get install rpm)")
 command -v readelf >/dev/null || missing+=("readelf (Debian: apt-get install binutils)")
+# Where zig from PyPI goes (NFS_GDS_ZIG_VENV names another place, as the tests do).
+zig_venv=${NFS_GDS_ZIG_VENV:-target/zig-venv}
 if ! command -v zig >/dev/null && ! python3 -c 'import ziglang' 2>/dev/null \
-    && ! { [ -x target/zig-venv/bin/python3 ] && target/zig-venv/bin/python3 -c 'import ziglang' 2>/dev/null; }; then
+    && ! { [ -x "$zig_venv/bin/python3" ] && "$zig_venv/bin/python3" -c 'import ziglang' 2>/dev/null; }; then
     # zig comes from PyPI into a virtualenv: python3 and its venv module (with ensurepip).
     python3 -c 'import venv, ensurepip' 2>/dev/null \
         || missing+=("python3 with venv, for zig from PyPI (Debian: apt-get install python3-venv)")
@@ -50,12 +52,13 @@ if ! cargo zigbuild --version >/dev/null 2>&1; then
 fi
 # cargo-zigbuild runs `zig`, or `python3 -m ziglang` where zig is PyPI's package.
 if ! command -v zig >/dev/null && ! python3 -c 'import ziglang' 2>/dev/null; then
-    venv=target/zig-venv
+    venv=$zig_venv
     [ -x "$venv/bin/python3" ] && "$venv/bin/python3" -c 'import ziglang' 2>/dev/null || {
         python3 -m venv "$venv"
         "$venv/bin/pip" install -q ziglang
     }
-    export PATH="$PWD/$venv/bin:$PATH"
+    case $venv in /*) ;; *) venv=$PWD/$venv ;; esac
+    export PATH="$venv/bin:$PATH"
 fi
 
 if ! bash packaging/changelog.sh deb | cmp -s - packaging/debian/changelog; then

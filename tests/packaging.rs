@@ -79,6 +79,8 @@ fn build_packages_names_every_missing_prerequisite_before_installing_anything() 
         .arg(&out)
         .env("PATH", &bin)
         .env("HOME", tmp.path())
+        // Not this checkout's target/zig-venv, which an earlier package build may have filled.
+        .env("NFS_GDS_ZIG_VENV", tmp.path().join("zig-venv"))
         .output()
         .expect("bash runs");
     let err = String::from_utf8_lossy(&o.stderr);

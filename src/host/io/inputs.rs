@@ -167,7 +167,7 @@ impl Inputs {
             ),
             Seen::ByLoadedModules => self.0.contains_key(Path::new(LOADED_MODULES)),
             Seen::Absent => matches!(
-                reader::resolve_below(root.dir(), rel, LastLink::Follow),
+                reader::resolve_below(root.handle(), rel, LastLink::Follow),
                 Err(e) if reader::is_absent(&e)
             ),
             Seen::Exists(was) => root.exists(rel) == *was,
@@ -183,7 +183,7 @@ impl Inputs {
 /// The identity of the file `rel` names below the root now (symlinks followed inside it), by
 /// `fstat` of a descriptor that opens nothing; `None` when it cannot be had.
 fn identity_below(root: &Root, rel: &Path) -> Option<Identity> {
-    let fd = reader::resolve_below(root.dir(), rel, LastLink::Follow).ok()?;
+    let fd = reader::resolve_below(root.handle(), rel, LastLink::Follow).ok()?;
     let meta = std::fs::File::from(fd).metadata().ok()?;
     (meta.blocks() > 0).then(|| Identity::of(&meta))
 }

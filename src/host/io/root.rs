@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use crate::escape::escape_control;
 use crate::host::io::inputs::{Inputs, Seen};
 use crate::host::io::lines;
-use crate::host::io::reader::{self, LastLink};
+use crate::host::io::reader::{self, LastLink, RootDir};
 pub use crate::host::io::reader::{FileKind, FileRead};
 
 /// A failed read of a host file. Always names the path (as seen on the host, i.e. with the root).
@@ -46,6 +46,8 @@ pub enum HostError {
 #[derive(Debug, Clone)]
 pub struct Root {
     dir: PathBuf,
+    /// `dir`, opened once for every root made from this one ([`RootDir`]).
+    handle: Arc<RootDir>,
     /// Whether `dir` resolves to `/` (`/var/..` does): decided once, when the root is made.
     host: bool,
     record: Option<Arc<Mutex<Record>>>,
@@ -81,6 +83,7 @@ impl Root {
         let host = dir == Path::new("/")
             || std::fs::canonicalize(&dir).is_ok_and(|real| real == Path::new("/"));
         Root {
+            handle: Arc::new(RootDir::new(dir.clone())),
             dir,
             host,
             record: None,
@@ -102,6 +105,7 @@ impl Root {
     pub fn watching(&self) -> Self {
         Root {
             dir: self.dir.clone(),
+            handle: self.handle.clone(),
             host: self.host,
             record: Some(Arc::new(Mutex::new(Record::default()))),
             bundle: false,
@@ -148,6 +152,11 @@ impl Root {
         &self.dir
     }
 
+    /// The directory, opened once, that every path below the root is resolved from.
+    pub(crate) fn handle(&self) -> &RootDir {
+        &self.handle
+    }
+
     /// Whether this is the machine's own `/`, however it was spelt (only the choices made once
     /// for a command, and the probe's refusal to open devices in a tree, ask).
     pub fn is_host(&self) -> bool {
@@ -176,7 +185,7 @@ impl Root {
         kind: FileKind,
     ) -> Result<Option<FileRead>, HostError> {
         let rel = rel.as_ref();
-        let read = reader::read_below(&self.dir, rel, &self.join(rel), kind);
+        let read = reader::read_below(&self.handle, rel, &self.join(rel), kind);
         match &read {
             Ok(Some(read)) => {
                 tracing::trace!(
@@ -209,7 +218,7 @@ impl Root {
         kind: FileKind,
     ) -> Result<Option<std::fs::File>, HostError> {
         let rel = rel.as_ref();
-        let file = reader::open_below(&self.dir, rel, &self.join(rel), kind);
+        let file = reader::open_below(&self.handle, rel, &self.join(rel), kind);
         match &file {
             Ok(Some(file)) => {
                 tracing::trace!(
@@ -276,7 +285,7 @@ impl Root {
     /// Whether a path exists below the root (files, directories, device nodes, dangling links
     /// alike). Nothing is opened.
     pub fn exists(&self, rel: impl AsRef<Path>) -> bool {
-        let there = reader::resolve_below(&self.dir, rel.as_ref(), LastLink::Keep).is_ok();
+        let there = reader::resolve_below(&self.handle, rel.as_ref(), LastLink::Keep).is_ok();
         if there {
             self.note(|r| {
                 r.present.insert(Self::rel(rel.as_ref()));
@@ -303,7 +312,7 @@ impl Root {
     }
 
     fn stat(&self, rel: &Path) -> Option<std::fs::Metadata> {
-        reader::resolve_below(&self.dir, rel, LastLink::Follow)
+        reader::resolve_below(&self.handle, rel, LastLink::Follow)
             .and_then(|fd| std::fs::File::from(fd).metadata())
             .ok()
     }
@@ -340,7 +349,7 @@ impl Root {
         rel: &Path,
         last: LastLink,
     ) -> Result<Option<std::os::fd::OwnedFd>, HostError> {
-        match reader::resolve_below(&self.dir, rel, last) {
+        match reader::resolve_below(&self.handle, rel, last) {
             Ok(fd) => Ok(Some(fd)),
             Err(e) if reader::is_absent(&e) => Ok(None),
             Err(source) => Err(HostError::Read {
@@ -430,7 +439,7 @@ impl Root {
             path: path.clone(),
             source,
         };
-        let fd = match reader::resolve_below(&self.dir, rel, LastLink::Follow) {
+        let fd = match reader::resolve_below(&self.handle, rel, LastLink::Follow) {
             Ok(fd) => fd,
             Err(e) if reader::is_absent(&e) => return Ok(None),
             Err(e) => return Err(list_error(e)),

@@ -174,3 +174,35 @@ fn the_hooks_file_ships_in_both_packages_where_no_runtime_reads_it() {
         );
     }
 }
+
+/// The packages install the manual pages `nfs-gds generate-man` writes, never a copy kept in
+/// the tree: packaging/build-packages.sh writes every page into target/generated/man with the
+/// binary it packages, and the .deb's assets and the RPM's spec take section 8 from there.
+#[test]
+fn the_packages_install_the_generated_manual_pages() {
+    use clap::ValueEnum;
+    use nfs_gds::cli::reference::man::Page;
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |p: &str| std::fs::read_to_string(repo.join(p)).unwrap();
+    let script = read("packaging/build-packages.sh");
+    let written: Vec<&str> = script
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("for page in "))
+        .expect("a loop over the pages")
+        .trim_end_matches("; do")
+        .split_whitespace()
+        .collect();
+    let pages: Vec<&str> = Page::value_variants()
+        .iter()
+        .map(|p| p.file_name())
+        .collect();
+    assert_eq!(written, pages);
+    assert!(script.contains(r#""$binary" generate-man "$page" >"$generated/man/$page""#));
+    assert!(script.contains("generated=target/generated\n"));
+    let manifest = read("Cargo.toml");
+    assert!(manifest.contains(r#"["target/generated/man/*.8", "usr/share/man/man8/", "644"]"#));
+    assert!(!manifest.contains("packaging/man/*.8"));
+    let spec = read("packaging/rpm/nfs-gds.spec");
+    assert!(spec.contains("%{_mandir}/man8 $src/target/generated/man/*.8\n"));
+    assert!(!spec.contains("packaging/man/*.8"));
+}

@@ -206,3 +206,50 @@ fn the_packages_install_the_generated_manual_pages() {
     assert!(spec.contains("%{_mandir}/man8 $src/target/generated/man/*.8\n"));
     assert!(!spec.contains("packaging/man/*.8"));
 }
+
+/// The packages install the completions `nfs-gds completions SHELL` writes, for bash, zsh and
+/// fish, at each family's path: build-packages.sh writes them with the binary it packages, and
+/// no copy is kept in the tree.
+#[test]
+fn the_packages_install_the_generated_completions() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |p: &str| std::fs::read_to_string(repo.join(p)).unwrap();
+    let script = read("packaging/build-packages.sh");
+    let manifest = read("Cargo.toml");
+    let spec = read("packaging/rpm/nfs-gds.spec");
+    for (shell, file, deb, rpm) in [
+        (
+            "bash",
+            "nfs-gds.bash",
+            "usr/share/bash-completion/completions/nfs-gds",
+            "%{_datadir}/bash-completion/completions/nfs-gds",
+        ),
+        (
+            "zsh",
+            "_nfs-gds",
+            "usr/share/zsh/vendor-completions/_nfs-gds",
+            "%{zsh_completions}/_nfs-gds",
+        ),
+        (
+            "fish",
+            "nfs-gds.fish",
+            "usr/share/fish/vendor_completions.d/nfs-gds.fish",
+            "%{_datadir}/fish/vendor_completions.d/nfs-gds.fish",
+        ),
+    ] {
+        let written = format!("\"$binary\" completions {shell} >\"$generated/completions/{file}\"");
+        assert!(
+            script.contains(&written),
+            "build-packages.sh lacks {written}"
+        );
+        let asset = format!("[\"target/generated/completions/{file}\", \"{deb}\", \"644\"]");
+        assert!(manifest.contains(&asset), "Cargo.toml lacks {asset}");
+        let install = format!("$src/target/generated/completions/{file} %{{buildroot}}{rpm}\n");
+        assert!(spec.contains(&install), "the spec lacks {install}");
+        assert!(
+            spec.contains(&format!("\n{rpm}\n")),
+            "the spec's %files lack {rpm}"
+        );
+    }
+    assert!(!repo.join("packaging/completions").exists());
+}

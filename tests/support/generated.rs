@@ -27,8 +27,8 @@ pub fn check_block(file: &str, begin: &str, end: &str, generated: &str) {
         return;
     }
     panic!(
-        "{file}: the block between the lines `{begin}` and `{end}` is generated from the check registry and \
-         differs from it (- in the file, + generated); run `{BLESS}=1 cargo test --test integration \
+        "{file}: the block between the lines `{begin}` and `{end}` is generated and differs \
+         from what generates it (- in the file, + generated); run `{BLESS}=1 cargo test --test integration \
          {}` to write it:\n{}",
         module_of(file),
         diff(block, generated)

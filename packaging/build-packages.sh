@@ -9,7 +9,9 @@
 # and `--target <arch>-unknown-linux-gnu.2.17`, with a GNU build-id (zig's linker writes none
 # unless asked) so that crash reports and debuginfo can be matched to it. The .deb is cargo-deb's
 # `glibc217` variant, whose Depends states that glibc; a plain `cargo deb` builds for the build
-# machine's glibc and lets dpkg-shlibdeps say which.
+# machine's glibc and lets dpkg-shlibdeps say which. The manual pages of the two commands and
+# the shell completions are written by the binary built here (`nfs-gds generate-man`,
+# `nfs-gds completions`) into target/generated/.
 #
 # Needs, checked before anything is installed: cargo and a C compiler, rpmbuild (Debian: apt-get
 # install rpm), readelf (binutils), and, unless zig is on PATH or python3 imports ziglang,
@@ -62,7 +64,7 @@ if ! command -v zig >/dev/null && ! python3 -c 'import ziglang' 2>/dev/null; the
 fi
 
 if ! bash packaging/changelog.sh deb | cmp -s - packaging/debian/changelog; then
-    echo "$0: packaging/debian/changelog is stale: bash packaging/changelog.sh deb > packaging/debian/changelog" >&2
+    echo "$0: packaging/debian/changelog is stale: NFS_GDS_BLESS=1 cargo test --test integration -- packaging:: writes it" >&2
     exit 1
 fi
 
@@ -77,6 +79,20 @@ readelf -n "$binary" | grep -q 'Build ID' || {
     echo "$0: $binary has no GNU build-id" >&2
     exit 1
 }
+# What the packages install that the binary writes from its own definitions, so that it
+# describes this very build: the manual pages' synopsis, commands and options (the clap
+# definition, the helper's usage text, the check registry) around their hand-written prose
+# (packaging/man/PAGE.in), and the shell completions. Cargo.toml's assets and the RPM spec take
+# them from here.
+generated=target/generated
+rm -rf "$generated"
+mkdir -p "$generated/man" "$generated/completions"
+for page in nfs-gds.8 mount.nfs-gds.8; do
+    "$binary" generate-man "$page" >"$generated/man/$page"
+done
+"$binary" completions bash >"$generated/completions/nfs-gds.bash"
+"$binary" completions zsh >"$generated/completions/_nfs-gds"
+"$binary" completions fish >"$generated/completions/nfs-gds.fish"
 # cargo deb --target takes the assets' target/release/ from target/TRIPLE/release/. The
 # glibc217 variant states the glibc the binary was linked for (see Cargo.toml).
 cargo deb --no-build --variant glibc217 --target "$triple" --output "$out"

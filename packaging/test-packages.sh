@@ -6,7 +6,8 @@
 # lintian --pedantic must report no error and no warning on the .deb, rpmlint no error on the
 # .rpm; both must install into scratch roots (dpkg --root, rpm --root --nodeps) laid out as a
 # merged-/usr system, with the helper where mount(8) looks (/sbin/mount.nfs-gds) as a link to
-# nfs-gds that runs, the same files in both, the policy as a configuration file equal to
+# nfs-gds that runs, the manual pages of both commands and the completions as that binary
+# generates them, the same files in both, the policy as a configuration file equal to
 # contrib/nfs-gds.toml, and the agent unit installed but not enabled. The binary must ask for
 # no glibc symbol version newer than 2.17 (nor the RPM's requirements), and must run on Debian
 # 11's glibc 2.31 (older than the 2.34 a plain build on Debian 12 needs): its libc6 package is
@@ -154,6 +155,20 @@ for root in "$droot" "$rroot"; do
     done
     for page in man8/mount.nfs-gds.8 man8/nfs-gds.8 man5/nfs-gds.toml.5; do
         [ -f "$root/usr/share/man/$page.gz" ] || fail "$kind: no /usr/share/man/$page.gz"
+    done
+    # The generated pages are what the installed binary writes: its commands and options.
+    for page in nfs-gds.8 mount.nfs-gds.8; do
+        gzip -dc "$root/usr/share/man/man8/$page.gz" | cmp -s - <("$root/usr/sbin/nfs-gds" generate-man "$page") ||
+            fail "$kind: /usr/share/man/man8/$page.gz is not what its nfs-gds generate-man $page writes"
+    done
+    # And so are the completions, where each family's shells look for them.
+    zsh_dir=usr/share/zsh/vendor-completions
+    [ "$kind" = rpm ] && zsh_dir=usr/share/zsh/site-functions
+    for shell_file in bash:usr/share/bash-completion/completions/nfs-gds zsh:$zsh_dir/_nfs-gds \
+        fish:usr/share/fish/vendor_completions.d/nfs-gds.fish; do
+        shell=${shell_file%%:*} file=${shell_file#*:}
+        cmp -s "$root/$file" <("$root/usr/sbin/nfs-gds" completions "$shell") ||
+            fail "$kind: /$file is not what its nfs-gds completions $shell writes"
     done
     echo "$kind: /sbin/mount.nfs-gds -> $(readlink "$root/usr/sbin/mount.nfs-gds"), runs as $version"
 done

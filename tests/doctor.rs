@@ -199,7 +199,7 @@ fn no_nvidia_stack_says_so_and_what_a_gds_node_needs() {
         ]
     );
     assert!(finding(&doc, "libcufile_rdma").contains("never use it"));
-    insta::assert_snapshot!("doctor_no_nvidia_stack", doctor_text(&f, &["doctor"]));
+    assert_snapshot!("doctor_no_nvidia_stack", doctor_text(&f, &["doctor"]));
 }
 
 #[test]
@@ -227,8 +227,8 @@ fn ubuntu_doca_dkms_with_gpl_hooks_is_ready() {
         plan_titles(&doc),
         vec!["Prove GDS once with compatibility mode off"]
     );
-    insta::assert_snapshot!("doctor_ubuntu_doca_dkms", doctor_text(&f, &["doctor"]));
-    insta::assert_snapshot!(
+    assert_snapshot!("doctor_ubuntu_doca_dkms", doctor_text(&f, &["doctor"]));
+    assert_snapshot!(
         "doctor_ubuntu_doca_dkms_markdown",
         doctor_text(&f, &["doctor", "--markdown"])
     );
@@ -256,7 +256,7 @@ fn rhel_mlnx_ofed_plain_hooks_on_6_6_plus_get_the_gpl_fix() {
         .as_str()
         .unwrap()
         .starts_with("dnf upgrade"));
-    insta::assert_snapshot!(
+    assert_snapshot!(
         "doctor_rhel_mlnx_ofed_plain_json",
         doctor_text(&f, &["doctor", "--json"])
     );

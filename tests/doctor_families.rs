@@ -55,7 +55,7 @@ fn debian_secure_boot_refusing_an_unsigned_dkms_build_enrolls_dkms_s_own_key() {
         assert!(plan.contains(cmd), "{cmd}: {plan}");
     }
     assert!(!plan.contains("shim-signed"), "{plan}");
-    insta::assert_snapshot!("doctor_family_debian", doctor_text(&f, &["doctor"]));
+    assert_snapshot!("doctor_family_debian", doctor_text(&f, &["doctor"]));
 }
 
 #[test]
@@ -104,7 +104,7 @@ fn ubuntu_2604_with_a_changed_dkms_key_offers_canonicals_signed_modules_or_the_s
         assert!(plan.contains(cmd), "{cmd}: {plan}");
     }
     assert!(!plan.contains("/var/lib/dkms/mok.pub"), "{plan}");
-    insta::assert_snapshot!("doctor_family_ubuntu", doctor_text(&f, &["doctor"]));
+    assert_snapshot!("doctor_family_ubuntu", doctor_text(&f, &["doctor"]));
 }
 
 #[test]
@@ -140,7 +140,7 @@ fn rocky_dkms_build_without_gds_is_rebuilt_and_put_in_the_initramfs_by_dracut() 
         assert!(plan.contains(cmd.as_str()), "{cmd}: {plan}");
     }
     assert!(!plan.contains("update-initramfs -u"), "{plan}");
-    insta::assert_snapshot!("doctor_family_rhel", doctor_text(&f, &["doctor"]));
+    assert_snapshot!("doctor_family_rhel", doctor_text(&f, &["doctor"]));
 }
 
 #[test]
@@ -178,7 +178,7 @@ fn sles_with_the_proprietary_driver_and_no_nvidia_fs_gets_zypper_and_suse_s_sign
         assert!(!plan.contains(foreign), "{foreign}: {plan}");
     }
     assert!(!plan_titles(&doc).is_empty());
-    insta::assert_snapshot!("doctor_family_sles", doctor_text(&f, &["doctor"]));
+    assert_snapshot!("doctor_family_sles", doctor_text(&f, &["doctor"]));
 }
 
 #[test]
@@ -219,5 +219,5 @@ fn ubuntu_linux_nvidia_kernel_with_a_plain_in_tree_export_gets_its_own_fix_not_d
     for doca in ["doca-ofed", "mlnx-nfsrdma", "ofed_info"] {
         assert!(!plan.contains(doca), "{doca}: {plan}");
     }
-    insta::assert_snapshot!("doctor_family_linux_nvidia", doctor_text(&f, &["doctor"]));
+    assert_snapshot!("doctor_family_linux_nvidia", doctor_text(&f, &["doctor"]));
 }

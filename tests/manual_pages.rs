@@ -1,81 +1,33 @@
-//! The hand-written manual pages in `packaging/man/` stay true: each names every option of the
-//! helper's option table, every policy key, every check id, every command and its long options,
-//! and states the crate's version. (That `man` renders them without warnings is checked in
-//! `external_tools`.)
+//! The manual pages the packages install stay true: each names every option of the helper's
+//! option table, every policy key, every check id, every command and its options, and states
+//! the crate's version. `nfs-gds(8)` and `mount.nfs-gds(8)` are written by `nfs-gds
+//! generate-man` from their hand-written templates (`packaging/man/PAGE.in`) and the program's
+//! definitions; `nfs-gds.toml(5)` is written by hand. (That `man` renders them without warnings
+//! is checked in `external_tools`.)
 
 use std::path::Path;
 
-use clap::CommandFactory;
+use clap::{CommandFactory, ValueEnum};
 use nfs_gds::checks::registry;
-use nfs_gds::mount::{args::USAGE, options};
+use nfs_gds::cli::reference::man::{self, Page};
+use nfs_gds::cli::reference::roff::check_list;
+use nfs_gds::cli::reference::usage::helper_flag_names;
+use nfs_gds::mount::options;
 use nfs_gds::policy::file::parse;
 
 use crate::support::generated::check_block;
+use crate::support::{nfs_gds, stderr, stdout};
 
-/// Text of a doc line as roff: `code` in bold, `-` and `\\` escaped, and a full stop (not a capital:
-/// a doc line may start with a command's name).
-fn roff(doc: &str) -> String {
-    let escaped = |s: &str| {
-        s.replace('\\', "\\e")
-            .replace('-', "\\-")
-            .replace('…', "...")
-    };
-    let mut out = String::new();
-    for (i, part) in doc.split('`').enumerate() {
-        if i % 2 == 1 {
-            out.push_str(&format!("\\fB{}\\fR", escaped(part)));
-        } else {
-            out.push_str(&escaped(part));
-        }
-    }
-    if !out.ends_with('.') {
-        out.push('.');
-    }
-    out
-}
-
-/// Words filled into lines of at most 80 characters, none starting with a control character.
-fn fill(text: &str) -> String {
-    let mut lines: Vec<String> = Vec::new();
-    for word in text.split(' ') {
-        match lines.last_mut() {
-            Some(line) if line.len() + 1 + word.len() <= 80 => {
-                line.push(' ');
-                line.push_str(word);
-            }
-            _ => lines.push(word.to_string()),
-        }
-    }
-    lines
-        .into_iter()
-        .map(|l| {
-            if l.starts_with(['.', '\'']) {
-                format!("\\&{l}\n")
-            } else {
-                format!("{l}\n")
-            }
-        })
-        .collect()
-}
-
-/// The check list of `nfs-gds(8)` and `nfs-gds.toml(5)`: per check, its id, default level,
-/// whether the helper waits for it, and its doc line.
-fn check_list() -> String {
-    let mut out = String::new();
-    for c in registry::all() {
-        out.push_str(&format!(
-            ".TP\n.BR {} \" (default {}{})\"\n",
-            c.id.as_str().replace('-', "\\-"),
-            c.default_level,
-            if c.waitable { ", waited for" } else { "" }
-        ));
-        out.push_str(&fill(&roff(c.doc)));
-    }
-    out
-}
-
-/// The roff source of a page.
+/// The roff source of a page, as the packages install it: what `nfs-gds generate-man PAGE`
+/// prints, or the hand-written file.
 fn source(name: &str) -> String {
+    if let Ok(page) = Page::from_str(name, false) {
+        let out = nfs_gds().args(["generate-man", name]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let printed = stdout(&out);
+        assert_eq!(printed, man::page(page).unwrap(), "{name}");
+        return printed;
+    }
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("packaging/man")
         .join(name);
@@ -177,12 +129,7 @@ fn the_helper_page_names_every_option_of_the_option_table_and_every_flag() {
     let gone = missing("mount.nfs-gds.8", spellings.iter().map(String::as_str));
     assert!(gone.is_empty(), "mount.nfs-gds.8 does not name {gone:?}");
     // The flags of the helper's usage text: "  -s  sloppy…", "  -r, -w  …".
-    let flags: Vec<&str> = USAGE
-        .lines()
-        .filter_map(|l| l.strip_prefix("  -").map(|_| l.trim_start()))
-        .flat_map(|l| l.split("  ").next().unwrap().split(", "))
-        .map(|f| f.split(' ').next().unwrap())
-        .collect();
+    let flags = helper_flag_names();
     assert!(flags.len() >= 10, "{flags:?}");
     let gone = missing("mount.nfs-gds.8", flags);
     assert!(
@@ -241,34 +188,16 @@ fn the_policy_page_names_every_key_and_every_check_id() {
     );
 }
 
+/// The check list of the hand-written `nfs-gds.toml(5)`; `nfs-gds(8)` gets it when generated.
 #[test]
-fn the_check_lists_of_the_pages_are_the_registry() {
-    for page in ["nfs-gds.8", "nfs-gds.toml.5"] {
-        check_block(
-            &format!("packaging/man/{page}"),
-            ".\\\" checks:begin",
-            ".\\\" checks:end",
-            &check_list(),
-        );
-    }
-}
-
-#[test]
-fn a_doc_line_becomes_roff_that_renders_as_written() {
-    let r = roff("`/dev/nvidia-fs*` nodes exist (see `rpcrdma-loaded`, …)");
-    assert_eq!(
-        r,
-        "\\fB/dev/nvidia\\-fs*\\fR nodes exist (see \\fBrpcrdma\\-loaded\\fR, ...)."
+fn the_check_list_of_the_policy_page_is_the_registry() {
+    check_block(
+        "packaging/man/nfs-gds.toml.5",
+        ".\\\" checks:begin",
+        ".\\\" checks:end",
+        &check_list(),
     );
-    assert_eq!(roff("a path with \\ in it"), "a path with \\e in it.");
-    assert_eq!(
-        text(&r),
-        "/dev/nvidia-fs* nodes exist (see rpcrdma-loaded, ...).\n"
-    );
-    let long = format!("{} .starts a line", "word ".repeat(15).trim_end());
-    let filled = fill(&long);
-    assert!(filled.lines().all(|l| l.len() <= 80), "{filled}");
-    assert!(filled.contains("\n\\&.starts a line\n"), "{filled}");
+    assert!(source("nfs-gds.8").contains(&check_list()));
 }
 
 #[test]
@@ -285,19 +214,28 @@ fn the_policy_page_example_is_a_valid_policy() {
     assert_eq!(policy.mounts.len(), 2);
 }
 
+/// The page the packages install names every command of the clap definition, at any depth,
+/// and every option of each: an option added to a command cannot be missing from it.
 #[test]
 fn the_command_page_names_every_command_its_options_and_every_check_id() {
+    fn walk(cmd: &clap::Command, words: &mut Vec<String>) {
+        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+            words.push(sub.get_name().to_string());
+            for arg in sub.get_arguments().filter(|a| !a.is_hide_set()) {
+                words.extend(arg.get_long().map(|l| format!("--{l}")));
+                words.extend(arg.get_short().map(|s| format!("-{s}")));
+            }
+            walk(sub, words);
+        }
+    }
     let mut cli = nfs_gds::cli::Cli::command();
     cli.build();
     let mut words: Vec<String> = Vec::new();
-    for sub in cli.get_subcommands().filter(|s| !s.is_hide_set()) {
-        words.push(sub.get_name().to_string());
-        for arg in sub.get_arguments().filter(|a| !a.is_hide_set()) {
-            words.extend(arg.get_long().map(|l| format!("--{l}")));
-            words.extend(arg.get_short().map(|s| format!("-{s}")));
-        }
-    }
+    walk(&cli, &mut words);
     assert!(words.len() > 30, "{words:?}");
+    for must in ["--target", "--hooks-dir", "--output", "-o"] {
+        assert!(words.iter().any(|w| w == must), "{must}: {words:?}");
+    }
     let gone = missing("nfs-gds.8", words.iter().map(String::as_str));
     assert!(gone.is_empty(), "nfs-gds.8 does not name {gone:?}");
     let gone = missing("nfs-gds.8", registry::names());
@@ -310,13 +248,20 @@ fn the_command_page_names_every_command_its_options_and_every_check_id() {
 #[test]
 fn every_page_states_the_crate_version_and_names_the_others() {
     let pages = ["mount.nfs-gds.8", "nfs-gds.8", "nfs-gds.toml.5"];
-    let shipped: Vec<String> =
+    // The templates of the generated pages, and the hand-written one.
+    let kept: Vec<String> =
         std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/man"))
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())
             .collect();
-    for name in &shipped {
-        assert!(pages.contains(&name.as_str()), "unexpected page {name}");
+    for name in &kept {
+        let page = name.strip_suffix(".in").unwrap_or(name);
+        assert!(pages.contains(&page), "unexpected page {name}");
+        assert_eq!(
+            name.ends_with(".in"),
+            Page::from_str(page, false).is_ok(),
+            "{name}: a page is generated from its template or written by hand"
+        );
     }
     for name in pages {
         let roff = source(name);
@@ -338,37 +283,21 @@ fn every_page_states_the_crate_version_and_names_the_others() {
 }
 
 /// What a missing policy file means, as mount.nfs-gds(8) says it: every check whose built-in
-/// level is `warn` is named there, and no other — a block written from the registry.
+/// level is `warn` is named there, and no other.
 #[test]
 fn the_helper_page_names_the_checks_that_default_to_warn() {
-    let names: Vec<String> = registry::all()
+    let text = text(&source("mount.nfs-gds.8"));
+    let warn: Vec<&str> = registry::all()
         .iter()
         .filter(|c| c.default_level == nfs_gds::checks::Level::Warn)
-        .map(|c| format!("\\fB{}\\fR", c.id.as_str().replace('-', "\\-")))
+        .map(|c| c.id.as_str())
         .collect();
-    let mut block = String::from("(");
-    let mut line_len = 1;
-    for (i, name) in names.iter().enumerate() {
-        let piece = if i + 1 == names.len() {
-            format!("{name};")
-        } else {
-            format!("{name},")
-        };
-        if line_len > 1 && line_len + 1 + piece.len() > 96 {
-            block.push('\n');
-            line_len = 0;
-        } else if line_len > 1 {
-            block.push(' ');
-            line_len += 1;
-        }
-        line_len += piece.len();
-        block.push_str(&piece);
-    }
-    block.push('\n');
-    check_block(
-        "packaging/man/mount.nfs-gds.8",
-        ".\\\" warn-checks:begin",
-        ".\\\" warn-checks:end",
-        &block,
-    );
+    assert!(warn.len() > 5, "{warn:?}");
+    let list = text
+        .split("for the advisory ones\n(")
+        .nth(1)
+        .and_then(|rest| rest.split(';').next())
+        .expect("the list of advisory checks");
+    let named: Vec<&str> = list.split(',').map(str::trim).collect();
+    assert_eq!(named, warn);
 }

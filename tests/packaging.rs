@@ -5,6 +5,8 @@
 use std::path::Path;
 use std::process::Command;
 
+use crate::support::generated::check_file;
+
 #[test]
 fn the_debian_changelog_is_generated_from_changelog_md() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -18,12 +20,8 @@ fn the_debian_changelog_is_generated_from_changelog_md() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let kept = std::fs::read(repo.join("packaging/debian/changelog")).unwrap();
-    assert!(
-        out.stdout == kept,
-        "packaging/debian/changelog is stale: bash packaging/changelog.sh deb > packaging/debian/changelog"
-    );
-    let text = String::from_utf8(kept).unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    check_file("packaging/debian/changelog", "packaging::", &text);
     let version = env!("CARGO_PKG_VERSION");
     assert!(
         text.starts_with(&format!("nfs-gds ({version}-1) ")),
@@ -173,4 +171,83 @@ fn the_hooks_file_ships_in_both_packages_where_no_runtime_reads_it() {
             "a package installs into a hooks.d directory"
         );
     }
+}
+
+/// The packages install the manual pages `nfs-gds generate-man` writes, never a copy kept in
+/// the tree: packaging/build-packages.sh writes every page into target/generated/man with the
+/// binary it packages, and the .deb's assets and the RPM's spec take section 8 from there.
+#[test]
+fn the_packages_install_the_generated_manual_pages() {
+    use clap::ValueEnum;
+    use nfs_gds::cli::reference::man::Page;
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |p: &str| std::fs::read_to_string(repo.join(p)).unwrap();
+    let script = read("packaging/build-packages.sh");
+    let written: Vec<&str> = script
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("for page in "))
+        .expect("a loop over the pages")
+        .trim_end_matches("; do")
+        .split_whitespace()
+        .collect();
+    let pages: Vec<&str> = Page::value_variants()
+        .iter()
+        .map(|p| p.file_name())
+        .collect();
+    assert_eq!(written, pages);
+    assert!(script.contains(r#""$binary" generate-man "$page" >"$generated/man/$page""#));
+    assert!(script.contains("generated=target/generated\n"));
+    let manifest = read("Cargo.toml");
+    assert!(manifest.contains(r#"["target/generated/man/*.8", "usr/share/man/man8/", "644"]"#));
+    assert!(!manifest.contains("packaging/man/*.8"));
+    let spec = read("packaging/rpm/nfs-gds.spec");
+    assert!(spec.contains("%{_mandir}/man8 $src/target/generated/man/*.8\n"));
+    assert!(!spec.contains("packaging/man/*.8"));
+}
+
+/// The packages install the completions `nfs-gds completions SHELL` writes, for bash, zsh and
+/// fish, at each family's path: build-packages.sh writes them with the binary it packages, and
+/// no copy is kept in the tree.
+#[test]
+fn the_packages_install_the_generated_completions() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |p: &str| std::fs::read_to_string(repo.join(p)).unwrap();
+    let script = read("packaging/build-packages.sh");
+    let manifest = read("Cargo.toml");
+    let spec = read("packaging/rpm/nfs-gds.spec");
+    for (shell, file, deb, rpm) in [
+        (
+            "bash",
+            "nfs-gds.bash",
+            "usr/share/bash-completion/completions/nfs-gds",
+            "%{_datadir}/bash-completion/completions/nfs-gds",
+        ),
+        (
+            "zsh",
+            "_nfs-gds",
+            "usr/share/zsh/vendor-completions/_nfs-gds",
+            "%{zsh_completions}/_nfs-gds",
+        ),
+        (
+            "fish",
+            "nfs-gds.fish",
+            "usr/share/fish/vendor_completions.d/nfs-gds.fish",
+            "%{_datadir}/fish/vendor_completions.d/nfs-gds.fish",
+        ),
+    ] {
+        let written = format!("\"$binary\" completions {shell} >\"$generated/completions/{file}\"");
+        assert!(
+            script.contains(&written),
+            "build-packages.sh lacks {written}"
+        );
+        let asset = format!("[\"target/generated/completions/{file}\", \"{deb}\", \"644\"]");
+        assert!(manifest.contains(&asset), "Cargo.toml lacks {asset}");
+        let install = format!("$src/target/generated/completions/{file} %{{buildroot}}{rpm}\n");
+        assert!(spec.contains(&install), "the spec lacks {install}");
+        assert!(
+            spec.contains(&format!("\n{rpm}\n")),
+            "the spec's %files lack {rpm}"
+        );
+    }
+    assert!(!repo.join("packaging/completions").exists());
 }

@@ -1,6 +1,7 @@
-//! The README's check table is generated from the registry: every check, its default level,
-//! whether the helper waits for it, and its doc line, in registry order. The test fails with the
-//! difference; `NFS_GDS_BLESS=1` writes the table.
+//! The README's tables written by the code: the check table from the registry (every check, its
+//! default level, whether the helper waits for it, and its doc line, in registry order), and the
+//! command table from the command-line definitions (each command's options and `about` line).
+//! The tests fail with the difference; `NFS_GDS_BLESS=1` writes the tables.
 
 use nfs_gds::checks::registry;
 
@@ -28,5 +29,20 @@ fn the_readme_check_table_is_the_registry() {
         "<!-- checks:begin -->",
         "<!-- checks:end -->",
         &table(),
+    );
+}
+
+#[test]
+fn the_readme_command_table_is_the_command_line() {
+    let table = nfs_gds::cli::reference::readme::command_table();
+    assert!(
+        table.contains("| `nfs-gds check [--json] [--probe]` |"),
+        "{table}"
+    );
+    check_block(
+        "README.md",
+        "<!-- commands:begin -->",
+        "<!-- commands:end -->",
+        &table,
     );
 }

@@ -11,8 +11,8 @@
 use clap::{Args, CommandFactory};
 use clap_complete::Shell;
 
+use super::reference::usage::helper_flag_names;
 use super::{exit, Cli, CmdError, Ctx, HELPER_NAME};
-use crate::mount::args::USAGE;
 use crate::nfs::NFS_RDMA_PORT;
 
 #[derive(Debug, Args)]
@@ -21,24 +21,9 @@ pub struct CompletionsArgs {
     pub shell: Shell,
 }
 
-/// The mount helper's flags, as its usage text lists them: every `-X` in the first column of a
-/// line (`  -s   sloppy: …`, `  -N NAMESPACE  …`, and both of `  -r, -w   …`).
-fn helper_flags() -> Vec<String> {
-    USAGE
-        .lines()
-        .filter_map(|l| l.strip_prefix("  "))
-        .filter(|l| l.starts_with('-'))
-        .filter_map(|l| l.split("  ").next())
-        .flat_map(|column| column.split(", "))
-        .filter_map(|flag| flag.split_whitespace().next())
-        .filter(|flag| flag.starts_with('-'))
-        .map(str::to_string)
-        .collect()
-}
-
 /// Bash completion for `mount.nfs-gds SPEC DIR [FLAGS]`.
 fn helper_bash() -> String {
-    let flags = helper_flags().join(" ");
+    let flags = helper_flag_names().join(" ");
     let options = [
         "proto=rdma".to_string(),
         format!("port={NFS_RDMA_PORT}"),

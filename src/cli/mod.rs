@@ -23,6 +23,7 @@ pub mod mount_helper;
 pub mod oci_hook;
 pub mod policy;
 pub mod provision;
+pub mod reference;
 pub mod verify;
 pub mod watch;
 
@@ -258,6 +259,9 @@ pub fn run(argv: Vec<OsString>) -> u8 {
     if let Err(e) = crate::mount::privilege::refuse_setuid(&privileges) {
         errln!("nfs-gds: {}", crate::escape::escape_control(&e.to_string()));
         return exit::ERROR;
+    }
+    if argv.get(1).is_some_and(|a| a == reference::GENERATE_MAN) {
+        return reference::generate_man(&argv[1..]);
     }
     let cli = match Cli::try_parse_from(&argv) {
         Ok(cli) => cli,

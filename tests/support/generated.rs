@@ -1,12 +1,49 @@
-//! Blocks of the documentation written by the code, not by hand: the text between a begin and an
-//! end marker line of a file is what a generator returns. A test compares them and fails with a
-//! line diff; run it with `NFS_GDS_BLESS=1` and it writes the generated block into the file
-//! instead.
+//! Text the code writes, kept in the tree and compared by the tests, and the one switch that
+//! writes it: `NFS_GDS_BLESS=1`. It covers the blocks of documentation between a begin and an
+//! end marker line ([`check_block`]: the README's tables, the check list of `nfs-gds.toml(5)`),
+//! whole generated files ([`check_file`]: the Debian changelog), and insta's snapshots
+//! ([`assert_snapshot!`](crate::support::assert_snapshot), which sets insta's own
+//! `INSTA_UPDATE=always` from it). Without it a test fails with a line diff and the command that
+//! writes the text; with it the test writes the text instead and passes, and `git diff` shows
+//! what changed.
 
 use std::path::Path;
+use std::sync::Once;
 
-/// The variable that makes [`check_block`] rewrite the file instead of failing.
+/// The variable that makes the tests write what they generate instead of failing.
 pub const BLESS: &str = "NFS_GDS_BLESS";
+
+/// Whether this run writes what it generates (`NFS_GDS_BLESS=1`).
+pub fn blessing() -> bool {
+    std::env::var_os(BLESS).is_some_and(|v| v == "1")
+}
+
+/// Makes insta follow [`BLESS`]: with it, insta's update mode is `always` (write the snapshot in
+/// place and pass) unless `INSTA_UPDATE` says otherwise. insta reads its mode once, at the
+/// process's first snapshot assertion, so this runs before every one
+/// ([`crate::support::assert_snapshot`]); the variable is set once, before insta reads it.
+pub fn insta_follows_bless() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        if blessing() && std::env::var_os("INSTA_UPDATE").is_none() {
+            std::env::set_var("INSTA_UPDATE", "always");
+        }
+    });
+}
+
+/// The command that writes what `module`'s tests generate.
+fn bless_command(module: &str) -> String {
+    format!("{BLESS}=1 cargo test --test integration -- {module}")
+}
+
+/// Writes `text` to `path`: beside it first and renamed over, so that the tests that read the
+/// file meanwhile see it whole.
+fn write(path: &Path, file: &str, text: &str) {
+    let fresh = path.with_extension("blessed");
+    std::fs::write(&fresh, text)
+        .and_then(|()| std::fs::rename(&fresh, path))
+        .unwrap_or_else(|e| panic!("{file}: {e}"));
+}
 
 /// Checks (or, with `NFS_GDS_BLESS=1`, writes) the lines between the line `begin` and the line
 /// `end` of `file` (relative to the crate) against `generated`.
@@ -17,21 +54,35 @@ pub fn check_block(file: &str, begin: &str, end: &str, generated: &str) {
     if block == generated {
         return;
     }
-    if std::env::var_os(BLESS).is_some_and(|v| v == "1") {
-        // Written beside and renamed over, so the tests that read the file meanwhile see it
-        // whole.
-        let fresh = path.with_extension("blessed");
-        std::fs::write(&fresh, format!("{before}{generated}{after}"))
-            .and_then(|()| std::fs::rename(&fresh, &path))
-            .unwrap_or_else(|e| panic!("{file}: {e}"));
+    if blessing() {
+        write(&path, file, &format!("{before}{generated}{after}"));
         return;
     }
     panic!(
-        "{file}: the block between the lines `{begin}` and `{end}` is generated from the check registry and \
-         differs from it (- in the file, + generated); run `{BLESS}=1 cargo test --test integration \
-         {}` to write it:\n{}",
-        module_of(file),
+        "{file}: the block between the lines `{begin}` and `{end}` is generated and differs \
+         from what generates it (- in the file, + generated); run `{}` to write it:\n{}",
+        bless_command(module_of(file)),
         diff(block, generated)
+    );
+}
+
+/// Checks (or, with `NFS_GDS_BLESS=1`, writes) the whole of `file` (relative to the crate)
+/// against `generated`, which `module`'s tests generate.
+pub fn check_file(file: &str, module: &str, generated: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+    let kept = std::fs::read_to_string(&path).unwrap_or_default();
+    if kept == generated {
+        return;
+    }
+    if blessing() {
+        write(&path, file, generated);
+        return;
+    }
+    panic!(
+        "{file} is generated and differs from what generates it (- in the file, + generated); \
+         run `{}` to write it:\n{}",
+        bless_command(module),
+        diff(&kept, generated)
     );
 }
 
@@ -105,4 +156,35 @@ fn a_block_lies_between_whole_marker_lines() {
     assert_eq!(block, "old\n");
     assert_eq!(after, "<!-- e -->\nrest\n");
     assert!(split("no markers\n", "<!-- b -->", "<!-- e -->").is_err());
+}
+
+#[test]
+fn the_bless_command_names_the_switch_and_the_tests() {
+    assert_eq!(
+        bless_command(module_of("README.md")),
+        "NFS_GDS_BLESS=1 cargo test --test integration -- readme"
+    );
+}
+
+/// insta is only ever called through [`crate::support::assert_snapshot`], so that the one
+/// switch writes every snapshot: no test module calls `insta::assert_*` itself.
+#[test]
+fn every_snapshot_assertion_follows_the_switch() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let (mut direct, mut through_switch) = (Vec::new(), 0);
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            if text.contains(&["insta", "::assert_"].concat()) {
+                direct.push(path.display().to_string());
+            }
+            through_switch += text.matches("\n    assert_snapshot!(").count();
+        }
+    }
+    assert!(
+        direct.is_empty(),
+        "insta called past the bless switch in {direct:?}"
+    );
+    assert!(through_switch >= 9, "{through_switch} snapshot assertions");
 }

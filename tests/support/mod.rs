@@ -42,6 +42,16 @@ pub fn nfs_gds() -> assert_cmd::Command {
     cmd
 }
 
+/// `insta::assert_snapshot!`, under the one bless switch: with `NFS_GDS_BLESS=1` it writes the
+/// snapshot ([`generated::insta_follows_bless`]). Every snapshot assertion goes through it.
+macro_rules! assert_snapshot {
+    ($($arg:tt)*) => {{
+        $crate::support::generated::insta_follows_bless();
+        insta::assert_snapshot!($($arg)*);
+    }};
+}
+pub(crate) use assert_snapshot;
+
 /// `nfs-gds --root <fixture> ARGS…`, run to completion.
 pub fn run(f: &Fixture, args: &[&str]) -> Output {
     nfs_gds()

@@ -10,6 +10,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{exit, CmdError, Ctx};
+use crate::checks::SCHEMA_VERSION;
 use crate::host::io::reader;
 use crate::host::FileKind;
 use crate::lint::{self, Finding, Severity, Source};
@@ -26,6 +27,7 @@ pub struct LintArgs {
 
 #[derive(Serialize)]
 struct JsonReport<'a> {
+    schema_version: u32,
     command: &'static str,
     verdict: &'static str,
     judged: usize,
@@ -49,6 +51,7 @@ pub fn run(args: &LintArgs, _ctx: &Ctx) -> Result<u8, CmdError> {
     let failed = report.failed();
     if args.json {
         let json = JsonReport {
+            schema_version: SCHEMA_VERSION,
             command: "lint",
             verdict: if failed { "fail" } else { "pass" },
             judged: report.judged,

@@ -45,6 +45,8 @@ fn non_empty_env(name: &str) -> Option<OsString> {
 
 /// Entry for argv\[0\] = `mount.nfs-gds`.
 pub fn run_persona(argv: &[OsString]) -> u8 {
+    // Never stopped by a failed write to stderr, not even by its first message.
+    super::err_out::keep_going();
     let root = non_empty_env("NFS_GDS_ROOT").map(PathBuf::from);
     if let Err(e) = super::root_is_a_directory(root.as_deref()) {
         return fail(e, crate::mount::exit_code::USAGE);

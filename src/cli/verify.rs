@@ -1,7 +1,6 @@
 //! `nfs-gds verify DIR`: the post-mount checks for an existing mount, with the transport trap
 //! as context. Same report, rendering and exit codes as `check` (0 ready, 1 not ready, 2 error).
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -78,7 +77,6 @@ pub fn run(args: &VerifyArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     } else {
         render::text(&report, ctx.style)
     };
-    // A closed pipe (`| head`) is not an error of the verification.
-    let _ = std::io::stdout().write_all(text.as_bytes());
+    out!("{text}");
     Ok(exit::of(report.verdict))
 }

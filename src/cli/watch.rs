@@ -3,12 +3,13 @@
 //! bytes went GPU-direct. Exit 0 GPU-direct, 1 anything else, 2 error. Reads only: it never
 //! writes nvidia-fs's stats file or a module parameter.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
+use serde::Serialize;
 
 use super::{exit, CmdError, Ctx};
+use crate::checks::SCHEMA_VERSION;
 use crate::host::mounts::read_mount_table;
 use crate::watch::report::{size, WatchReport};
 use crate::watch::{watch, RootSampler};
@@ -26,6 +27,16 @@ pub struct WatchArgs {
     /// Print the result as JSON
     #[arg(long)]
     pub json: bool,
+}
+
+/// `watch --json`: the report, with what was watched.
+#[derive(Serialize)]
+struct Document<'a> {
+    schema_version: u32,
+    command: &'static str,
+    mount_point: String,
+    #[serde(flatten)]
+    report: &'a WatchReport,
 }
 
 fn text(r: &WatchReport, dir: &str) -> String {
@@ -108,15 +119,17 @@ pub fn run(args: &WatchArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         },
     )?;
     let out = if args.json {
-        let mut v = serde_json::to_value(&report)?;
-        v["command"] = "watch".into();
-        v["mount_point"] = target.display().to_string().into();
-        format!("{}\n", serde_json::to_string_pretty(&v)?)
+        let doc = Document {
+            schema_version: SCHEMA_VERSION,
+            command: "watch",
+            mount_point: target.display().to_string(),
+            report: &report,
+        };
+        format!("{}\n", serde_json::to_string_pretty(&doc)?)
     } else {
         text(&report, &target.display().to_string())
     };
-    // A closed pipe (`| head`) is not an error of the watch.
-    let _ = std::io::stdout().write_all(out.as_bytes());
+    out!("{out}");
     Ok(if report.outcome.is_gpu_direct() {
         exit::READY
     } else {

@@ -23,6 +23,7 @@ pub mod mount_helper;
 pub mod oci_hook;
 pub mod policy;
 pub mod provision;
+pub mod report;
 pub mod verify;
 pub mod watch;
 
@@ -300,11 +301,17 @@ pub fn run(argv: Vec<OsString>) -> u8 {
         Command::Collect(args) => collect::run(&args, &ctx),
         Command::Agent(args) => agent::run(&args, &ctx),
         Command::Mount(args) => return mount_helper::run(&args, &ctx, cli.global.verbose),
-        Command::Verify(args) => verify::run(&args, &ctx),
-        Command::Watch(args) => watch::run(&args, &ctx),
+        Command::Verify(args) => {
+            verify::report(&args, &ctx).and_then(|r| report::show(&r, args.json, ctx.style))
+        }
+        Command::Watch(args) => {
+            watch::report(&args, &ctx).and_then(|r| report::show(&r, args.json, ctx.style))
+        }
         Command::OciHook(args) => oci_hook::run(&args, &ctx),
         Command::Policy(cmd) => policy::run(&cmd, &ctx),
-        Command::Lint(args) => lint::run(&args, &ctx),
+        Command::Lint(args) => {
+            lint::report(&args, &ctx).and_then(|r| report::show(&r, args.json, ctx.style))
+        }
         Command::Completions(args) => completions::run(&args, &ctx),
     };
     match result {

@@ -5,10 +5,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{exit, CmdError, Ctx};
+use super::{CmdError, Ctx};
 use crate::checks::catalogue::{mount_options, mount_transport, transport_trap};
 use crate::checks::registry::{self, Detail};
-use crate::checks::{render, CheckResult};
+use crate::checks::{CheckResult, Report};
 use crate::host::kernel::KernelInfo;
 use crate::host::mounts::{read_mount_table, server_names};
 use crate::nfs::{ServerAddrs, ShownExport};
@@ -27,7 +27,8 @@ pub struct VerifyArgs {
     pub json: bool,
 }
 
-pub fn run(args: &VerifyArgs, ctx: &Ctx) -> Result<u8, CmdError> {
+/// The mount's report, for [`super::report::show`].
+pub fn report(args: &VerifyArgs, ctx: &Ctx) -> Result<Report, CmdError> {
     let policy = ctx.policy()?;
     let cwd = if ctx.host.is_machine() {
         std::env::current_dir().unwrap_or_default()
@@ -66,17 +67,10 @@ pub fn run(args: &VerifyArgs, ctx: &Ctx) -> Result<u8, CmdError> {
             CheckResult::skip(mount_options::ID, "nothing is mounted"),
         ],
     };
-    let report = verdict::judge(results, &levels).into_report(
+    Ok(verdict::judge(results, &levels).into_report(
         "verify",
         &ctx.host.root.dir().display().to_string(),
         KernelInfo::read(&ctx.host.root)?.release,
         Some(target.display().to_string()),
-    );
-    let text = if args.json {
-        render::json(&report)
-    } else {
-        render::text(&report, ctx.style)
-    };
-    out!("{text}");
-    Ok(exit::of(report.verdict))
+    ))
 }

@@ -9,6 +9,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{exit, CmdError, Ctx};
+use crate::checks::render::TextStyle;
 use crate::checks::SCHEMA_VERSION;
 use crate::host::mounts::read_mount_table;
 use crate::watch::report::{size, WatchReport};
@@ -29,14 +30,15 @@ pub struct WatchArgs {
     pub json: bool,
 }
 
-/// `watch --json`: the report, with what was watched.
-#[derive(Serialize)]
-struct Document<'a> {
+/// What a watch found, with what was watched: `watch --json`'s document
+/// (`schemas/watch.schema.json`).
+#[derive(Debug, Serialize)]
+pub struct Watched {
     schema_version: u32,
     command: &'static str,
     mount_point: String,
     #[serde(flatten)]
-    report: &'a WatchReport,
+    report: WatchReport,
 }
 
 fn text(r: &WatchReport, dir: &str) -> String {
@@ -75,7 +77,8 @@ fn text(r: &WatchReport, dir: &str) -> String {
     out
 }
 
-pub fn run(args: &WatchArgs, ctx: &Ctx) -> Result<u8, CmdError> {
+/// The watch's report, for [`super::report::show`].
+pub fn report(args: &WatchArgs, ctx: &Ctx) -> Result<Watched, CmdError> {
     let cwd = if ctx.host.is_machine() {
         std::env::current_dir().unwrap_or_default()
     } else {
@@ -118,21 +121,25 @@ pub fn run(args: &WatchArgs, ctx: &Ctx) -> Result<u8, CmdError> {
             )
         },
     )?;
-    let out = if args.json {
-        let doc = Document {
-            schema_version: SCHEMA_VERSION,
-            command: "watch",
-            mount_point: target.display().to_string(),
-            report: &report,
-        };
-        format!("{}\n", serde_json::to_string_pretty(&doc)?)
-    } else {
-        text(&report, &target.display().to_string())
-    };
-    out!("{out}");
-    Ok(if report.outcome.is_gpu_direct() {
-        exit::READY
-    } else {
-        exit::NOT_READY
+    Ok(Watched {
+        schema_version: SCHEMA_VERSION,
+        command: "watch",
+        mount_point: target.display().to_string(),
+        report,
     })
+}
+
+impl super::report::Report for Watched {
+    fn text(&self, _: TextStyle) -> String {
+        text(&self.report, &self.mount_point)
+    }
+
+    fn json(&self) -> Result<String, CmdError> {
+        Ok(format!("{}\n", serde_json::to_string_pretty(self)?))
+    }
+
+    /// 0 when the bytes went GPU-direct, 1 otherwise.
+    fn exit_code(&self) -> u8 {
+        exit::ready_or_not(self.report.outcome.is_gpu_direct())
+    }
 }

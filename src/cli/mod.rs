@@ -295,7 +295,9 @@ pub fn run(argv: Vec<OsString>) -> u8 {
     let ctx = Ctx::new(&cli.global);
     let result = match cli.command {
         Command::Check(args) => check::run(&args, &ctx),
-        Command::InspectModule(args) => inspect_module::run(&args, &ctx),
+        Command::InspectModule(args) => {
+            inspect_module::report(&args, &ctx).and_then(|r| report::show(&r, args.json, ctx.style))
+        }
         Command::Doctor(args) => doctor::run(&args, &ctx),
         Command::Provision(args) => provision::run(&args, &ctx),
         Command::Collect(args) => collect::run(&args, &ctx),

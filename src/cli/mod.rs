@@ -294,11 +294,14 @@ pub fn run(argv: Vec<OsString>) -> u8 {
     }
     let ctx = Ctx::new(&cli.global);
     let result = match cli.command {
-        Command::Check(args) => check::run(&args, &ctx),
+        Command::Check(args) => {
+            check::report(&args, &ctx).and_then(|r| report::show(&r, args.json, ctx.style))
+        }
         Command::InspectModule(args) => {
             inspect_module::report(&args, &ctx).and_then(|r| report::show(&r, args.json, ctx.style))
         }
-        Command::Doctor(args) => doctor::run(&args, &ctx),
+        Command::Doctor(args) => doctor::diagnose_host(&ctx, args.probe)
+            .and_then(|d| report::show(&d, args.format(), ctx.style)),
         Command::Provision(args) => provision::run(&args, &ctx),
         Command::Collect(args) => collect::run(&args, &ctx),
         Command::Agent(args) => agent::run(&args, &ctx),

@@ -10,6 +10,8 @@ use serde_json::Value;
 
 use crate::mount_fixture::{Fixture, BEFORE, BEFORE_STATS};
 
+mod output;
+
 /// A check as one command judged it: status, and level where the command shows one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Seen {

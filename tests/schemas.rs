@@ -1,6 +1,7 @@
 //! The JSON schemas published in `schemas/` describe what the commands really write: `check
 //! --json`, `doctor --json` and the agent's status file, on a ready node, a node without hooks,
-//! and a node whose RDMA mounts fail, are validated against them.
+//! and a node whose RDMA mounts fail, are validated against them; so is `lint --json` on
+//! manifests with findings of every severity (and `watch --json`, in its own tests).
 
 use std::path::Path;
 
@@ -40,7 +41,8 @@ fn nodes() -> Vec<Fixture> {
     vec![ready, no_hooks, mounts]
 }
 
-fn assert_valid(schema_name: &str, doc: &Value) {
+/// `doc` is what the schema `schema_name` of `schemas/` describes.
+pub(crate) fn assert_valid(schema_name: &str, doc: &Value) {
     let v = violations(&schema(schema_name), doc);
     assert!(v.is_empty(), "{schema_name}: {v:#?}\n{doc:#}");
 }
@@ -66,5 +68,24 @@ fn check_doctor_and_agent_output_match_their_schemas() {
             "agent-status.schema.json",
             &serde_json::from_slice(&status).unwrap(),
         );
+    }
+}
+
+#[test]
+fn lint_output_matches_its_schema() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for file in [
+        "tests/fixtures/lint/volumes-wrong.yaml",
+        "deploy/examples/lint/pv-rdma.yaml",
+    ] {
+        let o = nfs_gds()
+            .args(["lint", "--json"])
+            .arg(dir.join(file))
+            .output()
+            .unwrap();
+        assert!(o.status.code().is_some_and(|c| c < 2), "{}", stderr(&o));
+        let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert!(!doc["findings"].as_array().unwrap().is_empty(), "{doc}");
+        assert_valid("lint.schema.json", &doc);
     }
 }

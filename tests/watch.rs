@@ -93,6 +93,7 @@ fn reads_nvidia_fs_did_not_move_went_through_cpu_memory_in_json_too() {
     });
     assert_eq!(code, 1, "{text}");
     let doc: Value = serde_json::from_str(&text).unwrap();
+    crate::schemas::assert_valid("watch.schema.json", &doc);
     assert_eq!(doc["command"], "watch");
     assert_eq!(doc["outcome"], "through-cpu-memory");
     assert_eq!(doc["mount"]["read_bytes"], 1u64 << 30);

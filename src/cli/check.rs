@@ -5,8 +5,8 @@
 
 use clap::Args;
 
-use super::{exit, CmdError, Ctx};
-use crate::checks::{fix, registry, render, CheckResult};
+use super::{CmdError, Ctx};
+use crate::checks::{fix, registry, CheckResult, Report};
 use crate::doctor::fstab::{nconnect_before_mount, parse_nfs_gds_entries};
 use crate::host::HostFacts;
 use crate::policy::Policy;
@@ -71,18 +71,13 @@ fn fstab_lines(facts: &HostFacts) -> Result<Vec<CheckResult>, CmdError> {
         .collect())
 }
 
-pub fn run(args: &CheckArgs, ctx: &Ctx) -> Result<u8, CmdError> {
+/// The node's report, for [`super::report::show`].
+pub fn report(args: &CheckArgs, ctx: &Ctx) -> Result<Report, CmdError> {
     let (facts, judged) = judge_node(ctx, &ctx.policy()?, args.probe)?;
-    let report = judged.into_report(
+    Ok(judged.into_report(
         "check",
         &ctx.host.root.dir().display().to_string(),
         facts.kernel.release,
         None,
-    );
-    if args.json {
-        out!("{}", render::json(&report));
-    } else {
-        out!("{}", render::text(&report, ctx.style));
-    }
-    Ok(exit::of(report.verdict))
+    ))
 }

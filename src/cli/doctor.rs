@@ -2,8 +2,9 @@
 
 use clap::Args;
 
-use super::{exit, CmdError, Ctx};
-use crate::doctor::{self, render};
+use super::report::Format;
+use super::{CmdError, Ctx};
+use crate::doctor;
 use crate::host::HostFacts;
 use crate::policy::intent::read_declared;
 
@@ -39,14 +40,15 @@ pub fn diagnose_host(ctx: &Ctx, probe: bool) -> Result<doctor::Diagnosis, CmdErr
     )?)
 }
 
-pub fn run(args: &DoctorArgs, ctx: &Ctx) -> Result<u8, CmdError> {
-    let d = diagnose_host(ctx, args.probe)?;
-    if args.json {
-        outln!("{}", serde_json::to_string_pretty(&d)?);
-    } else if args.markdown {
-        out!("{}", render::markdown(&d));
-    } else {
-        out!("{}", render::text(&d, ctx.style));
+impl DoctorArgs {
+    /// How the diagnosis is shown.
+    pub fn format(&self) -> Format {
+        if self.json {
+            Format::Json
+        } else if self.markdown {
+            Format::Markdown
+        } else {
+            Format::Text
+        }
     }
-    Ok(exit::of(d.verdict))
 }

@@ -51,19 +51,21 @@ pub enum HooksVerdict {
     NotRpcrdma,
 }
 
+/// What one module file contains and the verdict on its hooks: `inspect-module --json`'s
+/// document.
 #[derive(Debug, Serialize)]
-struct InspectReport<'a> {
+pub struct Inspected {
     schema_version: u32,
     /// Always `inspect-module`, like the `command` of every other JSON document.
     command: &'static str,
-    module: &'a ModuleFile,
+    module: ModuleFile,
     hooks: HooksVerdict,
     /// `rpcrdma-hooks` and `rpcrdma-hook-export` for this file, as `check` reports them; absent
     /// for a module that is not rpcrdma.
     #[serde(skip_serializing_if = "Option::is_none")]
-    checks: Option<&'a [CheckResult; 2]>,
+    checks: Option<[CheckResult; 2]>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    kernel_rule: Option<&'a GplRule>,
+    kernel_rule: Option<GplRule>,
 }
 
 /// The file to inspect, and where it sits in the module tree when it was found by name.
@@ -277,7 +279,8 @@ fn verdict_line(f: &ModuleFile, v: HooksVerdict) -> String {
     }
 }
 
-pub fn run(args: &InspectArgs, ctx: &Ctx) -> Result<u8, CmdError> {
+/// The file's report, for [`super::report::show`].
+pub fn report(args: &InspectArgs, ctx: &Ctx) -> Result<Inspected, CmdError> {
     let (path, origin) = resolve(ctx, &args.module)?;
     // A file found by name is below the root and read inside it; a path is the user's own.
     let file = match origin {
@@ -311,26 +314,38 @@ pub fn run(args: &InspectArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     } else {
         (HooksVerdict::NotRpcrdma, None, None)
     };
-    if args.json {
-        let report = InspectReport {
-            schema_version: SCHEMA_VERSION,
-            command: "inspect-module",
-            module: &file,
-            hooks: v,
-            checks: checks.as_ref(),
-            kernel_rule: rule.as_ref(),
-        };
-        outln!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        out!(
-            "{}",
-            text(&file, v, rule.as_ref(), checks.as_ref(), ctx.style)
-        );
+    Ok(Inspected {
+        schema_version: SCHEMA_VERSION,
+        command: "inspect-module",
+        module: file,
+        hooks: v,
+        checks,
+        kernel_rule: rule,
+    })
+}
+
+impl super::report::Report for Inspected {
+    fn text(&self, style: TextStyle) -> String {
+        text(
+            &self.module,
+            self.hooks,
+            self.kernel_rule.as_ref(),
+            self.checks.as_ref(),
+            style,
+        )
     }
-    Ok(exit::ready_or_not(matches!(
-        v,
-        HooksVerdict::Usable | HooksVerdict::NotRpcrdma
-    )))
+
+    fn json(&self) -> Result<String, CmdError> {
+        Ok(format!("{}\n", serde_json::to_string_pretty(self)?))
+    }
+
+    /// 0 when the hooks are usable (or not this module's to carry), 1 otherwise.
+    fn exit_code(&self) -> u8 {
+        exit::ready_or_not(matches!(
+            self.hooks,
+            HooksVerdict::Usable | HooksVerdict::NotRpcrdma
+        ))
+    }
 }
 
 #[cfg(test)]

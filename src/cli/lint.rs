@@ -10,6 +10,8 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{exit, CmdError, Ctx};
+use crate::checks::render::TextStyle;
+use crate::checks::SCHEMA_VERSION;
 use crate::host::io::reader;
 use crate::host::FileKind;
 use crate::lint::{self, Finding, Severity, Source};
@@ -24,15 +26,21 @@ pub struct LintArgs {
     pub json: bool,
 }
 
-#[derive(Serialize)]
-struct JsonReport<'a> {
+/// What lint found: `lint --json`'s document (`schemas/lint.schema.json`).
+#[derive(Debug, Serialize)]
+pub struct Linted {
+    schema_version: u32,
     command: &'static str,
     verdict: &'static str,
     judged: usize,
-    findings: &'a [Finding],
+    findings: Vec<Finding>,
+    /// Whether a finding fails ([`lint::LintReport::failed`]).
+    #[serde(skip)]
+    failed: bool,
 }
 
-pub fn run(args: &LintArgs, _ctx: &Ctx) -> Result<u8, CmdError> {
+/// The files' report, for [`super::report::show`].
+pub fn report(args: &LintArgs, _ctx: &Ctx) -> Result<Linted, CmdError> {
     let mut texts = Vec::new();
     for path in &args.files {
         let read = reader::read_named(path, FileKind::Config)?
@@ -47,35 +55,49 @@ pub fn run(args: &LintArgs, _ctx: &Ctx) -> Result<u8, CmdError> {
         .collect();
     let report = lint::lint(&sources)?;
     let failed = report.failed();
-    if args.json {
-        let json = JsonReport {
-            command: "lint",
-            verdict: if failed { "fail" } else { "pass" },
-            judged: report.judged,
-            findings: &report.findings,
-        };
-        outln!("{}", serde_json::to_string_pretty(&json)?);
-    } else {
-        for f in &report.findings {
-            outln!(
-                "{}:{}: {}: {} [{}]",
+    Ok(Linted {
+        schema_version: SCHEMA_VERSION,
+        command: "lint",
+        verdict: if failed { "fail" } else { "pass" },
+        judged: report.judged,
+        findings: report.findings,
+        failed,
+    })
+}
+
+impl super::report::Report for Linted {
+    /// A line per finding (`file:line: severity: message [rule]`), then the verdict line.
+    fn text(&self, _: TextStyle) -> String {
+        let mut out = String::new();
+        for f in &self.findings {
+            out.push_str(&format!(
+                "{}:{}: {}: {} [{}]\n",
                 f.file,
                 f.line,
                 f.severity.as_str(),
                 crate::escape::escape_control(&f.message),
                 f.rule
-            );
+            ));
         }
-        let count = |s| report.findings.iter().filter(|f| f.severity == s).count();
-        outln!(
-            "nfs-gds lint: {} ({} object{} judged, {} failed, {} warning{})",
-            if failed { "FAIL" } else { "PASS" },
-            report.judged,
-            if report.judged == 1 { "" } else { "s" },
+        let count = |s| self.findings.iter().filter(|f| f.severity == s).count();
+        out.push_str(&format!(
+            "nfs-gds lint: {} ({} object{} judged, {} failed, {} warning{})\n",
+            if self.failed { "FAIL" } else { "PASS" },
+            self.judged,
+            if self.judged == 1 { "" } else { "s" },
             count(Severity::Fail),
             count(Severity::Warn),
             if count(Severity::Warn) == 1 { "" } else { "s" },
-        );
+        ));
+        out
     }
-    Ok(if failed { exit::NOT_READY } else { exit::READY })
+
+    fn json(&self) -> Result<String, CmdError> {
+        Ok(format!("{}\n", serde_json::to_string_pretty(self)?))
+    }
+
+    /// 0 when nothing fails, 1 when something does.
+    fn exit_code(&self) -> u8 {
+        exit::ready_or_not(!self.failed)
+    }
 }

@@ -24,6 +24,7 @@ pub mod oci_hook;
 pub mod policy;
 pub mod provision;
 pub mod reference;
+pub mod report;
 pub mod verify;
 pub mod watch;
 
@@ -31,7 +32,7 @@ use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::checks::render::TextStyle;
 use host::Host;
@@ -263,88 +264,162 @@ pub fn run(argv: Vec<OsString>) -> u8 {
     if argv.get(1).is_some_and(|a| a == reference::GENERATE_MAN) {
         return reference::generate_man(&argv[1..]);
     }
-    let cli = match Cli::try_parse_from(&argv) {
-        Ok(cli) => cli,
-        Err(e) => {
-            let _ = e.print();
-            return if !e.use_stderr() {
-                exit::READY
-            } else if subcommand_of(&argv).is_some_and(|s| s == "mount") {
-                // mount(8)'s code for a usage error; 2 would read as a system error.
-                crate::mount::exit_code::USAGE
-            } else {
-                exit::ERROR
-            };
-        }
+    let (cli, json) = match parse(&argv) {
+        Ok(parsed) => parsed,
+        Err(e) => return refused(&argv, &e),
     };
-    init_logging(
-        cli.global.verbose,
-        color::enabled_here(cli.global.color, std::io::stderr().is_terminal()),
-    );
+    // The faces that must finish what they started are never stopped by a stderr that can no
+    // longer be written, not even by their first message (a root that is not a directory).
+    match &cli.command {
+        Command::Mount(_) | Command::Agent(_) => err_out::keep_going(),
+        Command::OciHook(a) if a.judges() => err_out::keep_going(),
+        _ => {}
+    }
+    // The helper starts its own logging, at the level of `-v` before or after `mount`.
+    if !matches!(cli.command, Command::Mount(_)) {
+        init_logging(
+            cli.global.verbose,
+            color::enabled_here(cli.global.color, std::io::stderr().is_terminal()),
+        );
+    }
     if let Err(e) = root_is_a_directory(cli.global.root.as_deref()) {
         // The hook's exit code is its verdict on a container: its failure policy decides, and
         // it says so in its own line.
         if let Command::OciHook(a) = &cli.command {
-            if !a.install && !a.uninstall {
+            if a.judges() {
                 return oci_hook::run_without_root(&Ctx::new(&cli.global).host.root, &e);
             }
         }
-        errln!("nfs-gds: {}", crate::escape::escape_control(&e));
-        if let Some(command) = json_command(&cli.command) {
-            let doc = serde_json::json!({"command": command, "error": e});
-            if out::line(format_args!("{doc}")).is_err() {
-                return out::end_on_closed_pipe();
-            }
-        }
-        return match cli.command {
+        let code = match cli.command {
             Command::Mount(_) => crate::mount::exit_code::USAGE,
             _ => exit::ERROR,
         };
+        return failed(json.as_deref(), &e, code);
     }
     let ctx = Ctx::new(&cli.global);
-    let json = json_command(&cli.command);
     let result = match cli.command {
-        Command::Check(args) => check::run(&args, &ctx),
-        Command::InspectModule(args) => inspect_module::run(&args, &ctx),
-        Command::Doctor(args) => doctor::run(&args, &ctx),
+        Command::Check(args) => {
+            check::report(&args, &ctx).and_then(|r| report::show(&r, args.json, ctx.style))
+        }
+        Command::InspectModule(args) => {
+            inspect_module::report(&args, &ctx).and_then(|r| report::show(&r, args.json, ctx.style))
+        }
+        Command::Doctor(args) => doctor::diagnose_host(&ctx, args.probe)
+            .and_then(|d| report::show(&d, args.format(), ctx.style)),
         Command::Provision(args) => provision::run(&args, &ctx),
         Command::Collect(args) => collect::run(&args, &ctx),
         Command::Agent(args) => agent::run(&args, &ctx),
         Command::Mount(args) => return mount_helper::run(&args, &ctx, cli.global.verbose),
-        Command::Verify(args) => verify::run(&args, &ctx),
-        Command::Watch(args) => watch::run(&args, &ctx),
+        Command::Verify(args) => {
+            verify::report(&args, &ctx).and_then(|r| report::show(&r, args.json, ctx.style))
+        }
+        Command::Watch(args) => {
+            watch::report(&args, &ctx).and_then(|r| report::show(&r, args.json, ctx.style))
+        }
         Command::OciHook(args) => oci_hook::run(&args, &ctx),
         Command::Policy(cmd) => policy::run(&cmd, &ctx),
-        Command::Lint(args) => lint::run(&args, &ctx),
+        Command::Lint(args) => {
+            lint::report(&args, &ctx).and_then(|r| report::show(&r, args.json, ctx.style))
+        }
         Command::Completions(args) => completions::run(&args, &ctx),
     };
     match result {
         Ok(code) => code,
         Err(e) if out::is_closed_pipe(&*e) => out::end_on_closed_pipe(),
-        Err(e) => {
-            errln!("nfs-gds: {}", crate::escape::escape_control(&e.to_string()));
-            if let Some(command) = json {
-                // A script that parses stdout gets an object too, not an empty document.
-                let doc = serde_json::json!({"command": command, "error": e.to_string()});
-                if out::line(format_args!("{doc}")).is_err() {
-                    return out::end_on_closed_pipe();
-                }
-            }
-            exit::ERROR
-        }
+        Err(e) => failed(json.as_deref(), &e.to_string(), exit::ERROR),
     }
 }
 
-/// The name of the command when it was asked for JSON (`--json`).
-fn json_command(command: &Command) -> Option<&'static str> {
-    match command {
-        Command::Check(a) if a.json => Some("check"),
-        Command::Doctor(a) if a.json => Some("doctor"),
-        Command::InspectModule(a) if a.json => Some("inspect-module"),
-        Command::Verify(a) if a.json => Some("verify"),
-        Command::Lint(a) if a.json => Some("lint"),
-        _ => None,
+/// Parses `argv`, and says which command was asked for JSON.
+fn parse(argv: &[OsString]) -> Result<(Cli, Option<String>), clap::Error> {
+    let mut matches = Cli::command().try_get_matches_from(argv)?;
+    let json = json_command(&matches);
+    let cli = Cli::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut Cli::command()))?;
+    Ok((cli, json))
+}
+
+/// The command (`check`, `policy show`) when its arguments define `--json` and it was given:
+/// every command with such a flag speaks JSON, errors included, without being listed here.
+fn json_command(matches: &clap::ArgMatches) -> Option<String> {
+    let mut names = Vec::new();
+    let mut m = matches;
+    while let Some((name, sub)) = m.subcommand() {
+        names.push(name);
+        m = sub;
     }
+    matches!(m.try_get_one::<bool>(JSON), Ok(Some(true))).then(|| names.join(" "))
+}
+
+/// The id of the flag that asks a command for JSON.
+const JSON: &str = "json";
+
+/// The same for a command line clap refused: the subcommands `argv` names, and `--json` among
+/// its words when the last of them defines it.
+fn json_command_refused(argv: &[OsString]) -> Option<String> {
+    let mut cmd = Cli::command();
+    let mut names = Vec::new();
+    let mut asked = false;
+    let mut words = argv.iter().skip(1).map(|a| a.to_string_lossy());
+    while let Some(w) = words.next() {
+        if w == "--" {
+            break;
+        } else if w == "--json" {
+            asked = true;
+        } else if w == "--root" || w == "--config" || w == "--color" {
+            words.next();
+        } else if !w.starts_with('-') {
+            if let Some(sub) = cmd.find_subcommand(&*w).cloned() {
+                names.push(sub.get_name().to_string());
+                cmd = sub;
+            }
+        }
+    }
+    let speaks = cmd.get_arguments().any(|a| a.get_id() == JSON);
+    (asked && speaks && !names.is_empty()).then(|| names.join(" "))
+}
+
+/// A command line clap refused (or `--help`, `--version`): its message, and the exit code.
+fn refused(argv: &[OsString], e: &clap::Error) -> u8 {
+    let printed = e.print();
+    if !e.use_stderr() {
+        // --help and --version into a closed pipe end as every output there ends.
+        return match printed {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => out::end_on_closed_pipe(),
+            _ => exit::READY,
+        };
+    }
+    if subcommand_of(argv).is_some_and(|s| s == "mount") {
+        // mount(8)'s code for a usage error; 2 would read as a system error.
+        return crate::mount::exit_code::USAGE;
+    }
+    if let Some(command) = json_command_refused(argv) {
+        let text = e.to_string();
+        let first = text.lines().next().unwrap_or_default();
+        let message = first.strip_prefix("error: ").unwrap_or(first);
+        if json_error(&command, message).is_err() {
+            return out::end_on_closed_pipe();
+        }
+    }
+    exit::ERROR
+}
+
+/// An error that ends a command: its message on stderr, and under `--json` (`json` names the
+/// command) one JSON object on stdout too, so a script that parses stdout gets an object, not
+/// an empty document. Returns `code`, or ends as on any closed stdout.
+fn failed(json: Option<&str>, message: &str, code: u8) -> u8 {
+    errln!("nfs-gds: {}", crate::escape::escape_control(message));
+    if let Some(command) = json {
+        if json_error(command, message).is_err() {
+            return out::end_on_closed_pipe();
+        }
+    }
+    code
+}
+
+/// `{"command": …, "error": …}` on one line of stdout.
+fn json_error(command: &str, message: &str) -> std::io::Result<()> {
+    let doc = serde_json::json!({"command": command, "error": message});
+    out::line(format_args!("{doc}"))
 }
 
 /// An error that stops a command; printed once, as `nfs-gds: <message>`.
@@ -353,7 +428,6 @@ pub type CmdError = Box<dyn std::error::Error>;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn clap_definition_is_consistent() {
@@ -381,6 +455,33 @@ mod tests {
             Some(&OsString::from("verify"))
         );
         assert_eq!(subcommand_of(&argv(&["nfs-gds", "--root"])), None);
+    }
+
+    #[test]
+    fn a_command_speaks_json_when_its_arguments_define_json_and_it_is_given() {
+        let argv = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
+        let asked = |v: &[&str]| parse(&argv(v)).unwrap().1;
+        assert_eq!(
+            asked(&["nfs-gds", "watch", "/m", "--json"]).as_deref(),
+            Some("watch")
+        );
+        assert_eq!(
+            asked(&["nfs-gds", "--root", "/r", "check", "--json"]).as_deref(),
+            Some("check")
+        );
+        assert_eq!(asked(&["nfs-gds", "check"]), None);
+        assert_eq!(asked(&["nfs-gds", "agent", "--once"]), None);
+        assert_eq!(asked(&["nfs-gds", "policy", "show"]), None);
+        // A command line clap refuses: the same answer from its words.
+        let refused = |v: &[&str]| json_command_refused(&argv(v));
+        assert_eq!(
+            refused(&["nfs-gds", "--root", "/r", "lint", "--json", "--bad"]).as_deref(),
+            Some("lint")
+        );
+        assert_eq!(refused(&["nfs-gds", "lint", "--bad"]), None);
+        assert_eq!(refused(&["nfs-gds", "agent", "--json"]), None);
+        assert_eq!(refused(&["nfs-gds", "--json"]), None);
+        assert_eq!(refused(&["nfs-gds", "lint", "--", "--json"]), None);
     }
 
     #[test]

@@ -41,6 +41,8 @@ pub struct MountArgs {
 
 /// Entry for argv\[0\] = `mount.nfs-gds`.
 pub fn run_persona(argv: &[OsString]) -> u8 {
+    // Never stopped by a failed write to stderr, not even by its first message.
+    super::err_out::keep_going();
     let env = crate::host::io::env::Env::get();
     if let Err(e) = super::root_is_a_directory(env.root.as_deref()) {
         return fail(e, crate::mount::exit_code::USAGE);

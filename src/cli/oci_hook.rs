@@ -58,6 +58,14 @@ pub struct OciHookArgs {
     pub hooks_dir: Option<String>,
 }
 
+impl OciHookArgs {
+    /// Whether it judges a container (rather than installing or removing the hook): then its
+    /// exit code is its verdict, and nothing else may end it.
+    pub fn judges(&self) -> bool {
+        !self.install && !self.uninstall
+    }
+}
+
 /// `--install` / `--uninstall`: says what was written or removed.
 fn install_or_uninstall(args: &OciHookArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let dir = args.hooks_dir.as_deref().unwrap_or(install::HOOKS_DIR);
@@ -120,7 +128,7 @@ fn read_stdin() -> Result<Vec<u8>, String> {
 }
 
 pub fn run(args: &OciHookArgs, ctx: &Ctx) -> Result<u8, CmdError> {
-    if args.install || args.uninstall {
+    if !args.judges() {
         return install_or_uninstall(args, ctx);
     }
     let policy = || ctx.policy_with_path().map(|(_, p)| p);

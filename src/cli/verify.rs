@@ -1,15 +1,14 @@
 //! `nfs-gds verify DIR`: the post-mount checks for an existing mount, with the transport trap
 //! as context. Same report, rendering and exit codes as `check` (0 ready, 1 not ready, 2 error).
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{exit, CmdError, Ctx};
+use super::{CmdError, Ctx};
 use crate::checks::catalogue::{mount_options, mount_transport, transport_trap};
 use crate::checks::registry::{self, Detail};
-use crate::checks::{render, CheckResult};
+use crate::checks::{CheckResult, Report};
 use crate::host::kernel::KernelInfo;
 use crate::host::mounts::{read_mount_table, server_names};
 use crate::nfs::{ServerAddrs, ShownExport};
@@ -28,7 +27,8 @@ pub struct VerifyArgs {
     pub json: bool,
 }
 
-pub fn run(args: &VerifyArgs, ctx: &Ctx) -> Result<u8, CmdError> {
+/// The mount's report, for [`super::report::show`].
+pub fn report(args: &VerifyArgs, ctx: &Ctx) -> Result<Report, CmdError> {
     let policy = ctx.policy()?;
     let target = ctx.host.mount_point(&args.dir);
     let table = read_mount_table(&ctx.host.root)?;
@@ -62,18 +62,10 @@ pub fn run(args: &VerifyArgs, ctx: &Ctx) -> Result<u8, CmdError> {
             CheckResult::skip(mount_options::ID, "nothing is mounted"),
         ],
     };
-    let report = verdict::judge(results, &levels).into_report(
+    Ok(verdict::judge(results, &levels).into_report(
         "verify",
         &ctx.host.root.dir().display().to_string(),
         KernelInfo::read(&ctx.host.root)?.release,
         Some(target.display().to_string()),
-    );
-    let text = if args.json {
-        render::json(&report)
-    } else {
-        render::text(&report, ctx.style)
-    };
-    // A closed pipe (`| head`) is not an error of the verification.
-    let _ = std::io::stdout().write_all(text.as_bytes());
-    Ok(exit::of(report.verdict))
+    ))
 }

@@ -3,12 +3,14 @@
 //! bytes went GPU-direct. Exit 0 GPU-direct, 1 anything else, 2 error. Reads only: it never
 //! writes nvidia-fs's stats file or a module parameter.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
+use serde::Serialize;
 
 use super::{exit, CmdError, Ctx};
+use crate::checks::render::TextStyle;
+use crate::checks::SCHEMA_VERSION;
 use crate::host::mounts::read_mount_table;
 use crate::watch::report::{size, WatchReport};
 use crate::watch::{watch, RootSampler};
@@ -26,6 +28,17 @@ pub struct WatchArgs {
     /// Print the result as JSON
     #[arg(long)]
     pub json: bool,
+}
+
+/// What a watch found, with what was watched: `watch --json`'s document
+/// (`schemas/watch.schema.json`).
+#[derive(Debug, Serialize)]
+pub struct Watched {
+    schema_version: u32,
+    command: &'static str,
+    mount_point: String,
+    #[serde(flatten)]
+    report: WatchReport,
 }
 
 fn text(r: &WatchReport, dir: &str) -> String {
@@ -64,7 +77,8 @@ fn text(r: &WatchReport, dir: &str) -> String {
     out
 }
 
-pub fn run(args: &WatchArgs, ctx: &Ctx) -> Result<u8, CmdError> {
+/// The watch's report, for [`super::report::show`].
+pub fn report(args: &WatchArgs, ctx: &Ctx) -> Result<Watched, CmdError> {
     let target = ctx.host.mount_point(&args.dir);
     let table = read_mount_table(&ctx.host.root)?;
     let Some(mount) = table.topmost_at(&target) else {
@@ -102,19 +116,25 @@ pub fn run(args: &WatchArgs, ctx: &Ctx) -> Result<u8, CmdError> {
             )
         },
     )?;
-    let out = if args.json {
-        let mut v = serde_json::to_value(&report)?;
-        v["command"] = "watch".into();
-        v["mount_point"] = target.display().to_string().into();
-        format!("{}\n", serde_json::to_string_pretty(&v)?)
-    } else {
-        text(&report, &target.display().to_string())
-    };
-    // A closed pipe (`| head`) is not an error of the watch.
-    let _ = std::io::stdout().write_all(out.as_bytes());
-    Ok(if report.outcome.is_gpu_direct() {
-        exit::READY
-    } else {
-        exit::NOT_READY
+    Ok(Watched {
+        schema_version: SCHEMA_VERSION,
+        command: "watch",
+        mount_point: target.display().to_string(),
+        report,
     })
+}
+
+impl super::report::Report for Watched {
+    fn text(&self, _: TextStyle) -> String {
+        text(&self.report, &self.mount_point)
+    }
+
+    fn json(&self) -> Result<String, CmdError> {
+        Ok(format!("{}\n", serde_json::to_string_pretty(self)?))
+    }
+
+    /// 0 when the bytes went GPU-direct, 1 otherwise.
+    fn exit_code(&self) -> u8 {
+        exit::ready_or_not(self.report.outcome.is_gpu_direct())
+    }
 }

@@ -3,6 +3,7 @@
 //! programs it may run (and their recorded outputs in a bundle), and the root-only facts cache.
 
 pub mod conf_dirs;
+pub mod error;
 pub mod facts_cache;
 pub mod file_identity;
 pub mod fill_lock;
@@ -13,3 +14,4 @@ pub mod programs;
 pub mod reader;
 pub mod root;
 pub mod runner;
+pub mod unchanged;

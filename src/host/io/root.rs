@@ -1,5 +1,4 @@
-//! The root every host path is resolved against, the record of what was read below it, and the
-//! error every failed read becomes (it always names the path).
+//! The root every host path is resolved against, and the record of what was read below it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io;
@@ -7,38 +6,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::escape::escape_control;
+use crate::host::io::error::HostError;
 use crate::host::io::inputs::{Inputs, Seen};
 use crate::host::io::lines;
 use crate::host::io::reader::{self, LastLink};
 pub use crate::host::io::reader::{FileKind, FileRead};
-
-/// A failed read of a host file. Always names the path (as seen on the host, i.e. with the root).
-#[derive(Debug, thiserror::Error)]
-pub enum HostError {
-    #[error("cannot read {}: {source}", path.display())]
-    Read { path: PathBuf, source: io::Error },
-    #[error("{} is not valid UTF-8 text", path.display())]
-    NotText { path: PathBuf },
-    #[error("{} is corrupt: {reason}", path.display())]
-    Corrupt { path: PathBuf, reason: String },
-    #[error("cannot list {}: {source}", path.display())]
-    List { path: PathBuf, source: io::Error },
-    #[error("{} is {what}, not a regular file: not reading it", path.display())]
-    NotRegular { path: PathBuf, what: &'static str },
-    #[error("{} is larger than {cap} bytes, more than any {noun} should be: not reading it", path.display())]
-    TooLarge {
-        path: PathBuf,
-        cap: u64,
-        noun: &'static str,
-    },
-    #[error("{}:{line}: the line is longer than {cap} bytes, more than any line of a {noun} should be: not reading it", path.display())]
-    LineTooLong {
-        path: PathBuf,
-        line: usize,
-        cap: u64,
-        noun: &'static str,
-    },
-}
 
 /// The directory every host path is resolved against. A root made [`recording`](Root::recording)
 /// also keeps a [`Record`] of everything read through it (clones share it), which is how

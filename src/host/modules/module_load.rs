@@ -81,21 +81,22 @@ pub fn read_running_config(
     read_proc_config(root, &asked)
 }
 
-/// Reads everything above for the running kernel, given the load facts of its resolved
-/// rpcrdma file (read with its inspection, in one decompression); `None` without a file.
+/// Reads everything above for the running kernel, given its configuration
+/// ([`read_running_config`], read once for every reader that judges it) and the load facts of
+/// its resolved rpcrdma file (read with its inspection, in one decompression); `None` without a
+/// file.
 pub fn read_module_load(
     root: &Root,
-    kernel: &KernelInfo,
+    config: &Result<Option<KernelConfig>, HostError>,
     tree: Option<&ModuleTree>,
     rpcrdma: Option<Result<LoadFacts, String>>,
 ) -> Result<ModuleLoad, HostError> {
-    let config = read_running_config(root, kernel);
-    let signatures = match (&config, SignatureEvidence::read(root)) {
+    let signatures = match (config, SignatureEvidence::read(root)) {
         (Ok(c), Ok(evidence)) => Ok(judge_running(&evidence, c.as_ref())),
         (Err(e), _) => Err(e.to_string()),
         (_, Err(e)) => Err(e.to_string()),
     };
-    let modversions = match &config {
+    let modversions = match config {
         Ok(Some(c)) => match c.get("CONFIG_MODVERSIONS") {
             Some(_) if c.is_yes("CONFIG_MODVERSIONS") => KernelModversions::Enabled {
                 evidence: format!("CONFIG_MODVERSIONS=y in {}", c.path),

@@ -33,7 +33,8 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::host::{HostError, Root};
-use crate::kmod::index::{fnmatch, Index, IndexError, PagedFile};
+use crate::kmod::fnmatch::fnmatch;
+use crate::kmod::index::{Index, IndexError, PagedFile};
 
 /// One line of `/proc/modules`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -18,58 +18,21 @@ use std::collections::BTreeMap;
 use std::fs::Metadata;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+#[cfg(test)]
+use std::time::Duration;
+use std::time::SystemTime;
 
+use super::file_identity::FileIdentity;
 use super::reader::FileKind;
-
-/// How long after its last change a file's identity is trusted: file times move in clock ticks,
-/// so a file changed again within the tick it was read in keeps its times. A file changed more
-/// recently than this when it was read counts as changed at the next look (like git's "racily
-/// clean" entries), and is looked at again then, by when it has settled.
-pub(super) const SETTLE: Duration = Duration::from_secs(2);
 
 /// The file whose bytes stand for `/proc/kallsyms`'s when kallsyms is generated.
 pub(super) const LOADED_MODULES: &str = "proc/modules";
-
-/// The metadata that changes when a file on a real file system is changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Identity {
-    dev: u64,
-    ino: u64,
-    size: u64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-}
-
-impl Identity {
-    pub(super) fn of(m: &Metadata) -> Self {
-        Identity {
-            dev: m.dev(),
-            ino: m.ino(),
-            size: m.size(),
-            mtime: (m.mtime(), m.mtime_nsec()),
-            ctime: (m.ctime(), m.ctime_nsec()),
-        }
-    }
-
-    /// Whether the file had last changed at least [`SETTLE`] before `read_at` (a change time
-    /// after it has not).
-    pub(super) fn settled_at(&self, read_at: SystemTime) -> bool {
-        let (secs, nanos) = self.ctime;
-        let changed = u64::try_from(secs)
-            .ok()
-            .map(|s| SystemTime::UNIX_EPOCH + Duration::new(s, u32::try_from(nanos).unwrap_or(0)));
-        changed
-            .and_then(|c| read_at.duration_since(c).ok())
-            .is_some_and(|age| age >= SETTLE)
-    }
-}
 
 /// What one path looked like when it was read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Seen {
     /// A file on a real file system, and when it was read.
-    File(Identity, SystemTime),
+    File(FileIdentity, SystemTime),
     /// A file whose `stat` says nothing (procfs, sysfs): its bytes, read as `kind`.
     Bytes { kind: FileKind, bytes: Vec<u8> },
     /// Generated kallsyms: told by [`LOADED_MODULES`].
@@ -91,9 +54,9 @@ pub enum Seen {
 }
 
 impl Seen {
-    /// A file read whole: `bytes` are what was read, `meta` the descriptor's.
-    pub fn read(kind: FileKind, meta: &Metadata, bytes: &[u8]) -> Self {
-        Self::opened(kind, meta).unwrap_or_else(|| Seen::Bytes {
+    /// A file read whole, shown as `path`: `bytes` are what was read, `meta` the descriptor's.
+    pub fn read(path: &Path, kind: FileKind, meta: &Metadata, bytes: &[u8]) -> Self {
+        Self::opened(path, kind, meta).unwrap_or_else(|| Seen::Bytes {
             kind,
             bytes: bytes.to_vec(),
         })
@@ -101,9 +64,12 @@ impl Seen {
 
     /// A file opened to be read piece by piece; `None` when only its bytes would tell it and
     /// they are not at hand (counted as changed: [`Seen::Failed`]).
-    pub fn opened(kind: FileKind, meta: &Metadata) -> Option<Self> {
+    pub fn opened(path: &Path, kind: FileKind, meta: &Metadata) -> Option<Self> {
         if meta.blocks() > 0 {
-            Some(Seen::File(Identity::of(meta), SystemTime::now()))
+            Some(Seen::File(
+                FileIdentity::of_meta(path, meta),
+                SystemTime::now(),
+            ))
         } else if kind == FileKind::Kallsyms {
             Some(Seen::ByLoadedModules)
         } else {

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::escape::escape_control;
 use crate::host::io::error::HostError;
+use crate::host::io::file_identity::FileIdentity;
 use crate::host::io::inputs::{Inputs, Seen};
 use crate::host::io::lines;
 use crate::host::io::reader::{self, LastLink};
@@ -159,7 +160,9 @@ impl Root {
                 self.note(|r| {
                     r.files.insert(Self::rel(rel));
                 });
-                self.saw(rel, || Seen::read(kind, &read.meta, &read.bytes));
+                self.saw(rel, || {
+                    Seen::read(&self.join(rel), kind, &read.meta, &read.bytes)
+                });
             }
             Ok(None) => {
                 tracing::trace!(
@@ -194,7 +197,7 @@ impl Root {
                 self.saw(rel, || {
                     file.metadata()
                         .ok()
-                        .and_then(|m| Seen::opened(kind, &m))
+                        .and_then(|m| Seen::opened(&self.join(rel), kind, &m))
                         .unwrap_or(Seen::Failed)
                 });
             }
@@ -299,11 +302,23 @@ impl Root {
             .transpose()
         });
         self.saw(rel, || match &meta {
-            Ok(Some(m)) => Seen::opened(FileKind::of(rel), m).unwrap_or(Seen::Failed),
+            Ok(Some(m)) => {
+                Seen::opened(&self.join(rel), FileKind::of(rel), m).unwrap_or(Seen::Failed)
+            }
             Ok(None) => Seen::Absent,
             Err(_) => Seen::Failed,
         });
         meta
+    }
+
+    /// The identity of the regular file at `rel` now (symlinks followed inside the root), from
+    /// its [`metadata`](Root::metadata) alone: nothing is opened for reading. `None` when it is
+    /// absent, not a regular file, or cannot be looked at.
+    pub fn identity(&self, rel: impl AsRef<Path>) -> Option<FileIdentity> {
+        let rel = rel.as_ref();
+        let meta = self.metadata(rel).ok()??;
+        meta.is_file()
+            .then(|| FileIdentity::of_meta(&self.join(rel), &meta))
     }
 
     /// `rel` resolved inside the root to an `O_PATH` descriptor; `Ok(None)` when absent.

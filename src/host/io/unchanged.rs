@@ -6,8 +6,8 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use super::inputs::{Identity, Inputs, Seen, LOADED_MODULES};
-use super::reader::{self, LastLink};
+use super::file_identity::FileIdentity;
+use super::inputs::{Inputs, Seen, LOADED_MODULES};
 use super::root::Root;
 
 impl Inputs {
@@ -29,10 +29,7 @@ impl Inputs {
                 Ok(Some(now)) if now.meta.blocks() == 0 && now.bytes == *bytes
             ),
             Seen::ByLoadedModules => self.get(Path::new(LOADED_MODULES)).is_some(),
-            Seen::Absent => matches!(
-                reader::resolve_below(root.dir(), rel, LastLink::Follow),
-                Err(e) if reader::is_absent(&e)
-            ),
+            Seen::Absent => matches!(root.metadata(rel), Ok(None)),
             Seen::Exists(was) => root.exists(rel) == *was,
             Seen::IsFile(was) => root.is_file(rel) == *was,
             Seen::IsDir(was) => root.is_dir(rel) == *was,
@@ -44,17 +41,17 @@ impl Inputs {
 }
 
 /// The identity of the file `rel` names below the root now (symlinks followed inside it), by
-/// `fstat` of a descriptor that opens nothing; `None` when it cannot be had.
-fn identity_below(root: &Root, rel: &Path) -> Option<Identity> {
-    let fd = reader::resolve_below(root.dir(), rel, LastLink::Follow).ok()?;
-    let meta = std::fs::File::from(fd).metadata().ok()?;
-    (meta.blocks() > 0).then(|| Identity::of(&meta))
+/// `fstat` of a descriptor that opens nothing; `None` when it cannot be had, or its `stat` says
+/// nothing (no blocks).
+fn identity_below(root: &Root, rel: &Path) -> Option<FileIdentity> {
+    let meta = root.metadata(rel).ok()??;
+    (meta.blocks() > 0).then(|| FileIdentity::of_meta(&root.join(rel), &meta))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::io::inputs::SETTLE;
+    use crate::host::io::file_identity::SETTLE;
     use crate::host::io::reader::FileKind;
     use std::fs;
     use std::path::PathBuf;
@@ -130,6 +127,22 @@ mod tests {
             std::os::unix::fs::symlink("a.conf", r.join("etc/link")).unwrap()
         });
         assert!(moved.is_some());
+    }
+
+    #[test]
+    fn what_a_read_saw_is_the_identity_the_facts_cache_keys_by_and_settles() {
+        let (_dir, root) = tree();
+        write(&root, "lib/modules/6.8.0/modules.dep", "kernel/a.ko:\n");
+        let watching = root.watching();
+        watching.read_text("lib/modules/6.8.0/modules.dep").unwrap();
+        let rel = Path::new("lib/modules/6.8.0/modules.dep");
+        let Some(Seen::File(seen, read_at)) = watching.inputs().get(rel).cloned() else {
+            panic!("not told by its identity: {:?}", watching.inputs());
+        };
+        // One type: the identity a read keeps is the one a `stat` of the path gives the cache.
+        assert_eq!(Some(seen.clone()), root.identity(rel));
+        assert!(!seen.settled_at(read_at), "just written");
+        assert!(seen.settled_at(read_at + SETTLE));
     }
 
     #[test]

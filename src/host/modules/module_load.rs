@@ -181,7 +181,7 @@ fn compare(
         Some((c, k)) => {
             let look = || {
                 c.abi(k, |p| {
-                    FileIdentity::of_path_below(root, &root.rel_of(&p.path).unwrap_or_default())
+                    root.identity(root.rel_of(&p.path).unwrap_or_default())
                 })
             };
             match look() {
@@ -271,7 +271,7 @@ fn index_identities(root: &Root, tree: &ModuleTree) -> Vec<Option<FileIdentity>>
     .iter()
     .map(|name| {
         let rel = format!("{}/{name}", tree.dir_rel);
-        FileIdentity::of_path_below(root, std::path::Path::new(&rel))
+        root.identity(std::path::Path::new(&rel))
     })
     .collect()
 }

@@ -27,6 +27,7 @@ use super::stack::Stack;
 use super::step::Step;
 use crate::host::boot::dkms::DkmsEntry;
 use crate::host::facts::HostFacts;
+use crate::host::modules::module_place::{ModulePlace, PackageFamily};
 use crate::host::modules::{ModuleOrigin, Resolution};
 use crate::host::stack_facts::StackFacts;
 
@@ -72,10 +73,20 @@ impl<'a> Detection<'a> {
         }
     }
 
-    /// The file's path or its package names mlnx-nfsrdma.
+    /// Where the resolved file sits, taken apart by the one decider of who ships a module file.
+    pub fn place(&self) -> Option<ModulePlace<'a>> {
+        self.file().map(|(rel, _)| ModulePlace::of(rel))
+    }
+
+    /// Who ships the resolved file, from where it sits.
+    pub fn family(&self) -> Option<PackageFamily> {
+        self.place().map(|p| p.family())
+    }
+
+    /// The file sits in an mlnx-nfsrdma directory, or its package names mlnx-nfsrdma.
     pub fn names_mlnx_nfsrdma(&self) -> bool {
-        self.file()
-            .is_some_and(|(rel, _)| rel.contains("mlnx-nfsrdma"))
+        self.place()
+            .is_some_and(|p| p.in_directory_of("mlnx-nfsrdma"))
             || self.package.is_some_and(|p| p.contains("mlnx-nfsrdma"))
     }
 
@@ -256,5 +267,50 @@ mod tests {
         assert_eq!(id(Some(&missing)), missing::ID);
         assert_eq!(id(Some(&builtin)), built_in::ID);
         assert_eq!(id(Some(&file)), other_out_of_tree::ID);
+    }
+
+    #[test]
+    fn every_layout_gets_the_stack_of_its_family() {
+        use crate::host::modules::module_place::LAYOUTS;
+        use PackageFamily::*;
+        let expected = [
+            inbox::ID,
+            ubuntu_doca_ofed::ID,
+            mofed_dkms::ID,
+            mofed_dkms::ID,
+            mofed_dkms::ID,
+            mofed_package::ID,
+            mofed_package::ID,
+            weak_updates::ID,
+            vastnfs::ID,
+            vastnfs::ID,
+            vastnfs::ID,
+            other_out_of_tree::ID,
+            other_out_of_tree::ID,
+            ubuntu_doca_ofed::ID,
+            mofed_dkms::ID,
+            mofed_dkms::ID,
+            mofed_package::ID,
+            mofed_package::ID,
+            other_out_of_tree::ID,
+        ];
+        assert_eq!(expected.len(), LAYOUTS.len());
+        for (path, want) in LAYOUTS.iter().zip(expected) {
+            let id = test_support::detected(&test_support::resolved(path), None);
+            assert_eq!(id, want, "{path}");
+            // The stack and the family the ownership checks see are one answer.
+            let family = PackageFamily::of_path(path);
+            let agrees = match id {
+                vastnfs::ID => family == Vastnfs,
+                ubuntu_doca_ofed::ID => matches!(family, UbuntuDoca(_)),
+                inbox::ID | nvidia_kernel::ID => family == Distribution,
+                mofed_dkms::ID | mofed_package::ID => family == NvidiaOfed,
+                other_out_of_tree::ID => matches!(family, Other(_)),
+                // A link's family is its target's, which the path does not show.
+                weak_updates::ID => true,
+                _ => false,
+            };
+            assert!(agrees, "{path}: stack {id}, family {family:?}");
+        }
     }
 }

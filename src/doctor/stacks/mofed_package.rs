@@ -5,6 +5,7 @@
 use super::{ofed, Detection, Remedy, RpcrdmaStack, ABI_WHY};
 use crate::doctor::stack::{Family, Stack};
 use crate::doctor::step::Step;
+use crate::host::modules::module_place::PackageFamily;
 
 #[derive(Debug)]
 pub struct MofedPackage;
@@ -16,8 +17,10 @@ impl RpcrdmaStack for MofedPackage {
         ID
     }
 
+    /// An mlnx-nfsrdma directory or package, or any other file of NVIDIA's OFED that DKMS did
+    /// not build (the catalogue asks [`MofedDkms`](super::mofed_dkms::MofedDkms) first).
     fn detect(&self, d: &Detection) -> bool {
-        d.names_mlnx_nfsrdma()
+        d.names_mlnx_nfsrdma() || d.family() == Some(PackageFamily::NvidiaOfed)
     }
 
     fn describe(&self, _s: &Stack) -> String {

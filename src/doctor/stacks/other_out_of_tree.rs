@@ -29,7 +29,11 @@ mod tests {
 
     #[test]
     fn an_unclaimed_updates_module_is_of_unknown_origin() {
-        let r = resolved("updates/rpcrdma.ko");
+        let r = resolved("updates/acme/rpcrdma.ko");
         assert_eq!(detected(&r, None), super::ID);
+        // Directly in updates/ is where DKMS installs on SLES: NVIDIA's build, as the ownership
+        // check has it too.
+        let r = resolved("updates/rpcrdma.ko");
+        assert_eq!(detected(&r, None), super::super::mofed_dkms::ID);
     }
 }

@@ -8,7 +8,10 @@
 //! followed to the file that defines it, and a re-export alone is not a use.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use crate::layers::sources;
+use crate::support::tree::Tree;
 
 /// One source file: its module path, its code, the child modules it declares and the names it
 /// re-exports (each with the module path it comes from).
@@ -18,17 +21,6 @@ struct Unit {
     code: String,
     children: BTreeSet<String>,
     reexports: BTreeMap<String, Vec<String>>,
-}
-
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            sources(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
 }
 
 /// `lib.rs` → the crate, `a.rs` and `a/mod.rs` → `a`, `a/b.rs` → `a::b`.
@@ -373,11 +365,9 @@ fn no_source_files_import_each_other() {
 
 #[test]
 fn a_circle_through_a_model_its_file_or_a_reexport_is_seen() {
-    let dir = tempfile::tempdir().unwrap();
+    let tree = Tree::new();
     let write = |rel: &str, text: &str| {
-        let p = dir.path().join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
+        tree.write(rel, text);
     };
     write("lib.rs", "pub mod checks;\npub mod b;\npub mod c;\n");
     // The model asks its registry, which builds on the model.
@@ -405,7 +395,7 @@ fn a_circle_through_a_model_its_file_or_a_reexport_is_seen() {
         "mod kid;\npub struct Plan;\npub fn run() { kid::step(); }\n",
     );
     write("c/kid.rs", "pub fn step() { let _ = super::Plan; }\n");
-    let found = file_circles(dir.path());
+    let found = file_circles(tree.root());
     assert_eq!(
         found,
         [
@@ -423,5 +413,5 @@ fn a_circle_through_a_model_its_file_or_a_reexport_is_seen() {
         "pub mod registry;\npub struct Model;\npub use registry::find;\n",
     );
     write("b/y.rs", "pub fn helper() {}\n");
-    assert_eq!(file_circles(dir.path()), Vec::<Vec<String>>::new());
+    assert_eq!(file_circles(tree.root()), Vec::<Vec<String>>::new());
 }

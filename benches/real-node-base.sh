@@ -7,8 +7,10 @@
 # filled first) of each side, from callgrind, which the machine's noise does not move; the CPU
 # time of the four commands in one interleaved hyperfine run; and whether both sides' `check
 # --json` give the same verdict and the same status for every check, so a speed-up that changed
-# an answer is caught (the script then exits 1). Every tree is measured without and with the
-# kernel's headers package (its Module.symvers and the `build` link; rows "+ headers").
+# an answer is caught (the script then exits 1); and, where strace is installed, the system calls
+# of one warm check of each side (strace -f -c: every call the process and its threads made).
+# Every tree is measured without and with the kernel's headers package (its Module.symvers and
+# the `build` link; rows "+ headers").
 #
 # Usage: benches/real-node-base.sh BASE [RUNS]   (RUNS per command, default 15)
 # KERNELS="linux-image-6.1.0-N-amd64" picks the kernel (default: the newest of the apt
@@ -46,13 +48,20 @@ real_kallsyms
 echo "kernel $release (Debian $(cat "$cache/$release/pkg/deb-version")); kallsyms: $(cat "$cache/kallsyms.source")"
 echo "base $base_rev against this tree; instructions in millions (callgrind), CPU in ms (hyperfine mean, user + system)"
 echo
-echo "| tree | cold, base | cold, head | fewer | warm, base | warm, head | fewer | CPU cold base / head | CPU warm base / head | answers |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| tree | cold, base | cold, head | fewer | warm, base | warm, head | fewer | CPU cold base / head | CPU warm base / head | syscalls warm base / head | answers |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 
 # The instructions one run of COMMAND... executes, in millions.
 instructions() {
     valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
         awk '/Collected/ { gsub(",", "", $4); printf "%.1f\n", $4 / 1e6 }'
+}
+
+# The system calls one run of COMMAND... makes ("-" without strace).
+syscalls() {
+    command -v strace >/dev/null || { echo -; return; }
+    strace -f -c -o "$work/strace.txt" "$@" >/dev/null 2>&1 || true
+    awk '$NF == "total" { print $4 }' "$work/strace.txt"
 }
 
 # The verdict and every check's status of a `check --json` document, one line.
@@ -71,13 +80,14 @@ for packing in plain zst xz; do
             [ "$headers" = without ] || label="$label + headers"
             root=$work/$tag
             make_root "$root" "$packing" "$state" gpl "$release"
-            declare -A cold=() warm=()
+            declare -A cold=() warm=() calls=()
             for side in base head; do
                 bin=$work/nfs-gds-$side
                 export NFS_GDS_CACHE_DIR=$work/cache-$side-$tag
                 "$bin" --root "$root" check --json >"$work/$side.json" 2>/dev/null || true
                 cold[$side]=$(NFS_GDS_NO_CACHE=1 instructions "$bin" --root "$root" check)
                 warm[$side]=$(instructions "$bin" --root "$root" check)
+                calls[$side]=$(syscalls "$bin" --root "$root" check)
             done
             unset NFS_GDS_CACHE_DIR
             same=same
@@ -91,8 +101,9 @@ for packing in plain zst xz; do
             read -r cb ch wb wh < <(python3 -c 'import json, sys
 print(" ".join("%.1f" % ((r["user"] + r["system"]) * 1000) for r in json.load(open(sys.argv[1]))["results"]))' "$work/h.json")
             awk -v t="$label" -v cb="${cold[base]}" -v ch="${cold[head]}" -v wb="${warm[base]}" \
-                -v wh="${warm[head]}" -v c="$cb / $ch" -v w="$wb / $wh" -v s="$same" 'BEGIN {
-                printf "| %s | %s | %s | %.1f× | %s | %s | %.1f× | %s | %s | %s |\n", t, cb, ch, cb / ch, wb, wh, wb / wh, c, w, s }'
+                -v wh="${warm[head]}" -v c="$cb / $ch" -v w="$wb / $wh" -v s="$same" \
+                -v k="${calls[base]} / ${calls[head]}" 'BEGIN {
+                printf "| %s | %s | %s | %.1f× | %s | %s | %.1f× | %s | %s | %s | %s |\n", t, cb, ch, cb / ch, wb, wh, wb / wh, c, w, k, s }'
         done
     done
 done

@@ -718,3 +718,37 @@ fn the_policys_probe_runs_for_every_command_that_judges_the_node() {
     assert_eq!(registration(&["doctor", "--json"]), None);
     assert_eq!(registration(&["doctor", "--json", "--probe"]), check);
 }
+
+/// A relative DIR names the same mount point for every command: in a tree it is relative to
+/// the tree's `/` (the process's working directory is a path of the machine, not of the tree),
+/// for the mount helper under both names as for `verify`.
+#[test]
+fn a_relative_dir_is_the_same_mount_point_for_every_command() {
+    let f = ready_with_gds(20049);
+    let (code, out, err) = run(&f, &["verify", "mnt/gds", "--json"]);
+    assert_eq!(code, 0, "verify mnt/gds: {out}{err}");
+    assert_eq!(json(&out, "verify")["subject"], "/mnt/gds", "{out}");
+    f.write("mnt/new/.keep", "");
+    let helper = f
+        .helper()
+        .args(["10.0.2.15:/other", "mnt/new", "-f"])
+        .output()
+        .unwrap();
+    let (mount_code, mount_out, mount_err) =
+        run(&f, &["mount", "10.0.2.15:/other", "mnt/new", "-f"]);
+    for (who, code, out, err) in [
+        (
+            "mount.nfs-gds",
+            helper.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&helper.stdout).into_owned(),
+            String::from_utf8_lossy(&helper.stderr).into_owned(),
+        ),
+        ("nfs-gds mount", mount_code, mount_out, mount_err),
+    ] {
+        assert_eq!(code, 0, "{who} mnt/new -f: {out}{err}");
+        assert!(
+            out.contains(" on /mnt/new ") || out.contains(" /mnt/new"),
+            "{who} did not plan /mnt/new of the tree: {out}{err}"
+        );
+    }
+}

@@ -26,9 +26,12 @@ pub fn enabled(when: ColorWhen, is_terminal: bool, no_color: Option<&OsStr>) -> 
     }
 }
 
-/// [`enabled`] with this process's `NO_COLOR`.
+/// [`enabled`] with this process's `NO_COLOR` ([`Env`](crate::host::io::env::Env)).
 pub fn enabled_here(when: ColorWhen, is_terminal: bool) -> bool {
-    enabled(when, is_terminal, std::env::var_os("NO_COLOR").as_deref())
+    let no_color = crate::host::io::env::Env::get()
+        .no_color
+        .then_some(OsStr::new("1"));
+    enabled(when, is_terminal, no_color)
 }
 
 #[cfg(test)]

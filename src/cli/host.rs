@@ -24,13 +24,27 @@ pub struct Host {
     pub root: Root,
     /// Whether it is this machine (`--root` absent or `/`).
     machine: bool,
+    /// What a relative DIR is relative to ([`Host::cwd`]).
+    cwd: PathBuf,
 }
 
 impl Host {
     pub fn new(dir: Option<&Path>) -> Self {
         let root = dir.map(Root::new).unwrap_or_else(Root::host);
         let machine = root.is_host();
-        Host { root, machine }
+        let cwd = if machine {
+            std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"))
+        } else {
+            PathBuf::from("/")
+        };
+        Host { root, machine, cwd }
+    }
+
+    /// What a relative DIR on the command line is relative to, for every command and the
+    /// helper alike: the working directory on this machine; the tree's `/` in a tree, where the
+    /// process's working directory is a path of the machine, not of the tree.
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
     }
 
     pub fn is_machine(&self) -> bool {
@@ -75,10 +89,11 @@ impl Host {
         }
     }
 
-    /// A mount point as mountinfo shows it: symlinks resolved on this machine; in a tree, only
-    /// made absolute (nothing below `/` of the machine belongs to the tree).
-    pub fn mount_point(&self, dir: &Path, cwd: &Path) -> PathBuf {
-        let absolute = crate::mount::request::absolute(dir, cwd);
+    /// A mount point as mountinfo shows it: made absolute against [`Host::cwd`], and symlinks
+    /// resolved on this machine; in a tree, only made absolute (nothing below `/` of the
+    /// machine belongs to the tree).
+    pub fn mount_point(&self, dir: &Path) -> PathBuf {
+        let absolute = crate::mount::request::absolute(dir, &self.cwd);
         if self.machine {
             std::fs::canonicalize(&absolute).unwrap_or(absolute)
         } else {

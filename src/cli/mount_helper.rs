@@ -9,7 +9,7 @@
 
 use std::ffi::OsString;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use clap::Args;
 
@@ -39,19 +39,19 @@ pub struct MountArgs {
     pub args: Vec<OsString>,
 }
 
-fn non_empty_env(name: &str) -> Option<OsString> {
-    std::env::var_os(name).filter(|v| !v.is_empty())
-}
-
 /// Entry for argv\[0\] = `mount.nfs-gds`.
 pub fn run_persona(argv: &[OsString]) -> u8 {
-    let root = non_empty_env("NFS_GDS_ROOT").map(PathBuf::from);
-    if let Err(e) = super::root_is_a_directory(root.as_deref()) {
+    let env = crate::host::io::env::Env::get();
+    if let Err(e) = super::root_is_a_directory(env.root.as_deref()) {
         return fail(e, crate::mount::exit_code::USAGE);
     }
-    let config = non_empty_env("NFS_GDS_CONFIG").map(PathBuf::from);
-    let host = Host::new(root.as_deref());
-    run_helper(argv.get(1..).unwrap_or(&[]), &host, config.as_deref(), 0)
+    let host = Host::new(env.root.as_deref());
+    run_helper(
+        argv.get(1..).unwrap_or(&[]),
+        &host,
+        env.config.as_deref(),
+        0,
+    )
 }
 
 /// Entry for `nfs-gds mount …`.
@@ -123,8 +123,7 @@ fn run_helper(raw: &[OsString], host: &Host, config: Option<&Path>, verbose: u8)
         tracing::info!("entered mount namespace {}", path.display());
     }
 
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-    let mut req = match MountRequest::new(&a, policy.options, &cwd) {
+    let mut req = match MountRequest::new(&a, policy.options, host.cwd()) {
         Ok(r) => r,
         Err(e) => return fail(e, crate::mount::exit_code::USAGE),
     };
@@ -137,7 +136,7 @@ fn run_helper(raw: &[OsString], host: &Host, config: Option<&Path>, verbose: u8)
     }
     // mount(8) passes a canonical path already; a hand-typed one may hold symlinks, and
     // mountinfo shows the resolved path.
-    req.target = host.mount_point(&req.target, &cwd);
+    req.target = host.mount_point(&req.target);
     // As mount.nfs would refuse it, before anything is loaded or planned: `-f` agrees with the
     // real run.
     if let Err(e) = crate::mount::target_path::check_mount_point(root, &req.target) {

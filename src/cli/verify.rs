@@ -30,12 +30,7 @@ pub struct VerifyArgs {
 
 pub fn run(args: &VerifyArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let policy = ctx.policy()?;
-    let cwd = if ctx.host.is_machine() {
-        std::env::current_dir().unwrap_or_default()
-    } else {
-        std::path::PathBuf::from("/")
-    };
-    let target = ctx.host.mount_point(&args.dir, &cwd);
+    let target = ctx.host.mount_point(&args.dir);
     let table = read_mount_table(&ctx.host.root)?;
     let mounted = table.topmost_at(&target);
     let declared = read_declared(&ctx.host.root)?;

@@ -65,12 +65,7 @@ fn text(r: &WatchReport, dir: &str) -> String {
 }
 
 pub fn run(args: &WatchArgs, ctx: &Ctx) -> Result<u8, CmdError> {
-    let cwd = if ctx.host.is_machine() {
-        std::env::current_dir().unwrap_or_default()
-    } else {
-        PathBuf::from("/")
-    };
-    let target = ctx.host.mount_point(&args.dir, &cwd);
+    let target = ctx.host.mount_point(&args.dir);
     let table = read_mount_table(&ctx.host.root)?;
     let Some(mount) = table.topmost_at(&target) else {
         return Err(format!("nothing is mounted on {}", target.display()).into());

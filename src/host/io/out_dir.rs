@@ -87,7 +87,7 @@ impl OutDir {
         let rel = rel.strip_prefix("/").unwrap_or(rel);
         let mut walked = PathBuf::new();
         let mut dir = open_dir(reader::resolve_below(
-            root.dir(),
+            root.handle(),
             &walked,
             LastLink::Follow,
         )?)?;
@@ -97,7 +97,7 @@ impl OutDir {
             // Ancestors resolve inside the root; the directory itself must not be a link.
             let last = i + 1 == parts.len();
             let how = if last { end } else { LastLink::Follow };
-            dir = match reader::resolve_below(root.dir(), &walked, how) {
+            dir = match reader::resolve_below(root.handle(), &walked, how) {
                 Ok(fd) if last && File::from(fd.try_clone()?).metadata()?.is_symlink() => {
                     return Err(io::Error::other(format!(
                         "its directory {} is a symbolic link (point the option at the real directory)",

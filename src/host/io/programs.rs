@@ -26,7 +26,7 @@ pub fn find(root: &Root, name: &str) -> Option<PathBuf> {
 /// itself has none.
 pub fn command(program: &std::path::Path) -> Command {
     let mut cmd = Command::new(program);
-    if std::env::var_os("PATH").is_none() {
+    if !super::env::Env::get().path_set {
         cmd.env("PATH", SEARCH_PATH);
     }
     cmd

@@ -15,10 +15,11 @@
 use std::ffi::OsStr;
 use std::fs::{File, Metadata};
 use std::io::{self, Read};
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use rustix::fs::{Mode, OFlags, ResolveFlags, CWD};
 
@@ -148,15 +149,15 @@ pub enum LastLink {
 /// Symlinks followed in one resolution before giving up, as the kernel does (`ELOOP`).
 const MAX_LINKS: usize = 40;
 
-/// Reads the file `rel` names below `root_dir`, resolved inside it; `Ok(None)` when it does not
+/// Reads the file `rel` names below `root`, resolved inside it; `Ok(None)` when it does not
 /// exist. `shown` names it in errors.
 pub(crate) fn read_below(
-    root_dir: &Path,
+    root: &RootDir,
     rel: &Path,
     shown: &Path,
     kind: FileKind,
 ) -> Result<Option<FileRead>, HostError> {
-    let fd = match resolve_below(root_dir, rel, LastLink::Follow) {
+    let fd = match resolve_below(root, rel, LastLink::Follow) {
         Ok(fd) => fd,
         Err(e) if is_absent(&e) => return Ok(None),
         Err(source) => return Err(read_error(shown, source)),
@@ -164,15 +165,15 @@ pub(crate) fn read_below(
     read_checked(fd, shown, kind).map(Some)
 }
 
-/// Opens the regular file `rel` names below `root_dir`, resolved inside it, for reads the caller
+/// Opens the regular file `rel` names below `root`, resolved inside it, for reads the caller
 /// makes itself (depmod's binary indexes, read node by node); `Ok(None)` when it does not exist.
 pub(crate) fn open_below(
-    root_dir: &Path,
+    root: &RootDir,
     rel: &Path,
     shown: &Path,
     kind: FileKind,
 ) -> Result<Option<File>, HostError> {
-    let fd = match resolve_below(root_dir, rel, LastLink::Follow) {
+    let fd = match resolve_below(root, rel, LastLink::Follow) {
         Ok(fd) => fd,
         Err(e) if is_absent(&e) => return Ok(None),
         Err(source) => return Err(read_error(shown, source)),
@@ -220,11 +221,50 @@ pub fn open_named(path: &Path, kind: FileKind) -> Result<Option<(File, Metadata)
     open_checked(fd, path, kind).map(Some)
 }
 
-/// An `O_PATH` descriptor for `rel` below `root_dir`. On `/` this is ordinary resolution; below
-/// any other root, symlinks (absolute ones too) and `..` are resolved as if `root_dir` were `/`.
-pub(crate) fn resolve_below(root_dir: &Path, rel: &Path, last: LastLink) -> io::Result<OwnedFd> {
+/// A root directory other than `/`, opened (`O_PATH`) at its first resolution and kept: every
+/// path below it is then resolved from that descriptor, not by opening the directory again
+/// (two system calls a read, a third of a warm check's below `--root`). The descriptor is the
+/// directory the root named when it was first used, whatever is renamed over its path later.
+/// A directory that cannot be opened is not kept: the next resolution tries again and says why.
+#[derive(Debug)]
+pub struct RootDir {
+    path: PathBuf,
+    fd: OnceLock<OwnedFd>,
+}
+
+impl RootDir {
+    pub fn new(path: PathBuf) -> Self {
+        RootDir {
+            path,
+            fd: OnceLock::new(),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The directory's descriptor, opened on the first call.
+    fn fd(&self) -> io::Result<BorrowedFd<'_>> {
+        if let Some(fd) = self.fd.get() {
+            return Ok(fd.as_fd());
+        }
+        let fd = rustix::fs::openat(
+            CWD,
+            &self.path,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        // Another thread may have kept its own first: either is the same directory.
+        Ok(self.fd.get_or_init(|| fd).as_fd())
+    }
+}
+
+/// An `O_PATH` descriptor for `rel` below `root`. On `/` this is ordinary resolution; below
+/// any other root, symlinks (absolute ones too) and `..` are resolved as if `root` were `/`.
+pub(crate) fn resolve_below(root: &RootDir, rel: &Path, last: LastLink) -> io::Result<OwnedFd> {
     let rel = rel.strip_prefix("/").unwrap_or(rel);
-    if root_dir == Path::new("/") {
+    if root.path() == Path::new("/") {
         let path = Path::new("/").join(rel);
         return Ok(rustix::fs::openat(
             CWD,
@@ -233,18 +273,18 @@ pub(crate) fn resolve_below(root_dir: &Path, rel: &Path, last: LastLink) -> io::
             Mode::empty(),
         )?);
     }
-    let root = rustix::fs::openat(
-        CWD,
-        root_dir,
-        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?;
+    let root = root.fd()?;
     if rel.as_os_str().is_empty() {
-        return Ok(root);
+        return Ok(rustix::fs::openat(
+            root,
+            ".",
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?);
     }
     let how = ResolveFlags::IN_ROOT | ResolveFlags::NO_MAGICLINKS;
     for _ in 0..3 {
-        match rustix::fs::openat2(&root, rel, path_flags(last), Mode::empty(), how) {
+        match rustix::fs::openat2(root, rel, path_flags(last), Mode::empty(), how) {
             Ok(fd) => return Ok(fd),
             // A concurrent rename somewhere in the tree: the kernel asks to retry.
             Err(rustix::io::Errno::AGAIN) => continue,
@@ -256,7 +296,7 @@ pub(crate) fn resolve_below(root_dir: &Path, rel: &Path, last: LastLink) -> io::
             Err(e) => return Err(e.into()),
         }
     }
-    walk_in_root(&root, rel, last)
+    walk_in_root(root, rel, last)
 }
 
 fn path_flags(last: LastLink) -> OFlags {
@@ -271,9 +311,13 @@ fn path_flags(last: LastLink) -> OFlags {
 /// symlink with the kernel's resolution. `..` goes back up the components walked (and stays at
 /// the root at the top), and a symlink's target is spliced into the rest of the path, from the
 /// root when it is absolute.
-pub(crate) fn walk_in_root(root: &OwnedFd, rel: &Path, last: LastLink) -> io::Result<OwnedFd> {
+pub(crate) fn walk_in_root(
+    root: BorrowedFd<'_>,
+    rel: &Path,
+    last: LastLink,
+) -> io::Result<OwnedFd> {
     // The directories walked through, root first; the top is where the next name is looked up.
-    let mut stack: Vec<OwnedFd> = vec![root.try_clone()?];
+    let mut stack: Vec<OwnedFd> = vec![root.try_clone_to_owned()?];
     // What remains to walk, the next component last.
     let mut todo = components(rel.as_os_str().as_bytes());
     todo.reverse();
@@ -497,8 +541,8 @@ mod tests {
         )
         .unwrap();
         [
-            resolve_below(root, Path::new(rel), last),
-            walk_in_root(&fd, Path::new(rel), last),
+            resolve_below(&RootDir::new(root.to_owned()), Path::new(rel), last),
+            walk_in_root(fd.as_fd(), Path::new(rel), last),
         ]
     }
 
@@ -600,15 +644,26 @@ mod tests {
         symlink("/dev/zero", root.join("dev/zero-link")).unwrap();
         let shown = root.join("etc/os-release");
         let r = promptly(move || {
-            read_below(&root, Path::new("etc/os-release"), &shown, FileKind::Text)
-                .map(|f| f.map(|f| f.bytes))
+            read_below(
+                &RootDir::new(root),
+                Path::new("etc/os-release"),
+                &shown,
+                FileKind::Text,
+            )
+            .map(|f| f.map(|f| f.bytes))
         });
         let e = r.unwrap_err().to_string();
         assert!(e.contains("is a FIFO, not a regular file"), "{e}");
         assert!(e.contains("etc/os-release"), "names the file: {e}");
         // Inside the root, a link to /dev/zero points at the root's own dev/zero: absent.
         let root = h.root();
-        let r = read_below(&root, Path::new("dev/zero-link"), &root, FileKind::Text).unwrap();
+        let r = read_below(
+            &RootDir::new(root.clone()),
+            Path::new("dev/zero-link"),
+            &root,
+            FileKind::Text,
+        )
+        .unwrap();
         assert!(r.is_none());
         // Named on the command line, the link is followed, and the device refused unopened.
         let fifo = h.root().join("etc/os-release");
@@ -633,10 +688,35 @@ mod tests {
         assert_eq!(read.meta.len(), FileKind::Policy.cap());
     }
 
+    /// A root is opened once: a directory that is not there yet is not kept (it is looked for
+    /// again), and once opened, paths resolve in that directory even after its path was renamed.
+    #[test]
+    fn a_root_directory_is_opened_once_and_kept() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("root");
+        let root = RootDir::new(path.clone());
+        let rel = Path::new("etc/os-release");
+        assert!(is_absent(
+            &resolve_below(&root, rel, LastLink::Follow).unwrap_err()
+        ));
+        std::fs::create_dir_all(path.join("etc")).unwrap();
+        std::fs::write(path.join("etc/os-release"), "ID=first\n").unwrap();
+        let read = |root: &RootDir| {
+            let f = read_below(root, rel, rel, FileKind::Text).unwrap().unwrap();
+            String::from_utf8(f.bytes).unwrap()
+        };
+        assert_eq!(read(&root), "ID=first\n");
+        std::fs::rename(&path, d.path().join("moved")).unwrap();
+        std::fs::create_dir_all(path.join("etc")).unwrap();
+        std::fs::write(path.join("etc/os-release"), "ID=second\n").unwrap();
+        assert_eq!(read(&root), "ID=first\n", "the directory first opened");
+        assert_eq!(read(&RootDir::new(path)), "ID=second\n");
+    }
+
     #[test]
     fn proc_files_are_read_although_their_size_says_zero() {
         let status = read_below(
-            Path::new("/"),
+            &RootDir::new("/".into()),
             Path::new("proc/self/status"),
             Path::new("/proc/self/status"),
             FileKind::Text,

@@ -10,7 +10,7 @@ use crate::host::io::error::HostError;
 use crate::host::io::file_identity::FileIdentity;
 use crate::host::io::inputs::{Inputs, Seen};
 use crate::host::io::lines;
-use crate::host::io::reader::{self, LastLink};
+use crate::host::io::reader::{self, LastLink, RootDir};
 pub use crate::host::io::reader::{FileKind, FileRead};
 
 /// The directory every host path is resolved against. A root made [`recording`](Root::recording)
@@ -19,6 +19,8 @@ pub use crate::host::io::reader::{FileKind, FileRead};
 #[derive(Debug, Clone)]
 pub struct Root {
     dir: PathBuf,
+    /// `dir`, opened once for every root made from this one ([`RootDir`]).
+    handle: Arc<RootDir>,
     /// Whether `dir` resolves to `/` (`/var/..` does): decided once, when the root is made.
     host: bool,
     record: Option<Arc<Mutex<Record>>>,
@@ -54,6 +56,7 @@ impl Root {
         let host = dir == Path::new("/")
             || std::fs::canonicalize(&dir).is_ok_and(|real| real == Path::new("/"));
         Root {
+            handle: Arc::new(RootDir::new(dir.clone())),
             dir,
             host,
             record: None,
@@ -75,6 +78,7 @@ impl Root {
     pub fn watching(&self) -> Self {
         Root {
             dir: self.dir.clone(),
+            handle: self.handle.clone(),
             host: self.host,
             record: Some(Arc::new(Mutex::new(Record::default()))),
             bundle: false,
@@ -121,6 +125,11 @@ impl Root {
         &self.dir
     }
 
+    /// The directory, opened once, that every path below the root is resolved from.
+    pub(crate) fn handle(&self) -> &RootDir {
+        &self.handle
+    }
+
     /// Whether this is the machine's own `/`, however it was spelt (only the choices made once
     /// for a command, and the probe's refusal to open devices in a tree, ask).
     pub fn is_host(&self) -> bool {
@@ -149,7 +158,7 @@ impl Root {
         kind: FileKind,
     ) -> Result<Option<FileRead>, HostError> {
         let rel = rel.as_ref();
-        let read = reader::read_below(&self.dir, rel, &self.join(rel), kind);
+        let read = reader::read_below(&self.handle, rel, &self.join(rel), kind);
         match &read {
             Ok(Some(read)) => {
                 tracing::trace!(
@@ -184,7 +193,7 @@ impl Root {
         kind: FileKind,
     ) -> Result<Option<std::fs::File>, HostError> {
         let rel = rel.as_ref();
-        let file = reader::open_below(&self.dir, rel, &self.join(rel), kind);
+        let file = reader::open_below(&self.handle, rel, &self.join(rel), kind);
         match &file {
             Ok(Some(file)) => {
                 tracing::trace!(
@@ -251,7 +260,7 @@ impl Root {
     /// Whether a path exists below the root (files, directories, device nodes, dangling links
     /// alike). Nothing is opened.
     pub fn exists(&self, rel: impl AsRef<Path>) -> bool {
-        let there = reader::resolve_below(&self.dir, rel.as_ref(), LastLink::Keep).is_ok();
+        let there = reader::resolve_below(&self.handle, rel.as_ref(), LastLink::Keep).is_ok();
         if there {
             self.note(|r| {
                 r.present.insert(Self::rel(rel.as_ref()));
@@ -278,7 +287,7 @@ impl Root {
     }
 
     fn stat(&self, rel: &Path) -> Option<std::fs::Metadata> {
-        reader::resolve_below(&self.dir, rel, LastLink::Follow)
+        reader::resolve_below(&self.handle, rel, LastLink::Follow)
             .and_then(|fd| std::fs::File::from(fd).metadata())
             .ok()
     }
@@ -327,7 +336,7 @@ impl Root {
         rel: &Path,
         last: LastLink,
     ) -> Result<Option<std::os::fd::OwnedFd>, HostError> {
-        match reader::resolve_below(&self.dir, rel, last) {
+        match reader::resolve_below(&self.handle, rel, last) {
             Ok(fd) => Ok(Some(fd)),
             Err(e) if reader::is_absent(&e) => Ok(None),
             Err(source) => Err(HostError::Read {
@@ -417,7 +426,7 @@ impl Root {
             path: path.clone(),
             source,
         };
-        let fd = match reader::resolve_below(&self.dir, rel, LastLink::Follow) {
+        let fd = match reader::resolve_below(&self.handle, rel, LastLink::Follow) {
             Ok(fd) => fd,
             Err(e) if reader::is_absent(&e) => return Ok(None),
             Err(e) => return Err(list_error(e)),

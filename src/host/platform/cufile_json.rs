@@ -382,7 +382,7 @@ pub fn read_local_addresses(root: &Root) -> Result<Vec<std::net::IpAddr>, HostEr
 pub fn read_cufile_lint(root: &Root) -> Result<Option<CufileLint>, HostError> {
     let path = root
         .is_host()
-        .then(|| std::env::var("CUFILE_ENV_PATH_JSON").ok())
+        .then(|| crate::host::io::env::Env::get().cufile_json.clone())
         .flatten()
         .unwrap_or_else(|| "/etc/cufile.json".to_string());
     // Unreadable (a 0600 file for a non-root `check`) is this one fact unknown, not every check.

@@ -55,10 +55,12 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+mod opened;
 mod trust;
 
 pub use crate::host::io::file_identity::{FileIdentity, ReadFile};
 use crate::host::io::fill_lock::{self, FillTurn};
+use crate::host::io::out_dir::OutDir;
 use crate::host::Root;
 use crate::kmod::abi::{AbiVerdict, KernelModversions};
 use crate::kmod::image_scan::ScanOutcome;
@@ -66,10 +68,6 @@ use crate::kmod::load_facts::LoadFacts;
 use crate::kmod::ModuleFile;
 pub use trust::Refusal;
 
-/// Overrides the cache directory (an absolute host path; `--root` does not apply to it).
-pub const ENV_DIR: &str = "NFS_GDS_CACHE_DIR";
-/// Any value other than empty or `0` turns the cache off.
-pub const ENV_OFF: &str = "NFS_GDS_NO_CACHE";
 /// The cache directory below the root.
 pub const DEFAULT_DIR: &str = "var/cache/nfs-gds";
 
@@ -178,23 +176,20 @@ pub struct FactsCache {
     owner: u32,
 }
 
-fn env_disabled() -> bool {
-    std::env::var_os(ENV_OFF).is_some_and(|v| !v.is_empty() && v != "0")
-}
-
 impl FactsCache {
     /// The cache for `root`: `$NFS_GDS_CACHE_DIR` or `<root>/var/cache/nfs-gds`. `None` when
     /// turned off or when not running as root.
     pub fn for_root(root: &Root) -> Option<Self> {
-        if env_disabled() || root.is_bundling() {
+        let env = crate::host::io::env::Env::get();
+        if env.no_cache || root.is_bundling() {
             return None;
         }
         if !nix::unistd::geteuid().is_root() {
             tracing::debug!("not running as root: the module facts cache is not used");
             return None;
         }
-        match std::env::var_os(ENV_DIR).filter(|d| !d.is_empty()) {
-            Some(dir) => Some(FactsCache::with_owner(PathBuf::from(dir), 0)),
+        match &env.cache_dir {
+            Some(dir) => Some(FactsCache::with_owner(dir.clone(), 0)),
             None => Some(FactsCache::below(root, DEFAULT_DIR, 0)),
         }
     }
@@ -229,7 +224,7 @@ impl FactsCache {
 
     /// Reads a trusted entry; `None` on any miss, refusal or damage (refusals are logged).
     fn load<T: for<'de> Deserialize<'de>>(&self, name: &str) -> Option<T> {
-        let dir = match self.ready_dir(false) {
+        let dir = match self.opened_dir() {
             Ok(Some(dir)) => dir,
             Ok(None) => return None,
             Err(r) => {
@@ -262,10 +257,27 @@ impl FactsCache {
         }
     }
 
+    /// The directory, opened and judged on the first ask of this process ([`opened`]); the
+    /// handle kept is judged again by its own `fstat` at every ask (a directory made writable
+    /// by others since is refused as before), its parent not: nothing can swap an open handle.
+    fn opened_dir(&self) -> Result<Option<std::sync::Arc<OutDir>>, Refusal> {
+        if let Some(dir) = opened::kept(&self.dir, self.owner) {
+            let m = dir.metadata().map_err(|source| Refusal::Io {
+                path: self.dir.clone(),
+                source,
+            })?;
+            self.trusted(&self.dir, &m, "directory")?;
+            return Ok(Some(dir));
+        }
+        Ok(self
+            .ready_dir(false)?
+            .map(|dir| opened::keep(&self.dir, self.owner, dir)))
+    }
+
     /// Writes an entry atomically (temporary file in the directory, then rename).
     fn save<T: Serialize>(&self, name: &str, value: &T) {
         let dir = match self.ready_dir(true) {
-            Ok(Some(dir)) => dir,
+            Ok(Some(dir)) => opened::keep(&self.dir, self.owner, dir),
             Ok(None) => return,
             Err(r) => {
                 match r {
@@ -296,7 +308,7 @@ impl FactsCache {
     pub fn after_miss<T>(&self, look: impl FnOnce() -> Option<T>, derive: impl FnOnce() -> T) -> T {
         // An untrusted directory is refused (and said so) when the entry is stored.
         let turn = match self.ready_dir(true) {
-            Ok(Some(dir)) => Some(fill_lock::take(&dir)),
+            Ok(Some(dir)) => Some(fill_lock::take(&opened::keep(&self.dir, self.owner, dir))),
             _ => None,
         };
         if turn.as_ref().is_some_and(FillTurn::waited) {

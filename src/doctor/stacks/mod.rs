@@ -9,6 +9,24 @@
 //! here and its line in [`ALL`]. nvidia_fs has one alternative to the host's packages, the
 //! GPU Operator's [`driver_container`].
 
+/// Declares a stack of the catalogue: its type, and its id (`ID`, its name in doctor's JSON,
+/// `stack.provenance`) as the stack answers it ([`StackId`]).
+macro_rules! stack {
+    ($name:ident, $id:literal) => {
+        #[derive(Debug)]
+        pub struct $name;
+
+        /// Its name in doctor's JSON (`stack.provenance`).
+        pub const ID: &str = $id;
+
+        impl super::StackId for $name {
+            fn id(&self) -> &'static str {
+                ID
+            }
+        }
+    };
+}
+
 pub mod built_in;
 pub mod conflicts;
 pub mod driver_container;
@@ -120,12 +138,14 @@ impl Remedy {
 /// Why an rpcrdma built against other ib_core/rdma_cm CRCs must be replaced.
 pub const ABI_WHY: &str = "the rpcrdma modprobe loads was built against other ib_core/rdma_cm symbol CRCs than the installed modules export: modprobe refuses it (`disagrees about version of symbol`) and mount.nfs then reports a misleading \"incorrect mount option\"";
 
+/// A stack's name in doctor's JSON (`stack.provenance`); [`stack!`] declares it.
+pub trait StackId {
+    fn id(&self) -> &'static str;
+}
+
 /// One stack that can provide rpcrdma. The provided methods are the distribution-inbox answers:
 /// install NVIDIA's mlnx-nfsrdma, upgrade NVIDIA's OFED for GPL exports.
-pub trait RpcrdmaStack: Sync + std::fmt::Debug {
-    /// Its name in doctor's JSON (`stack.provenance`).
-    fn id(&self) -> &'static str;
-
+pub trait RpcrdmaStack: StackId + Sync + std::fmt::Debug {
     /// Whether it provides the rpcrdma modprobe resolves.
     fn detect(&self, d: &Detection) -> bool;
 

@@ -7,16 +7,9 @@ use crate::doctor::step::{Action, Step};
 use crate::host::modules::module_place::PackageFamily;
 use crate::host::modules::ModuleOrigin;
 
-#[derive(Debug)]
-pub struct MofedDkms;
-
-pub const ID: &str = "mofed-dkms";
+stack!(MofedDkms, "mofed-dkms");
 
 impl RpcrdmaStack for MofedDkms {
-    fn id(&self) -> &'static str {
-        ID
-    }
-
     /// NVIDIA's file in a DKMS location while `dkms status` knows mlnx-nfsrdma, or where DKMS
     /// installs its builds (`updates/dkms/`, directly in `extra/` or `updates/`) with nothing
     /// naming a prebuilt package.

@@ -4,16 +4,9 @@
 use super::{Detection, RpcrdmaStack};
 use crate::doctor::stack::Stack;
 
-#[derive(Debug)]
-pub struct OtherOutOfTree;
-
-pub const ID: &str = "other-out-of-tree";
+stack!(OtherOutOfTree, "other-out-of-tree");
 
 impl RpcrdmaStack for OtherOutOfTree {
-    fn id(&self) -> &'static str {
-        ID
-    }
-
     fn detect(&self, d: &Detection) -> bool {
         d.file().is_some()
     }

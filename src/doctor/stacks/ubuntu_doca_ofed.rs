@@ -10,10 +10,7 @@ use crate::doctor::stack::Stack;
 use crate::doctor::step::Step;
 use crate::host::modules::module_place::PackageFamily;
 
-#[derive(Debug)]
-pub struct UbuntuDocaOfed;
-
-pub const ID: &str = "ubuntu-doca-ofed";
+stack!(UbuntuDocaOfed, "ubuntu-doca-ofed");
 
 const PACKAGE_PREFIX: &str = "linux-modules-doca-ofed-";
 
@@ -51,10 +48,6 @@ fn ver(s: &Stack) -> String {
 }
 
 impl RpcrdmaStack for UbuntuDocaOfed {
-    fn id(&self) -> &'static str {
-        ID
-    }
-
     fn detect(&self, d: &Detection) -> bool {
         d.file().is_some_and(|(rel, _)| {
             version_in_path(rel).is_some()

@@ -6,16 +6,9 @@ use crate::doctor::stack::Stack;
 use crate::doctor::step::Step;
 use crate::host::modules::module_place::PackageFamily;
 
-#[derive(Debug)]
-pub struct Vastnfs;
-
-pub const ID: &str = "vastnfs";
+stack!(Vastnfs, "vastnfs");
 
 impl RpcrdmaStack for Vastnfs {
-    fn id(&self) -> &'static str {
-        ID
-    }
-
     /// The running sunrpc is the bundle's, or the file sits in the bundle's directory.
     fn detect(&self, d: &Detection) -> bool {
         d.file().is_some() && (d.vastnfs || d.family() == Some(PackageFamily::Vastnfs))

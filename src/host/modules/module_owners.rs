@@ -11,6 +11,7 @@
 use serde::Serialize;
 
 use super::module_files::inspect_file_with_cache;
+use super::module_place::ModulePlace;
 pub use super::module_place::PackageFamily;
 use super::sysmodule::SysModule;
 use super::{module_name_of_path, ModuleTree, Resolution};
@@ -83,13 +84,12 @@ pub fn absolute_target(link_path: &str, target: &str) -> String {
     format!("/{}", parts.join("/"))
 }
 
-/// A link target's path below its own kernel's tree:
+/// A link target's path below its own kernel's tree, as [`ModulePlace`] reads an absolute path:
 /// `/lib/modules/4.18.0-513.el8.x86_64/extra/mlnx-nfsrdma/rpcrdma.ko`
-/// → `extra/mlnx-nfsrdma/rpcrdma.ko`.
+/// → `extra/mlnx-nfsrdma/rpcrdma.ko`; `None` for a target in no module tree.
 pub fn tree_relative_target(link: &str) -> Option<String> {
-    let parts: Vec<&str> = link.split('/').filter(|p| !p.is_empty()).collect();
-    let at = parts.iter().position(|p| *p == "modules")?;
-    (parts.len() > at + 2).then(|| parts[at + 2..].join("/"))
+    let place = ModulePlace::of(link);
+    (link.starts_with('/') && place.in_tree()).then(|| place.rel())
 }
 
 /// The kernel release a link target's path names (`4.18.0-513.el8.x86_64`).

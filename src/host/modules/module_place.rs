@@ -134,6 +134,11 @@ impl<'a> ModulePlace<'a> {
         }
     }
 
+    /// Whether it lies in a module tree (a host's, another kernel's, a driver container's).
+    pub fn in_tree(&self) -> bool {
+        !self.outside_tree
+    }
+
     /// The path below its module tree (outside any, the path without its leading `/`).
     pub fn rel(&self) -> String {
         self.parts.join("/")

@@ -34,7 +34,7 @@ fn layer_of(module: &str) -> usize {
         .unwrap_or_else(|| panic!("src/{module} is in no layer: add it to LAYERS"))
 }
 
-fn sources(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+pub(crate) fn sources(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
         if p.is_dir() {

@@ -11,6 +11,7 @@ mod build_symvers;
 mod cache;
 mod check;
 mod ci_tools;
+mod circles;
 mod cli;
 mod closed_pipe;
 mod deploy;

@@ -4,7 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use nfs_gds::kmod::index::{fnmatch, Index};
+use nfs_gds::kmod::fnmatch::fnmatch;
+use nfs_gds::kmod::index::Index;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(index) = Index::open(data) {

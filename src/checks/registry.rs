@@ -12,6 +12,7 @@ pub use super::check::{Check, Detail, MountSubject, Scope};
 use super::{CheckId, CheckResult};
 use crate::host::mounts::{Mount, MountTable};
 use crate::host::HostFacts;
+use serde::{Deserialize, Deserializer};
 
 /// Every check, in the order an admin fixes them.
 pub fn all() -> &'static [&'static Check] {
@@ -86,6 +87,39 @@ pub fn verify_mount(
 ) -> Vec<CheckResult> {
     let subject = MountSubject::existing(mount, table, port, asked);
     mount_checks(&subject, detail, |s| !matches!(s, Scope::Planned(_)))
+}
+
+/// An id is parsed only against the registry: it knows every check, so it knows every id.
+impl CheckId {
+    /// The registered check of that name.
+    pub fn parse(s: &str) -> Option<CheckId> {
+        find(s).map(|c| c.id)
+    }
+}
+
+impl<'de> Deserialize<'de> for CheckId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        CheckId::parse(&s).ok_or_else(|| {
+            let names = names();
+            // The closest id by edit distance, when it is close enough to be a misspelling.
+            let closest = names
+                .iter()
+                .map(|n| (strsim::damerau_levenshtein(&s, n), n))
+                .min()
+                .filter(|(d, n)| *d <= 3.max(n.len() / 4));
+            match closest {
+                Some((_, n)) => serde::de::Error::custom(format!(
+                    "unknown check id `{s}`: did you mean `{n}`? (known: {})",
+                    names.join(", ")
+                )),
+                None => serde::de::Error::custom(format!(
+                    "unknown check id `{s}` (known: {})",
+                    names.join(", ")
+                )),
+            }
+        })
+    }
 }
 
 #[cfg(test)]
@@ -248,5 +282,36 @@ device 10.0.2.20:/h mounted on /mnt/h with fstype nfs4 statvers=1.1
         for c in all().iter().filter(|c| c.is_mount()) {
             assert!(!c.waitable, "{}", c.id);
         }
+    }
+
+    #[test]
+    fn ids_round_trip_and_are_unique() {
+        for c in all() {
+            assert_eq!(CheckId::parse(c.id.as_str()), Some(c.id));
+            let json = serde_json::to_string(&c.id).unwrap();
+            assert_eq!(json, format!("\"{}\"", c.id));
+            assert_eq!(serde_json::from_str::<CheckId>(&json).unwrap(), c.id);
+        }
+        let mut names = names();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), all().len());
+        let e = serde_json::from_str::<CheckId>("\"no-such\"").unwrap_err();
+        assert!(e.to_string().contains("unknown check id `no-such`"), "{e}");
+        assert!(!e.to_string().contains("did you mean"), "{e}");
+    }
+
+    #[test]
+    fn a_misspelt_check_id_gets_the_closest_one() {
+        let e = serde_json::from_str::<CheckId>("\"rpcrdma-hook\"").unwrap_err();
+        assert!(
+            e.to_string().contains("did you mean `rpcrdma-hooks`?"),
+            "{e}"
+        );
+        let e = serde_json::from_str::<CheckId>("\"transprot-trap\"").unwrap_err();
+        assert!(
+            e.to_string().contains("did you mean `transport-trap`?"),
+            "{e}"
+        );
     }
 }

@@ -17,6 +17,7 @@ pub mod provision;
 pub mod redact;
 mod redact_cmdline;
 pub mod render;
+mod secret_names;
 pub mod sections;
 pub mod stack;
 pub mod stacks;

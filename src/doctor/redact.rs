@@ -16,10 +16,8 @@
 
 use std::borrow::Cow;
 
+use super::secret_names::{is_password_key, is_secret_key, is_user_key, REDACTED};
 use crate::host::platform::container::parse_environ_container;
-
-/// What a secret value becomes.
-pub const REDACTED: &str = "REDACTED";
 
 /// The text of the file at `host_path` as it may go into a support bundle.
 pub fn redact(host_path: &str, text: &str) -> String {
@@ -242,50 +240,12 @@ fn split_options(list: &str, quotes: bool) -> Vec<&str> {
     out
 }
 
-/// An option's name as judged: without the quotes or blanks around it (a whole option may be
-/// quoted: `"password=…"`), in lower case.
-fn key_name(key: &str) -> String {
-    key.trim_matches(|c: char| c == '"' || c == '\'' || c.is_whitespace())
-        .to_ascii_lowercase()
-}
-
-/// The names that hold a password (MooseFS's `mfspassword` and `mfsmd5pass` too).
-fn is_password_key(key: &str) -> bool {
-    let k = key_name(key);
-    k.starts_with("pass")
-        || k.ends_with("pass")
-        || k.contains("password")
-        || k.contains("passwd")
-        || k == "pw"
-        || k == "pwd"
-}
-
-/// The names that hold a user, which some file systems let carry the password too: cifs's
-/// `user=bob%PASS` and `username=DOM/bob%PASS`, curlftpfs's `user=bob:PASS` and
-/// `proxy_user=bob:PASS`.
-fn is_user_key(key: &str) -> bool {
-    let k = key_name(key);
-    k.ends_with("user") || k.ends_with("username")
-}
-
 /// A user value with whatever follows its first `%` or `:` (the password) replaced.
 fn redact_user_value(value: &str) -> String {
     match value.find(['%', ':']) {
         Some(i) => format!("{}{REDACTED}", &value[..=i]),
         None => value.to_string(),
     }
-}
-
-/// Whether an option or setting of this name holds something secret.
-pub fn is_secret_key(key: &str) -> bool {
-    let k = key_name(key);
-    is_password_key(&k)
-        || k.starts_with("secret")
-        || k.contains("key")
-        || k.contains("token")
-        || k.starts_with("cred")
-        || k.contains("command")
-        || k.ends_with("_cmd")
 }
 
 /// `scheme://user:password@host…` and `user:password@host:/path` (sshfs's source) with the

@@ -11,7 +11,7 @@
 
 use std::borrow::Cow;
 
-use super::redact::{is_secret_key, REDACTED};
+use super::secret_names::{is_secret_key, REDACTED};
 use crate::checks::catalogue::iommu_mode::iommu_words;
 use crate::host::modules::modprobe_config::parse_cmdline_config;
 use crate::host::modules::sig_enforcement::{cmdline_lockdown, cmdline_sig_enforce};

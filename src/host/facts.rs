@@ -221,8 +221,10 @@ impl HostFacts {
         let gpl_rule = rpcrdma
             .any_plain_export()
             .then(|| gpl_rule::read(root, &kernel));
+        // The running kernel's configuration, read once for every reader that judges it.
+        let config = module_load::read_running_config(root, &kernel);
         let rpcrdma_load =
-            module_load::read_module_load(root, &kernel, tree.as_ref(), rpcrdma_load_facts)?;
+            module_load::read_module_load(root, &config, tree.as_ref(), rpcrdma_load_facts)?;
         let boot = boot_kernels::read_boot_kernels(root, &kernel)?;
         let pci = PciFacts::read(root)?;
         let gpus: Vec<String> = pci.gpus.iter().map(|g| g.address.clone()).collect();
@@ -231,7 +233,7 @@ impl HostFacts {
             .as_ref()
             .map_or(Ok(ModuleOwners::default()), |t| ModuleOwners::read(root, t))
             .map_err(|e| e.to_string());
-        let mut localio = Localio::read(root, &kernel)?;
+        let mut localio = Localio::read(root, config?.as_ref())?;
         if localio.possible() {
             localio.addresses = cufile_json::read_local_addresses(root)?;
         }

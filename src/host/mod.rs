@@ -21,5 +21,6 @@ pub mod platform;
 pub mod stack_facts;
 
 pub use facts::HostFacts;
+pub use io::error::HostError;
 pub use io::reader::{FileKind, FileRead};
-pub use io::root::{read_first_line, HostError, Record, Root};
+pub use io::root::{read_first_line, Record, Root};

@@ -10,6 +10,7 @@ pub mod abi;
 pub mod build_id;
 pub mod decompress;
 pub mod elf;
+pub mod fnmatch;
 pub mod image_scan;
 pub mod index;
 pub mod load_facts;

@@ -5,16 +5,9 @@ use super::{Detection, RpcrdmaStack};
 use crate::doctor::stack::Stack;
 use crate::host::modules::Resolution;
 
-#[derive(Debug)]
-pub struct BuiltIn;
-
-pub const ID: &str = "built-in";
+stack!(BuiltIn, "built-in");
 
 impl RpcrdmaStack for BuiltIn {
-    fn id(&self) -> &'static str {
-        ID
-    }
-
     fn detect(&self, d: &Detection) -> bool {
         matches!(d.resolution, Some(Resolution::BuiltIn { .. }))
     }

@@ -35,16 +35,9 @@ fn link_words(link: &ModuleCopy) -> String {
     }
 }
 
-#[derive(Debug)]
-pub struct Inbox;
-
-pub const ID: &str = "inbox";
+stack!(Inbox, "inbox");
 
 impl RpcrdmaStack for Inbox {
-    fn id(&self) -> &'static str {
-        ID
-    }
-
     fn detect(&self, d: &Detection) -> bool {
         d.file()
             .is_some_and(|(_, origin)| *origin == ModuleOrigin::Inbox)

@@ -5,16 +5,9 @@ use super::{Detection, RpcrdmaStack};
 use crate::doctor::stack::Stack;
 use crate::host::modules::Resolution;
 
-#[derive(Debug)]
-pub struct Missing;
-
-pub const ID: &str = "missing";
+stack!(Missing, "missing");
 
 impl RpcrdmaStack for Missing {
-    fn id(&self) -> &'static str {
-        ID
-    }
-
     fn detect(&self, d: &Detection) -> bool {
         matches!(
             d.resolution,

@@ -9,6 +9,24 @@
 //! here and its line in [`ALL`]. nvidia_fs has one alternative to the host's packages, the
 //! GPU Operator's [`driver_container`].
 
+/// Declares a stack of the catalogue: its type, and its id (`ID`, its name in doctor's JSON,
+/// `stack.provenance`) as the stack answers it ([`StackId`]).
+macro_rules! stack {
+    ($name:ident, $id:literal) => {
+        #[derive(Debug)]
+        pub struct $name;
+
+        /// Its name in doctor's JSON (`stack.provenance`).
+        pub const ID: &str = $id;
+
+        impl super::StackId for $name {
+            fn id(&self) -> &'static str {
+                ID
+            }
+        }
+    };
+}
+
 pub mod built_in;
 pub mod conflicts;
 pub mod driver_container;
@@ -27,6 +45,7 @@ use super::stack::Stack;
 use super::step::Step;
 use crate::host::boot::dkms::DkmsEntry;
 use crate::host::facts::HostFacts;
+use crate::host::modules::module_place::{ModulePlace, PackageFamily};
 use crate::host::modules::{ModuleOrigin, Resolution};
 use crate::host::stack_facts::StackFacts;
 
@@ -72,10 +91,20 @@ impl<'a> Detection<'a> {
         }
     }
 
-    /// The file's path or its package names mlnx-nfsrdma.
+    /// Where the resolved file sits, taken apart by the one decider of who ships a module file.
+    pub fn place(&self) -> Option<ModulePlace<'a>> {
+        self.file().map(|(rel, _)| ModulePlace::of(rel))
+    }
+
+    /// Who ships the resolved file, from where it sits.
+    pub fn family(&self) -> Option<PackageFamily> {
+        self.place().map(|p| p.family())
+    }
+
+    /// The file sits in an mlnx-nfsrdma directory, or its package names mlnx-nfsrdma.
     pub fn names_mlnx_nfsrdma(&self) -> bool {
-        self.file()
-            .is_some_and(|(rel, _)| rel.contains("mlnx-nfsrdma"))
+        self.place()
+            .is_some_and(|p| p.in_directory_of("mlnx-nfsrdma"))
             || self.package.is_some_and(|p| p.contains("mlnx-nfsrdma"))
     }
 
@@ -109,12 +138,14 @@ impl Remedy {
 /// Why an rpcrdma built against other ib_core/rdma_cm CRCs must be replaced.
 pub const ABI_WHY: &str = "the rpcrdma modprobe loads was built against other ib_core/rdma_cm symbol CRCs than the installed modules export: modprobe refuses it (`disagrees about version of symbol`) and mount.nfs then reports a misleading \"incorrect mount option\"";
 
+/// A stack's name in doctor's JSON (`stack.provenance`); [`stack!`] declares it.
+pub trait StackId {
+    fn id(&self) -> &'static str;
+}
+
 /// One stack that can provide rpcrdma. The provided methods are the distribution-inbox answers:
 /// install NVIDIA's mlnx-nfsrdma, upgrade NVIDIA's OFED for GPL exports.
-pub trait RpcrdmaStack: Sync + std::fmt::Debug {
-    /// Its name in doctor's JSON (`stack.provenance`).
-    fn id(&self) -> &'static str;
-
+pub trait RpcrdmaStack: StackId + Sync + std::fmt::Debug {
     /// Whether it provides the rpcrdma modprobe resolves.
     fn detect(&self, d: &Detection) -> bool;
 
@@ -256,5 +287,50 @@ mod tests {
         assert_eq!(id(Some(&missing)), missing::ID);
         assert_eq!(id(Some(&builtin)), built_in::ID);
         assert_eq!(id(Some(&file)), other_out_of_tree::ID);
+    }
+
+    #[test]
+    fn every_layout_gets_the_stack_of_its_family() {
+        use crate::host::modules::module_place::LAYOUTS;
+        use PackageFamily::*;
+        let expected = [
+            inbox::ID,
+            ubuntu_doca_ofed::ID,
+            mofed_dkms::ID,
+            mofed_dkms::ID,
+            mofed_dkms::ID,
+            mofed_package::ID,
+            mofed_package::ID,
+            weak_updates::ID,
+            vastnfs::ID,
+            vastnfs::ID,
+            vastnfs::ID,
+            other_out_of_tree::ID,
+            other_out_of_tree::ID,
+            ubuntu_doca_ofed::ID,
+            mofed_dkms::ID,
+            mofed_dkms::ID,
+            mofed_package::ID,
+            mofed_package::ID,
+            other_out_of_tree::ID,
+        ];
+        assert_eq!(expected.len(), LAYOUTS.len());
+        for (path, want) in LAYOUTS.iter().zip(expected) {
+            let id = test_support::detected(&test_support::resolved(path), None);
+            assert_eq!(id, want, "{path}");
+            // The stack and the family the ownership checks see are one answer.
+            let family = PackageFamily::of_path(path);
+            let agrees = match id {
+                vastnfs::ID => family == Vastnfs,
+                ubuntu_doca_ofed::ID => matches!(family, UbuntuDoca(_)),
+                inbox::ID | nvidia_kernel::ID => family == Distribution,
+                mofed_dkms::ID | mofed_package::ID => family == NvidiaOfed,
+                other_out_of_tree::ID => matches!(family, Other(_)),
+                // A link's family is its target's, which the path does not show.
+                weak_updates::ID => true,
+                _ => false,
+            };
+            assert!(agrees, "{path}: stack {id}, family {family:?}");
+        }
     }
 }

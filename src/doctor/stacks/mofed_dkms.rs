@@ -4,26 +4,26 @@
 use super::{ofed, Detection, Remedy, RpcrdmaStack, ABI_WHY};
 use crate::doctor::stack::Stack;
 use crate::doctor::step::{Action, Step};
+use crate::host::modules::module_place::PackageFamily;
 use crate::host::modules::ModuleOrigin;
 
-#[derive(Debug)]
-pub struct MofedDkms;
-
-pub const ID: &str = "mofed-dkms";
+stack!(MofedDkms, "mofed-dkms");
 
 impl RpcrdmaStack for MofedDkms {
-    fn id(&self) -> &'static str {
-        ID
-    }
-
-    /// A DKMS location while `dkms status` knows mlnx-nfsrdma, or `updates/dkms/` with nothing
+    /// NVIDIA's file in a DKMS location while `dkms status` knows mlnx-nfsrdma, or where DKMS
+    /// installs its builds (`updates/dkms/`, directly in `extra/` or `updates/`) with nothing
     /// naming a prebuilt package.
     fn detect(&self, d: &Detection) -> bool {
-        d.file().is_some_and(|(_, origin)| {
-            let dkms_dir = matches!(origin, ModuleOrigin::UpdatesDkms | ModuleOrigin::Extra);
-            (dkms_dir && d.dkms_has("mlnx-nfsrdma"))
-                || (*origin == ModuleOrigin::UpdatesDkms && !d.names_mlnx_nfsrdma())
-        })
+        let (Some((_, origin)), Some(place)) = (d.file(), d.place()) else {
+            return false;
+        };
+        let dkms_dir = matches!(
+            origin,
+            ModuleOrigin::UpdatesDkms | ModuleOrigin::Extra | ModuleOrigin::Updates
+        );
+        place.family() == PackageFamily::NvidiaOfed
+            && ((dkms_dir && d.dkms_has("mlnx-nfsrdma"))
+                || (place.dkms_layout() && !d.names_mlnx_nfsrdma()))
     }
 
     fn describe(&self, _s: &Stack) -> String {

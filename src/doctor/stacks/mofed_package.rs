@@ -5,19 +5,15 @@
 use super::{ofed, Detection, Remedy, RpcrdmaStack, ABI_WHY};
 use crate::doctor::stack::{Family, Stack};
 use crate::doctor::step::Step;
+use crate::host::modules::module_place::PackageFamily;
 
-#[derive(Debug)]
-pub struct MofedPackage;
-
-pub const ID: &str = "mofed-package";
+stack!(MofedPackage, "mofed-package");
 
 impl RpcrdmaStack for MofedPackage {
-    fn id(&self) -> &'static str {
-        ID
-    }
-
+    /// An mlnx-nfsrdma directory or package, or any other file of NVIDIA's OFED that DKMS did
+    /// not build (the catalogue asks [`MofedDkms`](super::mofed_dkms::MofedDkms) first).
     fn detect(&self, d: &Detection) -> bool {
-        d.names_mlnx_nfsrdma()
+        d.names_mlnx_nfsrdma() || d.family() == Some(PackageFamily::NvidiaOfed)
     }
 
     fn describe(&self, _s: &Stack) -> String {

@@ -14,10 +14,7 @@ use crate::doctor::stack::Stack;
 use crate::doctor::step::Step;
 use crate::host::modules::ModuleOrigin;
 
-#[derive(Debug)]
-pub struct NvidiaKernel;
-
-pub const ID: &str = "nvidia-kernel";
+stack!(NvidiaKernel, "nvidia-kernel");
 
 /// Where the in-tree rpcrdma sits below a release's module directory (compressed as the
 /// distribution ships it).
@@ -47,10 +44,6 @@ fn metapackage(s: &Stack) -> &'static str {
 }
 
 impl RpcrdmaStack for NvidiaKernel {
-    fn id(&self) -> &'static str {
-        ID
-    }
-
     fn detect(&self, d: &Detection) -> bool {
         d.file()
             .is_some_and(|(_, origin)| *origin == ModuleOrigin::Inbox)

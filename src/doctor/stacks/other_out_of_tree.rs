@@ -4,16 +4,9 @@
 use super::{Detection, RpcrdmaStack};
 use crate::doctor::stack::Stack;
 
-#[derive(Debug)]
-pub struct OtherOutOfTree;
-
-pub const ID: &str = "other-out-of-tree";
+stack!(OtherOutOfTree, "other-out-of-tree");
 
 impl RpcrdmaStack for OtherOutOfTree {
-    fn id(&self) -> &'static str {
-        ID
-    }
-
     fn detect(&self, d: &Detection) -> bool {
         d.file().is_some()
     }
@@ -29,7 +22,11 @@ mod tests {
 
     #[test]
     fn an_unclaimed_updates_module_is_of_unknown_origin() {
-        let r = resolved("updates/rpcrdma.ko");
+        let r = resolved("updates/acme/rpcrdma.ko");
         assert_eq!(detected(&r, None), super::ID);
+        // Directly in updates/ is where DKMS installs on SLES: NVIDIA's build, as the ownership
+        // check has it too.
+        let r = resolved("updates/rpcrdma.ko");
+        assert_eq!(detected(&r, None), super::super::mofed_dkms::ID);
     }
 }

@@ -8,27 +8,30 @@
 use super::{Detection, Remedy, RpcrdmaStack};
 use crate::doctor::stack::Stack;
 use crate::doctor::step::Step;
+use crate::host::modules::module_place::PackageFamily;
 
-#[derive(Debug)]
-pub struct UbuntuDocaOfed;
-
-pub const ID: &str = "ubuntu-doca-ofed";
+stack!(UbuntuDocaOfed, "ubuntu-doca-ofed");
 
 const PACKAGE_PREFIX: &str = "linux-modules-doca-ofed-";
 
 /// The `<ver>` of a `kernel/doca-ofed-<ver>/` path.
-fn version_in_path(rel: &str) -> Option<&str> {
-    let mut parts = rel.trim_start_matches('/').split('/');
-    parts.find(|p| *p == "kernel")?;
-    parts.next()?.strip_prefix("doca-ofed-")
+fn version_in_path(rel: &str) -> Option<String> {
+    match PackageFamily::of_path(rel) {
+        PackageFamily::UbuntuDoca(ver) => Some(ver),
+        _ => None,
+    }
 }
 
 /// The `<ver>` of the module file's directory, else of its package
 /// (`linux-modules-doca-ofed-26.01-generic`).
 fn version(rel: Option<&str>, package: Option<&str>) -> Option<String> {
-    rel.and_then(version_in_path)
-        .or_else(|| package?.strip_prefix(PACKAGE_PREFIX)?.split('-').next())
-        .map(str::to_string)
+    rel.and_then(version_in_path).or_else(|| {
+        package?
+            .strip_prefix(PACKAGE_PREFIX)?
+            .split('-')
+            .next()
+            .map(str::to_string)
+    })
 }
 
 /// The package to name in commands: the owner `dpkg -S` gave, else its pattern.
@@ -45,10 +48,6 @@ fn ver(s: &Stack) -> String {
 }
 
 impl RpcrdmaStack for UbuntuDocaOfed {
-    fn id(&self) -> &'static str {
-        ID
-    }
-
     fn detect(&self, d: &Detection) -> bool {
         d.file().is_some_and(|(rel, _)| {
             version_in_path(rel).is_some()
@@ -136,7 +135,10 @@ mod tests {
             detected(&resolved("kernel/net/sunrpc/xprtrdma/rpcrdma.ko.zst"), None),
             super::super::inbox::ID
         );
-        assert_eq!(version_in_path("/kernel/doca-ofed-3.4/x.ko"), Some("3.4"));
+        assert_eq!(
+            version_in_path("/lib/modules/6.8.0/kernel/doca-ofed-3.4/x.ko").as_deref(),
+            Some("3.4")
+        );
         assert_eq!(version_in_path("updates/dkms/doca-ofed-3.4/x.ko"), None);
     }
 

@@ -4,21 +4,14 @@
 use super::{Detection, Remedy, RpcrdmaStack, ABI_WHY};
 use crate::doctor::stack::Stack;
 use crate::doctor::step::Step;
+use crate::host::modules::module_place::PackageFamily;
 
-#[derive(Debug)]
-pub struct Vastnfs;
-
-pub const ID: &str = "vastnfs";
+stack!(Vastnfs, "vastnfs");
 
 impl RpcrdmaStack for Vastnfs {
-    fn id(&self) -> &'static str {
-        ID
-    }
-
     /// The running sunrpc is the bundle's, or the file sits in the bundle's directory.
     fn detect(&self, d: &Detection) -> bool {
-        d.file()
-            .is_some_and(|(rel, _)| d.vastnfs || rel.contains("vastnfs") || rel.contains("bundle"))
+        d.file().is_some() && (d.vastnfs || d.family() == Some(PackageFamily::Vastnfs))
     }
 
     fn describe(&self, s: &Stack) -> String {

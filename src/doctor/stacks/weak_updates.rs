@@ -10,10 +10,7 @@ use crate::doctor::step::Step;
 use crate::host::modules::module_owners::{target_release, tree_relative_target};
 use crate::host::modules::ModuleOrigin;
 
-#[derive(Debug)]
-pub struct WeakUpdates;
-
-pub const ID: &str = "weak-updates";
+stack!(WeakUpdates, "weak-updates");
 
 /// Whose `weak-modules` made the link, by the distribution family.
 fn distribution(s: &Stack) -> &'static str {
@@ -33,10 +30,6 @@ fn target_words(s: &Stack) -> Option<String> {
 }
 
 impl RpcrdmaStack for WeakUpdates {
-    fn id(&self) -> &'static str {
-        ID
-    }
-
     fn detect(&self, d: &Detection) -> bool {
         d.file()
             .is_some_and(|(_, origin)| *origin == ModuleOrigin::WeakUpdates)

@@ -13,7 +13,8 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use crate::host::{FileKind, HostError};
+use super::error::HostError;
+use super::reader::FileKind;
 
 /// The buffer's first size; a longer line grows it (up to the file's cap).
 const CHUNK: usize = 64 * 1024;

@@ -4,6 +4,7 @@
 
 pub mod conf_dirs;
 pub mod env;
+pub mod error;
 pub mod facts_cache;
 pub mod file_identity;
 pub mod fill_lock;
@@ -14,3 +15,4 @@ pub mod programs;
 pub mod reader;
 pub mod root;
 pub mod runner;
+pub mod unchanged;

@@ -23,7 +23,7 @@ use std::sync::OnceLock;
 
 use rustix::fs::{Mode, OFlags, ResolveFlags, CWD};
 
-use crate::host::HostError;
+use super::error::HostError;
 
 /// What a file is read as, which decides how large it may be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,5 +1,4 @@
-//! The root every host path is resolved against, the record of what was read below it, and the
-//! error every failed read becomes (it always names the path).
+//! The root every host path is resolved against, and the record of what was read below it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io;
@@ -7,38 +6,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::escape::escape_control;
+use crate::host::io::error::HostError;
+use crate::host::io::file_identity::FileIdentity;
 use crate::host::io::inputs::{Inputs, Seen};
 use crate::host::io::lines;
 use crate::host::io::reader::{self, LastLink, RootDir};
 pub use crate::host::io::reader::{FileKind, FileRead};
-
-/// A failed read of a host file. Always names the path (as seen on the host, i.e. with the root).
-#[derive(Debug, thiserror::Error)]
-pub enum HostError {
-    #[error("cannot read {}: {source}", path.display())]
-    Read { path: PathBuf, source: io::Error },
-    #[error("{} is not valid UTF-8 text", path.display())]
-    NotText { path: PathBuf },
-    #[error("{} is corrupt: {reason}", path.display())]
-    Corrupt { path: PathBuf, reason: String },
-    #[error("cannot list {}: {source}", path.display())]
-    List { path: PathBuf, source: io::Error },
-    #[error("{} is {what}, not a regular file: not reading it", path.display())]
-    NotRegular { path: PathBuf, what: &'static str },
-    #[error("{} is larger than {cap} bytes, more than any {noun} should be: not reading it", path.display())]
-    TooLarge {
-        path: PathBuf,
-        cap: u64,
-        noun: &'static str,
-    },
-    #[error("{}:{line}: the line is longer than {cap} bytes, more than any line of a {noun} should be: not reading it", path.display())]
-    LineTooLong {
-        path: PathBuf,
-        line: usize,
-        cap: u64,
-        noun: &'static str,
-    },
-}
 
 /// The directory every host path is resolved against. A root made [`recording`](Root::recording)
 /// also keeps a [`Record`] of everything read through it (clones share it), which is how
@@ -196,7 +169,9 @@ impl Root {
                 self.note(|r| {
                     r.files.insert(Self::rel(rel));
                 });
-                self.saw(rel, || Seen::read(kind, &read.meta, &read.bytes));
+                self.saw(rel, || {
+                    Seen::read(&self.join(rel), kind, &read.meta, &read.bytes)
+                });
             }
             Ok(None) => {
                 tracing::trace!(
@@ -231,7 +206,7 @@ impl Root {
                 self.saw(rel, || {
                     file.metadata()
                         .ok()
-                        .and_then(|m| Seen::opened(kind, &m))
+                        .and_then(|m| Seen::opened(&self.join(rel), kind, &m))
                         .unwrap_or(Seen::Failed)
                 });
             }
@@ -336,11 +311,23 @@ impl Root {
             .transpose()
         });
         self.saw(rel, || match &meta {
-            Ok(Some(m)) => Seen::opened(FileKind::of(rel), m).unwrap_or(Seen::Failed),
+            Ok(Some(m)) => {
+                Seen::opened(&self.join(rel), FileKind::of(rel), m).unwrap_or(Seen::Failed)
+            }
             Ok(None) => Seen::Absent,
             Err(_) => Seen::Failed,
         });
         meta
+    }
+
+    /// The identity of the regular file at `rel` now (symlinks followed inside the root), from
+    /// its [`metadata`](Root::metadata) alone: nothing is opened for reading. `None` when it is
+    /// absent, not a regular file, or cannot be looked at.
+    pub fn identity(&self, rel: impl AsRef<Path>) -> Option<FileIdentity> {
+        let rel = rel.as_ref();
+        let meta = self.metadata(rel).ok()??;
+        meta.is_file()
+            .then(|| FileIdentity::of_meta(&self.join(rel), &meta))
     }
 
     /// `rel` resolved inside the root to an `O_PATH` descriptor; `Ok(None)` when absent.

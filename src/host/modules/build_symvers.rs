@@ -61,7 +61,7 @@ fn locate(root: &Root, tree_dir: &str) -> Option<(PathBuf, FileIdentity)> {
         .into_iter()
         .enumerate()
         .filter(|(i, _)| *i != 0 || build_is_this_release(root, tree_dir, release))
-        .find_map(|(_, rel)| FileIdentity::of_path_below(root, &rel).map(|id| (rel, id)))
+        .find_map(|(_, rel)| root.identity(&rel).map(|id| (rel, id)))
 }
 
 /// Whether the tree's `build` link leads to the build of `release`: the directory it names

@@ -19,7 +19,7 @@ use std::path::Path;
 use memchr::memmem;
 use serde::{Deserialize, Serialize};
 
-use crate::host::io::facts_cache::{FactsCache, FileIdentity, ReadFile};
+use crate::host::io::facts_cache::{FactsCache, ReadFile};
 use crate::host::{FileKind, HostError, Root};
 
 /// Refuse to decompress a `/proc/config.gz` beyond this (real ones are about 300 KB).
@@ -132,7 +132,7 @@ pub fn read_kernel_config(
     ] {
         let known = cache
             .as_ref()
-            .and_then(|c| Some((c, FileIdentity::of_path_below(root, Path::new(&path))?)));
+            .and_then(|c| Some((c, root.identity(Path::new(&path))?)));
         if let Some((cache, key)) = &known {
             if let Some(options) = cache.config_options(key, asked) {
                 return Ok(Some(KernelConfig {

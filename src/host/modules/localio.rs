@@ -12,9 +12,7 @@ use std::net::IpAddr;
 
 use serde::Serialize;
 
-use super::kernel_config::ConfigValue;
-use super::module_load::read_running_config;
-use crate::host::kernel::KernelInfo;
+use super::kernel_config::{ConfigValue, KernelConfig};
 use crate::host::{HostError, Root};
 
 /// The configuration options this reader judges.
@@ -49,9 +47,10 @@ impl Localio {
         addr.is_loopback() || self.addresses.contains(&addr)
     }
 
-    pub fn read(root: &Root, kernel: &KernelInfo) -> Result<Self, HostError> {
-        let config = read_running_config(root, kernel)?;
-        let built = config.as_ref().map(|c| {
+    /// Reads what `config` (the running kernel's, `None` when none could be read) leaves to
+    /// look at.
+    pub fn read(root: &Root, config: Option<&KernelConfig>) -> Result<Self, HostError> {
+        let built = config.map(|c| {
             matches!(
                 c.get("CONFIG_NFS_LOCALIO"),
                 Some(ConfigValue::Yes | ConfigValue::Module)
@@ -62,7 +61,7 @@ impl Localio {
             .map(|t| matches!(t.trim(), "Y" | "y" | "1"));
         let mut l = Localio {
             built,
-            config: config.map(|c| c.path),
+            config: config.map(|c| c.path.clone()),
             enabled_param,
             ..Localio::default()
         };
@@ -110,13 +109,20 @@ mod tests {
         dir
     }
 
+    /// The running kernel's configuration as `/boot/config-6.12.30-amd64` holds `text`.
+    fn config(text: &str) -> Option<KernelConfig> {
+        Some(KernelConfig::scan(
+            "/boot/config-6.12.30-amd64",
+            text.as_bytes(),
+            CONFIG_OPTIONS,
+        ))
+    }
+
     #[test]
     fn only_a_kernel_built_with_localio_and_not_turned_off_is_looked_at_further() {
-        let r = &KernelInfo::from_parts(Some("6.12.30-amd64".into()), None, None);
-        let dir = tree(&[
-            ("boot/config-6.12.30-amd64", "CONFIG_NFS_LOCALIO=y\n"),
-            ("proc/1234/comm", "nfsd\n"),
-        ]);
+        let built = config("CONFIG_NFS_LOCALIO=y\n");
+        let r = built.as_ref();
+        let dir = tree(&[("proc/1234/comm", "nfsd\n")]);
         let l = Localio::read(&Root::new(dir.path()), r).unwrap();
         assert!(l.possible());
         assert_eq!(
@@ -126,27 +132,19 @@ mod tests {
         assert!(l.is_local("127.0.0.1".parse().unwrap()));
         assert!(!l.is_local("10.0.2.16".parse().unwrap()));
 
-        let off = tree(&[
-            (
-                "boot/config-6.12.30-amd64",
-                "# CONFIG_NFS_LOCALIO is not set\n",
-            ),
-            ("proc/1234/comm", "nfsd\n"),
-        ]);
-        let l = Localio::read(&Root::new(off.path()), r).unwrap();
+        let off = tree(&[("proc/1234/comm", "nfsd\n")]);
+        let not_built = config("# CONFIG_NFS_LOCALIO is not set\n");
+        let l = Localio::read(&Root::new(off.path()), not_built.as_ref()).unwrap();
         assert_eq!(l.built, Some(false));
         assert!(l.nfsd.is_none(), "not looked for");
 
-        let param = tree(&[
-            ("boot/config-6.12.30-amd64", "CONFIG_NFS_LOCALIO=y\n"),
-            ("sys/module/nfs/parameters/localio_enabled", "N\n"),
-        ]);
+        let param = tree(&[("sys/module/nfs/parameters/localio_enabled", "N\n")]);
         assert!(!Localio::read(&Root::new(param.path()), r)
             .unwrap()
             .possible());
         let none = tree(&[]);
         assert_eq!(
-            Localio::read(&Root::new(none.path()), r).unwrap().built,
+            Localio::read(&Root::new(none.path()), None).unwrap().built,
             None
         );
     }

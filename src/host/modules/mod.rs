@@ -20,6 +20,7 @@ pub mod modprobe_effect;
 pub mod module_files;
 pub mod module_load;
 pub mod module_owners;
+pub mod module_place;
 pub mod rpcrdma_requests;
 pub mod sig_enforcement;
 pub mod symbol_providers;
@@ -33,7 +34,9 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::host::{HostError, Root};
-use crate::kmod::index::{fnmatch, Index, IndexError, PagedFile};
+use crate::kmod::fnmatch::fnmatch;
+use crate::kmod::index::{Index, IndexError, PagedFile};
+pub use module_place::ModuleOrigin;
 
 /// One line of `/proc/modules`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -179,59 +182,6 @@ pub fn parse_modules_builtin(text: &str) -> Vec<String> {
         .filter(|l| !l.is_empty())
         .map(str::to_string)
         .collect()
-}
-
-/// Where a module file sits in the tree, which tells who shipped it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ModuleOrigin {
-    /// `kernel/…`: shipped with the kernel package (inbox).
-    Inbox,
-    /// `updates/dkms/…`: built by DKMS (Debian/Ubuntu layout).
-    UpdatesDkms,
-    /// `updates/…`: an out-of-tree package overriding the kernel's module.
-    Updates,
-    /// `extra/…`: out-of-tree (DKMS on RHEL, or RPM packages such as `extra/mlnx-nfsrdma/`).
-    Extra,
-    /// `weak-updates/…`: RHEL's and SLES's `weak-modules` links to another kernel's build,
-    /// accepted when its symbol CRCs (kABI) match this kernel's.
-    WeakUpdates,
-    /// Any other directory (vendor layouts); the first path component is kept.
-    Other(String),
-}
-
-impl ModuleOrigin {
-    pub fn of(rel: &str) -> Self {
-        let mut parts = rel.trim_start_matches('/').split('/');
-        // Absolute paths from very old modules.dep files: skip to the part after the release.
-        let first = parts.next().unwrap_or("");
-        match first {
-            "kernel" => ModuleOrigin::Inbox,
-            "updates" => {
-                if parts.next() == Some("dkms") {
-                    ModuleOrigin::UpdatesDkms
-                } else {
-                    ModuleOrigin::Updates
-                }
-            }
-            "extra" => ModuleOrigin::Extra,
-            "weak-updates" => ModuleOrigin::WeakUpdates,
-            other => ModuleOrigin::Other(other.to_string()),
-        }
-    }
-
-    pub fn describe(&self) -> String {
-        match self {
-            ModuleOrigin::Inbox => "the kernel's own module (kernel/)".into(),
-            ModuleOrigin::UpdatesDkms => "a DKMS build (updates/dkms/)".into(),
-            ModuleOrigin::Updates => "an out-of-tree package (updates/)".into(),
-            ModuleOrigin::Extra => "an out-of-tree package (extra/)".into(),
-            ModuleOrigin::WeakUpdates => {
-                "another kernel's build linked by weak-modules (weak-updates/)".into()
-            }
-            ModuleOrigin::Other(d) => format!("an out-of-tree package ({d}/)"),
-        }
-    }
 }
 
 /// What `modprobe NAME` would load.

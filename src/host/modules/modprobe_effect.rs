@@ -30,6 +30,7 @@ use serde::Serialize;
 use crate::host::modules::modprobe_config::{ConfigLine, Directive, ModprobeConfig, Origin};
 use crate::host::modules::{module_name_of_path, normalize_name, ModuleTree, Resolution};
 use crate::host::Root;
+use crate::kmod::fnmatch::fnmatch;
 
 /// What kernels with d5aa6b22e225 request for `proto=rdma6`.
 pub const KERNEL_REQUEST_RDMA6: &str = "rpcrdma6";
@@ -264,7 +265,7 @@ pub fn explain_request(
         .lines
         .iter()
         .filter(|l| match &l.directive {
-            Directive::Alias { pattern, .. } => fnmatch(pattern, &name),
+            Directive::Alias { pattern, .. } => fnmatch(pattern.as_bytes(), name.as_bytes()),
             _ => false,
         })
         .collect();
@@ -455,14 +456,6 @@ fn first_install<'a>(
     })
 }
 
-/// fnmatch(3) without flags, as libkmod matches configuration aliases.
-fn fnmatch(pattern: &str, name: &str) -> bool {
-    match glob::Pattern::new(pattern) {
-        Ok(p) => p.matches(name),
-        Err(_) => pattern == name,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -613,6 +606,21 @@ mod tests {
         let c = config("alias rpcrdma nvidia_fs\n");
         let e = explain_request(&c, &FakeIndex, "rpcrdma");
         assert!(e.loads("nvidia_fs") && !e.loads("rpcrdma"));
+    }
+
+    #[test]
+    fn config_alias_patterns_match_as_fnmatch_does() {
+        // `[^…]` negates and a backslash escapes, as in modules.alias: one matcher for both.
+        for pattern in ["xprtrdm[^x]", "xprtrdm[!x]", "xprtrdm\\a", "xprt*"] {
+            let c = config(&format!("alias {pattern} off\n"));
+            let e = explain_request(&c, &FakeIndex, "xprtrdma");
+            assert_eq!(e.targets, vec!["off"], "{pattern}");
+        }
+        for pattern in ["xprtrdm[^a]", "xprtrdm\\", "xprtrdma\\*"] {
+            let c = config(&format!("alias {pattern} off\n"));
+            let e = explain_request(&c, &FakeIndex, "xprtrdma");
+            assert!(e.loads("rpcrdma"), "{pattern}");
+        }
     }
 
     #[test]

@@ -55,7 +55,7 @@ fn opening(e: HostError) -> KmodError {
 fn identity_below(root: &Root, path: &Path, cache: Option<&FactsCache>) -> Option<FileIdentity> {
     cache?;
     let rel = root.rel_of(path).unwrap_or_else(|| path.to_owned());
-    FileIdentity::of_path_below(root, &rel)
+    root.identity(&rel)
 }
 
 /// Reads the module file at `path` (a host path below `root`), resolved inside the root.

@@ -81,21 +81,22 @@ pub fn read_running_config(
     read_proc_config(root, &asked)
 }
 
-/// Reads everything above for the running kernel, given the load facts of its resolved
-/// rpcrdma file (read with its inspection, in one decompression); `None` without a file.
+/// Reads everything above for the running kernel, given its configuration
+/// ([`read_running_config`], read once for every reader that judges it) and the load facts of
+/// its resolved rpcrdma file (read with its inspection, in one decompression); `None` without a
+/// file.
 pub fn read_module_load(
     root: &Root,
-    kernel: &KernelInfo,
+    config: &Result<Option<KernelConfig>, HostError>,
     tree: Option<&ModuleTree>,
     rpcrdma: Option<Result<LoadFacts, String>>,
 ) -> Result<ModuleLoad, HostError> {
-    let config = read_running_config(root, kernel);
-    let signatures = match (&config, SignatureEvidence::read(root)) {
+    let signatures = match (config, SignatureEvidence::read(root)) {
         (Ok(c), Ok(evidence)) => Ok(judge_running(&evidence, c.as_ref())),
         (Err(e), _) => Err(e.to_string()),
         (_, Err(e)) => Err(e.to_string()),
     };
-    let modversions = match &config {
+    let modversions = match config {
         Ok(Some(c)) => match c.get("CONFIG_MODVERSIONS") {
             Some(_) if c.is_yes("CONFIG_MODVERSIONS") => KernelModversions::Enabled {
                 evidence: format!("CONFIG_MODVERSIONS=y in {}", c.path),
@@ -180,7 +181,7 @@ fn compare(
         Some((c, k)) => {
             let look = || {
                 c.abi(k, |p| {
-                    FileIdentity::of_path_below(root, &root.rel_of(&p.path).unwrap_or_default())
+                    root.identity(root.rel_of(&p.path).unwrap_or_default())
                 })
             };
             match look() {
@@ -270,7 +271,7 @@ fn index_identities(root: &Root, tree: &ModuleTree) -> Vec<Option<FileIdentity>>
     .iter()
     .map(|name| {
         let rel = format!("{}/{name}", tree.dir_rel);
-        FileIdentity::of_path_below(root, std::path::Path::new(&rel))
+        root.identity(std::path::Path::new(&rel))
     })
     .collect()
 }

@@ -2,19 +2,17 @@
 //! `ib_core` — as loaded now, as the next load (or boot) takes them, and every copy installed in
 //! the running kernel's module tree.
 //!
-//! The family is read from where a file sits, the way each family lays its modules out: the
-//! kernel package's `kernel/`, Ubuntu's archive DOCA-OFED under `kernel/doca-ofed-<ver>/`,
-//! vastnfs's bundle (`updates/bundle/` from its DEB, `extra/vastnfs/bundle/` from its RPM),
-//! NVIDIA's DOCA-OFED / MLNX_OFED (DKMS `updates/dkms/`, kmod packages `extra/mlnx-*/`,
-//! `updates/mlnx-*/`, and DKMS's own `extra/` on RHEL and `updates/` on SLES for ib_core and
-//! rpcrdma; never for sunrpc, which NVIDIA does not ship), and a `weak-updates/` link by the file
-//! it points into. The loaded module is matched to a copy by its build-id; a sunrpc exposing
+//! The family is read from where a file sits ([`PackageFamily::of_path`], the one decider of
+//! [`module_place`](super::module_place)), and a `weak-updates/` link by the file it points
+//! into. The loaded module is matched to a copy by its build-id; a sunrpc exposing
 //! `nfs_bundle_version` is vastnfs's whatever its file. Bounded: a few directories deep, a fixed
 //! number of listings and opened files.
 
 use serde::Serialize;
 
 use super::module_files::inspect_file_with_cache;
+use super::module_place::ModulePlace;
+pub use super::module_place::PackageFamily;
 use super::sysmodule::SysModule;
 use super::{module_name_of_path, ModuleTree, Resolution};
 use crate::host::{read_first_line, HostError, Root};
@@ -28,69 +26,6 @@ const MAX_LISTINGS: usize = 96;
 const MAX_DEPTH: usize = 5;
 /// Module files opened at most to match a loaded build-id, per module.
 const MAX_INSPECTED: usize = 6;
-
-/// Who ships a module file.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PackageFamily {
-    /// The distribution's kernel package (`kernel/`).
-    Distribution,
-    /// Ubuntu's archive DOCA-OFED (`linux-modules-doca-ofed-<ver>-<flavour>`, signed by
-    /// Canonical), with its version.
-    UbuntuDoca(String),
-    /// NVIDIA's DOCA-OFED or MLNX_OFED (DKMS or kmod packages).
-    NvidiaOfed,
-    /// VAST's NFS client bundle.
-    Vastnfs,
-    /// An out-of-tree file no known layout explains.
-    Other(String),
-}
-
-impl PackageFamily {
-    /// The family of a file from its path below a module tree (`updates/dkms/rpcrdma.ko`).
-    pub fn of_path(rel: &str) -> Self {
-        let rel = rel.trim_start_matches('/');
-        let parts: Vec<&str> = rel.split('/').collect();
-        let first = parts.first().copied().unwrap_or("");
-        let second = parts.get(1).copied().unwrap_or("");
-        if parts.iter().any(|p| *p == "bundle" || *p == "vastnfs") {
-            return PackageFamily::Vastnfs;
-        }
-        if first == "kernel" {
-            return match second.strip_prefix("doca-ofed-") {
-                Some(ver) => PackageFamily::UbuntuDoca(ver.to_string()),
-                None => PackageFamily::Distribution,
-            };
-        }
-        let nvidia = |p: &&str| {
-            p.starts_with("mlnx") || p.contains("ofa_kernel") || p.contains("ofed") || *p == "dkms"
-        };
-        // NVIDIA's stacks never ship sunrpc: an out-of-tree one is someone else's.
-        let out_of_tree =
-            matches!(first, "updates" | "extra") && module_name_of_path(rel) != "sunrpc";
-        let dirs = &parts[1..parts.len() - 1];
-        if out_of_tree && dirs.iter().any(nvidia) {
-            return PackageFamily::NvidiaOfed;
-        }
-        // DKMS's own directory on RHEL (`extra/`) and SLES (`updates/`): mlnx-ofa_kernel's
-        // ib_core and mlnx-nfsrdma's rpcrdma are the DKMS builds of these modules there.
-        if out_of_tree && dirs.is_empty() {
-            return PackageFamily::NvidiaOfed;
-        }
-        PackageFamily::Other(first.to_string())
-    }
-
-    /// In words, for summaries and plans.
-    pub fn describe(&self) -> String {
-        match self {
-            PackageFamily::Distribution => "the distribution's kernel".into(),
-            PackageFamily::UbuntuDoca(v) => format!("Ubuntu's archive DOCA-OFED {v}"),
-            PackageFamily::NvidiaOfed => "NVIDIA's DOCA-OFED / MLNX_OFED".into(),
-            PackageFamily::Vastnfs => "vastnfs".into(),
-            PackageFamily::Other(d) => format!("an unrecognised package ({d}/)"),
-        }
-    }
-}
 
 /// One file of a module in the tree.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -149,13 +84,12 @@ pub fn absolute_target(link_path: &str, target: &str) -> String {
     format!("/{}", parts.join("/"))
 }
 
-/// A link target's path below its own kernel's tree:
+/// A link target's path below its own kernel's tree, as [`ModulePlace`] reads an absolute path:
 /// `/lib/modules/4.18.0-513.el8.x86_64/extra/mlnx-nfsrdma/rpcrdma.ko`
-/// → `extra/mlnx-nfsrdma/rpcrdma.ko`.
+/// → `extra/mlnx-nfsrdma/rpcrdma.ko`; `None` for a target in no module tree.
 pub fn tree_relative_target(link: &str) -> Option<String> {
-    let parts: Vec<&str> = link.split('/').filter(|p| !p.is_empty()).collect();
-    let at = parts.iter().position(|p| *p == "modules")?;
-    (parts.len() > at + 2).then(|| parts[at + 2..].join("/"))
+    let place = ModulePlace::of(link);
+    (link.starts_with('/') && place.in_tree()).then(|| place.rel())
 }
 
 /// The kernel release a link target's path names (`4.18.0-513.el8.x86_64`).
@@ -350,38 +284,6 @@ fn find_copies(root: &Root, tree_rel: &str) -> Result<Vec<String>, HostError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn each_layout_names_its_family() {
-        use PackageFamily::*;
-        let cases = [
-            ("kernel/net/sunrpc/xprtrdma/rpcrdma.ko.zst", Distribution),
-            (
-                "kernel/doca-ofed-26.01/rpcrdma.ko.zst",
-                UbuntuDoca("26.01".into()),
-            ),
-            ("updates/dkms/rpcrdma.ko.zst", NvidiaOfed),
-            ("extra/mlnx-nfsrdma/rpcrdma.ko.xz", NvidiaOfed),
-            (
-                "extra/mlnx-ofa_kernel/drivers/infiniband/core/ib_core.ko",
-                NvidiaOfed,
-            ),
-            ("updates/bundle/net/sunrpc/sunrpc.ko", Vastnfs),
-            (
-                "extra/vastnfs/bundle/net/sunrpc/xprtrdma/rpcrdma.ko.xz",
-                Vastnfs,
-            ),
-            ("updates/rpcrdma.ko", NvidiaOfed),
-            ("extra/ib_core.ko.xz", NvidiaOfed),
-            ("extra/sunrpc.ko.xz", Other("extra".into())),
-            ("updates/dkms/sunrpc.ko", Other("updates".into())),
-            ("updates/acme/rpcrdma.ko", Other("updates".into())),
-            ("extra/acme/rpcrdma.ko", Other("extra".into())),
-        ];
-        for (rel, family) in cases {
-            assert_eq!(PackageFamily::of_path(rel), family, "{rel}");
-        }
-    }
 
     #[test]
     fn link_targets_are_read_below_their_own_tree() {

@@ -240,7 +240,7 @@ impl<'t> TreeProviders<'t> {
         let build_path = symvers::build_path_of(&entry.file)?.to_string();
         let path = self.tree.path_of(&entry.file);
         let root = self.tree.root();
-        let identity = FileIdentity::of_path_below(root, &root.rel_of(&path)?)?;
+        let identity = root.identity(&root.rel_of(&path)?)?;
         Some(Candidate {
             size: identity.size,
             path,

@@ -28,7 +28,30 @@ pub struct Host {
     cwd: PathBuf,
 }
 
+/// A root that is not a directory: the message naming it, and the root as given (the container
+/// hook still answers the runtime under it).
+#[derive(Debug)]
+pub struct BadRoot {
+    pub root: Root,
+    pub message: String,
+}
+
 impl Host {
+    /// The one constructor both entry points use (`nfs-gds --root`, `NFS_GDS_ROOT` for both and
+    /// `mount.nfs-gds`): the root is checked once, with one message, and the host chosen from
+    /// it. A root that is not a directory is an error naming it: read as a host, it would be a
+    /// host with nothing on it, and every command would give a confident, wrong verdict.
+    pub fn open(dir: Option<&Path>) -> Result<Self, BadRoot> {
+        match root_is_a_directory(dir) {
+            Ok(()) => Ok(Host::new(dir)),
+            Err(message) => Err(BadRoot {
+                root: dir.map(Root::new).unwrap_or_else(Root::host),
+                message,
+            }),
+        }
+    }
+
+    /// The host for a root already known to be a directory (or absent).
     pub fn new(dir: Option<&Path>) -> Self {
         let root = dir.map(Root::new).unwrap_or_else(Root::host);
         let machine = root.is_host();
@@ -129,6 +152,16 @@ impl Host {
     }
 }
 
+fn root_is_a_directory(root: Option<&Path>) -> Result<(), String> {
+    let Some(root) = root else { return Ok(()) };
+    let what = format!("root {} (--root or NFS_GDS_ROOT)", root.display());
+    match std::fs::metadata(root) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(format!("{what}: not a directory")),
+        Err(e) => Err(format!("{what}: {e}")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,6 +204,22 @@ mod tests {
             .starts_with(&format!("{}/sbin/mount.nfs s:/e", dir.path().display())));
         let m = host.mounter(Backend::Syscall).unwrap();
         assert!(m.plan(&call()).starts_with("mount(2) "));
+    }
+
+    #[test]
+    fn a_root_is_checked_once_by_the_one_constructor() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(!Host::open(Some(dir.path())).unwrap().is_machine());
+        assert!(Host::open(None).unwrap().is_machine());
+        let file = dir.path().join("fstab");
+        std::fs::write(&file, "").unwrap();
+        let bad = Host::open(Some(&file)).unwrap_err();
+        assert!(bad.message.contains("not a directory"), "{}", bad.message);
+        assert!(bad.message.contains(&*file.to_string_lossy()));
+        let missing = dir.path().join("nonexistent");
+        let bad = Host::open(Some(&missing)).unwrap_err();
+        assert!(bad.message.contains("nonexistent"), "{}", bad.message);
+        assert!(bad.message.contains("--root or NFS_GDS_ROOT"));
     }
 
     #[test]

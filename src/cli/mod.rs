@@ -163,16 +163,18 @@ impl Ctx {
         crate::policy::load_for(&self.host.root, self.config.as_deref(), &self.host.trust())
     }
 
-    fn new(global: &GlobalArgs) -> Self {
+    /// The context of one run: the host from [`Host::open`], the one constructor both entry
+    /// points use.
+    fn open(global: &GlobalArgs) -> Result<Self, host::BadRoot> {
         let color = color::enabled_here(global.color, std::io::stdout().is_terminal());
-        Ctx {
-            host: Host::new(global.root.as_deref()),
+        Ok(Ctx {
+            host: Host::open(global.root.as_deref())?,
             config: global.config.clone(),
             style: TextStyle {
                 color,
                 verbose: global.verbose > 0,
             },
-        }
+        })
     }
 }
 
@@ -236,20 +238,6 @@ fn subcommand_of(argv: &[OsString]) -> Option<&OsString> {
     None
 }
 
-/// A root that is not a directory is an error naming it: read as a host, it would be a host
-/// with nothing on it, and every command would give a confident, wrong verdict. One message for
-/// both entry points (`nfs-gds --root`, `NFS_GDS_ROOT` for both and `mount.nfs-gds`); the
-/// helper exits with mount(8)'s usage code, the other commands with 2.
-pub(crate) fn root_is_a_directory(root: Option<&Path>) -> Result<(), String> {
-    let Some(root) = root else { return Ok(()) };
-    let what = format!("root {} (--root or NFS_GDS_ROOT)", root.display());
-    match std::fs::metadata(root) {
-        Ok(m) if m.is_dir() => Ok(()),
-        Ok(_) => Err(format!("{what}: not a directory")),
-        Err(e) => Err(format!("{what}: {e}")),
-    }
-}
-
 /// Runs the program for `argv` and returns the process exit code.
 pub fn run(argv: Vec<OsString>) -> u8 {
     if argv.first().is_some_and(is_helper_name) {
@@ -282,21 +270,23 @@ pub fn run(argv: Vec<OsString>) -> u8 {
             color::enabled_here(cli.global.color, std::io::stderr().is_terminal()),
         );
     }
-    if let Err(e) = root_is_a_directory(cli.global.root.as_deref()) {
-        // The hook's exit code is its verdict on a container: its failure policy decides, and
-        // it says so in its own line.
-        if let Command::OciHook(a) = &cli.command {
-            if a.judges() {
-                return oci_hook::run_without_root(&Ctx::new(&cli.global).host.root, &e);
+    let ctx = match Ctx::open(&cli.global) {
+        Ok(ctx) => ctx,
+        Err(bad) => {
+            // The hook's exit code is its verdict on a container: its failure policy decides,
+            // and it says so in its own line. The helper exits with mount(8)'s usage code.
+            if let Command::OciHook(a) = &cli.command {
+                if a.judges() {
+                    return oci_hook::run_without_root(&bad.root, &bad.message);
+                }
             }
+            let code = match cli.command {
+                Command::Mount(_) => crate::mount::exit_code::USAGE,
+                _ => exit::ERROR,
+            };
+            return failed(json.as_deref(), &bad.message, code);
         }
-        let code = match cli.command {
-            Command::Mount(_) => crate::mount::exit_code::USAGE,
-            _ => exit::ERROR,
-        };
-        return failed(json.as_deref(), &e, code);
-    }
-    let ctx = Ctx::new(&cli.global);
+    };
     let result = match cli.command {
         Command::Check(args) => {
             check::report(&args, &ctx).and_then(|r| report::show(&r, args.json, ctx.style))

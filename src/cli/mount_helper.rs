@@ -44,10 +44,10 @@ pub fn run_persona(argv: &[OsString]) -> u8 {
     // Never stopped by a failed write to stderr, not even by its first message.
     super::err_out::keep_going();
     let env = crate::host::io::env::Env::get();
-    if let Err(e) = super::root_is_a_directory(env.root.as_deref()) {
-        return fail(e, crate::mount::exit_code::USAGE);
-    }
-    let host = Host::new(env.root.as_deref());
+    let host = match Host::open(env.root.as_deref()) {
+        Ok(host) => host,
+        Err(bad) => return fail(bad.message, crate::mount::exit_code::USAGE),
+    };
     run_helper(
         argv.get(1..).unwrap_or(&[]),
         &host,

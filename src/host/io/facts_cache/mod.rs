@@ -73,8 +73,8 @@ pub const DEFAULT_DIR: &str = "var/cache/nfs-gds";
 
 /// Bumped whenever the entry format or what the readers conclude changes. 2: identities
 /// without a content hash; `load` and `abi` entries. 3: module facts name versioned variants of
-/// the hooks; `abi` keyed on the build symvers.
-const FORMAT: u32 = 3;
+/// the hooks; `abi` keyed on the build symvers. 4: import versions externally tagged.
+const FORMAT: u32 = 4;
 
 #[derive(Debug, Serialize, Deserialize)]
 struct ModuleEntry {

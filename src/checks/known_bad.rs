@@ -111,18 +111,22 @@ struct List {
     entry: Vec<Entry>,
 }
 
-/// The entries of the compiled-in list.
-pub fn entries() -> Vec<Entry> {
+/// The entries of the compiled-in list, parsed on the first ask of the process (the check asks
+/// once per package present).
+pub fn entries() -> &'static [Entry] {
+    static ENTRIES: std::sync::OnceLock<Vec<Entry>> = std::sync::OnceLock::new();
     // The file is part of the build and tested below: a parse failure is a bug of this crate.
-    toml::from_str::<List>(DATA)
-        .map(|l| l.entry)
-        .unwrap_or_default()
+    ENTRIES.get_or_init(|| {
+        toml::from_str::<List>(DATA)
+            .map(|l| l.entry)
+            .unwrap_or_default()
+    })
 }
 
 /// The entries that match `package` at `version` on `node`.
-pub fn matching(package: &str, version: &str, node: &Node) -> Vec<Entry> {
+pub fn matching(package: &str, version: &str, node: &Node) -> Vec<&'static Entry> {
     entries()
-        .into_iter()
+        .iter()
         .filter(|e| e.matches(package, version, node))
         .collect()
 }

@@ -89,7 +89,7 @@ fn run(facts: &HostFacts) -> CheckResult {
     for (p, v, _) in &present {
         for e in known_bad::matching(p, v, &node) {
             hits.push(format!("{p} {v}: {} [{}]", e.problem, e.source));
-            fixes.extend(e.fix.map(|f| format!("{p} {v}: {f}")));
+            fixes.extend(e.fix.as_ref().map(|f| format!("{p} {v}: {f}")));
         }
     }
     if hits.is_empty() {

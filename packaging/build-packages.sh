@@ -11,7 +11,7 @@
 # `glibc217` variant, whose Depends states that glibc; a plain `cargo deb` builds for the build
 # machine's glibc and lets dpkg-shlibdeps say which. The manual pages of the two commands and
 # the shell completions are written by the binary built here (`nfs-gds generate-man`,
-# `nfs-gds completions`) into target/generated/.
+# `nfs-gds completions`) into target/generated/ (packaging/generated-assets.sh).
 #
 # Needs, checked before anything is installed: cargo and a C compiler, rpmbuild (Debian: apt-get
 # install rpm), readelf (binutils), and, unless zig is on PATH or python3 imports ziglang,
@@ -79,20 +79,8 @@ readelf -n "$binary" | grep -q 'Build ID' || {
     echo "$0: $binary has no GNU build-id" >&2
     exit 1
 }
-# What the packages install that the binary writes from its own definitions, so that it
-# describes this very build: the manual pages' synopsis, commands and options (the clap
-# definition, the helper's usage text, the check registry) around their hand-written prose
-# (packaging/man/PAGE.in), and the shell completions. Cargo.toml's assets and the RPM spec take
-# them from here.
-generated=target/generated
-rm -rf "$generated"
-mkdir -p "$generated/man" "$generated/completions"
-for page in nfs-gds.8 mount.nfs-gds.8; do
-    "$binary" generate-man "$page" >"$generated/man/$page"
-done
-"$binary" completions bash >"$generated/completions/nfs-gds.bash"
-"$binary" completions zsh >"$generated/completions/_nfs-gds"
-"$binary" completions fish >"$generated/completions/nfs-gds.fish"
+# The manual pages and completions, written by this very binary (see the script).
+bash packaging/generated-assets.sh "$binary"
 # cargo deb --target takes the assets' target/release/ from target/TRIPLE/release/. The
 # glibc217 variant states the glibc the binary was linked for (see Cargo.toml).
 cargo deb --no-build --variant glibc217 --target "$triple" --output "$out"

@@ -174,15 +174,16 @@ fn the_hooks_file_ships_in_both_packages_where_no_runtime_reads_it() {
 }
 
 /// The packages install the manual pages `nfs-gds generate-man` writes, never a copy kept in
-/// the tree: packaging/build-packages.sh writes every page into target/generated/man with the
-/// binary it packages, and the .deb's assets and the RPM's spec take section 8 from there.
+/// the tree: packaging/generated-assets.sh writes every page into target/generated/man with the
+/// binary that is packaged, before every `cargo deb` (build-packages.sh's and the VM suite's),
+/// and the .deb's assets and the RPM's spec take section 8 from there.
 #[test]
 fn the_packages_install_the_generated_manual_pages() {
     use clap::ValueEnum;
     use nfs_gds::cli::reference::man::Page;
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let read = |p: &str| std::fs::read_to_string(repo.join(p)).unwrap();
-    let script = read("packaging/build-packages.sh");
+    let script = read("packaging/generated-assets.sh");
     let written: Vec<&str> = script
         .lines()
         .find_map(|l| l.trim().strip_prefix("for page in "))
@@ -197,6 +198,20 @@ fn the_packages_install_the_generated_manual_pages() {
     assert_eq!(written, pages);
     assert!(script.contains(r#""$binary" generate-man "$page" >"$generated/man/$page""#));
     assert!(script.contains("generated=target/generated\n"));
+    // Every script that packages writes them first, with the binary it packages: a fresh clone
+    // has no target/generated, and cargo deb refuses a missing asset.
+    for (caller, deb) in [
+        ("packaging/build-packages.sh", "cargo deb --no-build"),
+        ("tests/vm/run", "cargo deb --locked --no-build"),
+    ] {
+        let text = read(caller);
+        let generate = text.find("bash packaging/generated-assets.sh \"");
+        let packaged = text.find(deb);
+        assert!(
+            generate.is_some() && packaged.is_some() && generate < packaged,
+            "{caller} does not write the generated assets before `{deb}`"
+        );
+    }
     let manifest = read("Cargo.toml");
     assert!(manifest.contains(r#"["target/generated/man/*.8", "usr/share/man/man8/", "644"]"#));
     assert!(!manifest.contains("packaging/man/*.8"));
@@ -206,13 +221,13 @@ fn the_packages_install_the_generated_manual_pages() {
 }
 
 /// The packages install the completions `nfs-gds completions SHELL` writes, for bash, zsh and
-/// fish, at each family's path: build-packages.sh writes them with the binary it packages, and
+/// fish, at each family's path: generated-assets.sh writes them with the binary packaged, and
 /// no copy is kept in the tree.
 #[test]
 fn the_packages_install_the_generated_completions() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let read = |p: &str| std::fs::read_to_string(repo.join(p)).unwrap();
-    let script = read("packaging/build-packages.sh");
+    let script = read("packaging/generated-assets.sh");
     let manifest = read("Cargo.toml");
     let spec = read("packaging/rpm/nfs-gds.spec");
     for (shell, file, deb, rpm) in [
@@ -238,7 +253,7 @@ fn the_packages_install_the_generated_completions() {
         let written = format!("\"$binary\" completions {shell} >\"$generated/completions/{file}\"");
         assert!(
             script.contains(&written),
-            "build-packages.sh lacks {written}"
+            "generated-assets.sh lacks {written}"
         );
         let asset = format!("[\"target/generated/completions/{file}\", \"{deb}\", \"644\"]");
         assert!(manifest.contains(&asset), "Cargo.toml lacks {asset}");

@@ -42,18 +42,19 @@ impl Host {
     /// it. A root that is not a directory is an error naming it: read as a host, it would be a
     /// host with nothing on it, and every command would give a confident, wrong verdict.
     pub fn open(dir: Option<&Path>) -> Result<Self, BadRoot> {
+        let root = dir.map(Root::new).unwrap_or_else(Root::host);
         match root_is_a_directory(dir) {
-            Ok(()) => Ok(Host::new(dir)),
-            Err(message) => Err(BadRoot {
-                root: dir.map(Root::new).unwrap_or_else(Root::host),
-                message,
-            }),
+            Ok(()) => Ok(Host::of(root)),
+            Err(message) => Err(BadRoot { root, message }),
         }
     }
 
     /// The host for a root already known to be a directory (or absent).
     pub fn new(dir: Option<&Path>) -> Self {
-        let root = dir.map(Root::new).unwrap_or_else(Root::host);
+        Host::of(dir.map(Root::new).unwrap_or_else(Root::host))
+    }
+
+    fn of(root: Root) -> Self {
         let machine = root.is_host();
         let cwd = if machine {
             std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"))

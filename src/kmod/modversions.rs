@@ -58,7 +58,7 @@ pub enum ImportTable {
 
 /// The CRCs a module expects of its imports. Kept by the facts cache, which reads it on every
 /// warm run: externally tagged, which serde reads as it goes, where an internal `kind` tag makes
-/// it buffer the whole list first (a fifth of a warm check's instructions did that).
+/// it buffer the whole list first (an eighth of a warm check's instructions did that).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ImportVersions {

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use nfs_gds::host::io::runner::{record_key, RECORDED_DIR};
+use nfs_gds::host::io::recorded::{record_key, RECORDED_DIR};
 use serde_json::Value;
 
 use crate::support::*;

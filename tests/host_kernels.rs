@@ -6,7 +6,7 @@
 use nfs_gds::host::boot::dkms::{self, DkmsState, MLNX_NFSRDMA};
 use nfs_gds::host::boot::installed_kernels::{self, read_installed_kernels};
 use nfs_gds::host::boot::next_boot::{read_next_boot, Bootloader};
-use nfs_gds::host::io::runner::{record_key, RECORDED_DIR};
+use nfs_gds::host::io::recorded::{record_key, RECORDED_DIR};
 use nfs_gds::host::kernel::KernelInfo;
 use nfs_gds::host::modules::gpl_rule::Enforcement;
 use nfs_gds::host::modules::kernel_config::read_kernel_config;

@@ -9,6 +9,8 @@ use std::path::Path;
 
 /// Lowest first. Modules on one line are of one layer and do not import each other.
 const LAYERS: &[&[&str]] = &[
+    // Every side effect on the machine, behind one trait.
+    &["system"],
     &["nfs", "escape", "oci"],
     &["kmod", "lint"],
     &["host"],

@@ -4,7 +4,7 @@
 //! `next-boot` (a second kernel without the DKMS build, GRUB and BLS menus), through `check`
 //! and doctor's plan.
 
-use nfs_gds::host::io::runner::{record_key, RECORDED_DIR};
+use nfs_gds::host::io::recorded::{record_key, RECORDED_DIR};
 use serde_json::Value;
 
 use crate::support::mok;

@@ -169,7 +169,7 @@ device 10.0.0.9:/home mounted on /mnt/home with fstype nfs4 statvers=1.1
             &t,
             &Declared::default(),
             &policy,
-            &crate::nfs::ServerAddrs::new(&crate::nfs::NoResolver),
+            &crate::nfs::ServerAddrs::blind(),
         );
         let points: Vec<_> = v.iter().map(|v| v.mountpoint.as_ref()).collect();
         // /mnt/tcp is covered by the rule too; /mnt/home is nobody's RDMA mount.
@@ -242,7 +242,7 @@ device 10.0.2.20:/other mounted on /mnt/fast2 with fstype nfs4 statvers=1.1
             &t,
             &Declared::default(),
             &policy,
-            &crate::nfs::ServerAddrs::new(&crate::nfs::NoResolver),
+            &crate::nfs::ServerAddrs::blind(),
         );
         let verdicts: Vec<_> = v
             .iter()
@@ -294,7 +294,7 @@ device 10.0.2.20:/other mounted on /mnt/fast2 with fstype nfs4 statvers=1.1
             &t,
             &Declared::default(),
             &Policy::default(),
-            &crate::nfs::ServerAddrs::new(&crate::nfs::NoResolver),
+            &crate::nfs::ServerAddrs::blind(),
         );
         assert_eq!(v.len(), 1);
         assert_eq!(v[0].export, "10.0.2.20:/other");

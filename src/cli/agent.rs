@@ -14,7 +14,7 @@ use crate::agent::shutdown::{Shutdown, Wake};
 use crate::agent::{labels, metrics, mounts, Pass};
 use crate::checks::Verdict;
 use crate::host::facts_memo::FactsMemo;
-use crate::host::mounts::{read_init_mount_table, server_names, MountTable};
+use crate::host::mounts::{read_init_mount_table, MountTable};
 use crate::host::platform::nvfs_stats::read_nvfs_stats;
 use crate::host::HostFacts;
 use crate::nfs::ServerAddrs;
@@ -108,8 +108,7 @@ fn check_node<'t>(
     (*table, table_path) = read_init_mount_table(&ctx.host.root)?;
     let declared = read_declared(&ctx.host.root)?;
     let table: &'t MountTable = table;
-    let resolver = server_names::resolver_for(&ctx.host.root);
-    let addrs = ServerAddrs::new(resolver.as_ref());
+    let addrs = ServerAddrs::new(ctx.host.system());
     let mounts = mounts::verify_meant_for_rdma(table, &declared, &policy, &addrs);
     let node = judged.into_report(
         "agent",

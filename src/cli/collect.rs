@@ -84,12 +84,12 @@ pub fn run(args: &CollectArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     check_output(args)?;
     let (policy_path, policy) = ctx.policy_with_path()?;
     let manifest = manifest(ctx)?;
-    let runner = ctx.host.runner();
+    let system = ctx.host.system();
     let c = collect::collect(
         &ctx.host.root,
         &policy_path,
         &policy,
-        runner.as_ref(),
+        system,
         &crate::policy::intent::read_declared,
         &args.output,
         &manifest,

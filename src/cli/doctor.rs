@@ -21,18 +21,18 @@ pub struct DoctorArgs {
     pub markdown: bool,
 }
 
-/// Doctor's diagnosis of the host, with what the host handle chose (the runner) and the policy
+/// Doctor's diagnosis of the host, with what the host handle chose (the system) and the policy
 /// (its levels and whether the live probe runs, as for `check`); `provision` acts on the same
 /// diagnosis.
 pub fn diagnose_host(ctx: &Ctx, probe: bool) -> Result<doctor::Diagnosis, CmdError> {
     let facts = HostFacts::read(&ctx.host.root)?;
-    let runner = ctx.host.runner();
+    let system = ctx.host.system();
     let policy = ctx.policy()?;
     let declared = read_declared(&ctx.host.root)?;
     Ok(doctor::diagnose(
         &facts,
         doctor::Inputs {
-            runner: runner.as_ref(),
+            system,
             policy: &policy,
             probe: policy.for_node().runs_probe(probe),
             declared: &declared,

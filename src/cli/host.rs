@@ -2,22 +2,23 @@
 //! directory (a fixture, or a collected bundle). Whether it is this machine is the root's own
 //! answer ([`Root::is_host`], which the host readers below the commands ask too: the probe
 //! opens no device in a tree, cufile.json's override is this machine's). Every choice a
-//! command makes on it is made here and nowhere else: how commands run (for real, or answered from a bundle's
-//! recorded outputs), whose policy file is trusted, how a mount namespace is entered, how
-//! privileges are read, how the helper unmounts, whether mount(2) may be called, and whether
-//! `provision --apply` may change anything.
+//! command makes on it is made here and nowhere else: its [`System`] (this machine, or the
+//! tree's: commands answered from a bundle's recorded outputs, namespaces and capabilities read
+//! from the tree, names from its `etc/hosts`, never mount(2)), whose policy file is trusted, how
+//! the helper unmounts, and whether `provision --apply` may change anything.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use crate::host::io::env::Env;
 use crate::host::io::programs;
-use crate::host::io::runner::{RecordedRunner, Runner, SystemRunner};
+use crate::host::io::tree_system::TreeSystem;
 use crate::host::Root;
 use crate::mount::backend::{self, NoMountNfs};
 use crate::mount::mounter::Mounter;
-use crate::mount::namespace::{Namespace, RootedNamespace, SetNs};
-use crate::mount::privilege::HostPrivileges;
 use crate::mount::unmount::Unmounter;
 use crate::policy::{Backend, Trust};
+use crate::system::{Live, System};
 
 #[derive(Debug, Clone)]
 pub struct Host {
@@ -26,6 +27,8 @@ pub struct Host {
     machine: bool,
     /// What a relative DIR is relative to ([`Host::cwd`]).
     cwd: PathBuf,
+    /// Every effect on it.
+    system: Arc<dyn System + Send + Sync>,
 }
 
 /// A root that is not a directory: the message naming it, and the root as given (the container
@@ -61,7 +64,24 @@ impl Host {
         } else {
             PathBuf::from("/")
         };
-        Host { root, machine, cwd }
+        // A program waited for gets a held signal passed on (see `mount::signals`).
+        let live = Live::new(Env::get().path_set).forwarding(crate::mount::signals::caught_number);
+        let system: Arc<dyn System + Send + Sync> = if machine {
+            Arc::new(live)
+        } else {
+            Arc::new(TreeSystem::new(root.clone(), live))
+        };
+        Host {
+            root,
+            machine,
+            cwd,
+            system,
+        }
+    }
+
+    /// Every effect on this host: the machine's, or the tree's (see the module).
+    pub fn system(&self) -> &dyn System {
+        &*self.system
     }
 
     /// What a relative DIR on the command line is relative to, for every command and the
@@ -75,15 +95,6 @@ impl Host {
         self.machine
     }
 
-    /// The commands doctor consults: run for real here, read from `nfs-gds-commands/` in a tree.
-    pub fn runner(&self) -> Box<dyn Runner> {
-        if self.machine {
-            Box::new(SystemRunner)
-        } else {
-            Box::new(RecordedRunner::new(self.root.clone()))
-        }
-    }
-
     /// Who may own the policy file: root; in a tree, also the owner of the tree (someone's own
     /// fixture controls nothing else).
     pub fn trust(&self) -> Trust {
@@ -91,25 +102,6 @@ impl Host {
             Trust::root_only()
         } else {
             Trust::for_tree(&self.root)
-        }
-    }
-
-    /// The helper's `-N`: setns(2) here; in a tree, the namespace's own `proc/` stands in.
-    pub fn namespace(&self) -> Box<dyn Namespace> {
-        if self.machine {
-            Box::new(SetNs)
-        } else {
-            Box::new(RootedNamespace {
-                root: self.root.clone(),
-            })
-        }
-    }
-
-    /// Where the helper reads its own capabilities: the process here, the tree's
-    /// `proc/self/status` in a tree.
-    pub fn privileges(&self) -> HostPrivileges {
-        HostPrivileges {
-            status_file: (!self.machine).then(|| self.root.join("proc/self/status")),
         }
     }
 

@@ -244,8 +244,9 @@ pub fn run(argv: Vec<OsString>) -> u8 {
         return mount_helper::run_persona(&argv);
     }
     // Before parsing: not even --help or --version runs setuid.
-    let privileges = crate::mount::privilege::HostPrivileges::default();
-    if let Err(e) = crate::mount::privilege::refuse_setuid(&privileges) {
+    // The process's own ids: the same on the machine and below any root.
+    let process = crate::system::Live::new(true);
+    if let Err(e) = crate::mount::privilege::refuse_setuid(&process) {
         errln!("nfs-gds: {}", crate::escape::escape_control(&e.to_string()));
         return exit::ERROR;
     }

@@ -17,12 +17,10 @@ use super::host::Host;
 use super::Ctx;
 use crate::escape::escape_control;
 use crate::host::io::programs as tools;
-use crate::host::mounts::server_names;
 use crate::mount::args::{self, Parsed, USAGE};
-use crate::mount::clock::SystemClock;
 use crate::mount::exit_code::{SUCCESS, SYSERR};
 use crate::mount::flow::Helper;
-use crate::mount::modprobe::{Modprobe, ModuleLoader};
+use crate::mount::modprobe::Modprobe;
 use crate::mount::privilege;
 use crate::mount::request::MountRequest;
 use crate::nfs::{ServerAddrs, ShownExport};
@@ -75,7 +73,7 @@ fn run_helper(raw: &[OsString], host: &Host, config: Option<&Path>, verbose: u8)
     super::err_out::keep_going();
     let root = &host.root;
     // Before parsing: not even -h, -V or a usage message is answered setuid.
-    if let Err(e) = privilege::refuse_setuid(&host.privileges()) {
+    if let Err(e) = privilege::refuse_setuid(host.system()) {
         return fail(&e, e.exit_code());
     }
     let a = match args::parse(raw) {
@@ -108,7 +106,7 @@ fn run_helper(raw: &[OsString], host: &Host, config: Option<&Path>, verbose: u8)
         ),
     );
 
-    if let Err(e) = privilege::require(&host.privileges(), !a.fake) {
+    if let Err(e) = privilege::require(host.system(), !a.fake) {
         return fail(&e, e.exit_code());
     }
 
@@ -119,7 +117,7 @@ fn run_helper(raw: &[OsString], host: &Host, config: Option<&Path>, verbose: u8)
 
     if let Some(ns) = a.namespace.as_deref() {
         let path = crate::mount::namespace::ns_path(ns);
-        if let Err(e) = host.namespace().enter(&path) {
+        if let Err(e) = crate::mount::namespace::enter(host.system(), &path) {
             return fail(e, SYSERR);
         }
         tracing::info!("entered mount namespace {}", path.display());
@@ -144,11 +142,10 @@ fn run_helper(raw: &[OsString], host: &Host, config: Option<&Path>, verbose: u8)
     if let Err(e) = crate::mount::target_path::check_mount_point(root, &req.target) {
         return fail(e, crate::mount::exit_code::FAIL);
     }
-    let resolver = server_names::resolver_for(&host.root);
     let mount_policy = policy.for_mount(
         &req.target,
         ShownExport::written(&req.spec),
-        &ServerAddrs::new(resolver.as_ref()),
+        &ServerAddrs::new(host.system()),
         req.options.policy,
         req.options.wait,
     );
@@ -175,17 +172,16 @@ fn run_helper(raw: &[OsString], host: &Host, config: Option<&Path>, verbose: u8)
             escape_control(&req.options.dropped.join(",")).into_owned()
         }
     );
-    let mut loader = tools::find(root, "modprobe").map(|program| Modprobe { program });
-    let clock = SystemClock::new();
+    let modprobe = tools::find(root, "modprobe").map(|program| Modprobe { program });
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
     let mut out = stdout.lock();
     let mut err = stderr.lock();
     let mut helper = Helper {
         root,
+        system: host.system(),
         mounter: mounter.as_mut(),
-        loader: loader.as_mut().map(|l| l as &mut dyn ModuleLoader),
-        clock: &clock,
+        modprobe: modprobe.as_ref(),
         out: &mut out,
         err: &mut err,
     };

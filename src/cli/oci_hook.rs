@@ -137,6 +137,7 @@ pub fn run(args: &OciHookArgs, ctx: &Ctx) -> Result<u8, CmdError> {
             Ok(state) => {
                 let inputs = Inputs {
                     root: &ctx.host.root,
+                    system: ctx.host.system(),
                     policy: &policy,
                 };
                 let answer = gate::decide(&state, &inputs);

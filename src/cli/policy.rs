@@ -7,7 +7,6 @@ use clap::{Args, Subcommand};
 
 use super::{exit, CmdError, Ctx};
 use crate::checks::registry;
-use crate::host::mounts::server_names;
 use crate::nfs::{ServerAddrs, ShownExport};
 use crate::policy;
 
@@ -111,16 +110,13 @@ fn show(args: &ShowArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     };
     let effective = match (&args.target, &args.source) {
         (None, None) => loaded.for_node(),
-        (target, source) => {
-            let resolver = server_names::resolver_for(&ctx.host.root);
-            loaded.for_mount(
-                target.as_deref().unwrap_or(Path::new("")),
-                ShownExport::written(source.as_deref().unwrap_or("")),
-                &ServerAddrs::new(resolver.as_ref()),
-                None,
-                None,
-            )
-        }
+        (target, source) => loaded.for_mount(
+            target.as_deref().unwrap_or(Path::new("")),
+            ShownExport::written(source.as_deref().unwrap_or("")),
+            &ServerAddrs::new(ctx.host.system()),
+            None,
+            None,
+        ),
     };
     outln!("policy: {from}");
     match (effective.rule, &args.target, &args.source) {

@@ -23,7 +23,7 @@ fn running_as_root() -> bool {
 
 pub fn run(args: &ProvisionArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let d = super::doctor::diagnose_host(ctx, false)?;
-    let runner = ctx.host.runner();
+    let system = ctx.host.system();
     if d.plan.is_empty() {
         outln!("nfs-gds provision: nothing to do ({})", d.headline);
         return Ok(exit::READY);
@@ -57,7 +57,7 @@ pub fn run(args: &ProvisionArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     }
     // Re-read right before acting: mounts may have appeared since the plan was made.
     let usage = RpcrdmaUsage::read(&HostFacts::read(&ctx.host.root)?)?;
-    let applied = provision::apply(&d.plan, runner.as_ref(), &usage, &mut std::io::stdout())?;
+    let applied = provision::apply(&d.plan, system, &usage, &mut std::io::stdout())?;
     outln!(
         "nfs-gds provision: ran {} command(s)",
         applied.commands.len()

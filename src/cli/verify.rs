@@ -10,7 +10,7 @@ use crate::checks::catalogue::{mount_options, mount_transport, transport_trap};
 use crate::checks::registry::{self, Detail};
 use crate::checks::{CheckResult, Report};
 use crate::host::kernel::KernelInfo;
-use crate::host::mounts::{read_mount_table, server_names};
+use crate::host::mounts::read_mount_table;
 use crate::nfs::{ServerAddrs, ShownExport};
 use crate::policy::intent::{expected_port, read_declared, rule_of};
 use crate::verdict;
@@ -34,8 +34,7 @@ pub fn report(args: &VerifyArgs, ctx: &Ctx) -> Result<Report, CmdError> {
     let table = read_mount_table(&ctx.host.root)?;
     let mounted = table.topmost_at(&target);
     let declared = read_declared(&ctx.host.root)?;
-    let resolver = server_names::resolver_for(&ctx.host.root);
-    let addrs = ServerAddrs::new(resolver.as_ref());
+    let addrs = ServerAddrs::new(ctx.host.system());
     let rule = match mounted {
         Some(m) => rule_of(m, &declared, &policy.mounts, &addrs),
         None => policy.rule_for(&target, ShownExport::written(""), &addrs),

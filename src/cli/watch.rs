@@ -104,18 +104,13 @@ pub fn report(args: &WatchArgs, ctx: &Ctx) -> Result<Watched, CmdError> {
         device: mount.info.source().to_string(),
         nth,
     };
-    let report = watch(
-        &mut sampler,
-        args.seconds,
-        &mut std::thread::sleep,
-        &mut || {
-            errln!(
-                "nfs-gds: watching {} for {} s: run the workload now",
-                target.display(),
-                args.seconds
-            )
-        },
-    )?;
+    let report = watch(&mut sampler, args.seconds, ctx.host.system(), &mut || {
+        errln!(
+            "nfs-gds: watching {} for {} s: run the workload now",
+            target.display(),
+            args.seconds
+        )
+    })?;
     Ok(Watched {
         schema_version: SCHEMA_VERSION,
         command: "watch",

@@ -1,10 +1,10 @@
 //! `nfs-gds collect`: a compressed archive of exactly what doctor reads, laid out as a root tree,
 //! so `nfs-gds doctor --root <unpacked>` gives the same answer on another machine.
 //!
-//! There is no list of files here: doctor runs against a recording [`Root`] and a capturing
-//! runner, and the archive holds what they saw — so a reader added to doctor is collected by
-//! construction. Command outputs go under [`RECORDED_DIR`] where the
-//! [`RecordedRunner`](crate::host::io::runner::RecordedRunner) finds them. Nothing secret goes in:
+//! There is no list of files here: doctor runs against a recording [`Root`] and a recording
+//! [`System`], and the archive holds what they saw — so a reader added to doctor is collected by
+//! construction. Command outputs go under [`RECORDED_DIR`], where the tree's system finds them
+//! (`host::io::tree_system`). Nothing secret goes in:
 //! `/proc/kallsyms` is cut down to the hook lines, the kernel log to the lines doctor looks
 //! for, and every file passes through [`redact`] on its way in (credentials in mount options
 //! and the policy, kallsyms addresses). The archive is written to a temporary file of mode 0600
@@ -15,17 +15,17 @@ use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use serde::Serialize;
 
 use super::redact;
 use super::relevant_log_lines;
-use crate::host::io::runner::{record_key, Output, Runner, RECORDED_DIR};
+use crate::host::io::recorded::{record_key, RECORDED_DIR};
 use crate::host::{HostError, HostFacts, Root};
 use crate::kmod::RPCRDMA_HOOKS;
 use crate::policy::intent::Declared;
 use crate::policy::Policy;
+use crate::system::{Answer, Call, Recording, System};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CollectError {
@@ -136,36 +136,6 @@ impl Archive {
     }
 }
 
-/// The runner doctor gets while collecting: runs what the real one runs, and keeps every
-/// successful output for the archive.
-struct Capturing<'a> {
-    inner: &'a dyn Runner,
-    outputs: Mutex<Vec<(String, Vec<String>, String)>>,
-}
-
-impl Capturing<'_> {
-    fn keep(&self, program: &str, args: &[&str], out: Output) -> Output {
-        if let (Some(stdout), Ok(mut kept)) = (out.ok_stdout(), self.outputs.lock()) {
-            kept.push((
-                program.to_string(),
-                args.iter().map(|a| a.to_string()).collect(),
-                stdout.to_string(),
-            ));
-        }
-        out
-    }
-}
-
-impl Runner for Capturing<'_> {
-    fn run(&self, program: &str, args: &[&str]) -> Output {
-        self.keep(program, args, self.inner.run(program, args))
-    }
-
-    fn run_bounded(&self, program: &str, args: &[&str], limit: std::time::Duration) -> Output {
-        self.keep(program, args, self.inner.run_bounded(program, args, limit))
-    }
-}
-
 /// The file at the top of a bundle that says what made it, when and where (written by the
 /// `collect` command); doctor never reads it.
 pub const MANIFEST: &str = "nfs-gds-manifest.json";
@@ -179,12 +149,12 @@ pub fn collect(
     root: &Root,
     policy_path: &Path,
     policy: &Policy,
-    runner: &dyn Runner,
+    system: &dyn System,
     read_declared: &dyn Fn(&Root) -> Result<Declared, HostError>,
     out: &Path,
     manifest: &[u8],
 ) -> Result<Collected, CollectError> {
-    let mut collected = archive_reads(root, runner, out, Some(manifest), |root, runner| {
+    let mut collected = archive_reads(root, system, out, Some(manifest), |root, system| {
         let facts = HostFacts::read(root)?;
         // The hook lines of kallsyms go in even where the checks did not need them (the loaded
         // rpcrdma identified by its build-id): whoever reads the bundle may want them.
@@ -196,7 +166,7 @@ pub fn collect(
         super::diagnose(
             &facts,
             super::Inputs {
-                runner,
+                system,
                 policy,
                 probe: false,
                 declared: &declared,
@@ -212,22 +182,19 @@ pub fn collect(
     Ok(collected)
 }
 
-/// Runs `read` against a recording root and a capturing runner, then archives exactly what it
+/// Runs `read` against a recording root and a recording system, then archives exactly what it
 /// read (files, the directories it listed, the paths whose existence it looked at) and the
 /// command outputs it used, laid out so that `read` against the unpacked archive, with a
-/// [`RecordedRunner`](crate::host::io::runner::RecordedRunner), sees the same host.
+/// tree's system, sees the same host.
 pub fn archive_reads(
     root: &Root,
-    runner: &dyn Runner,
+    system: &dyn System,
     out: &Path,
     manifest: Option<&[u8]>,
-    read: impl FnOnce(&Root, &dyn Runner) -> Result<(), CollectError>,
+    read: impl FnOnce(&Root, &dyn System) -> Result<(), CollectError>,
 ) -> Result<Collected, CollectError> {
     let recording = root.recording();
-    let capturing = Capturing {
-        inner: runner,
-        outputs: Mutex::new(Vec::new()),
-    };
+    let recorded = Recording::new(system);
     let write_error = |source| CollectError::Write {
         path: out.to_owned(),
         source,
@@ -241,7 +208,7 @@ pub fn archive_reads(
             )));
         }
     }
-    read(&recording, &capturing)?;
+    read(&recording, &recorded)?;
     let record = recording.record();
     // Created 0600 beside the output and removed when dropped, unless persisted at the end.
     let dir = out
@@ -284,7 +251,18 @@ pub fn archive_reads(
     for rel in &record.present {
         a.present(root, rel)?;
     }
-    let outputs = capturing.outputs.into_inner().unwrap_or_default();
+    // The programs run for their output, and what each printed when it succeeded.
+    let outputs = recorded
+        .transcript()
+        .0
+        .into_iter()
+        .filter_map(|e| match (e.call, e.answer) {
+            (Call::Output { program, args, .. }, Answer::Output(out)) => {
+                let stdout = out.ok_stdout()?.to_string();
+                Some((program, args, stdout))
+            }
+            _ => None,
+        });
     for (program, args, stdout) in outputs {
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
         let key = record_key(&program, &argv);
@@ -328,16 +306,17 @@ fn for_archive(root: &Root, rel: &Path) -> Result<Option<Vec<u8>>, HostError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::io::runner::{RecordedRunner, RecordingRunner};
+    use crate::host::io::tree_system::TreeSystem;
+    use crate::system::{Fake, Live};
 
     /// A reader doctor does not have: a file, a directory listing, a device node's existence
     /// and a command, as a new check would add them.
-    fn new_reader(root: &Root, runner: &dyn Runner) -> Vec<String> {
+    fn new_reader(root: &Root, system: &dyn System) -> Vec<String> {
         let mut seen = vec![
             format!("{:?}", root.read_text("etc/new-reader.conf").unwrap()),
             format!("{:?}", root.list_dir("sys/bus/pci/devices").unwrap()),
             format!("{}", root.exists("dev/nvidia0")),
-            format!("{:?}", runner.run("lspci", &["-n"]).ok_stdout()),
+            format!("{:?}", system.run("lspci", &["-n"]).ok_stdout()),
         ];
         if let Some(names) = root.list_dir("sys/bus/pci/devices").unwrap() {
             for n in names {
@@ -366,10 +345,10 @@ mod tests {
         w("dev/nvidia0", "");
         w("etc/unread", "not read, so not archived\n");
         let root = Root::new(host.path());
-        let runner = RecordingRunner::default().answer("lspci -n", "3b:00.0 0302: 10de:20b5\n");
+        let system = Fake::new().answer("lspci -n", "3b:00.0 0302: 10de:20b5\n");
         let mut original = Vec::new();
         let out = host.path().join("bundle.tgz");
-        archive_reads(&root, &runner, &out, None, |r, run| {
+        archive_reads(&root, &system, &out, None, |r, run| {
             original = new_reader(r, run);
             Ok(())
         })
@@ -378,7 +357,8 @@ mod tests {
         let gz = flate2::read::GzDecoder::new(File::open(&out).unwrap());
         tar::Archive::new(gz).unpack(bundle.path()).unwrap();
         let replay_root = Root::new(bundle.path());
-        let replayed = new_reader(&replay_root, &RecordedRunner::new(replay_root.clone()));
+        let tree = TreeSystem::new(replay_root.clone(), Live::new(true));
+        let replayed = new_reader(&replay_root, &tree);
         assert_eq!(replayed, original);
         assert!(original[0].contains("answer = 42"), "{original:?}");
         assert!(!bundle.path().join("etc/unread").exists());

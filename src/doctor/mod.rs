@@ -27,12 +27,12 @@ pub mod usage;
 use serde::Serialize;
 
 use crate::checks::{fix, registry, CheckResult, Verdict, SCHEMA_VERSION};
-use crate::host::io::runner::Runner;
-use crate::host::mounts::{read_mount_table, server_names, MountsError};
+use crate::host::mounts::{read_mount_table, MountsError};
 use crate::host::stack_facts::StackFacts;
 use crate::host::{HostError, HostFacts};
 use crate::nfs::ServerAddrs;
 use crate::policy::Policy;
+use crate::system::System;
 use crate::verdict;
 use plan::PlanInput;
 use stack::{Ofed, Stack};
@@ -91,8 +91,9 @@ pub fn relevant_log_lines(log: &str) -> Vec<String> {
 /// What doctor consults besides the host's files.
 #[derive(Clone, Copy)]
 pub struct Inputs<'a> {
-    /// The commands it runs (`ofed_info`, `dkms`, `dmesg`, …), or their recorded outputs.
-    pub runner: &'a dyn Runner,
+    /// The system: the commands it runs (`ofed_info`, `dkms`, `dmesg`, …) or their recorded
+    /// outputs, and the resolver of server names.
+    pub system: &'a dyn System,
     /// The policy the checks are judged under.
     pub policy: &'a Policy,
     /// Run the opt-in live registration probe.
@@ -112,12 +113,12 @@ impl std::fmt::Debug for Inputs<'_> {
 /// Runs the decision tree.
 pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostError> {
     let Inputs {
-        runner,
+        system,
         policy,
         probe,
         declared,
     } = inputs;
-    let found = StackFacts::read(facts, runner)?;
+    let found = StackFacts::read(facts, system)?;
     let stack = stacks::identify(facts, &found);
     let table = read_mount_table(&facts.root);
     let usage = RpcrdmaUsage::with_table(facts, table.as_ref())?;
@@ -165,8 +166,7 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
     let mut gds_mount = fstab_entries.first().map(|e| e.target.clone());
     match &table {
         Ok(table) => {
-            let resolver = server_names::resolver_for(&facts.root);
-            let addrs = ServerAddrs::new(resolver.as_ref());
+            let addrs = ServerAddrs::new(system);
             let review = mounts::review(table, &fstab_entries, declared, policy, &addrs);
             verdict = verdict.max(review.verdict);
             gds_mount = gds_mount.or(review.gds_mounts.first().cloned());
@@ -255,8 +255,8 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
 mod tests {
     use super::*;
     use crate::checks::catalogue::cufile_config;
-    use crate::host::io::runner::RecordingRunner;
     use crate::host::Root;
+    use crate::system::Fake;
 
     /// cufile.json is read once, with the host facts: what doctor reports of it is what the
     /// checks judged, even when the file changes while doctor runs.
@@ -271,7 +271,7 @@ mod tests {
         let d = diagnose(
             &facts,
             Inputs {
-                runner: &RecordingRunner::default(),
+                system: &Fake::new(),
                 policy: &Policy::default(),
                 probe: false,
                 declared: &crate::policy::intent::Declared::default(),

@@ -130,7 +130,7 @@ device 10.0.2.15:/export mounted on /mnt/gds with fstype nfs4 statvers=1.1
             &fstab,
             &Declared::default(),
             &Policy::default(),
-            &crate::nfs::ServerAddrs::new(&crate::nfs::NoResolver),
+            &crate::nfs::ServerAddrs::blind(),
         );
         let nfs: Vec<_> = r
             .findings
@@ -187,7 +187,7 @@ device 10.0.2.15:/export mounted on /mnt/gds with fstype nfs4 statvers=1.1
             &[],
             &Declared::default(),
             &Policy::default(),
-            &crate::nfs::ServerAddrs::new(&crate::nfs::NoResolver),
+            &crate::nfs::ServerAddrs::blind(),
         );
         assert_eq!(r.gds_mounts.len(), n);
         let warned = r

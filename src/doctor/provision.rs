@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::step::{Action, Step};
 use super::usage::RpcrdmaUsage;
-use crate::host::io::runner::{Output, Runner};
+use crate::system::{Output, System};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApplyError {
@@ -34,7 +34,7 @@ pub struct Applied {
 /// Runs every automatable step in order. `usage` is re-read by the caller just before applying.
 pub fn apply(
     plan: &[Step],
-    runner: &dyn Runner,
+    system: &dyn System,
     usage: &RpcrdmaUsage,
     log: &mut dyn Write,
 ) -> Result<Applied, ApplyError> {
@@ -54,7 +54,7 @@ pub fn apply(
                 .join(" ");
             let _ = writeln!(log, "    $ {line}");
             let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-            match runner.run(&program, &argv) {
+            match system.run(&program, &argv) {
                 Output::Missing => return Err(ApplyError::Missing(program)),
                 Output::Ran {
                     code: Some(0),
@@ -86,7 +86,7 @@ pub fn apply(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::io::runner::RecordingRunner;
+    use crate::system::Fake;
 
     fn step(action: Action) -> Step {
         Step {
@@ -108,7 +108,7 @@ mod tests {
 
     #[test]
     fn runs_only_automatable_steps_in_order() {
-        let r = RecordingRunner::default()
+        let r = Fake::new()
             .answer("depmod -a 6.8.0", "")
             .answer("modprobe -r rpcrdma", "")
             .answer("modprobe rpcrdma", "");
@@ -123,7 +123,11 @@ mod tests {
         let a = apply(&plan, &r, &RpcrdmaUsage::default(), &mut log).unwrap();
         assert_eq!(
             r.calls(),
-            vec!["depmod -a 6.8.0", "modprobe -r rpcrdma", "modprobe rpcrdma"]
+            vec![
+                "run depmod -a 6.8.0",
+                "run modprobe -r rpcrdma",
+                "run modprobe rpcrdma"
+            ]
         );
         assert_eq!(a.commands.len(), 3);
         assert!(!String::from_utf8(log).unwrap().contains("systemctl reboot"));
@@ -131,7 +135,7 @@ mod tests {
 
     #[test]
     fn refuses_reload_while_mounted_and_runs_nothing_after() {
-        let r = RecordingRunner::default().answer("modprobe nvidia-fs", "");
+        let r = Fake::new().answer("modprobe nvidia-fs", "");
         let usage = RpcrdmaUsage {
             refcount: Some(3),
             rdma_mounts: vec!["/mnt/data".into()],
@@ -148,12 +152,12 @@ mod tests {
         ];
         let err = apply(&plan, &r, &usage, &mut Vec::new()).unwrap_err();
         assert!(err.to_string().contains("/mnt/data"), "{err}");
-        assert_eq!(r.calls(), vec!["modprobe nvidia-fs"]);
+        assert_eq!(r.calls(), vec!["run modprobe nvidia-fs"]);
     }
 
     #[test]
     fn stops_at_the_first_failure() {
-        let r = RecordingRunner::default().answer_with(
+        let r = Fake::new().answer_with(
             "dkms remove mlnx-nfsrdma/24.10 -k 6.8.0",
             Output::Ran {
                 code: Some(3),

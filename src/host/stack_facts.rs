@@ -2,14 +2,13 @@
 //! check shares: the distribution, NVIDIA's OFED, DKMS, the package that owns the rpcrdma file,
 //! vendor markers (vastnfs, the GPU Operator, Kubernetes), libcufile_rdma and the kernel log.
 //!
-//! Read once, from the facts and the commands the [`Runner`] answers; doctor composes its stack
+//! Read once, from the facts and the commands the [`System`] answers; doctor composes its stack
 //! and plan from them without reading the host again.
 
 use serde::Serialize;
 
 use super::boot::dkms::{parse_dkms_status, DkmsEntry};
 use super::facts::HostFacts;
-use super::io::runner::Runner;
 use super::modules::Resolution;
 use super::platform::gdscheck::{run_gdscheck, GdscheckRun};
 use super::platform::libcufile::{find_gds_tool, find_libcufile_rdma};
@@ -17,6 +16,7 @@ use super::platform::ofed::{ofed_metapackages, read_ofa_gds_config, Ofed};
 use super::platform::os_release::OsRelease;
 use super::platform::packages::owner_package;
 use super::{read_first_line, HostError};
+use crate::system::System;
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct StackFacts {
@@ -58,18 +58,18 @@ pub struct StackFacts {
 }
 
 impl StackFacts {
-    pub fn read(facts: &HostFacts, runner: &dyn Runner) -> Result<Self, HostError> {
+    pub fn read(facts: &HostFacts, system: &dyn System) -> Result<Self, HostError> {
         let root = &facts.root;
         let os = OsRelease::read(root)?;
         let release = facts.kernel.release.as_deref();
         let gdscheck = find_gds_tool(root, "gdscheck")?;
         let rpcrdma_package =
-            rpcrdma_host_path(facts).and_then(|path| owner_package(runner, os.family(), &path));
+            rpcrdma_host_path(facts).and_then(|path| owner_package(system, os.family(), &path));
         Ok(StackFacts {
             arch: read_first_line(root, "proc/sys/kernel/arch")?,
-            ofed: Ofed::read(runner),
-            ofed_packages: ofed_metapackages(facts.inventory.debs.as_deref(), runner),
-            dkms: runner
+            ofed: Ofed::read(system),
+            ofed_packages: ofed_metapackages(facts.inventory.debs.as_deref(), system),
+            dkms: system
                 .run("dkms", &["status"])
                 .ok_stdout()
                 .map(parse_dkms_status)
@@ -84,11 +84,11 @@ impl StackFacts {
             gpu_operator: root.exists("run/nvidia/validations") || root.exists("run/nvidia/driver"),
             kubernetes: root.exists("var/lib/kubelet") || root.exists("etc/kubernetes"),
             libcufile_rdma: find_libcufile_rdma(root)?,
-            gdscheck_run: gdscheck.as_deref().map(|p| run_gdscheck(runner, p)),
+            gdscheck_run: gdscheck.as_deref().map(|p| run_gdscheck(system, p)),
             gdscheck,
             gdsio: find_gds_tool(root, "gdsio")?,
             cuobj_json: root.exists("etc/cuobj.json"),
-            kernel_log: runner.run("dmesg", &[]).ok_stdout().map(str::to_string),
+            kernel_log: system.run("dmesg", &[]).ok_stdout().map(str::to_string),
             os,
         })
     }

@@ -134,7 +134,7 @@ mod tests {
         let t = table(INFO, "");
         let policy = Policy::default();
         let declared = Declared::default();
-        let addrs = ServerAddrs::new(&crate::nfs::NoResolver);
+        let addrs = ServerAddrs::blind();
         let judge = MountJudge::new(&t, &declared, &policy, &addrs);
         let home = t.by_id(43).unwrap();
         assert_eq!(judge.meant(home, false), None);
@@ -165,7 +165,7 @@ mod tests {
             ..Default::default()
         };
         let declared = Declared::default();
-        let addrs = ServerAddrs::new(&crate::nfs::NoResolver);
+        let addrs = ServerAddrs::blind();
         let mut judge = MountJudge::new(&t, &declared, &policy, &addrs);
         let tcp = t.by_id(40).unwrap();
         let j = judge.judge(tcp);

@@ -6,7 +6,7 @@
 
 use super::mount_nfs::MountNfs;
 use super::mounter::Mounter;
-use super::syscall::{SyscallMount, SystemResolver};
+use super::syscall::SyscallMount;
 use super::unmount::Unmounter;
 use crate::host::io::programs as tools;
 use std::path::PathBuf;
@@ -32,7 +32,6 @@ pub fn select(
     let mount_nfs = tools::find(root, "mount.nfs");
     let syscall = |unmounter| -> Box<dyn Mounter> {
         Box::new(SyscallMount {
-            resolver: Box::new(SystemResolver),
             unmounter,
             fixture_root: fixture_root.clone(),
         })

@@ -28,10 +28,9 @@
 use std::cell::RefCell;
 use std::io::Write;
 
-use super::clock::Clock;
 use super::exit_code::{FAIL, SUCCESS, SYSERR};
 use super::identity::{sort_new_on, MountIdentity, NewOnTarget, Ours};
-use super::modprobe::ModuleLoader;
+use super::modprobe::Modprobe;
 use super::mounter::{MountCall, MountError, MountStatus, Mounter};
 use super::request::MountRequest;
 use super::target_lock::{self, LockError};
@@ -41,13 +40,13 @@ use crate::checks::registry::{self, MountSubject};
 use crate::checks::render::plural;
 use crate::checks::{fix, render, CheckResult};
 use crate::escape::escape_control;
-use crate::host::mounts::server_names;
 use crate::host::mounts::{read_mount_table, Mount, MountTable, MountsError};
 use crate::host::{HostError, HostFacts, Root};
 use crate::kmod::RPCRDMA;
 use crate::nfs::ServerAddrs;
 use crate::policy::intent::{expected_port, read_declared};
 use crate::policy::{Level, MountPolicy};
+use crate::system::System;
 use crate::verdict::{journal_lines, judge, Judgement, DOCTOR_HINT};
 
 const PREFIX: &str = "nfs-gds: ";
@@ -80,8 +79,10 @@ pub struct Helper<'a> {
     pub root: &'a Root,
     pub mounter: &'a mut dyn Mounter,
     /// `None` when no modprobe is installed.
-    pub loader: Option<&'a mut dyn ModuleLoader>,
-    pub clock: &'a dyn Clock,
+    /// `modprobe`; `None` when none is installed.
+    pub modprobe: Option<&'a Modprobe>,
+    /// Every effect on the machine: running programs, mount(2), umount2, the clock.
+    pub system: &'a dyn System,
     /// The `-f` report and plan.
     pub out: &'a mut dyn Write,
     /// Every diagnostic, one line each, prefixed `nfs-gds: `.
@@ -123,9 +124,10 @@ fn write_line(w: &mut dyn Write, line: &str) {
 
 /// The node checks and the transport trap, after loading rpcrdma when that is configured.
 /// Notes for the admin (a failed modprobe) go to `note`.
-fn precheck<'l>(
+fn precheck(
     root: &Root,
-    loader: Option<&mut (dyn ModuleLoader + 'l)>,
+    system: &dyn System,
+    modprobe: Option<&Modprobe>,
     req: &MountRequest,
     policy: &MountPolicy,
     load_tried: &mut bool,
@@ -137,8 +139,8 @@ fn precheck<'l>(
         && !facts.rpcrdma.loaded
         && !facts.rpcrdma.is_builtin();
     if wants_load {
-        match loader {
-            Some(loader) => match loader.load(RPCRDMA) {
+        match modprobe {
+            Some(modprobe) => match modprobe.load(system, RPCRDMA) {
                 Ok(()) => facts = HostFacts::read(root)?,
                 Err(e) if !*load_tried => note(format!(
                     "could not load {RPCRDMA} before checking ({e}); the checks judge the module file only"
@@ -213,9 +215,9 @@ impl Helper<'_> {
         policy: &MountPolicy,
     ) -> Result<(Judgement, HostFacts), FlowError> {
         let root = self.root;
-        let clock = self.clock;
+        let system = self.system;
+        let modprobe = self.modprobe;
         let err = RefCell::new(&mut *self.err);
-        let mut loader = self.loader.as_deref_mut();
         let mut load_tried = false;
         let limit = if req.fake {
             std::time::Duration::ZERO
@@ -225,11 +227,12 @@ impl Helper<'_> {
         let mut last_facts = None;
         let judgement = wait::until_accepted(
             limit,
-            clock,
+            system,
             || {
                 let (results, facts) = precheck(
                     root,
-                    loader.as_deref_mut(),
+                    system,
+                    modprobe,
                     req,
                     policy,
                     &mut load_tried,
@@ -272,7 +275,7 @@ impl Helper<'_> {
         let call = req.call();
         // One helper per mount point, and every held signal noted, from before the table is
         // read until the new mount is verified, undone or recorded.
-        let _lock = target_lock::take(self.root, &req.target, self.clock)?;
+        let _lock = target_lock::take(self.root, &req.target, self.system)?;
         let hold = signals::Hold::start();
         let before = read_mount_table(self.root)?;
         // The mount on top now cannot give its id or device to a mount that appears meanwhile.
@@ -286,7 +289,7 @@ impl Helper<'_> {
             ));
             return Ok(signals::exit_code(sig));
         }
-        let status = self.mounter.mount(&call)?;
+        let status = self.mounter.mount(self.system, &call)?;
         let after = read_mount_table(self.root)?;
         drop(pin);
         let attempt = Attempt {
@@ -322,8 +325,7 @@ impl Helper<'_> {
             after,
             ..
         } = *attempt;
-        let resolver = server_names::resolver_for(self.root);
-        let addrs = ServerAddrs::new(resolver.as_ref());
+        let addrs = ServerAddrs::new(self.system);
         let NewOnTarget { ours, others } =
             sort_new_on(before, after, &req.target, &req.source, &addrs);
         if !others.is_empty() {
@@ -541,7 +543,7 @@ impl Helper<'_> {
                 None => return Undo::NotAttempted("it is no longer mounted".into()),
             },
         }
-        if let Err(e) = self.mounter.unmount(mount) {
+        if let Err(e) = self.mounter.unmount(self.system, mount) {
             return Undo::Failed(e.to_string());
         }
         match read_mount_table(self.root) {
@@ -602,7 +604,7 @@ impl Helper<'_> {
         let _ = writeln!(self.out, "plan (-f: nothing is run):");
         let rpcrdma = &facts.rpcrdma;
         if policy.modprobe_rpcrdma && !rpcrdma.loaded && !rpcrdma.is_builtin() {
-            let line = match self.loader.as_deref() {
+            let line = match self.modprobe {
                 Some(l) => l.plan(RPCRDMA),
                 None => format!("(no modprobe found; the kernel loads {RPCRDMA} at mount time)"),
             };
@@ -674,7 +676,7 @@ impl Helper<'_> {
             );
             return Ok(SUCCESS);
         }
-        let status = self.mounter.mount(&call)?;
+        let status = self.mounter.mount(self.system, &call)?;
         if !status.success() {
             self.say(&format!(
                 "the remount of {} failed ({status})",

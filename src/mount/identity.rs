@@ -252,8 +252,8 @@ mod tests {
 
     fn sort(before: &str, after: &str, spec: &str) -> (Vec<(u32, Ours)>, Vec<u32>) {
         let (before, after) = (table(before), table(after));
-        let resolver = crate::host::mounts::server_names::HostsFile::parse("10.0.2.15 filer\n");
-        let addrs = ServerAddrs::new(&resolver);
+        let hosts = crate::system::Fake::new().host("filer", &["10.0.2.15".parse().unwrap()]);
+        let addrs = ServerAddrs::new(&hosts);
         let spec = NfsSource::parse(spec).unwrap();
         let s = sort_new_on(&before, &after, Path::new("/mnt/gds"), &spec, &addrs);
         (

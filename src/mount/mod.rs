@@ -4,12 +4,12 @@
 //! rebuilt [`options`]) → the effective [`crate::policy::MountPolicy`] → pre-checks (node checks
 //! and the transport trap, with a bounded wait) → mount through a [`mounter::Mounter`] → the
 //! post-checks on the *new* mount → accept, or unmount exactly that mount and refuse.
-//! Every side effect (exec, mount(2), umount2, setns, modprobe, sleeping) sits behind a small
-//! trait with a recording fake, so the whole flow is tested without touching the machine.
+//! Every side effect (exec, mount(2), umount2, setns, modprobe, sleeping) goes through the one
+//! [`crate::system::System`], whose fake records it, so the whole flow is tested without
+//! touching the machine; the backends ([`mounter::Mounter`]) say how a mount is made and undone.
 
 pub mod args;
 pub mod backend;
-pub mod clock;
 pub mod exit_code;
 #[cfg(test)]
 pub mod fake;

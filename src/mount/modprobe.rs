@@ -5,11 +5,7 @@
 
 use std::path::PathBuf;
 
-pub trait ModuleLoader {
-    /// The command that [`ModuleLoader::load`] runs, for messages and `-f`.
-    fn plan(&self, module: &str) -> String;
-    fn load(&mut self, module: &str) -> Result<(), LoadError>;
-}
+use crate::system::System;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
@@ -26,21 +22,21 @@ pub enum LoadError {
     },
 }
 
-/// `modprobe MODULE`, by absolute path.
+/// `modprobe MODULE`, by absolute path, run through the system.
 #[derive(Debug, Clone)]
 pub struct Modprobe {
     pub program: PathBuf,
 }
 
-impl ModuleLoader for Modprobe {
-    fn plan(&self, module: &str) -> String {
+impl Modprobe {
+    /// The command that [`Modprobe::load`] runs, for messages and `-f`.
+    pub fn plan(&self, module: &str) -> String {
         format!("{} {module}", self.program.display())
     }
 
-    fn load(&mut self, module: &str) -> Result<(), LoadError> {
-        let status = crate::host::io::programs::command(&self.program)
-            .arg(module)
-            .status()
+    pub fn load(&self, system: &dyn System, module: &str) -> Result<(), LoadError> {
+        let status = system
+            .exec(&self.program, vec![module.into()])
             .map_err(|source| LoadError::Spawn {
                 program: self.program.clone(),
                 source,

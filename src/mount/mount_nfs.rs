@@ -12,9 +12,7 @@ use std::path::PathBuf;
 
 use super::mounter::{MountCall, MountError, MountStatus, Mounting};
 use super::unmount::Unmounter;
-
-/// How often the helper looks whether `mount.nfs` has finished.
-const WAIT_POLL: std::time::Duration = std::time::Duration::from_millis(20);
+use crate::system::System;
 
 #[derive(Debug, Clone)]
 pub struct MountNfs {
@@ -49,31 +47,16 @@ impl Mounting for MountNfs {
         line
     }
 
-    fn mount(&mut self, call: &MountCall) -> Result<MountStatus, MountError> {
-        let spawn_error = |source| MountError::Spawn {
-            program: self.program.clone(),
-            source,
-        };
-        let mut child = crate::host::io::programs::command(&self.program)
-            .args(arguments(call))
-            .spawn()
-            .map_err(spawn_error)?;
-        // Waiting by polling, so that a signal the helper holds (see `signals`) is passed on
-        // to mount.nfs: one sent to the helper alone must still stop a mount that is retrying.
-        let mut forwarded = false;
-        loop {
-            if let Some(status) = child.try_wait().map_err(spawn_error)? {
-                return Ok(MountStatus::from_exit_status(status));
-            }
-            if let (false, Some(sig)) = (forwarded, super::signals::caught()) {
-                let pid = i32::try_from(child.id()).map(nix::unistd::Pid::from_raw);
-                if let Ok(pid) = pid {
-                    let _ = nix::sys::signal::kill(pid, sig);
-                }
-                forwarded = true;
-            }
-            std::thread::sleep(WAIT_POLL);
-        }
+    fn mount(&mut self, system: &dyn System, call: &MountCall) -> Result<MountStatus, MountError> {
+        // The system waits by polling, passing on a signal the helper holds (see `signals`):
+        // one sent to the helper alone must still stop a mount that is retrying.
+        system
+            .exec_passing_signals(&self.program, arguments(call))
+            .map(MountStatus::from_exit_status)
+            .map_err(|source| MountError::Spawn {
+                program: self.program.clone(),
+                source,
+            })
     }
 
     fn unmounter(&self) -> &Unmounter {
@@ -122,12 +105,32 @@ mod tests {
     }
 
     #[test]
+    fn mount_nfs_runs_through_the_system_and_its_status_is_passed_on() {
+        use crate::system::{Answer, Call, Fake};
+        let fake = Fake::new().on(|call| match call {
+            Call::Exec { .. } => Some(Answer::Exited(Ok(32 << 8))),
+            _ => None,
+        });
+        let mut m = MountNfs {
+            program: "/sbin/mount.nfs".into(),
+            unmounter: Unmounter::Syscall { umount: None },
+        };
+        assert_eq!(m.mount(&fake, &call()).unwrap(), MountStatus::Exited(32));
+        assert_eq!(
+            fake.calls(),
+            ["exec /sbin/mount.nfs 10.0.2.15:/ex port /mnt/data -s -n -v -o rw,vers=4.2,proto=rdma,port=20049"]
+        );
+    }
+
+    #[test]
     fn a_missing_program_is_a_spawn_error() {
         let mut m = MountNfs {
             program: "/nonexistent/mount.nfs".into(),
             unmounter: Unmounter::Syscall { umount: None },
         };
-        let e = m.mount(&call()).unwrap_err();
+        let e = m
+            .mount(&crate::system::Live::new(true), &call())
+            .unwrap_err();
         assert!(matches!(e, MountError::Spawn { .. }));
         assert_eq!(e.exit_code(), 2);
         assert!(m

@@ -1,9 +1,10 @@
 //! The one way the helper mounts and unmounts: the [`Mounter`] trait.
 //!
-//! Backends: [`super::mount_nfs::MountNfs`] (exec `mount.nfs`, the default) and
+//! A backend says how a mount is made and undone; what it does to the machine it asks of the
+//! [`System`]. Backends: [`super::mount_nfs::MountNfs`] (exec `mount.nfs`, the default) and
 //! [`super::syscall::SyscallMount`] (mount(2) directly, for hosts without nfs-utils). Both are
-//! [`Mounting`]: they unmount through an [`Unmounter`], which makes them a [`Mounter`]. Tests use
-//! the recording fake in `fake.rs`.
+//! [`Mounting`]: they unmount through an [`Unmounter`], which makes them a [`Mounter`]. The flow's
+//! tests use the backend in `fake.rs`, which plays a simulated kernel's mount table.
 
 use std::path::{Path, PathBuf};
 
@@ -11,6 +12,7 @@ use super::identity::MountIdentity;
 use super::unmount::{Pin, UnmountError, Unmounter};
 use crate::nfs::NfsSource;
 use crate::nfs::NfsVersion;
+use crate::system::System;
 
 /// Everything a backend needs to mount.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,8 +101,8 @@ impl MountError {
 pub trait Mounter {
     /// What [`Mounter::mount`] will do, as one line (a command line, or the syscall).
     fn plan(&self, call: &MountCall) -> String;
-    /// Mounts; `Err` when the attempt could not be made (or mount(2) failed).
-    fn mount(&mut self, call: &MountCall) -> Result<MountStatus, MountError>;
+    /// Mounts through `system`; `Err` when the attempt could not be made (or mount(2) failed).
+    fn mount(&mut self, system: &dyn System, call: &MountCall) -> Result<MountStatus, MountError>;
     /// Adds what the live kernel knows about a mount found in mountinfo (its unique id).
     fn identify(&self, mount: MountIdentity) -> MountIdentity {
         mount
@@ -112,8 +114,9 @@ pub trait Mounter {
         let _ = mount;
         None
     }
-    /// Unmounts exactly `mount`, and nothing else that may be on its mount point.
-    fn unmount(&mut self, mount: &MountIdentity) -> Result<(), UnmountError>;
+    /// Unmounts exactly `mount` through `system`, and nothing else that may be on its mount
+    /// point.
+    fn unmount(&mut self, system: &dyn System, mount: &MountIdentity) -> Result<(), UnmountError>;
     /// The command an admin should run when [`Mounter::unmount`] failed.
     fn unmount_command(&self, target: &Path) -> String;
 }
@@ -124,7 +127,7 @@ pub trait Mounting {
     /// As [`Mounter::plan`].
     fn plan(&self, call: &MountCall) -> String;
     /// As [`Mounter::mount`].
-    fn mount(&mut self, call: &MountCall) -> Result<MountStatus, MountError>;
+    fn mount(&mut self, system: &dyn System, call: &MountCall) -> Result<MountStatus, MountError>;
     /// What unmounts this backend's mounts.
     fn unmounter(&self) -> &Unmounter;
 }
@@ -134,8 +137,8 @@ impl<B: Mounting> Mounter for B {
         Mounting::plan(self, call)
     }
 
-    fn mount(&mut self, call: &MountCall) -> Result<MountStatus, MountError> {
-        Mounting::mount(self, call)
+    fn mount(&mut self, system: &dyn System, call: &MountCall) -> Result<MountStatus, MountError> {
+        Mounting::mount(self, system, call)
     }
 
     fn identify(&self, mount: MountIdentity) -> MountIdentity {
@@ -146,8 +149,8 @@ impl<B: Mounting> Mounter for B {
         self.unmounter().pin(mount)
     }
 
-    fn unmount(&mut self, mount: &MountIdentity) -> Result<(), UnmountError> {
-        self.unmounter().unmount(mount)
+    fn unmount(&mut self, system: &dyn System, mount: &MountIdentity) -> Result<(), UnmountError> {
+        self.unmounter().unmount(system, mount)
     }
 
     fn unmount_command(&self, target: &Path) -> String {

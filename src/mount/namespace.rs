@@ -4,27 +4,17 @@
 //! namespace; the helper must `setns(CLONE_NEWNS)` itself, before it reads `/proc/self/*` or runs
 //! `mount.nfs` (which accepts no `-N`). A bare number is taken as a pid (`/proc/PID/ns/mnt`), as
 //! mount(8) does. setns needs CAP_SYS_ADMIN and a single-threaded process; the helper has one
-//! thread. Below a fixture root there is no namespace to enter: the path is only checked to
+//! thread. Entering is the system's effect: below a fixture root the path is only checked to
 //! exist in the tree.
 
 use std::path::{Path, PathBuf};
 
-use crate::host::Root;
+use crate::system::{Failure, System};
 
-pub trait Namespace {
-    fn enter(&mut self, ns: &Path) -> Result<(), NamespaceError>;
-}
-
+/// Why the namespace could not be entered (opening its file, or setns(2)).
 #[derive(Debug, thiserror::Error)]
-pub enum NamespaceError {
-    #[error("cannot open mount namespace {}: {source}", path.display())]
-    Open {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("cannot enter mount namespace {}: {source}", path.display())]
-    SetNs { path: PathBuf, source: nix::Error },
-}
+#[error("{0}")]
+pub struct NamespaceError(pub Failure);
 
 /// The `-N` argument as a path: a pid stands for `/proc/PID/ns/mnt`.
 pub fn ns_path(arg: &str) -> PathBuf {
@@ -35,38 +25,9 @@ pub fn ns_path(arg: &str) -> PathBuf {
     }
 }
 
-/// The real thing: setns(2).
-#[derive(Debug, Default)]
-pub struct SetNs;
-
-impl Namespace for SetNs {
-    fn enter(&mut self, ns: &Path) -> Result<(), NamespaceError> {
-        let file = std::fs::File::open(ns).map_err(|source| NamespaceError::Open {
-            path: ns.to_owned(),
-            source,
-        })?;
-        nix::sched::setns(&file, nix::sched::CloneFlags::CLONE_NEWNS).map_err(|source| {
-            NamespaceError::SetNs {
-                path: ns.to_owned(),
-                source,
-            }
-        })
-    }
-}
-
-/// Below a fixture root: the namespace file must exist in the tree; nothing is entered.
-#[derive(Debug)]
-pub struct RootedNamespace {
-    pub root: Root,
-}
-
-impl Namespace for RootedNamespace {
-    fn enter(&mut self, ns: &Path) -> Result<(), NamespaceError> {
-        let path = self.root.join(ns);
-        std::fs::metadata(&path)
-            .map(|_| ())
-            .map_err(|source| NamespaceError::Open { path, source })
-    }
+/// Enters the mount namespace of `ns`.
+pub fn enter(system: &dyn System, ns: &Path) -> Result<(), NamespaceError> {
+    system.enter_namespace(ns).map_err(NamespaceError)
 }
 
 #[cfg(test)]
@@ -81,21 +42,9 @@ mod tests {
     }
 
     #[test]
-    fn below_a_root_the_namespace_file_must_exist_in_the_tree() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut ns = RootedNamespace {
-            root: Root::new(dir.path()),
-        };
-        let e = ns.enter(Path::new("/proc/1/ns/mnt")).unwrap_err();
-        assert!(e.to_string().contains("proc/1/ns/mnt"), "{e}");
-        std::fs::create_dir_all(dir.path().join("proc/1/ns")).unwrap();
-        std::fs::write(dir.path().join("proc/1/ns/mnt"), "").unwrap();
-        ns.enter(Path::new("/proc/1/ns/mnt")).unwrap();
-    }
-
-    #[test]
-    fn setns_on_a_missing_file_fails_before_any_syscall() {
-        let e = SetNs.enter(Path::new("/nonexistent/ns/mnt")).unwrap_err();
-        assert!(matches!(e, NamespaceError::Open { .. }), "{e}");
+    fn entering_is_the_systems_effect() {
+        let fake = crate::system::Fake::new();
+        enter(&fake, Path::new("/proc/1234/ns/mnt")).unwrap();
+        assert_eq!(fake.calls(), ["setns /proc/1234/ns/mnt"]);
     }
 }

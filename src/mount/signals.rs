@@ -71,6 +71,12 @@ impl Drop for Hold {
     }
 }
 
+/// [`caught`]'s signal as its number: what the machine's system passes on to a program it
+/// waits for (`mount.nfs`).
+pub fn caught_number() -> Option<i32> {
+    caught().map(|s| s as i32)
+}
+
 /// The held signal that arrived while a [`Hold`] lives, if one did (for a backend waiting on
 /// `mount.nfs`, which forwards it).
 pub fn caught() -> Option<Signal> {

@@ -14,13 +14,16 @@ use std::io;
 use std::net::IpAddr;
 use std::path::PathBuf;
 
-use sys_mount::{Mount, MountFlags};
+use sys_mount::MountFlags;
 
 use super::mounter::{MountCall, MountError, MountStatus, Mounting};
 use super::options::split;
 use super::unmount::Unmounter;
 
-pub use crate::nfs::{Resolver, SystemResolver};
+use crate::system::System;
+
+/// How a server's name becomes addresses (the system's resolver, or a plan's placeholder).
+pub type Resolve<'a> = &'a dyn Fn(&str) -> io::Result<Vec<IpAddr>>;
 
 /// What mount(2) is called with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,9 +81,9 @@ fn pick_address(addrs: &[IpAddr], want_v6: bool) -> Option<IpAddr> {
     addrs.iter().copied().find(|a| a.is_ipv6() == want_v6)
 }
 
-/// Builds the mount(2) arguments; `resolver` is asked only when there is no `addr=` and the
+/// Builds the mount(2) arguments; `resolve` is asked only when there is no `addr=` and the
 /// server is a name.
-pub fn prepare(call: &MountCall, resolver: &dyn Resolver) -> Result<Mount2, MountError> {
+pub fn prepare(call: &MountCall, resolve: Resolve) -> Result<Mount2, MountError> {
     let mut flags = MountFlags::empty();
     let mut data: Vec<String> = Vec::new();
     let mut want_v6 = call.source.server.is_ipv6();
@@ -102,7 +105,7 @@ pub fn prepare(call: &MountCall, resolver: &dyn Resolver) -> Result<Mount2, Moun
             Some(ip) => ip,
             None => {
                 let host = call.source.server.to_string();
-                let addrs = resolver.resolve(&host).map_err(|e| MountError::Resolve {
+                let addrs = resolve(&host).map_err(|e| MountError::Resolve {
                     host: host.clone(),
                     reason: e.to_string(),
                 })?;
@@ -131,7 +134,6 @@ pub fn prepare(call: &MountCall, resolver: &dyn Resolver) -> Result<Mount2, Moun
 }
 
 pub struct SyscallMount {
-    pub resolver: Box<dyn Resolver>,
     pub unmounter: Unmounter,
     /// A fixture root: never call mount(2).
     pub fixture_root: Option<PathBuf>,
@@ -149,16 +151,13 @@ impl std::fmt::Debug for SyscallMount {
 impl Mounting for SyscallMount {
     fn plan(&self, call: &MountCall) -> String {
         // No DNS for a plan: show where addr= will come from.
-        struct Placeholder;
-        impl Resolver for Placeholder {
-            fn resolve(&self, _: &str) -> io::Result<Vec<IpAddr>> {
-                Ok(vec![
-                    IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED),
-                    IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED),
-                ])
-            }
-        }
-        match prepare(call, &Placeholder) {
+        let placeholder = |_: &str| {
+            Ok(vec![
+                IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED),
+                IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED),
+            ])
+        };
+        match prepare(call, &placeholder) {
             Ok(m) => {
                 let data = if call.source.server.ip().is_none()
                     && !split(&call.options).iter().any(|o| o.starts_with("addr="))
@@ -180,20 +179,20 @@ impl Mounting for SyscallMount {
         }
     }
 
-    fn mount(&mut self, call: &MountCall) -> Result<MountStatus, MountError> {
+    fn mount(&mut self, system: &dyn System, call: &MountCall) -> Result<MountStatus, MountError> {
         if let Some(root) = &self.fixture_root {
             return Err(MountError::Unsupported(format!(
                 "the mount(2) backend cannot mount below the fixture root {} (use -f, or put a mount.nfs in the tree)",
                 root.display()
             )));
         }
-        let m = prepare(call, self.resolver.as_ref())?;
-        Mount::builder()
-            .fstype(m.fstype)
-            .flags(m.flags)
-            .data(&m.data)
-            .mount(&m.source, &call.target)
-            .map(|_| MountStatus::Exited(0))
+        let m = prepare(call, &|host: &str| system.resolve(host))?;
+        // The flags are a `c_ulong`: u64 here, u32 on 32-bit targets.
+        #[allow(clippy::useless_conversion)]
+        let flags = u64::from(m.flags.bits());
+        system
+            .mount(&m.source, &call.target, m.fstype, flags, &m.data)
+            .map(|()| MountStatus::Exited(0))
             .map_err(|source| MountError::Syscall {
                 spec: call.spec.clone(),
                 target: call.target.clone(),
@@ -214,7 +213,7 @@ mod tests {
     use std::cell::RefCell;
 
     struct Table(Vec<IpAddr>, RefCell<Vec<String>>);
-    impl Resolver for Table {
+    impl Table {
         fn resolve(&self, host: &str) -> io::Result<Vec<IpAddr>> {
             self.1.borrow_mut().push(host.to_string());
             if self.0.is_empty() {
@@ -223,6 +222,10 @@ mod tests {
                 Ok(self.0.clone())
             }
         }
+    }
+
+    fn prepare(call: &MountCall, table: &Table) -> Result<Mount2, MountError> {
+        super::prepare(call, &|h: &str| table.resolve(h))
     }
 
     fn call(spec: &str, options: &str) -> MountCall {
@@ -304,15 +307,16 @@ mod tests {
     #[test]
     fn never_mounts_below_a_fixture_root_but_can_plan() {
         let mut s = SyscallMount {
-            resolver: Box::new(SystemResolver),
             unmounter: Unmounter::Unavailable {
                 root: "/tmp/r".into(),
             },
             fixture_root: Some("/tmp/r".into()),
         };
         let c = call("filer:/export", "rw,vers=4.2,proto=rdma,port=20049");
-        let e = s.mount(&c).unwrap_err();
+        let fake = crate::system::Fake::new();
+        let e = s.mount(&fake, &c).unwrap_err();
         assert!(matches!(e, MountError::Unsupported(_)));
+        assert!(fake.calls().is_empty(), "{:?}", fake.calls());
         assert_eq!(
             s.plan(&c),
             "mount(2) source=filer:/export target=/mnt/data fstype=nfs4 flags=(none) data=vers=4.2,proto=rdma,port=20049,addr=<address of filer>"

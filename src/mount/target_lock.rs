@@ -17,9 +17,9 @@ use std::time::Duration;
 
 use rustix::fs::FlockOperation;
 
-use super::clock::Clock;
 use crate::host::io::out_dir::{OutDir, Trust, RUN_DIR};
 use crate::host::Root;
+use crate::system::System;
 
 /// Where the lock files live, below the root.
 pub const DIR: &str = "run/nfs-gds/locks";
@@ -70,7 +70,7 @@ pub fn path_for(root: &Root, target: &Path) -> PathBuf {
 }
 
 /// Takes the lock for `target`, waiting for another holder at most [`MAX_WAIT`] by `clock`.
-pub fn take(root: &Root, target: &Path, clock: &dyn Clock) -> Result<TargetLock, LockError> {
+pub fn take(root: &Root, target: &Path, system: &dyn System) -> Result<TargetLock, LockError> {
     let path = path_for(root, target);
     let io = |source: std::io::Error| LockError::Io {
         path: path.clone(),
@@ -83,12 +83,12 @@ pub fn take(root: &Root, target: &Path, clock: &dyn Clock) -> Result<TargetLock,
     let fd = OutDir::open(root, DIR, Trust::Own)
         .and_then(|dir| dir.lock_file(&file_name(target)))
         .map_err(io)?;
-    let start = clock.now();
+    let start = system.now();
     loop {
         match rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive) {
             Ok(()) => break,
             Err(rustix::io::Errno::WOULDBLOCK) => {
-                let waited = clock.now().saturating_sub(start);
+                let waited = system.now().saturating_sub(start);
                 if waited >= MAX_WAIT {
                     return Err(LockError::Busy {
                         path,
@@ -96,7 +96,7 @@ pub fn take(root: &Root, target: &Path, clock: &dyn Clock) -> Result<TargetLock,
                         waited,
                     });
                 }
-                clock.sleep(POLL);
+                system.sleep(POLL);
             }
             Err(e) => return Err(io(e.into())),
         }
@@ -114,14 +114,14 @@ pub fn take(root: &Root, target: &Path, clock: &dyn Clock) -> Result<TargetLock,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mount::fake::FakeClock;
+    use crate::system::Fake;
 
     #[test]
     fn a_second_helper_waits_and_then_gives_up_without_mounting() {
         let tree = tempfile::tempdir().unwrap();
         let root = Root::new(tree.path());
         let target = Path::new("/mnt/gds");
-        let clock = FakeClock::default();
+        let clock = Fake::new();
         let held = take(&root, target, &clock).unwrap();
         let path = path_for(&root, target);
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "/mnt/gds\n");
@@ -146,7 +146,7 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let tree = tempfile::tempdir().unwrap();
         let root = Root::new(tree.path());
-        drop(take(&root, Path::new("/mnt/gds"), &FakeClock::default()).unwrap());
+        drop(take(&root, Path::new("/mnt/gds"), &Fake::new()).unwrap());
         let mode = |p: PathBuf| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(root.join(DIR)) & 0o022, 0);
         assert_eq!(mode(path_for(&root, Path::new("/mnt/gds"))) & 0o077, 0);
@@ -161,7 +161,7 @@ mod tests {
         std::fs::create_dir_all(&outside).unwrap();
         symlink(&outside, tree.join("run")).unwrap();
         let root = Root::new(&tree);
-        let clock = FakeClock::default();
+        let clock = Fake::new();
         // Where the link leads inside the tree does not exist: refused, nothing made anywhere.
         let e = take(&root, Path::new("/mnt/gds"), &clock).unwrap_err();
         assert!(

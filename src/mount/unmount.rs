@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{statx, AtFlags, Mode, OFlags, StatxFlags};
 
 use super::identity::MountIdentity;
+use crate::system::System;
 
 #[derive(Debug, thiserror::Error)]
 pub enum UnmountError {
@@ -162,7 +163,9 @@ impl Unmounter {
         None
     }
 
-    pub fn unmount(&self, mount: &MountIdentity) -> Result<(), UnmountError> {
+    /// Unmounts exactly `mount` through `system` (umount2 of the held descriptor, or the tree's
+    /// `umount` program).
+    pub fn unmount(&self, system: &dyn System, mount: &MountIdentity) -> Result<(), UnmountError> {
         let target = &mount.mount_point;
         match self {
             Unmounter::Syscall { .. } => {
@@ -186,13 +189,11 @@ impl Unmounter {
                     });
                 }
                 let held = format!("/proc/self/fd/{}", fd.as_raw_fd());
-                rustix::mount::unmount(held.as_str(), rustix::mount::UnmountFlags::DETACH)
-                    .map_err(|e| syscall(e.into()))
+                system.unmount(Path::new(&held), true).map_err(syscall)
             }
             Unmounter::Program(program) => {
-                let status = crate::host::io::programs::command(program)
-                    .arg(target)
-                    .status()
+                let status = system
+                    .exec(program, vec![target.into()])
                     .map_err(|source| UnmountError::Spawn {
                         program: program.clone(),
                         source,
@@ -257,7 +258,10 @@ mod tests {
             root: "/tmp/x".into(),
         };
         assert!(matches!(
-            u.unmount(&identity(70, "0:50", "/mnt/data")),
+            u.unmount(
+                &crate::system::Fake::new(),
+                &identity(70, "0:50", "/mnt/data")
+            ),
             Err(UnmountError::NoUmountBelowRoot { .. })
         ));
     }
@@ -314,29 +318,31 @@ mod tests {
             assert_eq!(before.len(), 2);
             let top = MountIdentity::of(&before[1]);
             let u = Unmounter::Syscall { umount: None };
+            let live = crate::system::Live::new(true);
+            let sys: &dyn System = &live;
             let top = u.identify(top);
             assert_eq!(
                 top.mount_id, before[1].mount_id,
                 "identify keeps what mountinfo said"
             );
             let lower = MountIdentity::of(&before[0]);
-            let e = u.unmount(&lower).unwrap_err();
+            let e = u.unmount(sys, &lower).unwrap_err();
             assert!(e.to_string().contains(", not "), "{e}");
             let sub = target.join("sub");
             std::fs::create_dir(&sub).unwrap();
             mount(Some("t"), &sub, Some("tmpfs"), MsFlags::empty(), none).unwrap();
-            let e = u.unmount(&top).unwrap_err();
+            let e = u.unmount(sys, &top).unwrap_err();
             assert!(
                 e.to_string().contains("something is mounted on it now"),
                 "{e}"
             );
             nix::mount::umount(&sub).unwrap();
             assert_eq!(table().len(), 2, "the wrong identity unmounted nothing");
-            u.unmount(&top).unwrap();
+            u.unmount(sys, &top).unwrap();
             let after = table();
             assert_eq!(after.len(), 1);
             assert_eq!(after[0], before[0]);
-            u.unmount(&lower).unwrap();
+            u.unmount(sys, &lower).unwrap();
             assert!(table().is_empty());
         })
         .join()

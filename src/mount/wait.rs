@@ -9,8 +9,8 @@
 
 use std::time::Duration;
 
-use super::clock::Clock;
 use crate::checks::{registry, CheckId};
+use crate::system::System;
 use crate::verdict::Judgement;
 
 /// How often the facts are re-read while waiting.
@@ -20,16 +20,16 @@ pub const INTERVAL: Duration = Duration::from_secs(2);
 /// Progress goes to `log`, one line per change in what is waited for.
 pub fn until_accepted<E>(
     limit: Duration,
-    clock: &dyn Clock,
+    system: &dyn System,
     mut attempt: impl FnMut() -> Result<Judgement, E>,
     mut log: impl FnMut(String),
 ) -> Result<Judgement, E> {
-    let start = clock.now();
+    let start = system.now();
     let mut waiting_for: Vec<CheckId> = Vec::new();
     loop {
         let judgement = attempt()?;
         let blocking = judgement.refusing_ids();
-        let elapsed = clock.now().saturating_sub(start);
+        let elapsed = system.now().saturating_sub(start);
         if blocking.is_empty() {
             if !waiting_for.is_empty() {
                 log(format!("pre-checks pass after {} s", elapsed.as_secs()));
@@ -59,7 +59,7 @@ pub fn until_accepted<E>(
             ));
             waiting_for = blocking;
         }
-        clock.sleep(INTERVAL.min(limit - elapsed));
+        system.sleep(INTERVAL.min(limit - elapsed));
     }
 }
 
@@ -74,8 +74,8 @@ fn names(ids: &[CheckId]) -> String {
 mod tests {
     use super::*;
     use crate::checks::CheckResult;
-    use crate::mount::fake::FakeClock;
     use crate::policy::Policy;
+    use crate::system::Fake;
     use crate::verdict::judge;
     use std::path::Path;
 
@@ -83,7 +83,7 @@ mod tests {
         let p = Policy::default().for_mount(
             Path::new("/m"),
             crate::nfs::ShownExport::written("s:/x"),
-            &crate::nfs::ServerAddrs::new(&crate::nfs::NoResolver),
+            &crate::nfs::ServerAddrs::blind(),
             None,
             None,
         );
@@ -106,7 +106,7 @@ mod tests {
 
     #[test]
     fn no_wait_checks_once() {
-        let clock = FakeClock::default();
+        let clock = Fake::new();
         let mut calls = 0;
         let mut log = Vec::new();
         let j = until_accepted::<()>(
@@ -127,7 +127,7 @@ mod tests {
 
     #[test]
     fn waits_until_the_module_appears() {
-        let clock = FakeClock::default();
+        let clock = Fake::new();
         let mut calls = 0;
         let mut log = Vec::new();
         let j = until_accepted::<()>(
@@ -154,7 +154,7 @@ mod tests {
 
     #[test]
     fn gives_up_at_the_limit_without_oversleeping() {
-        let clock = FakeClock::default();
+        let clock = Fake::new();
         let mut log = Vec::new();
         let j = until_accepted::<()>(
             Duration::from_secs(5),
@@ -173,7 +173,7 @@ mod tests {
 
     #[test]
     fn the_transport_trap_is_not_waited_for() {
-        let clock = FakeClock::default();
+        let clock = Fake::new();
         let mut log = Vec::new();
         until_accepted::<()>(
             Duration::from_secs(60),
@@ -196,7 +196,7 @@ mod tests {
 
     #[test]
     fn errors_stop_the_wait() {
-        let clock = FakeClock::default();
+        let clock = Fake::new();
         let r = until_accepted(
             Duration::from_secs(60),
             &clock,

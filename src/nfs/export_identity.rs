@@ -20,44 +20,16 @@
 //! its own mount by other evidence (`mount::identity`); for everyone else its record names the
 //! export it was asked for.
 //!
-//! Names are resolved through a [`Resolver`] only when the text and the addresses written in the
+//! Names are resolved through the [`System`] only when the text and the addresses written in the
 //! sources do not already decide, and each name at most once per [`ServerAddrs`].
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::io;
-use std::net::{IpAddr, ToSocketAddrs};
+use std::net::IpAddr;
 use std::rc::Rc;
 
 use super::source::{NfsSource, ServerHost};
-
-/// Name resolution, behind a trait so that tests and fixture trees need no DNS.
-pub trait Resolver {
-    fn resolve(&self, host: &str) -> io::Result<Vec<IpAddr>>;
-}
-
-/// The system resolver (`getaddrinfo` through std: `/etc/hosts`, then DNS, as nsswitch says).
-#[derive(Debug, Default, Clone, Copy)]
-pub struct SystemResolver;
-
-impl Resolver for SystemResolver {
-    fn resolve(&self, host: &str) -> io::Result<Vec<IpAddr>> {
-        Ok((host, 0u16).to_socket_addrs()?.map(|a| a.ip()).collect())
-    }
-}
-
-/// A resolver that knows no name: every name stays unresolved, so only written addresses count.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct NoResolver;
-
-impl Resolver for NoResolver {
-    fn resolve(&self, host: &str) -> io::Result<Vec<IpAddr>> {
-        Err(io::Error::new(
-            io::ErrorKind::NotFound,
-            format!("{host}: names are not resolved here"),
-        ))
-    }
-}
+use crate::system::System;
 
 /// IPv4-mapped IPv6 folded to IPv4, as the kernel and `ServerHost::ip` compare.
 fn fold(ip: IpAddr) -> IpAddr {
@@ -69,7 +41,8 @@ fn fold(ip: IpAddr) -> IpAddr {
 
 /// The addresses of servers, each name resolved at most once.
 pub struct ServerAddrs<'r> {
-    resolver: &'r dyn Resolver,
+    /// Who resolves names; `None`: no name resolves, only written addresses count.
+    system: Option<&'r dyn System>,
     memo: RefCell<HashMap<String, Rc<[IpAddr]>>>,
 }
 
@@ -82,9 +55,18 @@ impl std::fmt::Debug for ServerAddrs<'_> {
 }
 
 impl<'r> ServerAddrs<'r> {
-    pub fn new(resolver: &'r dyn Resolver) -> Self {
+    /// Names resolved by `system` (the machine's resolver, or a tree's `etc/hosts`).
+    pub fn new(system: &'r dyn System) -> Self {
         ServerAddrs {
-            resolver,
+            system: Some(system),
+            memo: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// No name resolves: only the addresses written in the sources count.
+    pub fn blind() -> Self {
+        ServerAddrs {
+            system: None,
             memo: RefCell::new(HashMap::new()),
         }
     }
@@ -98,8 +80,8 @@ impl<'r> ServerAddrs<'r> {
                     return known.clone();
                 }
                 let addrs: Rc<[IpAddr]> = self
-                    .resolver
-                    .resolve(name)
+                    .system
+                    .and_then(|s| s.resolve(name).ok())
                     .map(|a| a.into_iter().map(fold).collect::<Vec<_>>())
                     .unwrap_or_default()
                     .into();
@@ -190,16 +172,11 @@ pub fn export_covers(rule: &NfsSource, shown: ShownExport, addrs: &ServerAddrs) 
 mod tests {
     use super::*;
 
-    /// `/etc/hosts` of the tests: `filer` is 10.0.2.15.
-    struct Hosts;
+    use crate::system::Fake;
 
-    impl Resolver for Hosts {
-        fn resolve(&self, host: &str) -> io::Result<Vec<IpAddr>> {
-            match host {
-                "filer" => Ok(vec!["10.0.2.15".parse().unwrap()]),
-                _ => Err(io::Error::new(io::ErrorKind::NotFound, "unknown")),
-            }
-        }
+    /// `/etc/hosts` of the tests: `filer` is 10.0.2.15.
+    fn hosts() -> Fake {
+        Fake::new().host("filer", &["10.0.2.15".parse().unwrap()])
     }
 
     fn shown<'a>(source: &'a str, addr: &str) -> ShownExport<'a> {
@@ -215,7 +192,8 @@ mod tests {
 
     #[test]
     fn a_mount_shown_under_the_name_of_its_shared_superblock_is_the_export_by_its_address() {
-        let addrs = ServerAddrs::new(&Hosts);
+        let hosts = hosts();
+        let addrs = ServerAddrs::new(&hosts);
         // Mounted as 10.0.2.15:/export while filer:/export/ was mounted: shown as filer:/export.
         assert!(is_export(
             &src("10.0.2.15:/export"),
@@ -237,7 +215,8 @@ mod tests {
 
     #[test]
     fn another_server_or_another_path_is_not_the_export() {
-        let addrs = ServerAddrs::new(&Hosts);
+        let hosts = hosts();
+        let addrs = ServerAddrs::new(&hosts);
         assert!(!is_export(
             &src("10.0.2.15:/export"),
             shown("10.0.2.99:/export", "10.0.2.99"),
@@ -264,7 +243,8 @@ mod tests {
 
     #[test]
     fn a_rule_covers_exports_below_it_on_the_same_server() {
-        let addrs = ServerAddrs::new(&Hosts);
+        let hosts = hosts();
+        let addrs = ServerAddrs::new(&hosts);
         let rule = src("filer:/export");
         assert!(export_covers(
             &rule,
@@ -286,7 +266,8 @@ mod tests {
     /// A SPEC or `policy show --source` has no `addr=`: a name there is resolved too.
     #[test]
     fn an_export_written_by_name_is_the_export_of_the_address_it_resolves_to() {
-        let addrs = ServerAddrs::new(&Hosts);
+        let hosts = hosts();
+        let addrs = ServerAddrs::new(&hosts);
         assert!(is_export(
             &src("10.0.2.15:/export"),
             ShownExport::written("filer:/export"),
@@ -306,14 +287,7 @@ mod tests {
 
     #[test]
     fn each_name_is_resolved_once() {
-        struct Counting(std::cell::Cell<u32>);
-        impl Resolver for Counting {
-            fn resolve(&self, _: &str) -> io::Result<Vec<IpAddr>> {
-                self.0.set(self.0.get() + 1);
-                Ok(vec!["10.0.2.15".parse().unwrap()])
-            }
-        }
-        let r = Counting(Default::default());
+        let r = hosts();
         let addrs = ServerAddrs::new(&r);
         for _ in 0..3 {
             assert!(is_export(
@@ -322,6 +296,6 @@ mod tests {
                 &addrs
             ));
         }
-        assert_eq!(r.0.get(), 1);
+        assert_eq!(r.calls(), ["resolve filer"]);
     }
 }

@@ -9,6 +9,6 @@ pub mod version;
 pub use defaults::{
     rdma_port_warning, OptionDefaults, NFS_MAX_CONNECTIONS, NFS_PORT, NFS_RDMA_PORT,
 };
-pub use export_identity::{NoResolver, Resolver, ServerAddrs, ShownExport, SystemResolver};
+pub use export_identity::{ServerAddrs, ShownExport};
 pub use source::{NfsSource, Sameness, ServerHost, SourceError};
 pub use version::{BadVersion, NfsVersion};

@@ -137,7 +137,6 @@ mod tests {
     use crate::checks::catalogue::{
         nvidia_fs_devices, nvidia_fs_loaded, rpcrdma_fresh, transport_trap,
     };
-    use crate::nfs::NoResolver;
     use crate::policy::file::parse;
 
     fn policy() -> Policy {
@@ -169,7 +168,7 @@ default = "off"
         let m = policy().for_mount(
             Path::new("/mnt/data"),
             ShownExport::written("srv:/x"),
-            &ServerAddrs::new(&NoResolver),
+            &ServerAddrs::blind(),
             None,
             None,
         );
@@ -186,7 +185,7 @@ default = "off"
         let m = policy().for_mount(
             Path::new("/mnt/scratch/"),
             ShownExport::written("srv:/x"),
-            &ServerAddrs::new(&NoResolver),
+            &ServerAddrs::blind(),
             None,
             None,
         );
@@ -206,7 +205,7 @@ default = "off"
         let m = policy().for_mount(
             Path::new("/mnt/scratch"),
             ShownExport::written("srv:/x"),
-            &ServerAddrs::new(&NoResolver),
+            &ServerAddrs::blind(),
             Some(Level::Enforce),
             Some(0),
         );
@@ -221,7 +220,7 @@ default = "off"
         let m = Policy::default().for_mount(
             Path::new("/x"),
             ShownExport::written("s:/x"),
-            &ServerAddrs::new(&NoResolver),
+            &ServerAddrs::blind(),
             None,
             None,
         );

@@ -265,9 +265,7 @@ pub fn expected_port(m: &Mount, declared: &Declared, configured: u16) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::mounts::server_names::HostsFile;
     use crate::host::mounts::{parse_mountinfo, MountTable};
-    use crate::nfs::NoResolver;
 
     fn mounts(text: &str) -> MountTable {
         MountTable::join(parse_mountinfo(text.as_bytes()).unwrap(), Vec::new())
@@ -310,7 +308,7 @@ mod tests {
         let t = mounts(TABLE);
         let m = |id| t.by_id(id).unwrap();
         let none = Declared::default();
-        let addrs = ServerAddrs::new(&NoResolver);
+        let addrs = ServerAddrs::blind();
         // Only the options: the proto=rdma mount.
         let got: Vec<_> = t
             .mounts
@@ -385,7 +383,7 @@ mod tests {
              42 1 0:51 / /mnt/c rw - nfs4 127.0.0.1:/export rw,proto=tcp,addr=127.0.0.1\n",
         );
         let m = |id| t.by_id(id).unwrap();
-        let hosts = HostsFile::parse("10.0.2.15 nfs-gds-vm\n");
+        let hosts = crate::system::Fake::new().host("nfs-gds-vm", &["10.0.2.15".parse().unwrap()]);
         let addrs = ServerAddrs::new(&hosts);
         let none = Declared::default();
         let by_address = [rule(None, Some("10.0.2.15:/export"))];
@@ -402,7 +400,7 @@ mod tests {
         });
         assert_eq!(rule_of(m(42), &rec, &by_address, &addrs), Some(0));
         // Without a resolver a name matches only itself.
-        let blind = ServerAddrs::new(&NoResolver);
+        let blind = ServerAddrs::blind();
         assert_eq!(rule_of(m(40), &none, &by_address, &blind), Some(0));
         assert_eq!(
             rule_of(m(40), &none, &[rule(None, Some("filer:/export"))], &blind),
@@ -440,7 +438,7 @@ mod tests {
                 t.by_id(30).unwrap(),
                 &d,
                 &[],
-                &crate::nfs::ServerAddrs::new(&crate::nfs::NoResolver)
+                &crate::nfs::ServerAddrs::blind()
             ),
             Some(Intent::Recorded { port: 20050 })
         );
@@ -449,7 +447,7 @@ mod tests {
                 t.by_id(31).unwrap(),
                 &d,
                 &[],
-                &crate::nfs::ServerAddrs::new(&crate::nfs::NoResolver)
+                &crate::nfs::ServerAddrs::blind()
             ),
             Some(Intent::Fstab)
         );

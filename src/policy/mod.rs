@@ -258,7 +258,6 @@ pub fn parse_bytes(path: &Path, text: Vec<u8>) -> Result<Policy, PolicyError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::nfs::NoResolver;
     use std::os::unix::fs::PermissionsExt;
 
     #[test]
@@ -278,12 +277,12 @@ mod tests {
         assert!(r.matches(
             Path::new("/mnt/data"),
             ShownExport::written("srv:/x"),
-            &ServerAddrs::new(&NoResolver)
+            &ServerAddrs::blind()
         ));
         assert!(!r.matches(
             Path::new("/mnt/other"),
             ShownExport::written("srv:/x"),
-            &ServerAddrs::new(&NoResolver)
+            &ServerAddrs::blind()
         ));
         let r = MountRule {
             target: Some("/mnt/data".into()),
@@ -293,23 +292,23 @@ mod tests {
         assert!(r.matches(
             Path::new("/mnt/data"),
             ShownExport::written("srv:/x"),
-            &ServerAddrs::new(&NoResolver)
+            &ServerAddrs::blind()
         ));
         assert!(!r.matches(
             Path::new("/mnt/data"),
             ShownExport::written("srv:/y"),
-            &ServerAddrs::new(&NoResolver)
+            &ServerAddrs::blind()
         ));
         // A source covers the directories below its export, never a look-alike name.
         assert!(r.matches(
             Path::new("/mnt/data"),
             ShownExport::written("srv:/x/pvc-1"),
-            &ServerAddrs::new(&NoResolver)
+            &ServerAddrs::blind()
         ));
         assert!(!r.matches(
             Path::new("/mnt/data"),
             ShownExport::written("srv:/xy"),
-            &ServerAddrs::new(&NoResolver)
+            &ServerAddrs::blind()
         ));
     }
 

@@ -13,6 +13,7 @@ use crate::host::mounts::counters::{parse_mount_counters, MountCounters};
 use crate::host::mounts::MOUNTSTATS;
 use crate::host::platform::nvfs_stats::{read_nvfs_stats, NvfsStats};
 use crate::host::{HostError, Root};
+use crate::system::System;
 use report::WatchReport;
 
 /// Both counters at one moment.
@@ -53,17 +54,17 @@ impl Sampler for RootSampler {
     }
 }
 
-/// Samples, waits `seconds` (through `wait`, so tests need not sleep), samples again, judges.
-/// `started` is told once the first sample is taken.
+/// Samples, waits `seconds` (the system's sleep, so tests need not sleep), samples again,
+/// judges. `started` is told once the first sample is taken.
 pub fn watch(
     sampler: &mut dyn Sampler,
     seconds: u64,
-    wait: &mut dyn FnMut(Duration),
+    system: &dyn System,
     started: &mut dyn FnMut(),
 ) -> Result<WatchReport, HostError> {
     let start = sampler.sample()?;
     started();
-    wait(Duration::from_secs(seconds));
+    system.sleep(Duration::from_secs(seconds));
     let end = sampler.sample()?;
     Ok(WatchReport::judge(&start, &end, seconds))
 }
@@ -93,10 +94,10 @@ mod tests {
             nvfs: None,
         };
         let mut s = Snapshots(vec![read(0), read(1 << 30)]);
-        let mut waited = Vec::new();
+        let system = crate::system::Fake::new();
         let mut told = 0;
-        let r = watch(&mut s, 7, &mut |d| waited.push(d), &mut || told += 1).unwrap();
-        assert_eq!(waited, [Duration::from_secs(7)]);
+        let r = watch(&mut s, 7, &system, &mut || told += 1).unwrap();
+        assert_eq!(system.sleeps(), [Duration::from_secs(7)]);
         assert_eq!(told, 1);
         assert_eq!(r.mount.read_bytes, 1 << 30);
         assert_eq!(r.outcome, Outcome::NvidiaFsAbsent);

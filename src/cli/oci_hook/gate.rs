@@ -10,13 +10,14 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::check::judge_facts;
 use crate::host::io::reader::FileKind;
-use crate::host::mounts::{read_mount_points, read_nfs_mount_table, server_names, MountPoints};
+use crate::host::mounts::{read_mount_points, read_nfs_mount_table, MountPoints};
 use crate::host::{HostFacts, Root};
 use crate::judge::MountJudge;
 use crate::nfs::ServerAddrs;
 use crate::oci::{self, Marks, State};
 use crate::policy::intent::read_declared;
 use crate::policy::{Policy, PolicyError};
+use crate::system::System;
 use crate::verdict::Judged;
 
 /// What the gate says of a container.
@@ -60,9 +61,11 @@ struct Volume {
     marked: bool,
 }
 
-/// What the gate reads beyond the state: the root, and the policy (loaded only when needed).
+/// What the gate reads beyond the state: the root, its system (which resolves server names),
+/// and the policy (loaded only when needed).
 pub struct Inputs<'a> {
     pub root: &'a Root,
+    pub system: &'a dyn System,
     pub policy: &'a dyn Fn() -> Result<Policy, PolicyError>,
 }
 
@@ -131,7 +134,7 @@ pub fn decide(state: &State, inputs: &Inputs) -> Answer {
         Ok(p) => p,
         Err(e) => return unsure(e.to_string(), marks.any()),
     };
-    judge_volumes(inputs.root, &policy, &volumes, marks.any())
+    judge_volumes(inputs, &policy, &volumes, marks.any())
 }
 
 /// The container's volumes on NFS mounts (by mountinfo alone) and the ones its annotations
@@ -157,7 +160,8 @@ fn volumes_of(binds: &[(PathBuf, PathBuf)], points: &MountPoints, marks: &Marks)
 }
 
 /// Judges the volumes with the whole mount table, what the node declares, and the node checks.
-fn judge_volumes(root: &Root, policy: &Policy, volumes: &[Volume], marked: bool) -> Answer {
+fn judge_volumes(inputs: &Inputs, policy: &Policy, volumes: &[Volume], marked: bool) -> Answer {
+    let root = inputs.root;
     let table = match read_nfs_mount_table(root) {
         Ok(t) => t,
         Err(e) => return unsure(e.to_string(), marked),
@@ -166,8 +170,7 @@ fn judge_volumes(root: &Root, policy: &Policy, volumes: &[Volume], marked: bool)
         Ok(d) => d,
         Err(e) => return unsure(e.to_string(), marked),
     };
-    let resolver = server_names::resolver_for(root);
-    let addrs = ServerAddrs::new(resolver.as_ref());
+    let addrs = ServerAddrs::new(inputs.system);
     let mut judge = MountJudge::new(&table, &declared, policy, &addrs);
     let mut found = Vec::new();
     let mut not_nfs = Vec::new();

@@ -7,29 +7,14 @@
 //! install commands and nfs-utils scripts expect one).
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use crate::host::Root;
 
-/// Where the tools are searched, in order (sbin first: that is where nfs-utils and kmod live).
-pub const SEARCH_PATH: &str = "/usr/sbin:/sbin:/usr/bin:/bin";
+pub use crate::system::SEARCH_PATH;
 
 /// The absolute path of an executable `name` in [`SEARCH_PATH`] below the root.
 pub fn find(root: &Root, name: &str) -> Option<PathBuf> {
-    let dirs: Vec<PathBuf> = SEARCH_PATH.split(':').map(|d| root.join(d)).collect();
-    // A root directory whose path contains ':' cannot be expressed as a search list.
-    let list = std::env::join_paths(dirs).ok()?;
-    which::which_in(name, Some(list), root.dir()).ok()
-}
-
-/// A command for an absolute program path, with `PATH` set to [`SEARCH_PATH`] when the helper
-/// itself has none.
-pub fn command(program: &std::path::Path) -> Command {
-    let mut cmd = Command::new(program);
-    if !super::env::Env::get().path_set {
-        cmd.env("PATH", SEARCH_PATH);
-    }
-    cmd
+    crate::system::find_program(root.dir(), name)
 }
 
 #[cfg(test)]

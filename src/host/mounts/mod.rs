@@ -22,7 +22,6 @@ mod points;
 pub mod records;
 #[cfg(test)]
 mod samples;
-pub mod server_names;
 mod table;
 
 pub use escape::unescape;

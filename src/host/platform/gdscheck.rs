@@ -10,7 +10,7 @@
 //! filesystem line when `properties.use_pci_p2pdma` is set globally (NVIDIA's gds-diag notes it
 //! for Spectrum Scale). A `Platform verification error` line says gdscheck itself failed.
 //!
-//! gdscheck is run by doctor only (bounded, through its runner), or its saved output is read
+//! gdscheck is run by doctor only (bounded, through its system), or its saved output is read
 //! from a bundle; never by the mount helper.
 
 use serde::Serialize;
@@ -79,10 +79,10 @@ pub struct GdscheckRun {
 /// How long doctor lets `gdscheck -p` run: it opens every GPU and can hang on a wedged one.
 pub const GDSCHECK_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
 
-/// Runs `program -p` through `runner` (bounded by [`GDSCHECK_LIMIT`]) and reads its answer.
-pub fn run_gdscheck(runner: &dyn crate::host::io::runner::Runner, program: &str) -> GdscheckRun {
-    use crate::host::io::runner::Output;
-    let answer = match runner.run_bounded(program, &["-p"], GDSCHECK_LIMIT) {
+/// Runs `program -p` through `system` (bounded by [`GDSCHECK_LIMIT`]) and reads its answer.
+pub fn run_gdscheck(system: &dyn crate::system::System, program: &str) -> GdscheckRun {
+    use crate::system::Output;
+    let answer = match system.run_bounded(program, &["-p"], GDSCHECK_LIMIT) {
         Output::Missing => Err(format!(
             "{program} -p gave no output (not run, or not saved in this bundle)"
         )),

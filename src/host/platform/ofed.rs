@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
-use crate::host::io::runner::Runner;
 use crate::host::{HostError, Root};
+use crate::system::System;
 
 /// The installed OFED distribution, from `ofed_info -s`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -43,8 +43,8 @@ pub fn parse_ofed_info(stdout: &str) -> Ofed {
 
 impl Ofed {
     /// What `ofed_info -s` says; [`Ofed::None`] when it is not installed.
-    pub fn read(runner: &dyn Runner) -> Self {
-        match runner.run("ofed_info", &["-s"]).ok_stdout() {
+    pub fn read(system: &dyn System) -> Self {
+        match system.run("ofed_info", &["-s"]).ok_stdout() {
             Some(out) => parse_ofed_info(out),
             None => Ofed::None,
         }
@@ -68,7 +68,7 @@ pub const OFED_METAPACKAGES: [&str; 2] = ["mlnx-ofed-all", "doca-ofed"];
 /// Which of [`OFED_METAPACKAGES`] the package database has, with its version: from dpkg's
 /// installed list (`debs`) where there is one, else `rpm -q` (which exits non-zero when any is
 /// missing, and names the missing as `package X is not installed`).
-pub fn ofed_metapackages(debs: Option<&[(String, String)]>, runner: &dyn Runner) -> Vec<String> {
+pub fn ofed_metapackages(debs: Option<&[(String, String)]>, system: &dyn System) -> Vec<String> {
     if let Some(debs) = debs {
         return OFED_METAPACKAGES
             .iter()
@@ -81,9 +81,9 @@ pub fn ofed_metapackages(debs: Option<&[(String, String)]>, runner: &dyn Runner)
     }
     let mut args = vec!["-q"];
     args.extend(OFED_METAPACKAGES);
-    match runner.run("rpm", &args) {
-        crate::host::io::runner::Output::Ran { stdout, .. } => parse_rpm_q(&stdout),
-        crate::host::io::runner::Output::Missing => Vec::new(),
+    match system.run("rpm", &args) {
+        crate::system::Output::Ran { stdout, .. } => parse_rpm_q(&stdout),
+        crate::system::Output::Missing => Vec::new(),
     }
 }
 

@@ -1,7 +1,7 @@
 //! The package manager's records: which package owns a file, per `dpkg -S` or `rpm -qf`.
 
 use super::os_release::Family;
-use crate::host::io::runner::Runner;
+use crate::system::System;
 
 /// `dpkg -S` answers `pkg: /path`; `rpm -qf` answers the package name or "… not owned …".
 pub fn parse_owner(family: Family, stdout: &str) -> Option<String> {
@@ -16,10 +16,10 @@ pub fn parse_owner(family: Family, stdout: &str) -> Option<String> {
 }
 
 /// The package that owns `path` (a path on the host), when the family's package manager knows.
-pub fn owner_package(runner: &dyn Runner, family: Family, path: &str) -> Option<String> {
+pub fn owner_package(system: &dyn System, family: Family, path: &str) -> Option<String> {
     let out = match family {
-        Family::Debian => runner.run("dpkg", &["-S", path]),
-        Family::Rhel | Family::Suse => runner.run("rpm", &["-qf", path]),
+        Family::Debian => system.run("dpkg", &["-S", path]),
+        Family::Rhel | Family::Suse => system.run("rpm", &["-qf", path]),
         Family::Other => return None,
     };
     out.ok_stdout().and_then(|s| parse_owner(family, s))

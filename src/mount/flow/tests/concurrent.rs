@@ -161,7 +161,7 @@ fn reused_mount_ids_never_keep_a_refused_mount_or_refuse_a_good_one() {
                         .for_mount(
                             &req.target,
                             crate::nfs::ShownExport::written(&req.spec),
-                            &crate::nfs::ServerAddrs::new(&crate::nfs::NoResolver),
+                            &crate::nfs::ServerAddrs::blind(),
                             None,
                             None,
                         );
@@ -203,13 +203,13 @@ fn reused_mount_ids_never_keep_a_refused_mount_or_refuse_a_good_one() {
                         },
                     );
                     let r = Root::new(&root);
-                    let clock = FakeClock::default();
+                    let clock = Fake::new();
                     let (mut out, mut err) = (Vec::new(), Vec::new());
                     let code = Helper {
                         root: &r,
                         mounter: &mut m,
-                        loader: None,
-                        clock: &clock,
+                        system: &clock,
+                        modprobe: None,
                         out: &mut out,
                         err: &mut err,
                     }

@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use super::*;
 use crate::mount::args::HelperArgs;
-use crate::mount::fake::{failed_status, FakeClock, RecordingLoader, RecordingMounter};
-use crate::mount::modprobe::LoadError;
+use crate::mount::fake::RecordingMounter;
 use crate::mount::mounter::MountStatus;
 use crate::mount::unmount::UnmountError;
 use crate::nfs::OptionDefaults;
 use crate::policy::file::parse;
+use crate::system::{Answer, Call, Fake};
 use crate::testkit::mount_text::{nfs_info, with_mount, BEFORE, BEFORE_STATS};
 use crate::testkit::{write_below, write_table, Tree};
 
@@ -106,18 +106,45 @@ struct Outcome {
     loads: Vec<String>,
 }
 
+/// Where the tests' `modprobe` is: what the fake system is asked to run to load a module.
+const MODPROBE: &str = "/sbin/modprobe";
+
+/// Runs the helper with the fake `system` (its clock and everything it runs), and a `modprobe`
+/// when `modprobe` (the system's script says what loading does).
 fn run_with(
     tree: &Tree,
     req: &MountRequest,
     policy_text: &str,
-    mut m: RecordingMounter,
-    clock: &dyn Clock,
-    mut loader: Option<RecordingLoader>,
+    m: RecordingMounter,
+    system: &Fake,
+    modprobe: bool,
 ) -> Outcome {
+    let mut o = run_through(tree, req, policy_text, m, system, modprobe);
+    o.loads = system
+        .calls()
+        .iter()
+        .filter_map(|c| c.strip_prefix(&format!("exec {MODPROBE} ")))
+        .map(str::to_string)
+        .collect();
+    o
+}
+
+/// [`run_with`] through any system (a recording, a replay); `loads` is left empty.
+fn run_through(
+    tree: &Tree,
+    req: &MountRequest,
+    policy_text: &str,
+    mut m: RecordingMounter,
+    system: &dyn System,
+    modprobe: bool,
+) -> Outcome {
+    let modprobe = modprobe.then(|| Modprobe {
+        program: MODPROBE.into(),
+    });
     let policy = parse(policy_text).unwrap().for_mount(
         &req.target,
         crate::nfs::ShownExport::written(&req.spec),
-        &crate::nfs::ServerAddrs::new(&crate::nfs::NoResolver),
+        &crate::nfs::ServerAddrs::blind(),
         req.options.policy,
         req.options.wait,
     );
@@ -127,9 +154,9 @@ fn run_with(
     let code = {
         let mut h = Helper {
             root: &root,
+            system,
             mounter: &mut m,
-            loader: loader.as_mut().map(|l| l as &mut dyn ModuleLoader),
-            clock,
+            modprobe: modprobe.as_ref(),
             out: &mut out,
             err: &mut err,
         };
@@ -140,12 +167,12 @@ fn run_with(
         out: String::from_utf8(out).unwrap(),
         err: String::from_utf8(err).unwrap(),
         calls: m.calls,
-        loads: loader.map(|l| l.calls).unwrap_or_default(),
+        loads: Vec::new(),
     }
 }
 
 fn run(tree: &Tree, req: &MountRequest, policy: &str, m: RecordingMounter) -> Outcome {
-    run_with(tree, req, policy, m, &FakeClock::default(), None)
+    run_with(tree, req, policy, m, &Fake::new(), false)
 }
 
 mod checks;

@@ -2,47 +2,49 @@
 
 use super::*;
 
-/// A clock that loads nvidia_fs into the tree after some sleeps.
-struct ModuleArrives<'a> {
-    inner: FakeClock,
-    tree: &'a Tree,
-    after_sleeps: usize,
-    slept: Cell<usize>,
+/// A system whose clock loads nvidia_fs into the tree at the `after_sleeps`th sleep.
+fn module_arrives(tree: &Tree, after_sleeps: usize) -> Fake {
+    let root = tree.root().to_owned();
+    let mut slept = 0;
+    Fake::new().on(move |call| {
+        if let Call::Sleep { .. } = call {
+            slept += 1;
+            if slept == after_sleeps {
+                write_below(&root, "sys/module/nvidia_fs/version", "2.28.4\n");
+            }
+        }
+        None
+    })
 }
 
-impl Clock for ModuleArrives<'_> {
-    fn now(&self) -> Duration {
-        self.inner.now()
-    }
-    fn sleep(&self, d: Duration) {
-        self.inner.sleep(d);
-        self.slept.set(self.slept.get() + 1);
-        if self.slept.get() == self.after_sleeps {
-            self.tree.write("sys/module/nvidia_fs/version", "2.28.4\n");
+/// A system whose `modprobe` does `load` and exits with its code.
+fn modprobe_does(load: impl FnMut(&str) -> i32 + Send + 'static) -> Fake {
+    let mut load = load;
+    Fake::new().on(move |call| match call {
+        Call::Exec { program, args, .. } if program == Path::new(MODPROBE) => {
+            let module = args.first().map(|a| a.to_string_lossy().into_owned());
+            let code = load(module.as_deref().unwrap_or(""));
+            Some(Answer::Exited(Ok(code << 8)))
         }
-    }
+        _ => None,
+    })
 }
 
 #[test]
 fn the_wait_rechecks_until_the_module_arrives() {
     let t = gds_node();
     std::fs::remove_dir_all(t.root().join("sys/module/nvidia_fs")).unwrap();
-    let clock = ModuleArrives {
-        inner: FakeClock::default(),
-        tree: &t,
-        after_sleeps: 3,
-        slept: Cell::new(0),
-    };
+    let clock = module_arrives(&t, 3);
     let o = run_with(
         &t,
         &request("rw,gds_wait=60", false),
         "",
         mounts(&t, "rdma"),
         &clock,
-        None,
+        false,
     );
     assert_eq!(o.code, 0, "{}", o.err);
-    assert_eq!(clock.inner.sleeps().len(), 3);
+    assert_eq!(clock.sleeps().len(), 3);
     assert!(
         o.err
             .contains("nfs-gds: waiting up to 60 s more for: nvidia-fs-loaded"),
@@ -56,14 +58,14 @@ fn the_wait_rechecks_until_the_module_arrives() {
     );
     // The policy file's wait applies too, and gives up.
     std::fs::remove_dir_all(t.root().join("sys/module/nvidia_fs")).unwrap();
-    let clock = FakeClock::default();
+    let clock = Fake::new();
     let o = run_with(
         &t,
         &request("rw", false),
         "wait = 4\n",
         mounts(&t, "rdma"),
         &clock,
-        None,
+        false,
     );
     assert_eq!(o.code, 32);
     assert_eq!(clock.sleeps(), [Duration::from_secs(2); 2]);
@@ -86,7 +88,7 @@ fn tree_with_module_rpcrdma() -> Tree {
 fn rpcrdma_is_loaded_first_and_then_checked() {
     let t = tree_with_module_rpcrdma();
     let root = t.root().to_owned();
-    let loader = RecordingLoader::new(move |_| {
+    let system = modprobe_does(move |_| {
         write_below(
             &root,
             "proc/modules",
@@ -97,15 +99,15 @@ fn rpcrdma_is_loaded_first_and_then_checked() {
             "proc/kallsyms",
             "0 t rpcrdma_register_nvfs_dma_ops\t[rpcrdma]\n0 t rpcrdma_unregister_nvfs_dma_ops\t[rpcrdma]\n",
         );
-        Ok(())
+        0
     });
     let o = run_with(
         &t,
         &request("rw,gds_policy=warn", false),
         "",
         mounts(&t, "rdma"),
-        &FakeClock::default(),
-        Some(loader),
+        &system,
+        true,
     );
     assert_eq!(o.loads, ["rpcrdma"]);
     assert_eq!(o.code, 0, "{}", o.err);
@@ -116,21 +118,14 @@ fn rpcrdma_is_loaded_first_and_then_checked() {
 #[test]
 fn a_failed_modprobe_is_noted_once_and_the_checks_still_run() {
     let t = tree_with_module_rpcrdma();
-    let loader = RecordingLoader::new(|m| {
-        Err(LoadError::Failed {
-            program: "/sbin/modprobe".into(),
-            module: m.to_string(),
-            status: failed_status(1),
-        })
-    });
-    let clock = FakeClock::default();
+    let system = modprobe_does(|_| 1);
     let o = run_with(
         &t,
         &request("rw,gds_wait=4", false),
         "",
         mounts(&t, "rdma"),
-        &clock,
-        Some(loader),
+        &system,
+        true,
     );
     assert_eq!(o.code, 32, "the module file is missing: {}", o.err);
     assert_eq!(o.loads.len(), 3, "retried on every attempt");
@@ -143,28 +138,65 @@ fn a_failed_modprobe_is_noted_once_and_the_checks_still_run() {
     assert!(o.err.contains("FAIL rpcrdma-module [enforce]"), "{}", o.err);
 }
 
+/// What the helper asked of the system and got back, replayed: the same run, call for call.
+#[test]
+fn a_recorded_helper_run_replays_call_for_call() {
+    use crate::system::{Recording, Replay, Transcript};
+    let t = tree_with_module_rpcrdma();
+    let fake = modprobe_does(|_| 1);
+    let recording = Recording::new(&fake);
+    let req = request("rw,gds_wait=4", false);
+    let first = run_through(&t, &req, "", mounts(&t, "rdma"), &recording, true);
+    let transcript = Transcript::parse(&recording.transcript().to_lines()).unwrap();
+    let asked: Vec<String> = transcript.0.iter().map(|e| e.call.to_string()).collect();
+    assert_eq!(
+        asked
+            .iter()
+            .filter(|c| c.as_str() == "exec /sbin/modprobe rpcrdma")
+            .count(),
+        3,
+        "{asked:?}"
+    );
+    assert!(asked.iter().any(|c| c.starts_with("sleep ")), "{asked:?}");
+
+    let replay = Replay::new(transcript.clone());
+    let again = run_through(&t, &req, "", mounts(&t, "rdma"), &replay, true);
+    assert_eq!((again.code, &again.err), (first.code, &first.err));
+    replay.finish().unwrap();
+
+    // A run that asks otherwise (no modprobe this time) departs from the recording.
+    let replay = Replay::new(transcript);
+    let other = run_through(&t, &req, "", mounts(&t, "rdma"), &replay, false);
+    assert_eq!(other.code, 32);
+    let departures = replay.finish().unwrap_err();
+    assert!(
+        departures
+            .iter()
+            .any(|d| d.contains("exec /sbin/modprobe rpcrdma")),
+        "{departures:?}"
+    );
+}
+
 #[test]
 fn modprobe_is_not_run_when_disabled_or_built_in() {
     let t = tree_with_module_rpcrdma();
-    let loader = RecordingLoader::new(|_| Ok(()));
     let o = run_with(
         &t,
         &request("rw", false),
         "modprobe-rpcrdma = false\n",
         mounts(&t, "rdma"),
-        &FakeClock::default(),
-        Some(loader),
+        &modprobe_does(|_| 0),
+        true,
     );
     assert!(o.loads.is_empty());
     let t = gds_node();
-    let loader = RecordingLoader::new(|_| Ok(()));
     let o = run_with(
         &t,
         &request("rw", false),
         "",
         mounts(&t, "rdma"),
-        &FakeClock::default(),
-        Some(loader),
+        &modprobe_does(|_| 0),
+        true,
     );
     assert!(o.loads.is_empty());
     // No modprobe at all: said once, not fatal.

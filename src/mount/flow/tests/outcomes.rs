@@ -60,18 +60,24 @@ fn an_unreadable_mount_table_is_a_system_error() {
 #[test]
 fn fake_runs_the_checks_prints_the_plan_and_mounts_nothing() {
     let t = gds_node();
-    let loader = RecordingLoader::new(|_| Ok(()));
+    let system = Fake::new();
     let o = run_with(
         &t,
         &request("rw,gds_wait=30", true),
         "",
         mounts(&t, "rdma"),
-        &FakeClock::default(),
-        Some(loader),
+        &system,
+        true,
     );
     assert_eq!(o.code, 0, "{}", o.err);
     assert!(o.calls.is_empty());
     assert!(o.loads.is_empty(), "-f loads nothing");
+    assert!(
+        system.calls().is_empty(),
+        "-f runs nothing: {:?}",
+        system.calls()
+    );
+    assert!(system.sleeps().is_empty(), "-f does not wait");
     assert!(
         o.out
             .starts_with("nfs-gds mount 10.0.2.15:/export on /mnt/data: READY, WITH WARNINGS"),

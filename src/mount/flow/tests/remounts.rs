@@ -94,13 +94,13 @@ fn undo_leaves_alone_a_mount_that_is_no_longer_on_top() {
         },
     );
     let root = Root::new(t.root());
-    let clock = FakeClock::default();
+    let clock = Fake::new();
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let mut h = Helper {
         root: &root,
         mounter: &mut m,
-        loader: None,
-        clock: &clock,
+        system: &clock,
+        modprobe: None,
         out: &mut out,
         err: &mut err,
     };

@@ -10,13 +10,14 @@ use std::time::Duration;
 
 use super::kernel_table::{name_new_mount, publish, NfsLine, HOSTS};
 use super::*;
+use crate::host::io::tree_system::TreeSystem;
 use crate::mount::args::HelperArgs;
-use crate::mount::clock::SystemClock;
-use crate::mount::fake::{FakeClock, RecordingMounter};
+use crate::mount::fake::RecordingMounter;
 use crate::mount::mounter::MountStatus;
 use crate::mount::unmount::{Pin, UnmountError};
 use crate::nfs::OptionDefaults;
 use crate::policy::file::parse;
+use crate::system::Live;
 
 const DIR: &str = "/mnt/gds";
 const SPEC: &str = "10.0.2.15:/export";
@@ -237,7 +238,9 @@ struct Outcome {
     calls: Vec<String>,
 }
 
-fn run_on(root: &Path, spec: &str, mut m: RecordingMounter, clock: &dyn Clock) -> Outcome {
+/// Runs the helper below `root` as `mount.nfs-gds --root` would: the tree's system (its
+/// `etc/hosts` resolves the names, the machine's clock keeps the time).
+fn run_on(root: &Path, spec: &str, mut m: RecordingMounter) -> Outcome {
     let args = HelperArgs {
         spec: spec.into(),
         dir: DIR.into(),
@@ -248,17 +251,18 @@ fn run_on(root: &Path, spec: &str, mut m: RecordingMounter, clock: &dyn Clock) -
     let policy = parse(POLICY).unwrap().for_mount(
         &req.target,
         crate::nfs::ShownExport::written(&req.spec),
-        &crate::nfs::ServerAddrs::new(&crate::nfs::NoResolver),
+        &crate::nfs::ServerAddrs::blind(),
         None,
         None,
     );
     let root = Root::new(root);
+    let system = TreeSystem::new(root.clone(), Live::new(true));
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let code = Helper {
         root: &root,
+        system: &system,
         mounter: &mut m,
-        loader: None,
-        clock,
+        modprobe: None,
         out: &mut out,
         err: &mut err,
     }
@@ -284,7 +288,7 @@ fn once(
     let m = mounter(&kernel, pinning, unmounted.clone(), move |k| {
         on_mount(&mut k.lock().unwrap())
     });
-    let o = run_on(tree.path(), SPEC, m, &FakeClock::default());
+    let o = run_on(tree.path(), SPEC, m);
     let gone = unmounted.lock().unwrap().clone();
     (kernel, gone, o)
 }
@@ -442,7 +446,7 @@ fn a_good_mount_shown_under_the_servers_name_is_kept_and_recorded_with_the_spec(
     let m = mounter(&kernel, true, unmounted.clone(), |k| {
         k.lock().unwrap().mount(DIR, SPEC, "tcp");
     });
-    let o = run_on(tree.path(), SPEC, m, &FakeClock::default());
+    let o = run_on(tree.path(), SPEC, m);
     assert_eq!(o.code, 0, "{}", o.err);
     assert!(unmounted.lock().unwrap().is_empty());
     assert_eq!(
@@ -586,7 +590,7 @@ fn two_helpers_on_one_target_never_keep_a_refused_mount() {
                         std::thread::sleep(during);
                     });
                     std::thread::sleep(during);
-                    let o = run_on(&root, spec, m, &SystemClock::new());
+                    let o = run_on(&root, spec, m);
                     let gone = unmounted.lock().unwrap().clone();
                     (spec, proto, o, gone)
                 })

@@ -1,24 +1,13 @@
-//! How NFS server names are resolved for the rule that tells which mount is of which export
-//! ([`crate::nfs::export_identity`]): on the machine itself through the system resolver
-//! (`getaddrinfo`: `/etc/hosts`, then DNS, as nsswitch says, the same answer `mount.nfs` got);
-//! below a fixture root or a collected bundle through that tree's own `etc/hosts` alone, never
-//! this machine's DNS, so a tree judges the same wherever it is replayed.
+//! A tree's `etc/hosts`: how NFS server names resolve below a fixture root or a collected bundle
+//! (the tree's system answers with it), never through this machine's DNS, so a tree judges the
+//! same wherever it is replayed. On the machine itself the system resolver answers
+//! (`getaddrinfo`: `/etc/hosts`, then DNS, as nsswitch says, the same answer `mount.nfs` got).
 
 use std::io;
 use std::net::IpAddr;
 
 use crate::host::Root;
-use crate::nfs::export_identity::{Resolver, SystemResolver};
 use crate::nfs::source::parse_inet_aton;
-
-/// The resolver for names read from `root`.
-pub fn resolver_for(root: &Root) -> Box<dyn Resolver> {
-    if root.is_host() {
-        Box::new(SystemResolver)
-    } else {
-        Box::new(HostsFile::read(root))
-    }
-}
 
 /// The names of a tree's `etc/hosts`.
 #[derive(Debug, Default)]
@@ -59,8 +48,9 @@ impl HostsFile {
     }
 }
 
-impl Resolver for HostsFile {
-    fn resolve(&self, host: &str) -> io::Result<Vec<IpAddr>> {
+impl HostsFile {
+    /// The addresses `host` has in the file (a trailing dot and case do not count).
+    pub fn resolve(&self, host: &str) -> io::Result<Vec<IpAddr>> {
         let host = host.trim_end_matches('.').to_ascii_lowercase();
         let found: Vec<IpAddr> = self
             .entries
@@ -105,7 +95,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("etc")).unwrap();
         std::fs::write(dir.path().join("etc/hosts"), "10.0.2.15 filer\n").unwrap();
-        let r = resolver_for(&Root::new(dir.path()));
+        let r = HostsFile::read(&Root::new(dir.path()));
         assert_eq!(
             r.resolve("filer").unwrap(),
             ["10.0.2.15".parse::<IpAddr>().unwrap()]

@@ -1,0 +1,242 @@
+//! Every effect as a value: a [`Call`] says what nfs-gds asks of the machine, an [`Answer`] what
+//! came back. The [`System`](super::System) trait has one method from one to the other, so a
+//! recording keeps exchanges and a replay hands them back without knowing any single effect.
+
+use std::ffi::OsString;
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// What nfs-gds asks of the machine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Call {
+    /// Run a program for what it prints: stdin empty, `LC_ALL=C`, stdout and stderr kept, and
+    /// stopped after `limit` when one is given. `program` is a name found in
+    /// [`SEARCH_PATH`](super::SEARCH_PATH), or an absolute path.
+    Output {
+        program: String,
+        args: Vec<String>,
+        limit: Option<Duration>,
+    },
+    /// Run `program` (an absolute path) with nfs-gds's own stdin, stdout and stderr, and wait
+    /// for it; when `pass_signals`, a held signal (see `mount::signals`) is passed on to it
+    /// (`mount.nfs`, which may be retrying; never `umount` or `modprobe`).
+    Exec {
+        program: PathBuf,
+        args: Vec<OsString>,
+        pass_signals: bool,
+    },
+    /// mount(2).
+    Mount {
+        source: String,
+        target: PathBuf,
+        fstype: String,
+        flags: u64,
+        data: String,
+    },
+    /// umount2(2), `MNT_DETACH` when `detach`.
+    Unmount {
+        target: PathBuf,
+        detach: bool,
+    },
+    /// setns(2) into the mount namespace of this file.
+    EnterNamespace {
+        path: PathBuf,
+    },
+    /// Monotonic time since an arbitrary start.
+    Now,
+    Sleep {
+        duration: Duration,
+    },
+    /// The process's real and effective user and group ids.
+    Credentials,
+    /// Whether the effective capability set holds CAP_SYS_ADMIN.
+    HasSysAdmin,
+    /// The addresses a server's name resolves to.
+    Resolve {
+        host: String,
+    },
+}
+
+/// What came back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Answer {
+    Output(Output),
+    /// How an [`Call::Exec`] ended: the raw wait status.
+    Exited(Result<i32, Failure>),
+    /// A mount, an unmount, a namespace entered, a sleep.
+    Done(Result<(), Failure>),
+    Time(Duration),
+    Credentials(Credentials),
+    HasSysAdmin(Result<bool, String>),
+    Addresses(Result<Vec<IpAddr>, String>),
+}
+
+/// What a program run for its output produced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Output {
+    /// The program is not installed (or, in a bundle, its output was not captured).
+    Missing,
+    /// It ran; `code` is `None` when it was killed by a signal (or stopped at its limit).
+    Ran {
+        code: Option<i32>,
+        stdout: String,
+        stderr: String,
+    },
+}
+
+impl Output {
+    /// Standard output of a successful run.
+    pub fn ok_stdout(&self) -> Option<&str> {
+        match self {
+            Output::Ran {
+                code: Some(0),
+                stdout,
+                ..
+            } => Some(stdout),
+            _ => None,
+        }
+    }
+}
+
+/// Why an effect failed: the errno where the kernel gave one, and what was being done.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    pub errno: Option<i32>,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn of(e: &std::io::Error) -> Self {
+        Failure {
+            errno: e.raw_os_error(),
+            message: e.to_string(),
+        }
+    }
+
+    pub fn other(message: impl Into<String>) -> Self {
+        Failure {
+            errno: None,
+            message: message.into(),
+        }
+    }
+
+    /// The failure as an I/O error (the errno's, where there is one).
+    pub fn to_io(&self) -> std::io::Error {
+        match self.errno {
+            Some(n) => std::io::Error::from_raw_os_error(n),
+            None => std::io::Error::other(self.message.clone()),
+        }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Real and effective user and group ids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Credentials {
+    pub uids: (u32, u32),
+    pub gids: (u32, u32),
+}
+
+impl Credentials {
+    pub const ROOT: Credentials = Credentials {
+        uids: (0, 0),
+        gids: (0, 0),
+    };
+}
+
+impl Call {
+    /// A program run for its output, as a command line (`ofed_info -s`).
+    pub fn command_line(program: &str, args: &[&str]) -> String {
+        std::iter::once(program)
+            .chain(args.iter().copied())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// An answer of this call's kind saying it failed with `why`: what a replay answers to a call
+    /// it did not expect, so that a departure is a failure the caller reports, never a guess.
+    pub fn refused(&self, why: &str) -> Answer {
+        match self {
+            Call::Output { .. } => Answer::Output(Output::Ran {
+                code: None,
+                stdout: String::new(),
+                stderr: why.to_string(),
+            }),
+            Call::Exec { .. } => Answer::Exited(Err(Failure::other(why))),
+            Call::Mount { .. } | Call::Unmount { .. } | Call::EnterNamespace { .. } => {
+                Answer::Done(Err(Failure::other(why)))
+            }
+            Call::Sleep { .. } => Answer::Done(Ok(())),
+            Call::Now => Answer::Time(Duration::ZERO),
+            Call::Credentials => Answer::Credentials(Credentials {
+                uids: (u32::MAX, u32::MAX),
+                gids: (u32::MAX, u32::MAX),
+            }),
+            Call::HasSysAdmin => Answer::HasSysAdmin(Err(why.to_string())),
+            Call::Resolve { .. } => Answer::Addresses(Err(why.to_string())),
+        }
+    }
+}
+
+/// One line per call, as a log or a test reads it.
+impl std::fmt::Display for Call {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Call::Output {
+                program,
+                args,
+                limit,
+            } => {
+                write!(f, "run {program}")?;
+                for a in args {
+                    write!(f, " {a}")?;
+                }
+                if let Some(l) = limit {
+                    write!(f, " (at most {} s)", l.as_secs())?;
+                }
+                Ok(())
+            }
+            Call::Exec { program, args, .. } => {
+                write!(f, "exec {}", program.display())?;
+                for a in args {
+                    write!(f, " {}", a.to_string_lossy())?;
+                }
+                Ok(())
+            }
+            Call::Mount {
+                source,
+                target,
+                fstype,
+                flags,
+                data,
+            } => write!(
+                f,
+                "mount {source} {} type {fstype} flags {flags:#x} data {data}",
+                target.display()
+            ),
+            Call::Unmount { target, detach } => write!(
+                f,
+                "umount2 {}{}",
+                target.display(),
+                if *detach { " MNT_DETACH" } else { "" }
+            ),
+            Call::EnterNamespace { path } => write!(f, "setns {}", path.display()),
+            Call::Now => f.write_str("now"),
+            Call::Sleep { duration } => write!(f, "sleep {duration:?}"),
+            Call::Credentials => f.write_str("credentials"),
+            Call::HasSysAdmin => f.write_str("has CAP_SYS_ADMIN"),
+            Call::Resolve { host } => write!(f, "resolve {host}"),
+        }
+    }
+}

@@ -52,12 +52,9 @@ impl Live {
     }
 
     fn output(&self, program: &str, args: &[String], limit: Option<Duration>) -> Output {
-        let found = if program.starts_with('/') {
-            Some(Path::new(program).to_owned())
-        } else {
-            find_program(Path::new("/"), program)
-        };
-        let Some(path) = found else {
+        // A name is searched; a path must be an executable file. Either way, a program that is
+        // not there is missing, not a failed run.
+        let Some(path) = find_program(Path::new("/"), program) else {
             return Output::Missing;
         };
         tracing::debug!("running {} {}", path.display(), args.join(" "));
@@ -306,6 +303,7 @@ mod tests {
     fn a_program_that_is_not_installed_is_missing() {
         let sys: &dyn System = &Live::new(true);
         assert_eq!(sys.run("nfs-gds-no-such-program", &[]), Output::Missing);
+        assert_eq!(sys.run("/nonexistent/gdscheck", &["-p"]), Output::Missing);
     }
 
     #[test]

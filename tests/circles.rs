@@ -38,7 +38,7 @@ fn module_of(rel: &Path) -> Vec<String> {
 }
 
 /// The code of a file: without `//` comments and without the unit tests that close it.
-fn code_of(text: &str) -> String {
+pub(crate) fn code_of(text: &str) -> String {
     let body = text.split("#[cfg(test)]\nmod tests").next().unwrap_or(text);
     body.lines()
         .map(|l| l.split("//").next().unwrap_or(""))

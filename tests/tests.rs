@@ -19,6 +19,7 @@ mod deploy;
 mod distro_trees;
 mod doctor;
 mod doctor_families;
+mod effects;
 #[cfg(feature = "external-tools")]
 mod external_tools;
 mod field_2026;

@@ -8,9 +8,12 @@
 //! inside the root; where `openat2` is missing (Linux before 5.6, some seccomp filters) the same
 //! walk is done component by component in [`walk_in_root`]. Then that descriptor is `fstat`ed
 //! and anything but a regular file is refused. procfs and sysfs files are regular files whose
-//! size says nothing (0 or 4096), so the size in `fstat` is never trusted. Last, the file itself
-//! is opened through `/proc/self/fd` (the very inode that was checked), and at most the cap
-//! of its [`FileKind`] is read, plus one byte to tell a file that is too large.
+//! size says nothing (0 or 4096), so for them the size in `fstat` is never trusted; files of
+//! the kinds that live on a disk (modules, indexes, images, configuration) are read up to that
+//! size, with no further read to learn that the end has come. Last, the file itself is opened
+//! through `/proc/self/fd` (the very inode that was checked: whether that is procfs is asked
+//! once a process), and at most the cap of its [`FileKind`] is read, plus one byte to tell a
+//! file that is too large.
 
 use std::ffi::OsStr;
 use std::fs::{File, Metadata};
@@ -77,6 +80,20 @@ impl FileKind {
             FileKind::MountTable => Some(1 << 20),
             _ => None,
         }
+    }
+
+    /// Whether a file of this kind lives on a disk, where `fstat`'s size is the size of what
+    /// can be read (procfs and sysfs files, read as text, mount tables and kallsyms, say 0 or
+    /// 4096 whatever they hold).
+    fn size_is_true(self) -> bool {
+        matches!(
+            self,
+            FileKind::Policy
+                | FileKind::ModuleIndex
+                | FileKind::ModuleFile
+                | FileKind::KernelImage
+                | FileKind::Config
+        )
     }
 
     /// How an error names a file of this kind.
@@ -386,12 +403,27 @@ fn top(stack: &[OwnedFd]) -> io::Result<&OwnedFd> {
 
 /// Checks what an `O_PATH` descriptor refers to and reads it.
 fn read_checked(fd: OwnedFd, shown: &Path, kind: FileKind) -> Result<FileRead, HostError> {
-    let (file, meta) = open_checked(fd, shown, kind)?;
+    let (mut file, meta) = open_checked(fd, shown, kind)?;
     let cap = kind.cap();
     let mut bytes = Vec::with_capacity(meta.len().min(cap) as usize);
-    file.take(cap + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|source| read_error(shown, source))?;
+    if kind.size_is_true() && meta.len() > 0 {
+        // The size `fstat` gave is read, and a short read goes on to the end: no read of
+        // nothing to learn that the end has come (a file that grows meanwhile is read as it
+        // was when it was checked, the size its identity records).
+        file.by_ref()
+            .take(meta.len())
+            .read_to_end(&mut bytes)
+            .map_err(|source| read_error(shown, source))?;
+        if (bytes.len() as u64) < meta.len() {
+            file.take(cap + 1 - bytes.len() as u64)
+                .read_to_end(&mut bytes)
+                .map_err(|source| read_error(shown, source))?;
+        }
+    } else {
+        file.take(cap + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|source| read_error(shown, source))?;
+    }
     if bytes.len() as u64 > cap {
         return Err(too_large(shown, kind));
     }
@@ -431,16 +463,28 @@ fn open_checked(fd: OwnedFd, shown: &Path, kind: FileKind) -> Result<(File, Meta
             };
             read_error(shown, source)
         })?;
-    let opened = file
-        .metadata()
-        .map_err(|source| read_error(shown, source))?;
-    if (opened.dev(), opened.ino()) != (meta.dev(), meta.ino()) {
-        return Err(read_error(
-            shown,
-            io::Error::other("it changed while it was being opened"),
-        ));
+    // Where `/proc/self/fd` is procfs, the magic link is the inode checked; anywhere else
+    // (a `/proc` that is not procfs) what was opened is compared with it.
+    if !proc_fd_is_procfs() {
+        let opened = file
+            .metadata()
+            .map_err(|source| read_error(shown, source))?;
+        if (opened.dev(), opened.ino()) != (meta.dev(), meta.ino()) {
+            return Err(read_error(
+                shown,
+                io::Error::other("it changed while it was being opened"),
+            ));
+        }
     }
-    Ok((file, opened))
+    Ok((file, meta))
+}
+
+/// Whether `/proc/self/fd` is procfs, asked once a process (`statfs`).
+fn proc_fd_is_procfs() -> bool {
+    static PROCFS: OnceLock<bool> = OnceLock::new();
+    *PROCFS.get_or_init(|| {
+        rustix::fs::statfs("/proc/self/fd").is_ok_and(|s| s.f_type == rustix::fs::PROC_SUPER_MAGIC)
+    })
 }
 
 /// What a file is when it is not a regular file, as an error says it.

@@ -206,7 +206,9 @@ pub struct ProbeRun {
 }
 
 impl HostFacts {
-    pub fn read(root: &Root) -> Result<Self, HostError> {
+    pub fn read(given: &Root) -> Result<Self, HostError> {
+        // One pass asks about the same module files many times: the answers are kept for it.
+        let root = &given.remembering();
         let kernel = KernelInfo::read(root)?;
         let loaded_modules = modules::read_proc_modules(root)?;
         let nvidia_fs = NvidiaFs::read(root)?;
@@ -238,7 +240,7 @@ impl HostFacts {
             localio.addresses = cufile_json::read_local_addresses(root)?;
         }
         Ok(HostFacts {
-            root: root.clone(),
+            root: given.clone(),
             kernel,
             loaded_modules,
             nvidia_fs,

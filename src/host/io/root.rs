@@ -1,6 +1,6 @@
 //! The root every host path is resolved against, and the record of what was read below it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -26,6 +26,16 @@ pub struct Root {
     record: Option<Arc<Mutex<Record>>>,
     /// The record is for a bundle ([`Root::recording`]), not only for [`Inputs`].
     bundle: bool,
+    /// What `stat` and `readlink` answered through a [`remembering`](Root::remembering) root.
+    looked: Option<Arc<Mutex<Looked>>>,
+}
+
+/// What a remembering root was told about paths below it, by path relative to it.
+#[derive(Debug, Default)]
+struct Looked {
+    metadata: HashMap<PathBuf, Option<std::fs::Metadata>>,
+    links: HashMap<PathBuf, Option<String>>,
+    present: HashMap<PathBuf, Option<bool>>,
 }
 
 impl PartialEq for Root {
@@ -61,6 +71,7 @@ impl Root {
             host,
             record: None,
             bundle: false,
+            looked: None,
         }
     }
 
@@ -82,6 +93,22 @@ impl Root {
             host: self.host,
             record: Some(Arc::new(Mutex::new(Record::default()))),
             bundle: false,
+            looked: self.looked.clone(),
+        }
+    }
+
+    /// The same root, answering [`metadata`](Root::metadata), [`identity`](Root::identity),
+    /// [`exists`](Root::exists), [`is_file`](Root::is_file), [`is_dir`](Root::is_dir) and
+    /// [`read_link`](Root::read_link) for a path from what it was told the first time (clones
+    /// share what is remembered): one read of the host's facts asks about the same module file
+    /// several times, and each time costs three system calls. Only for one pass over the
+    /// facts: a file that changes meanwhile is seen as it was at the first look, and the cache
+    /// keys facts by the identity of what is read, never by what is remembered. Contents are
+    /// never remembered.
+    pub fn remembering(&self) -> Self {
+        Root {
+            looked: Some(Arc::default()),
+            ..self.clone()
         }
     }
 
@@ -260,7 +287,17 @@ impl Root {
     /// Whether a path exists below the root (files, directories, device nodes, dangling links
     /// alike). Nothing is opened.
     pub fn exists(&self, rel: impl AsRef<Path>) -> bool {
-        let there = reader::resolve_below(&self.handle, rel.as_ref(), LastLink::Keep).is_ok();
+        let there = self
+            .remembered(
+                rel.as_ref(),
+                |l| &mut l.present,
+                || {
+                    Ok(Some(
+                        reader::resolve_below(&self.handle, rel.as_ref(), LastLink::Keep).is_ok(),
+                    ))
+                },
+            )
+            .is_ok_and(|t| t == Some(true));
         if there {
             self.note(|r| {
                 r.present.insert(Self::rel(rel.as_ref()));
@@ -287,9 +324,9 @@ impl Root {
     }
 
     fn stat(&self, rel: &Path) -> Option<std::fs::Metadata> {
-        reader::resolve_below(&self.handle, rel, LastLink::Follow)
-            .and_then(|fd| std::fs::File::from(fd).metadata())
+        self.remembered(rel, |l| &mut l.metadata, || self.stat_below(rel))
             .ok()
+            .flatten()
     }
 
     /// The metadata of a path below the root (after following symlinks inside the root), as
@@ -299,7 +336,45 @@ impl Root {
     /// hold exactly as long as it does.
     pub fn metadata(&self, rel: impl AsRef<Path>) -> Result<Option<std::fs::Metadata>, HostError> {
         let rel = rel.as_ref();
-        let meta = self.resolve(rel, LastLink::Follow).and_then(|fd| {
+        let meta = self.remembered(rel, |l| &mut l.metadata, || self.stat_below(rel));
+        self.saw(rel, || match &meta {
+            Ok(Some(m)) => {
+                Seen::opened(&self.join(rel), FileKind::of(rel), m).unwrap_or(Seen::Failed)
+            }
+            Ok(None) => Seen::Absent,
+            Err(_) => Seen::Failed,
+        });
+        meta
+    }
+
+    /// What a remembering root was told of `rel` the first time (`ask` asks); an error is not
+    /// remembered.
+    fn remembered<T: Clone>(
+        &self,
+        rel: &Path,
+        table: impl Fn(&mut Looked) -> &mut HashMap<PathBuf, Option<T>>,
+        ask: impl FnOnce() -> Result<Option<T>, HostError>,
+    ) -> Result<Option<T>, HostError> {
+        let Some(looked) = &self.looked else {
+            return ask();
+        };
+        let key = Self::rel(rel);
+        if let Some(known) = looked
+            .lock()
+            .ok()
+            .and_then(|mut l| table(&mut l).get(&key).cloned())
+        {
+            return Ok(known);
+        }
+        let answer = ask()?;
+        if let Ok(mut l) = looked.lock() {
+            table(&mut l).insert(key, answer.clone());
+        }
+        Ok(answer)
+    }
+
+    fn stat_below(&self, rel: &Path) -> Result<Option<std::fs::Metadata>, HostError> {
+        self.resolve(rel, LastLink::Follow).and_then(|fd| {
             fd.map(|fd| {
                 std::fs::File::from(fd)
                     .metadata()
@@ -309,15 +384,7 @@ impl Root {
                     })
             })
             .transpose()
-        });
-        self.saw(rel, || match &meta {
-            Ok(Some(m)) => {
-                Seen::opened(&self.join(rel), FileKind::of(rel), m).unwrap_or(Seen::Failed)
-            }
-            Ok(None) => Seen::Absent,
-            Err(_) => Seen::Failed,
-        });
-        meta
+        })
     }
 
     /// The identity of the regular file at `rel` now (symlinks followed inside the root), from
@@ -357,7 +424,7 @@ impl Root {
     /// a symlink or does not exist). Only the link is read; its target is not resolved.
     pub fn read_link(&self, rel: impl AsRef<Path>) -> Result<Option<String>, HostError> {
         let rel = rel.as_ref();
-        let target = self.link_target(rel);
+        let target = self.remembered(rel, |l| &mut l.links, || self.link_target(rel));
         self.saw(rel, || match &target {
             Ok(t) => Seen::Link(t.clone()),
             Err(_) => Seen::Failed,
@@ -495,5 +562,34 @@ mod tests {
         assert!(Root::new(&up).recording().is_host());
         assert!(Root::host().is_host());
         assert!(!Root::new(tree.path().join("missing/..")).is_host());
+    }
+
+    #[test]
+    fn a_remembering_root_answers_what_it_was_told_first_and_reads_afresh() {
+        let tree = tempfile::tempdir().unwrap();
+        std::fs::write(tree.path().join("m.ko"), b"one").unwrap();
+        std::os::unix::fs::symlink("m.ko", tree.path().join("link")).unwrap();
+        let plain = Root::new(tree.path());
+        let pass = plain.remembering();
+        let first = pass.identity("m.ko").unwrap();
+        assert_eq!(first.size, 3);
+        assert!(!pass.exists("absent"));
+        assert_eq!(pass.read_link("link").unwrap().as_deref(), Some("m.ko"));
+
+        std::fs::write(tree.path().join("m.ko"), b"longer").unwrap();
+        std::fs::write(tree.path().join("absent"), b"").unwrap();
+        std::fs::remove_file(tree.path().join("link")).unwrap();
+        // The pass (and its clones) keep what they were told...
+        let copy = pass.clone();
+        assert_eq!(copy.metadata("m.ko").unwrap().unwrap().len(), 3);
+        assert_eq!(pass.identity("/m.ko"), Some(first));
+        assert!(!pass.exists("absent"));
+        assert_eq!(pass.read_link("link").unwrap().as_deref(), Some("m.ko"));
+        // ...but contents are read afresh, and any other root looks again.
+        assert_eq!(pass.read_bytes("m.ko").unwrap().unwrap(), b"longer");
+        assert_eq!(plain.identity("m.ko").unwrap().size, 6);
+        assert!(plain.exists("absent"));
+        assert_eq!(plain.read_link("link").unwrap(), None);
+        assert_eq!(plain.remembering().identity("m.ko").unwrap().size, 6);
     }
 }

@@ -99,7 +99,8 @@ pub const PAGE: usize = 4096;
 #[derive(Debug)]
 pub struct PagedFile {
     file: std::fs::File,
-    pages: std::sync::Mutex<std::collections::HashMap<usize, Box<[u8]>>>,
+    /// By offset: a handful of pages, found by comparison, with no hashing of each offset.
+    pages: std::sync::Mutex<std::collections::BTreeMap<usize, Box<[u8]>>>,
 }
 
 impl PagedFile {
@@ -122,8 +123,8 @@ impl IndexSource for PagedFile {
             let pos = at + done;
             let start = pos - pos % PAGE;
             let page = match pages.entry(start) {
-                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-                std::collections::hash_map::Entry::Vacant(e) => {
+                std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::btree_map::Entry::Vacant(e) => {
                     let mut page = vec![0u8; PAGE];
                     let n = self.file.read_at(start, &mut page)?;
                     page.truncate(n);
@@ -199,9 +200,18 @@ impl<'a, S: IndexSource + ?Sized> Index<'a, S> {
         Ok(buf)
     }
 
+    /// Fills `buf` from `at`, all of it or an error.
+    fn fill(&self, at: usize, buf: &mut [u8], what: &'static str) -> Result<(), IndexError> {
+        if self.src.read_at(at, buf)? < buf.len() {
+            return Err(corrupt(what, at));
+        }
+        Ok(())
+    }
+
     fn u32_at(&self, at: usize, what: &'static str) -> Result<u32, IndexError> {
-        let b = self.exact(at, 4, what)?;
-        Ok(u32::from_be_bytes(b[..4].try_into().expect("4 bytes")))
+        let mut b = [0u8; 4];
+        self.fill(at, &mut b, what)?;
+        Ok(u32::from_be_bytes(b))
     }
 
     /// The NUL-terminated string at `at` (without the NUL).
@@ -230,7 +240,8 @@ impl<'a, S: IndexSource + ?Sized> Index<'a, S> {
         }
         let (mut first, mut children) = (0, Vec::new());
         if offset & NODE_CHILDS != 0 {
-            let range = self.exact(at, 2, "child range")?;
+            let mut range = [0u8; 2];
+            self.fill(at, &mut range, "child range")?;
             let (f, l) = (range[0], range[1]);
             if f > l {
                 return Err(corrupt("child range", at));
@@ -276,7 +287,9 @@ impl<'a, S: IndexSource + ?Sized> Index<'a, S> {
         Ok(out)
     }
 
-    /// The values of exactly `key` (libkmod's `index_search` returns the first of them).
+    /// The values of exactly `key` (libkmod's `index_search` returns the first of them). The
+    /// walk reads of each node only what the key needs: its prefix, compared in place, and the
+    /// one child offset the next key byte picks.
     pub fn lookup_all(&self, key: &str) -> Result<Vec<IndexValue>, IndexError> {
         let key = key.as_bytes();
         let mut offset = self.root;
@@ -285,21 +298,65 @@ impl<'a, S: IndexSource + ?Sized> Index<'a, S> {
             if offset & NODE_MASK == 0 {
                 return Ok(Vec::new());
             }
-            let node = self.node(offset)?;
-            if key.get(i..i + node.prefix.len()) != Some(node.prefix.as_slice()) {
-                return Ok(Vec::new());
+            let mut at = (offset & NODE_MASK) as usize;
+            if offset & NODE_PREFIX != 0 {
+                let Some(len) = self.prefix_of(at, &key[i..])? else {
+                    return Ok(Vec::new());
+                };
+                i += len;
+                at += len + 1;
             }
-            i += node.prefix.len();
+            let range = if offset & NODE_CHILDS != 0 {
+                let mut r = [0u8; 2];
+                self.fill(at, &mut r, "child range")?;
+                if r[0] > r[1] {
+                    return Err(corrupt("child range", at));
+                }
+                Some((r[0], r[1]))
+            } else {
+                None
+            };
             let Some(&ch) = key.get(i) else {
+                let children = range.map_or(0, |(f, l)| 2 + (usize::from(l - f) + 1) * 4);
+                let node = Node {
+                    prefix: Vec::new(),
+                    first: 0,
+                    children: Vec::new(),
+                    values_at: (offset & NODE_VALUES != 0).then_some(at + children),
+                };
                 return self.values(&node);
             };
-            match node.child(ch) {
-                Some(next) => offset = next,
-                None => return Ok(Vec::new()),
+            match range {
+                Some((f, l)) if (f..=l).contains(&ch) => {
+                    offset = self.u32_at(at + 2 + usize::from(ch - f) * 4, "child offsets")?;
+                }
+                _ => return Ok(Vec::new()),
             }
             i += 1;
         }
         Err(IndexError::TooDeep)
+    }
+
+    /// The length of the NUL-terminated prefix at `at` when `key` starts with it; `None` when
+    /// it does not.
+    fn prefix_of(&self, at: usize, key: &[u8]) -> Result<Option<usize>, IndexError> {
+        let mut chunk = [0u8; 64];
+        let mut done = 0;
+        loop {
+            let n = self.src.read_at(at + done, &mut chunk)?;
+            for (j, &b) in chunk[..n].iter().enumerate() {
+                if b == 0 {
+                    return Ok(Some(done + j));
+                }
+                if key.get(done + j) != Some(&b) {
+                    return Ok(None);
+                }
+            }
+            done += n;
+            if n == 0 || done > MAX_STRING {
+                return Err(corrupt("prefix", at));
+            }
+        }
     }
 
     /// The first value of `key`, as modprobe takes it from `modules.dep.bin`.

@@ -63,6 +63,9 @@ pub struct TreeProviders<'t> {
     image: HashMap<String, u32>,
     /// The proven symvers, when one answers.
     symvers: Option<PathBuf>,
+    /// The module `modules.symbols` names for each symbol looked up (`None`: the image), or
+    /// why it could not be read: each symbol is looked up once.
+    named: HashMap<String, Result<Option<String>, String>>,
 }
 
 /// An in-tree provider the symvers may answer for.
@@ -83,6 +86,7 @@ impl<'t> TreeProviders<'t> {
             files: Vec::new(),
             image: HashMap::new(),
             symvers: None,
+            named: HashMap::new(),
         }
     }
 
@@ -126,8 +130,8 @@ impl<'t> TreeProviders<'t> {
         let mut named: Vec<(&str, Option<String>)> = Vec::new();
         let mut candidates: BTreeMap<String, Option<Candidate>> = BTreeMap::new();
         for symbol in symbols {
-            let module = match self.tree.symbol_provider(symbol) {
-                Ok(m) => m.map(|m| normalize_name(&m)),
+            let module = match self.named(symbol) {
+                Ok(m) => m,
                 Err(_) => continue,
             };
             if let Some(m) = &module {
@@ -233,6 +237,20 @@ impl<'t> TreeProviders<'t> {
         self.symvers = Some(sv.path);
     }
 
+    /// The module `modules.symbols` names for `symbol`, normalized (`None`: the kernel image).
+    fn named(&mut self, symbol: &str) -> Result<Option<String>, String> {
+        if let Some(known) = self.named.get(symbol) {
+            return known.clone();
+        }
+        let module = self
+            .tree
+            .symbol_provider(symbol)
+            .map(|m| m.map(|m| normalize_name(&m)))
+            .map_err(|e| e.to_string());
+        self.named.insert(symbol.to_string(), module.clone());
+        module
+    }
+
     /// `module` as an in-tree provider the symvers may answer for: its `modules.dep` file under
     /// `kernel/`, a regular file now. `None` otherwise (its file is read).
     fn candidate(&self, module: &str) -> Option<Candidate> {
@@ -279,8 +297,8 @@ impl<'t> TreeProviders<'t> {
 
     /// The provider of `symbol`.
     pub fn provider_of(&mut self, symbol: &str) -> Provider {
-        let module = match self.tree.symbol_provider(symbol) {
-            Ok(Some(m)) => normalize_name(&m),
+        let module = match self.named(symbol) {
+            Ok(Some(m)) => m,
             Ok(None) => {
                 return match (self.image.get(symbol), &self.symvers) {
                     (Some(&crc), Some(path)) => Provider::KernelImageCrc {
@@ -290,10 +308,10 @@ impl<'t> TreeProviders<'t> {
                     _ => Provider::KernelImage,
                 }
             }
-            Err(e) => {
+            Err(reason) => {
                 return Provider::Unreadable {
                     module: "modules.symbols".into(),
-                    reason: e.to_string(),
+                    reason,
                 }
             }
         };

@@ -280,28 +280,37 @@ impl RootDir {
 /// An `O_PATH` descriptor for `rel` below `root`. On `/` this is ordinary resolution; below
 /// any other root, symlinks (absolute ones too) and `..` are resolved as if `root` were `/`.
 pub(crate) fn resolve_below(root: &RootDir, rel: &Path, last: LastLink) -> io::Result<OwnedFd> {
+    open_resolved(root, rel, path_flags(last), last)
+}
+
+/// The directory `rel` names below `root`, opened for listing in the same resolution: opening
+/// with `O_DIRECTORY` never reaches a device's `open`, it fails first (`ENOTDIR`) on anything
+/// but a directory, so no `O_PATH` step is needed.
+pub(crate) fn open_dir_below(root: &RootDir, rel: &Path) -> io::Result<OwnedFd> {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    open_resolved(root, rel, flags, LastLink::Follow)
+}
+
+/// `rel` below `root` opened with `flags`, resolved as [`resolve_below`] says; where the walk
+/// of [`walk_in_root`] stands in for `openat2`, what it found is opened with `flags` after.
+fn open_resolved(root: &RootDir, rel: &Path, flags: OFlags, last: LastLink) -> io::Result<OwnedFd> {
     let rel = rel.strip_prefix("/").unwrap_or(rel);
     if root.path() == Path::new("/") {
         let path = Path::new("/").join(rel);
-        return Ok(rustix::fs::openat(
-            CWD,
-            &path,
-            path_flags(last),
-            Mode::empty(),
-        )?);
+        return Ok(rustix::fs::openat(CWD, &path, flags, Mode::empty())?);
     }
     let root = root.fd()?;
     if rel.as_os_str().is_empty() {
         return Ok(rustix::fs::openat(
             root,
             ".",
-            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            (flags - OFlags::NOFOLLOW) | OFlags::DIRECTORY,
             Mode::empty(),
         )?);
     }
     let how = ResolveFlags::IN_ROOT | ResolveFlags::NO_MAGICLINKS;
     for _ in 0..3 {
-        match rustix::fs::openat2(root, rel, path_flags(last), Mode::empty(), how) {
+        match rustix::fs::openat2(root, rel, flags, Mode::empty(), how) {
             Ok(fd) => return Ok(fd),
             // A concurrent rename somewhere in the tree: the kernel asks to retry.
             Err(rustix::io::Errno::AGAIN) => continue,
@@ -313,7 +322,11 @@ pub(crate) fn resolve_below(root: &RootDir, rel: &Path, last: LastLink) -> io::R
             Err(e) => return Err(e.into()),
         }
     }
-    walk_in_root(root, rel, last)
+    let found = walk_in_root(root, rel, last)?;
+    if flags.contains(OFlags::PATH) {
+        return Ok(found);
+    }
+    Ok(rustix::fs::openat(&found, ".", flags, Mode::empty())?)
 }
 
 fn path_flags(last: LastLink) -> OFlags {

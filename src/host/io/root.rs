@@ -493,25 +493,13 @@ impl Root {
             path: path.clone(),
             source,
         };
-        let fd = match reader::resolve_below(&self.handle, rel, LastLink::Follow) {
-            Ok(fd) => fd,
+        // Opened with O_DIRECTORY, in the resolution itself: that never reaches a device's
+        // open, it fails first on anything but a directory.
+        let dir = match reader::open_dir_below(&self.handle, rel) {
+            Ok(dir) => dir,
+            // Absent, or not a directory (`ENOTDIR`).
             Err(e) if reader::is_absent(&e) => return Ok(None),
             Err(e) => return Err(list_error(e)),
-        };
-        // Opening with O_DIRECTORY never reaches a device's open: it fails first on anything
-        // but a directory.
-        let dir = rustix::fs::openat(
-            &fd,
-            ".",
-            rustix::fs::OFlags::RDONLY
-                | rustix::fs::OFlags::DIRECTORY
-                | rustix::fs::OFlags::CLOEXEC,
-            rustix::fs::Mode::empty(),
-        );
-        let dir = match dir {
-            Ok(dir) => dir,
-            Err(rustix::io::Errno::NOTDIR) => return Ok(None),
-            Err(e) => return Err(list_error(e.into())),
         };
         let entries = rustix::fs::Dir::new(dir).map_err(|e| list_error(e.into()))?;
         let mut names = Vec::new();
@@ -562,6 +550,24 @@ mod tests {
         assert!(Root::new(&up).recording().is_host());
         assert!(Root::host().is_host());
         assert!(!Root::new(tree.path().join("missing/..")).is_host());
+    }
+
+    #[test]
+    fn only_directories_are_listed_and_a_fifo_is_not_waited_on() {
+        let tree = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tree.path().join("d/e")).unwrap();
+        std::fs::write(tree.path().join("d/f"), b"").unwrap();
+        std::os::unix::fs::symlink("/d", tree.path().join("abs")).unwrap();
+        nix::unistd::mkfifo(&tree.path().join("fifo"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let root = Root::new(tree.path());
+        let names = |v: &[&str]| Some(v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(root.list_dir("d").unwrap(), names(&["e", "f"]));
+        // An absolute link is followed inside the root.
+        assert_eq!(root.list_dir("abs").unwrap(), names(&["e", "f"]));
+        assert_eq!(root.list_dir("").unwrap(), names(&["abs", "d", "fifo"]));
+        for not_a_dir in ["d/f", "fifo", "absent", "d/f/g"] {
+            assert_eq!(root.list_dir(not_a_dir).unwrap(), None, "{not_a_dir}");
+        }
     }
 
     #[test]

@@ -5,19 +5,24 @@
 //! and the headers packages ship it; RHEL and SUSE also ship it gzipped as
 //! `/boot/symvers-<release>.gz`.
 //!
-//! Pure: the bytes (already decompressed, see [`text_of`]) in, the entries asked for out. Which
-//! file belongs to which build, and when its CRCs may stand in for a module file's, is decided
-//! by `host::modules::build_symvers`.
+//! Pure: a reader of the file in (gzip is undone as it is read), the entries asked for out. The
+//! file is scanned as it is read, 64 KiB at a time, never held whole: a distribution kernel's is
+//! 1.7 MB, which held whole would be some 420 freshly faulted pages, more of a cold check's
+//! kernel time than reading it. Which file belongs to which build, and when its CRCs may stand
+//! in for a module file's, is decided by `host::modules::build_symvers`.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 /// The module field of the kernel image's own exports.
 pub const VMLINUX: &str = super::abi::IMAGE;
 
-/// The most bytes a gzipped symvers may decompress to (a distribution kernel's is under 2 MB).
+/// The most bytes a symvers may hold, gunzipped (a distribution kernel's is under 2 MB).
 pub const TEXT_CAP: u64 = 64 << 20;
+
+/// The longest line a symvers may have (modpost's are a symbol, a path and a namespace).
+const LINE_CAP: usize = 64 << 10;
 
 /// One export as the build recorded it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,27 +30,6 @@ pub struct SymversEntry {
     pub crc: u32,
     /// `vmlinux`, or the module's path in the build tree without `.ko`.
     pub module: String,
-}
-
-/// The text of a symvers file's bytes: gunzipped when they are gzip (`/boot/symvers-*.gz`),
-/// at most [`TEXT_CAP`] bytes.
-pub fn text_of(path: &Path, bytes: Vec<u8>) -> Result<Vec<u8>, String> {
-    if !bytes.starts_with(&[0x1f, 0x8b]) {
-        return Ok(bytes);
-    }
-    let mut text = Vec::new();
-    flate2::read::MultiGzDecoder::new(bytes.as_slice())
-        .take(TEXT_CAP + 1)
-        .read_to_end(&mut text)
-        .map_err(|e| format!("{}: not a readable gzip file: {e}", path.display()))?;
-    if text.len() as u64 > TEXT_CAP {
-        return Err(format!(
-            "{}: decompresses to more than {} MiB",
-            path.display(),
-            TEXT_CAP >> 20
-        ));
-    }
-    Ok(text)
 }
 
 fn parse_crc(field: &[u8]) -> Option<u32> {
@@ -62,45 +46,153 @@ pub struct Found {
     pub module_exports: BTreeMap<String, u32>,
 }
 
-/// One pass over a symvers's text: the entries of the symbols in `wanted`, and every export
-/// of `module` (a build-tree path or `vmlinux`). A line that is not an entry is an error naming
-/// the file and the line (empty lines are skipped): every line must start with a CRC field
-/// (`0x` and eight characters) and a symbol, and a line that is used must have its CRC written
-/// `0x%08x` as modpost writes them all, its module and its export type too. Most lines are passed over after that: one table look-up of
-/// their symbol's first byte and length, and a comparison of their module field's start.
+/// One pass over a symvers as `source` reads it (gzip, `/boot/symvers-*.gz`, is undone): the
+/// entries of the symbols in `wanted`, and every export of `module` (a build-tree path or
+/// `vmlinux`). A line that is not an entry is an error naming the file and the line (empty lines
+/// are skipped): every line must start with a CRC field (`0x` and eight characters) and a
+/// symbol, and a line that is used must have its CRC written `0x%08x` as modpost writes them
+/// all, its module and its export type too. Most lines are passed over after that: one table
+/// look-up of their symbol's first byte and length, and a comparison of their module field's
+/// start. More than [`TEXT_CAP`] bytes, or a line longer than 64 KiB, is an error.
 pub fn read(
-    text: &[u8],
+    source: impl Read,
     path: &Path,
     wanted: &HashSet<&str>,
     module: &str,
 ) -> Result<Found, String> {
-    // Symbols asked for, by their first byte and length: most lines fail this at once.
-    let mut shapes = [0u64; 256];
-    for s in wanted {
-        if let (Some(&first), l) = (s.as_bytes().first(), s.len()) {
-            shapes[first as usize] |= 1 << l.min(63);
+    let mut source = BufReader::with_capacity(LINE_CAP, source);
+    let gzip = source
+        .fill_buf()
+        .map_err(|e| format!("{}: {e}", path.display()))?
+        .starts_with(&[0x1f, 0x8b]);
+    let mut scan = Scan::new(path, wanted, module);
+    if gzip {
+        let text = flate2::read::MultiGzDecoder::new(source).take(TEXT_CAP + 1);
+        scan.lines(BufReader::with_capacity(LINE_CAP, text))
+            .map_err(|e| {
+                e.unwrap_or_else(|e| format!("{}: not a readable gzip file: {e}", path.display()))
+            })?;
+    } else {
+        scan.lines(source.take(TEXT_CAP + 1))
+            .map_err(|e| e.unwrap_or_else(|e| format!("{}: {e}", path.display())))?;
+    }
+    if scan.bytes > TEXT_CAP {
+        return Err(format!(
+            "{}: more than {} MiB of text",
+            path.display(),
+            TEXT_CAP >> 20
+        ));
+    }
+    Ok(scan.found)
+}
+
+/// The state of one pass: what is asked for, what was found, where it is.
+struct Scan<'a> {
+    path: &'a Path,
+    /// Symbols asked for, by their first byte and length: most lines fail this at once.
+    shapes: [u64; 256],
+    /// A third of a distribution kernel's lines pass the shape: their look-up is hashed with
+    /// foldhash, a tenth of the cost of the standard library's SipHash.
+    wanted: HashSet<&'a [u8], foldhash::fast::FixedState>,
+    module: &'a [u8],
+    found: Found,
+    /// Lines seen, and bytes.
+    n: usize,
+    bytes: u64,
+}
+
+impl<'a> Scan<'a> {
+    fn new(path: &'a Path, wanted: &HashSet<&'a str>, module: &'a str) -> Self {
+        let mut shapes = [0u64; 256];
+        for s in wanted {
+            if let (Some(&first), l) = (s.as_bytes().first(), s.len()) {
+                shapes[first as usize] |= 1 << l.min(63);
+            }
+        }
+        Scan {
+            path,
+            shapes,
+            wanted: wanted.iter().map(|s| s.as_bytes()).collect(),
+            module: module.as_bytes(),
+            found: Found::default(),
+            n: 0,
+            bytes: 0,
         }
     }
-    // A third of a distribution kernel's lines pass the shape: their look-up is hashed with
-    // foldhash, a tenth of the cost of the standard library's SipHash.
-    let wanted_bytes: HashSet<&[u8], foldhash::fast::FixedState> =
-        wanted.iter().map(|s| s.as_bytes()).collect();
-    let module = module.as_bytes();
-    let mut found = Found::default();
-    let mut start = 0;
-    let mut n = 0;
-    while start < text.len() {
-        let end = memchr::memchr(b'\n', &text[start..]).map_or(text.len(), |i| start + i);
-        let line = &text[start..end];
-        start = end + 1;
-        n += 1;
+
+    /// Every line `text` holds, a buffer at a time; a line cut by a buffer's end is carried
+    /// over to the next. `Err(Ok(message))`: a line that is not an entry; `Err(Err(e))`: the
+    /// read failed.
+    fn lines(&mut self, mut text: impl BufRead) -> Result<(), Result<String, std::io::Error>> {
+        let mut carry: Vec<u8> = Vec::new();
+        loop {
+            let chunk = match text.fill_buf() {
+                Ok(chunk) => chunk,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Err(e)),
+            };
+            let len = chunk.len();
+            if len == 0 {
+                break;
+            }
+            self.bytes += len as u64;
+            let mut rest = chunk;
+            if !carry.is_empty() {
+                let Some(end) = memchr::memchr(b'\n', rest) else {
+                    carry.extend_from_slice(rest);
+                    if carry.len() > LINE_CAP {
+                        return Err(Ok(self.bad()));
+                    }
+                    text.consume(len);
+                    continue;
+                };
+                carry.extend_from_slice(&rest[..end]);
+                if carry.len() > LINE_CAP {
+                    return Err(Ok(self.bad()));
+                }
+                self.line(&carry).map_err(Ok)?;
+                carry.clear();
+                rest = &rest[end + 1..];
+            }
+            let whole = memchr::memrchr(b'\n', rest).map_or(0, |i| i + 1);
+            let mut start = 0;
+            while start < whole {
+                let end = start + memchr::memchr(b'\n', &rest[start..whole]).unwrap_or(0);
+                self.line(&rest[start..end]).map_err(Ok)?;
+                start = end + 1;
+            }
+            carry.extend_from_slice(&rest[whole..]);
+            if carry.len() > LINE_CAP {
+                return Err(Ok(self.bad()));
+            }
+            text.consume(len);
+        }
+        // A last line without its newline.
+        if !carry.is_empty() {
+            self.line(&carry).map_err(Ok)?;
+        }
+        Ok(())
+    }
+
+    fn bad(&self) -> String {
+        format!(
+            "{} line {}: not a Module.symvers entry (CRC, symbol, module, export type)",
+            self.path.display(),
+            self.n + 1
+        )
+    }
+
+    /// One line, without its newline.
+    fn line(&mut self, line: &[u8]) -> Result<(), String> {
+        self.n += 1;
         if line.is_empty() {
-            continue;
+            return Ok(());
         }
         let bad = || {
             format!(
-                "{} line {n}: not a Module.symvers entry (CRC, symbol, module, export type)",
-                path.display()
+                "{} line {}: not a Module.symvers entry (CRC, symbol, module, export type)",
+                self.path.display(),
+                self.n
             )
         };
         // `0x` and eight hex digits (read whole on the lines used), a tab, then the symbol up
@@ -113,13 +205,14 @@ pub fn read(
         let symbol = &line[SYMBOL..b];
         let shaped = symbol
             .first()
-            .is_some_and(|&f| shapes[f as usize] & (1 << symbol.len().min(63)) != 0);
-        let asked = shaped && wanted_bytes.contains(symbol);
+            .is_some_and(|&f| self.shapes[f as usize] & (1 << symbol.len().min(63)) != 0);
+        let asked = shaped && self.wanted.contains(symbol);
         let rest = &line[b + 1..];
+        let module = self.module;
         let of_module =
             rest.len() > module.len() && rest.starts_with(module) && rest[module.len()] == b'\t';
         if !asked && !of_module {
-            continue;
+            return Ok(());
         }
         // A line used has its module and export type.
         let c = memchr::memchr(b'\t', rest).ok_or_else(bad)?;
@@ -130,14 +223,16 @@ pub fn read(
             .ok_or_else(bad)?;
         let name = String::from_utf8_lossy(symbol).into_owned();
         if of_module {
-            found.module_exports.insert(name.clone(), crc);
+            self.found.module_exports.insert(name.clone(), crc);
         }
         if asked {
             let module = String::from_utf8_lossy(m).into_owned();
-            found.symbols.insert(name, SymversEntry { crc, module });
+            self.found
+                .symbols
+                .insert(name, SymversEntry { crc, module });
         }
+        Ok(())
     }
-    Ok(found)
 }
 
 /// Whether a CRC field is written as modpost writes every CRC, `0x%08x`.
@@ -195,7 +290,7 @@ mod tests {
     fn a_line_that_is_not_an_entry_is_named() {
         let wanted: HashSet<&str> = ["x"].into();
         let e = read(
-            b"0x00000001\tx\tvmlinux\tEXPORT_SYMBOL\nnonsense\n",
+            &b"0x00000001\tx\tvmlinux\tEXPORT_SYMBOL\nnonsense\n"[..],
             Path::new("/s"),
             &wanted,
             "m",
@@ -206,7 +301,7 @@ mod tests {
             "/s line 2: not a Module.symvers entry (CRC, symbol, module, export type)"
         );
         let e = read(
-            b"0xZZ\tx\tvmlinux\tEXPORT_SYMBOL\n",
+            &b"0xZZ\tx\tvmlinux\tEXPORT_SYMBOL\n"[..],
             Path::new("/s"),
             &wanted,
             "m",
@@ -219,7 +314,7 @@ mod tests {
     fn a_last_line_without_its_newline_is_read() {
         let wanted: HashSet<&str> = ["x"].into();
         let found = read(
-            b"0x00000002\ty\tvmlinux\tEXPORT_SYMBOL\t\n0x0000000a\tx\tvmlinux\tEXPORT_SYMBOL\t",
+            &b"0x00000002\ty\tvmlinux\tEXPORT_SYMBOL\t\n0x0000000a\tx\tvmlinux\tEXPORT_SYMBOL\t"[..],
             Path::new("/s"),
             &wanted,
             "m",
@@ -245,7 +340,7 @@ mod tests {
         }
         // The module's own lines too.
         let e = read(
-            b"0x0000000g\tz\tm\tEXPORT_SYMBOL\n",
+            &b"0x0000000g\tz\tm\tEXPORT_SYMBOL\n"[..],
             Path::new("/s"),
             &wanted,
             "m",
@@ -255,16 +350,75 @@ mod tests {
     }
 
     #[test]
-    fn gzip_is_undone_and_plain_text_kept() {
+    fn gzip_is_undone_as_it_is_read() {
         use std::io::Write;
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         gz.write_all(TEXT).unwrap();
         let packed = gz.finish().unwrap();
-        assert_eq!(text_of(Path::new("s.gz"), packed).unwrap(), TEXT);
-        assert_eq!(text_of(Path::new("s"), TEXT.to_vec()).unwrap(), TEXT);
-        let e = text_of(Path::new("/boot/symvers-x.gz"), vec![0x1f, 0x8b, 0, 1]).unwrap_err();
+        let wanted: HashSet<&str> = ["printk", "ib_drain_qp"].into();
+        let plain = read(TEXT, Path::new("s"), &wanted, "net/sunrpc/sunrpc").unwrap();
+        let gunzipped = read(
+            packed.as_slice(),
+            Path::new("s.gz"),
+            &wanted,
+            "net/sunrpc/sunrpc",
+        )
+        .unwrap();
+        assert_eq!(plain, gunzipped);
+        assert_eq!(plain.symbols.len(), 2);
+        let e = read(
+            &[0x1f, 0x8b, 0, 1][..],
+            Path::new("/boot/symvers-x.gz"),
+            &wanted,
+            "m",
+        )
+        .unwrap_err();
         assert!(
             e.starts_with("/boot/symvers-x.gz: not a readable gzip"),
+            "{e}"
+        );
+    }
+
+    /// Reads a few bytes at a time, as a slow pipe or a short read would.
+    struct Trickle<'a>(&'a [u8], usize);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.1.min(buf.len()).min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn lines_cut_by_the_buffer_are_read_whole() {
+        // 5,000 lines (some 300 KB): several buffers, and lines cut at every place.
+        let mut text = Vec::new();
+        for i in 0..5000u32 {
+            let module = if i % 7 == 0 { "m/x" } else { "vmlinux" };
+            text.extend_from_slice(
+                format!("0x{i:08x}\tsym_{i}\t{module}\tEXPORT_SYMBOL_GPL\t\n").as_bytes(),
+            );
+        }
+        let names: Vec<String> = (0..5000).step_by(97).map(|i| format!("sym_{i}")).collect();
+        let wanted: HashSet<&str> = names.iter().map(String::as_str).collect();
+        for step in [usize::MAX, 4096, 1000, 7] {
+            let found = read(Trickle(&text, step), Path::new("s"), &wanted, "m/x").unwrap();
+            assert_eq!(found.symbols.len(), names.len(), "{step}");
+            for (i, name) in (0..5000).step_by(97).zip(&names) {
+                assert_eq!(found.symbols[name].crc, i, "{name}");
+            }
+            assert_eq!(found.module_exports.len(), 715, "{step}");
+            assert_eq!(found.module_exports["sym_4998"], 4998);
+        }
+        // A line longer than 64 KiB is not an entry.
+        let mut long = b"0x00000001\t".to_vec();
+        long.extend(std::iter::repeat_n(b'a', 70 << 10));
+        long.extend_from_slice(b"\tvmlinux\tEXPORT_SYMBOL\n");
+        let e = read(long.as_slice(), Path::new("/s"), &wanted, "m").unwrap_err();
+        assert!(
+            e.starts_with("/s line 1: not a Module.symvers entry"),
             "{e}"
         );
     }

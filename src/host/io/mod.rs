@@ -18,3 +18,4 @@ pub mod recorded;
 pub mod root;
 pub mod tree_system;
 pub mod unchanged;
+pub mod walk_in_root;

@@ -12,20 +12,21 @@
 //! proof that it is this build's — is decided by `symbol_providers` (which reads one provider
 //! file to prove it).
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::host::io::facts_cache::{FileIdentity, SymversKey};
 use crate::host::{FileKind, Root};
 use crate::kmod::symvers;
 
-/// A symvers file found for a tree, read.
+/// A symvers file found for a tree, scanned.
 #[derive(Debug)]
 pub struct BuildSymvers {
     /// The host path (with the root), for messages and identities.
     pub path: PathBuf,
-    /// Its text (gunzipped).
-    pub text: Vec<u8>,
-    /// Its identity, as read.
+    /// What the scan found.
+    pub found: symvers::Found,
+    /// Its identity, as opened.
     pub identity: FileIdentity,
 }
 
@@ -96,22 +97,31 @@ pub fn symvers_key(root: &Root, tree_dir: &str) -> SymversKey {
 }
 
 impl BuildSymvers {
-    /// Reads the symvers of the tree at `tree_dir`: `Ok(None)` when there is none, an error
-    /// naming the file when it cannot be read or decompressed.
-    pub fn read(root: &Root, tree_dir: &str) -> Result<Option<Self>, String> {
+    /// Scans the symvers of the tree at `tree_dir` for `wanted` and the exports of `module`
+    /// ([`symvers::read`]): `Ok(None)` when there is none, an error naming the file when it
+    /// cannot be read, decompressed or parsed.
+    pub fn read(
+        root: &Root,
+        tree_dir: &str,
+        wanted: &HashSet<&str>,
+        module: &str,
+    ) -> Result<Option<Self>, String> {
         let Some((rel, _)) = locate(root, tree_dir) else {
             return Ok(None);
         };
-        let read = root
-            .read_file(&rel, FileKind::ModuleIndex)
-            .map_err(|e| e.to_string())?
-            .ok_or_else(|| format!("{} vanished while it was read", root.join(&rel).display()))?;
-        let identity = FileIdentity::of_meta(&root.join(&rel), &read.meta);
         let path = root.join(&rel);
-        let text = symvers::text_of(&path, read.bytes)?;
+        let file = root
+            .open_file(&rel, FileKind::ModuleIndex)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("{} vanished while it was read", path.display()))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let identity = FileIdentity::of_meta(&path, &meta);
+        let found = symvers::read(file, &path, wanted, module)?;
         Ok(Some(BuildSymvers {
             path,
-            text,
+            found,
             identity,
         }))
     }
@@ -137,7 +147,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = Root::new(dir.path());
         let tree = "/lib/modules/6.1.0-50-amd64";
-        assert!(BuildSymvers::read(&root, tree).unwrap().is_none());
+        let wanted: HashSet<&str> = ["printk"].into();
+        assert!(BuildSymvers::read(&root, tree, &wanted, "m")
+            .unwrap()
+            .is_none());
         let line = b"0x00000001\tprintk\tvmlinux\tEXPORT_SYMBOL\t\n";
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         gz.write_all(line).unwrap();
@@ -147,8 +160,10 @@ mod tests {
             gz.finish().unwrap(),
         )
         .unwrap();
-        let s = BuildSymvers::read(&root, tree).unwrap().unwrap();
-        assert_eq!(s.text, line);
+        let s = BuildSymvers::read(&root, tree, &wanted, "m")
+            .unwrap()
+            .unwrap();
+        assert_eq!(s.found.symbols["printk"].crc, 1);
         assert!(s.path.ends_with("boot/symvers-6.1.0-50-amd64.gz"));
         let key = symvers_key(&root, tree);
         assert_eq!(key.file.as_ref(), Some(&s.identity));

@@ -155,7 +155,13 @@ impl<'t> TreeProviders<'t> {
             return;
         };
         let root = self.tree.root().clone();
-        let sv = match BuildSymvers::read(&root, &self.tree.dir_rel) {
+        let wanted: HashSet<&str> = symbols.iter().copied().collect();
+        let sv = match BuildSymvers::read(
+            &root,
+            &self.tree.dir_rel,
+            &wanted,
+            &in_tree[at].1.build_path,
+        ) {
             Ok(Some(sv)) => sv,
             Ok(None) => return,
             Err(e) => {
@@ -163,14 +169,7 @@ impl<'t> TreeProviders<'t> {
                 return;
             }
         };
-        let wanted: HashSet<&str> = symbols.iter().copied().collect();
-        let found = match symvers::read(&sv.text, &sv.path, &wanted, &in_tree[at].1.build_path) {
-            Ok(found) => found,
-            Err(e) => {
-                tracing::debug!("{e}: the provider files are read instead");
-                return;
-            }
-        };
+        let found = &sv.found;
         let mut image = HashMap::new();
         let mut refused: HashSet<String> = HashSet::new();
         for (symbol, module) in named {

@@ -265,8 +265,9 @@ impl<'a, S: IndexSource + ?Sized> Index<'a, S> {
         })
     }
 
-    fn values(&self, node: &Node) -> Result<Vec<IndexValue>, IndexError> {
-        let Some(mut at) = node.values_at else {
+    /// The values stored at `values_at` (a node's, when it has any).
+    fn values(&self, values_at: Option<usize>) -> Result<Vec<IndexValue>, IndexError> {
+        let Some(mut at) = values_at else {
             return Ok(Vec::new());
         };
         let count = self.u32_at(at, "value count")? as usize;
@@ -318,13 +319,7 @@ impl<'a, S: IndexSource + ?Sized> Index<'a, S> {
             };
             let Some(&ch) = key.get(i) else {
                 let children = range.map_or(0, |(f, l)| 2 + (usize::from(l - f) + 1) * 4);
-                let node = Node {
-                    prefix: Vec::new(),
-                    first: 0,
-                    children: Vec::new(),
-                    values_at: (offset & NODE_VALUES != 0).then_some(at + children),
-                };
-                return self.values(&node);
+                return self.values((offset & NODE_VALUES != 0).then_some(at + children));
             };
             match range {
                 Some((f, l)) if (f..=l).contains(&ch) => {
@@ -403,7 +398,7 @@ impl<'a, S: IndexSource + ?Sized> Index<'a, S> {
                 }
             }
             let Some(&ch) = key.get(i) else {
-                out.extend(self.values(&node)?);
+                out.extend(self.values(node.values_at)?);
                 break;
             };
             match node.child(ch) {
@@ -446,7 +441,7 @@ impl<'a, S: IndexSource + ?Sized> Index<'a, S> {
             }
         }
         if node.values_at.is_some() && fnmatch(buf, subkey) {
-            out.extend(self.values(node)?);
+            out.extend(self.values(node.values_at)?);
         }
         buf.truncate(buf.len() - pushed);
         Ok(())

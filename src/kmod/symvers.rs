@@ -141,14 +141,14 @@ impl<'a> Scan<'a> {
                 let Some(end) = memchr::memchr(b'\n', rest) else {
                     carry.extend_from_slice(rest);
                     if carry.len() > LINE_CAP {
-                        return Err(Ok(self.bad()));
+                        return Err(Ok(self.bad(self.n + 1)));
                     }
                     text.consume(len);
                     continue;
                 };
                 carry.extend_from_slice(&rest[..end]);
                 if carry.len() > LINE_CAP {
-                    return Err(Ok(self.bad()));
+                    return Err(Ok(self.bad(self.n + 1)));
                 }
                 self.line(&carry).map_err(Ok)?;
                 carry.clear();
@@ -163,7 +163,7 @@ impl<'a> Scan<'a> {
             }
             carry.extend_from_slice(&rest[whole..]);
             if carry.len() > LINE_CAP {
-                return Err(Ok(self.bad()));
+                return Err(Ok(self.bad(self.n + 1)));
             }
             text.consume(len);
         }
@@ -174,11 +174,11 @@ impl<'a> Scan<'a> {
         Ok(())
     }
 
-    fn bad(&self) -> String {
+    /// The error of line `n`.
+    fn bad(&self, n: usize) -> String {
         format!(
-            "{} line {}: not a Module.symvers entry (CRC, symbol, module, export type)",
+            "{} line {n}: not a Module.symvers entry (CRC, symbol, module, export type)",
             self.path.display(),
-            self.n + 1
         )
     }
 
@@ -188,13 +188,7 @@ impl<'a> Scan<'a> {
         if line.is_empty() {
             return Ok(());
         }
-        let bad = || {
-            format!(
-                "{} line {}: not a Module.symvers entry (CRC, symbol, module, export type)",
-                self.path.display(),
-                self.n
-            )
-        };
+        let bad = || self.bad(self.n);
         // `0x` and eight hex digits (read whole on the lines used), a tab, then the symbol up
         // to the next tab.
         const SYMBOL: usize = 11;

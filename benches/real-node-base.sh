@@ -21,13 +21,16 @@ cd "$(dirname "$0")/.."
 base_rev=${1:?usage: benches/real-node-base.sh BASE [RUNS]}
 runs=${2:-15}
 
-for tool in hyperfine valgrind depmod readelf objcopy nm xz zstd apt-get apt-cache dpkg-deb git python3; do
+# shellcheck source=lib/valgrind.sh
+. benches/lib/valgrind.sh
+for tool in hyperfine "$valgrind" depmod readelf objcopy nm xz zstd apt-get apt-cache dpkg-deb git python3; do
     command -v "$tool" >/dev/null || {
         echo "real-node-base: $tool is missing (apt-get install hyperfine valgrind kmod binutils xz-utils zstd git python3)" >&2
         exit 2
     }
 done
 
+check_valgrind real-node-base
 cache=${NFS_GDS_BENCH_CACHE:-$HOME/.cache/nfs-gds-bench}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -53,7 +56,7 @@ echo "|---|---|---|---|---|---|---|---|---|---|---|"
 
 # The instructions one run of COMMAND... executes, in millions.
 instructions() {
-    valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
+    "$valgrind" --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
         awk '/Collected/ { gsub(",", "", $4); printf "%.1f\n", $4 / 1e6 }'
 }
 

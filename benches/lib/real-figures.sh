@@ -96,7 +96,7 @@ callgrind_total() { # out-file -> instructions
     callgrind_annotate "$1" 2>/dev/null | awk '/PROGRAM TOTALS/ && !t { gsub(",", "", $1); t = $1 } END { print t }'
 }
 instructions_of() { # command… -> the instructions one run executes (user space)
-    valgrind --tool=callgrind --callgrind-out-file="$work/cg-one.out" "$@" >/dev/null 2>&1 || true
+    "$valgrind" --tool=callgrind --callgrind-out-file="$work/cg-one.out" "$@" >/dev/null 2>&1 || true
     callgrind_total "$work/cg-one.out"
 }
 # An instruction ratio judged against its goal: the primary figure on a loaded machine, where
@@ -114,10 +114,10 @@ instructions() { # tree what [VAR=value…] -- command… (sets last_ir)
     while [ "$1" != -- ]; do envs+=("$1"); shift; done
     shift
     if [ -z "${version_ir:-}" ]; then
-        valgrind --tool=callgrind --callgrind-out-file="$out" "$bin" --version >/dev/null 2>&1
+        "$valgrind" --tool=callgrind --callgrind-out-file="$out" "$bin" --version >/dev/null 2>&1
         version_ir=$(callgrind_total "$out")
     fi
-    env "${envs[@]}" valgrind --tool=callgrind --callgrind-out-file="$out" "$@" >/dev/null 2>&1 || true
+    env "${envs[@]}" "$valgrind" --tool=callgrind --callgrind-out-file="$out" "$@" >/dev/null 2>&1 || true
     total=$(callgrind_total "$out")
     last_ir=$total
     verdict_line "$tree" "instructions, $what" "$(awk -v t="$total" 'BEGIN { printf "%.1f M", t / 1e6 }')" \

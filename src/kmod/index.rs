@@ -125,9 +125,18 @@ impl IndexSource for PagedFile {
             let page = match pages.entry(start) {
                 std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
                 std::collections::btree_map::Entry::Vacant(e) => {
-                    let mut page = vec![0u8; PAGE];
-                    let n = self.file.read_at(start, &mut page)?;
-                    page.truncate(n);
+                    // Read into the page's spare capacity: no zeroing of what the read
+                    // writes over.
+                    let mut page = Vec::with_capacity(PAGE);
+                    while page.len() < PAGE {
+                        let at = (start + page.len()) as u64;
+                        let spare = rustix::buffer::spare_capacity(&mut page);
+                        match rustix::io::pread(&self.file, spare, at) {
+                            Ok(0) => break,
+                            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                            Err(e) => return Err(IndexError::Io(std::io::Error::from(e).to_string())),
+                        }
+                    }
                     e.insert(page.into_boxed_slice())
                 }
             };

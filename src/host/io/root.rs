@@ -30,13 +30,17 @@ pub struct Root {
     looked: Option<Arc<Mutex<Looked>>>,
 }
 
-/// What a remembering root was told about paths below it, by path relative to it.
+/// What a remembering root was told about paths below it, by path relative to it: keyed by
+/// the path's bytes (as [`Root::rel`] writes it) with foldhash, not by `Path`'s hash of each
+/// component with SipHash (a tenth of a warm check's instructions hashed paths).
 #[derive(Debug, Default)]
 struct Looked {
-    metadata: HashMap<PathBuf, Option<std::fs::Metadata>>,
-    links: HashMap<PathBuf, Option<String>>,
-    present: HashMap<PathBuf, Option<bool>>,
+    metadata: Table<std::fs::Metadata>,
+    links: Table<String>,
+    present: Table<bool>,
 }
+
+type Table<T> = HashMap<std::ffi::OsString, Option<T>, foldhash::fast::RandomState>;
 
 impl PartialEq for Root {
     fn eq(&self, other: &Self) -> bool {
@@ -352,13 +356,13 @@ impl Root {
     fn remembered<T: Clone>(
         &self,
         rel: &Path,
-        table: impl Fn(&mut Looked) -> &mut HashMap<PathBuf, Option<T>>,
+        table: impl Fn(&mut Looked) -> &mut Table<T>,
         ask: impl FnOnce() -> Result<Option<T>, HostError>,
     ) -> Result<Option<T>, HostError> {
         let Some(looked) = &self.looked else {
             return ask();
         };
-        let key = Self::rel(rel);
+        let key = Self::rel(rel).into_os_string();
         if let Some(known) = looked
             .lock()
             .ok()

@@ -39,11 +39,26 @@ use super::elf::{ElfError, Image};
 /// Size of one `struct modversion_info`.
 pub const MODVERSION_INFO_SIZE: usize = 64;
 
-/// One imported symbol and the CRC the module was built against.
+/// One imported symbol and the CRC the module was built against. Its JSON form (the facts
+/// cache's, nothing a user reads) is the pair `[symbol, crc]`: a warm run reads some 200 of
+/// them, and serde reads a pair in about half the instructions of an object with two keys.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "(String, u32)", into = "(String, u32)")]
 pub struct SymbolVersion {
     pub symbol: String,
     pub crc: u32,
+}
+
+impl From<(String, u32)> for SymbolVersion {
+    fn from((symbol, crc): (String, u32)) -> Self {
+        SymbolVersion { symbol, crc }
+    }
+}
+
+impl From<SymbolVersion> for (String, u32) {
+    fn from(v: SymbolVersion) -> Self {
+        (v.symbol, v.crc)
+    }
 }
 
 /// Which table the import versions were read from.

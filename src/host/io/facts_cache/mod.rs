@@ -73,8 +73,9 @@ pub const DEFAULT_DIR: &str = "var/cache/nfs-gds";
 
 /// Bumped whenever the entry format or what the readers conclude changes. 2: identities
 /// without a content hash; `load` and `abi` entries. 3: module facts name versioned variants of
-/// the hooks; `abi` keyed on the build symvers. 4: import versions externally tagged.
-const FORMAT: u32 = 4;
+/// the hooks; `abi` keyed on the build symvers. 4: import versions externally tagged. 5: each
+/// import version a `[symbol, crc]` pair.
+const FORMAT: u32 = 5;
 
 #[derive(Debug, Serialize, Deserialize)]
 struct ModuleEntry {

@@ -134,7 +134,9 @@ impl IndexSource for PagedFile {
                         match rustix::io::pread(&self.file, spare, at) {
                             Ok(0) => break,
                             Ok(_) | Err(rustix::io::Errno::INTR) => {}
-                            Err(e) => return Err(IndexError::Io(std::io::Error::from(e).to_string())),
+                            Err(e) => {
+                                return Err(IndexError::Io(std::io::Error::from(e).to_string()))
+                            }
                         }
                     }
                     e.insert(page.into_boxed_slice())

@@ -32,7 +32,7 @@ pub struct Root {
 
 /// What a remembering root was told about paths below it, by path relative to it: keyed by
 /// the path's bytes (as [`Root::rel`] writes it) with foldhash, not by `Path`'s hash of each
-/// component with SipHash (a tenth of a warm check's instructions hashed paths).
+/// component with SipHash (a twentieth of a warm check's instructions hashed paths).
 #[derive(Debug, Default)]
 struct Looked {
     metadata: Table<std::fs::Metadata>,

@@ -7,8 +7,9 @@
 # filled first) of each side, from callgrind, which the machine's noise does not move; the CPU
 # time of the four commands in one interleaved hyperfine run; and whether both sides' `check
 # --json` give the same verdict and the same status for every check, so a speed-up that changed
-# an answer is caught (the script then exits 1); and, where strace is installed, the system calls
-# of one warm check of each side (strace -f -c: every call the process and its threads made).
+# an answer is caught (the script then names each check whose status differs, base → head, and
+# exits 1); and, where strace is installed, the system calls of one warm check of each side
+# (strace -f -c: every call the process and its threads made).
 # Every tree is measured without and with the kernel's headers package (its Module.symvers and
 # the `build` link; rows "+ headers").
 #
@@ -74,6 +75,20 @@ d = json.load(open(sys.argv[1]))
 print(d.get("verdict"), sorted((c["id"], c["status"]) for c in d["checks"]))' "$1"
 }
 
+# What differs between two `check --json` documents: the verdict, and each check whose status
+# is not the same or that only one side has, "id: base → head" ("-" where a side has none).
+differences() {
+    python3 -c 'import json, sys
+base, head = (json.load(open(p)) for p in sys.argv[1:3])
+if base.get("verdict") != head.get("verdict"):
+    print("verdict: %s → %s" % (base.get("verdict"), head.get("verdict")))
+b = {c["id"]: c["status"] for c in base["checks"]}
+h = {c["id"]: c["status"] for c in head["checks"]}
+for i in sorted(set(b) | set(h)):
+    if b.get(i) != h.get(i):
+        print("%s: %s → %s" % (i, b.get(i, "-"), h.get(i, "-")))' "$1" "$2"
+}
+
 differ=0
 fetch_headers "$release"
 for packing in plain zst xz; do
@@ -94,7 +109,10 @@ for packing in plain zst xz; do
             done
             unset NFS_GDS_CACHE_DIR
             same=same
-            [ "$(answers "$work/base.json")" = "$(answers "$work/head.json")" ] || { same=DIFFERENT; differ=1; }
+            if [ "$(answers "$work/base.json")" != "$(answers "$work/head.json")" ]; then
+                same=DIFFERENT differ=1
+                differences "$work/base.json" "$work/head.json" | sed "s/^/real-node-base: $label: /" >&2
+            fi
             hyperfine -N -i -w 2 -r "$runs" --export-json "$work/h.json" \
                 "env NFS_GDS_NO_CACHE=1 $work/nfs-gds-base --root $root check" \
                 "env NFS_GDS_NO_CACHE=1 $work/nfs-gds-head --root $root check" \

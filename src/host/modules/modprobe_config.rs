@@ -7,6 +7,8 @@
 //! `modules.softdep` (written by depmod) is read as one more file, sorted among the others by
 //! its name, and the kernel command line adds `modprobe.blacklist=` and `module.param=` last.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 
 use crate::host::io::conf_dirs::{list_conf_files, ConfFile, MODPROBE_DIRS};
@@ -105,6 +107,9 @@ impl ModprobeConfig {
 
 /// kmod's `underscores()`: `-` becomes `_` outside `[...]`; an unbalanced bracket is an error.
 fn underscores(s: &str) -> Option<String> {
+    if !s.contains(['-', '[', ']']) {
+        return Some(s.to_string()); // most names: nothing to change
+    }
     let mut out = String::with_capacity(s.len());
     let mut in_class = false;
     for c in s.chars() {
@@ -123,25 +128,27 @@ fn underscores(s: &str) -> Option<String> {
     (!in_class).then_some(out)
 }
 
-/// Joins `\`-continued lines: `(first line number, text)`.
-fn logical_lines(text: &str) -> Vec<(usize, String)> {
+/// Joins `\`-continued lines: `(first line number, text)`; a line that is not continued is
+/// borrowed from `text`.
+fn logical_lines(text: &str) -> Vec<(usize, Cow<'_, str>)> {
     let mut out = Vec::new();
     let mut current: Option<(usize, String)> = None;
     for (i, raw) in text.split('\n').enumerate() {
-        let (n, mut buf) = current.take().unwrap_or((i + 1, String::new()));
-        match raw.strip_suffix('\\') {
-            Some(head) => {
+        match (raw.strip_suffix('\\'), current.take()) {
+            (Some(head), None) => current = Some((i + 1, head.to_string())),
+            (Some(head), Some((n, mut buf))) => {
                 buf.push_str(head);
                 current = Some((n, buf));
             }
-            None => {
+            (None, None) => out.push((i + 1, Cow::Borrowed(raw))),
+            (None, Some((n, mut buf))) => {
                 buf.push_str(raw);
-                out.push((n, buf));
+                out.push((n, Cow::Owned(buf)));
             }
         }
     }
-    if let Some(c) = current {
-        out.push(c);
+    if let Some((n, buf)) = current {
+        out.push((n, Cow::Owned(buf)));
     }
     // A trailing newline makes one empty last line; drop it like getline would.
     if out.last().is_some_and(|(_, t)| t.is_empty()) {
@@ -155,13 +162,13 @@ pub fn parse_modprobe_conf(text: &str, file: &str) -> (Vec<ConfigLine>, Vec<BadL
     let mut lines = Vec::new();
     let mut bad = Vec::new();
     for (n, line) in logical_lines(text) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
         let origin = Origin {
             file: file.to_string(),
             line: n,
         };
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
         match parse_directive(&line) {
             Some(directive) => lines.push(ConfigLine {
                 directive,
@@ -182,13 +189,13 @@ fn parse_directive(line: &str) -> Option<Directive> {
     let mut words = line.split([' ', '\t']).filter(|w| !w.is_empty());
     let cmd = words.next()?;
     // The rest after the module name, as strtok_r(NULL, "\0") gives it: leading blanks dropped.
-    let rest_after = |nth: usize| -> Option<String> {
+    let rest_after = |nth: usize| -> Option<&str> {
         let mut s = line.trim_start_matches([' ', '\t']);
         for _ in 0..nth {
             let end = s.find([' ', '\t'])?;
             s = s[end..].trim_start_matches([' ', '\t']);
         }
-        (!s.is_empty()).then(|| s.to_string())
+        (!s.is_empty()).then_some(s)
     };
     let module = |w: Option<&str>| w.and_then(underscores);
     Some(match cmd {
@@ -205,15 +212,15 @@ fn parse_directive(line: &str) -> Option<Directive> {
         },
         "options" => Directive::Options {
             module: module(words.next())?,
-            options: rest_after(2)?,
+            options: rest_after(2)?.to_string(),
         },
         "install" => Directive::Install {
             module: module(words.next())?,
-            command: rest_after(2)?,
+            command: rest_after(2)?.to_string(),
         },
         "remove" => Directive::Remove {
             module: module(words.next())?,
-            command: rest_after(2)?,
+            command: rest_after(2)?.to_string(),
         },
         "softdep" => {
             let m = module(words.next())?;

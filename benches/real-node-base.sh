@@ -6,9 +6,9 @@
 # count of a cold check (NFS_GDS_NO_CACHE=1) and of a warm one (each side's own facts cache,
 # filled first) of each side, from callgrind, which the machine's noise does not move; the CPU
 # time of the four commands in one interleaved hyperfine run; and whether both sides' `check
-# --json` give the same verdict and the same status for every check, so a speed-up that changed
-# an answer is caught (the script then names each check whose status differs, base → head, and
-# exits 1); and, where strace is installed, the system calls of one warm check of each side
+# --json` give the same verdict and the same status for every check both have, so a speed-up
+# that changed an answer is caught (the script then names each check whose status differs, base
+# → head, and exits 1; a check added since BASE is named, not counted as a change); and, where strace is installed, the system calls of one warm check of each side
 # (strace -f -c: every call the process and its threads made).
 # Every tree is measured without and with the kernel's headers package (its Module.symvers and
 # the `build` link; rows "+ headers").
@@ -68,25 +68,26 @@ syscalls() {
     awk '$NF == "total" { print $4 }' "$work/strace.txt"
 }
 
-# The verdict and every check's status of a `check --json` document, one line.
-answers() {
-    python3 -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-print(d.get("verdict"), sorted((c["id"], c["status"]) for c in d["checks"]))' "$1"
-}
-
-# What differs between two `check --json` documents: the verdict, and each check whose status
-# is not the same or that only one side has, "id: base → head" ("-" where a side has none).
-differences() {
+# Compares two `check --json` documents, base then head. Prints "same", or "same, head adds:
+# ID…" when head has checks base had not (checks added since BASE are not a changed answer), or
+# "DIFFERENT" and exits 1 when the verdict, or the status of a check both sides have, differs,
+# or head lacks a check base had; each difference goes to stderr, "id: base → head" ("-" where
+# a side has none), prefixed with $2.
+compare_answers() {
     python3 -c 'import json, sys
 base, head = (json.load(open(p)) for p in sys.argv[1:3])
-if base.get("verdict") != head.get("verdict"):
-    print("verdict: %s → %s" % (base.get("verdict"), head.get("verdict")))
 b = {c["id"]: c["status"] for c in base["checks"]}
 h = {c["id"]: c["status"] for c in head["checks"]}
-for i in sorted(set(b) | set(h)):
-    if b.get(i) != h.get(i):
-        print("%s: %s → %s" % (i, b.get(i, "-"), h.get(i, "-")))' "$1" "$2"
+changed = ["%s: %s → %s" % (i, b[i], h.get(i, "-")) for i in sorted(b) if b[i] != h.get(i)]
+if base.get("verdict") != head.get("verdict"):
+    changed.insert(0, "verdict: %s → %s" % (base.get("verdict"), head.get("verdict")))
+added = sorted(set(h) - set(b))
+for line in changed:
+    print("%s: %s" % (sys.argv[3], line), file=sys.stderr)
+if changed:
+    print("DIFFERENT")
+    sys.exit(1)
+print("same, head adds: " + ", ".join(added) if added else "same")' "$1" "$2" "$3"
 }
 
 differ=0
@@ -108,11 +109,7 @@ for packing in plain zst xz; do
                 calls[$side]=$(syscalls "$bin" --root "$root" check)
             done
             unset NFS_GDS_CACHE_DIR
-            same=same
-            if [ "$(answers "$work/base.json")" != "$(answers "$work/head.json")" ]; then
-                same=DIFFERENT differ=1
-                differences "$work/base.json" "$work/head.json" | sed "s/^/real-node-base: $label: /" >&2
-            fi
+            same=$(compare_answers "$work/base.json" "$work/head.json" "real-node-base: $label") || differ=1
             hyperfine -N -i -w 2 -r "$runs" --export-json "$work/h.json" \
                 "env NFS_GDS_NO_CACHE=1 $work/nfs-gds-base --root $root check" \
                 "env NFS_GDS_NO_CACHE=1 $work/nfs-gds-head --root $root check" \

@@ -47,8 +47,8 @@
 # hyperfine, kmod, binutils, xz-utils, zstd, GNU time and valgrind:
 #   apt-get install hyperfine kmod binutils xz-utils zstd time valgrind
 # The first run downloads three image packages (~70 MB each) and their headers (~1.5 MB each)
-# and recompresses their modules (minutes); later runs take about half an hour at RUNS=20 on a
-# loaded 2-core machine (every tree twice: without and with headers).
+# and recompresses their modules (minutes); later runs take about five minutes at RUNS=20 on a
+# 2-core machine (every tree twice: without and with headers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-20}

@@ -368,7 +368,12 @@ fn removed_headers_or_a_moved_build_link_draw_the_verdict_again() {
     let lie = |f: &Fixture| {
         let entry = abi_entry(f);
         let mut v: Value = serde_json::from_slice(&fs::read(&entry).unwrap()).unwrap();
-        v["value"]["verdict"]["mismatches"] = serde_json::json!([{
+        let mismatches = &mut v["value"]["verdict"]["compared"]["mismatches"];
+        assert!(
+            mismatches.is_array(),
+            "the entry keeps a compared report: {v:#}"
+        );
+        *mismatches = serde_json::json!([{
             "symbol": "ib_drain_qp", "wanted": 1, "provided": 2, "provider": "ib_core",
             "provider_path": null, "origin": "file"
         }]);

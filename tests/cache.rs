@@ -252,7 +252,12 @@ fn the_symbol_version_verdict_is_cached_until_a_provider_file_changes() {
 
     // A hit: the verdict is taken from the entry, not drawn from ib_core again.
     tamper(&found[0], |v| {
-        v["value"]["verdict"]["mismatches"] = serde_json::json!([{
+        let mismatches = &mut v["value"]["verdict"]["compared"]["mismatches"];
+        assert!(
+            mismatches.is_array(),
+            "the entry keeps a compared report: {v:#}"
+        );
+        *mismatches = serde_json::json!([{
             "symbol": "ib_drain_qp", "wanted": 1, "provided": 2, "provider": "ib_core",
             "provider_path": null, "origin": "file"
         }]);

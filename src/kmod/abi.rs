@@ -98,9 +98,10 @@ impl CrcMismatch {
     }
 }
 
-/// Why one import could not be compared.
+/// Why one import could not be compared. Kept by the facts cache inside [`AbiVerdict`]:
+/// externally tagged, like it, for the same reason.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
+#[serde(rename_all = "kebab-case")]
 pub enum Uncompared {
     /// Provided by the kernel image (its CRC is not in a module file).
     KernelImage { symbol: String },
@@ -130,9 +131,12 @@ pub struct AbiReport {
     pub uncompared: Vec<Uncompared>,
 }
 
-/// The answer for one module.
+/// The answer for one module. Kept by the facts cache, which reads it on every warm run:
+/// externally tagged, which serde reads as it goes, where an internal `kind` tag made it buffer
+/// the whole report first (0.3 M instructions of a 3.1 M warm check where the report lists the
+/// 112 kernel-image imports it could not compare).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
+#[serde(rename_all = "kebab-case")]
 pub enum AbiVerdict {
     /// Symbol versions play no part: the reason says why.
     NotApplicable {

@@ -74,8 +74,8 @@ pub const DEFAULT_DIR: &str = "var/cache/nfs-gds";
 /// Bumped whenever the entry format or what the readers conclude changes. 2: identities
 /// without a content hash; `load` and `abi` entries. 3: module facts name versioned variants of
 /// the hooks; `abi` keyed on the build symvers. 4: import versions externally tagged. 5: each
-/// import version a `[symbol, crc]` pair.
-const FORMAT: u32 = 5;
+/// import version a `[symbol, crc]` pair. 6: symbol-version verdicts externally tagged.
+const FORMAT: u32 = 6;
 
 #[derive(Debug, Serialize, Deserialize)]
 struct ModuleEntry {

@@ -427,6 +427,25 @@ options rpcrdma\n";
     }
 
     #[test]
+    fn continued_lines_join_and_keep_their_first_line_number() {
+        let got: Vec<(usize, String)> = logical_lines("a \\\nb \\\nc\nd\n\ne \\\nf \\")
+            .into_iter()
+            .map(|(n, t)| (n, t.into_owned()))
+            .collect();
+        let want = [(1, "a b c"), (4, "d"), (5, ""), (6, "e f ")];
+        assert_eq!(
+            got,
+            want.map(|(n, t)| (n, t.to_string())),
+            "three lines joined, an empty line kept, a continued last line closed at the end"
+        );
+        // Only a joined line is copied.
+        let text = "x\ny \\\nz\n";
+        let lines = logical_lines(text);
+        assert!(matches!(lines[0].1, Cow::Borrowed("x")));
+        assert!(matches!(&lines[1].1, Cow::Owned(t) if t == "y z"));
+    }
+
+    #[test]
     fn brackets_keep_dashes_and_must_balance() {
         assert_eq!(underscores("pci:v[0-9]*").as_deref(), Some("pci:v[0-9]*"));
         assert_eq!(underscores("nvidia-fs").as_deref(), Some("nvidia_fs"));

@@ -7,40 +7,40 @@
 //! `kernel_above` (major.minor), another package installed `beside` it, the machine's
 //! `platform` (its DMI product name), or the rpcrdma hooks exported plain (`plain_export`, the
 //! evidence of the module file or kallsyms). An entry may name its `fix`.
+//!
+//! The build reads the file (build.rs): a field it does not know, of the wrong type or missing
+//! stops the build, and the entries are compiled in as statics, so a check parses no TOML.
 
 use std::cmp::Ordering;
 
-use serde::Deserialize;
-
 use crate::host::boot::version_order;
 
-const DATA: &str = include_str!("known_bad.toml");
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// One entry of the list, as `known_bad.toml` writes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
-    pub package: String,
+    pub package: &'static str,
     /// Exact releases.
-    #[serde(default)]
-    pub versions: Vec<String>,
+    pub versions: &'static [&'static str],
     /// Every release older than this one.
-    pub below: Option<String>,
+    pub below: Option<&'static str>,
     /// Every release of this series (`4.0`: `4.0`, `4.0.33`, …).
-    pub series: Option<String>,
+    pub series: Option<&'static str>,
     /// Only on a running kernel newer than this major.minor.
-    pub kernel_above: Option<String>,
+    pub kernel_above: Option<&'static str>,
     /// Only while this other package is installed too.
-    pub beside: Option<String>,
+    pub beside: Option<&'static str>,
     /// Only on a machine whose product name contains this.
-    pub platform: Option<String>,
+    pub platform: Option<&'static str>,
     /// Only where the rpcrdma hooks are seen exported plain (`EXPORT_SYMBOL`).
-    #[serde(default)]
     pub plain_export: bool,
-    pub problem: String,
+    pub problem: &'static str,
     /// What fixes it, when the problem does not say.
-    pub fix: Option<String>,
-    pub source: String,
+    pub fix: Option<&'static str>,
+    pub source: &'static str,
 }
+
+// `static ENTRIES: &[Entry]`, written by build.rs from known_bad.toml.
+include!(concat!(env!("OUT_DIR"), "/known_bad.rs"));
 
 /// What the node shows beyond the package's release.
 #[derive(Clone, Copy, Default)]
@@ -78,49 +78,33 @@ impl Entry {
 
     pub fn matches(&self, package: &str, version: &str, node: &Node) -> bool {
         let release = !self.has_release_rule()
-            || self.versions.iter().any(|v| v == version)
+            || self.versions.contains(&version)
             || self
                 .below
-                .as_deref()
                 .is_some_and(|b| version_order::compare(version, b) == Ordering::Less)
-            || self.series.as_deref().is_some_and(|s| {
+            || self.series.is_some_and(|s| {
                 version == s
                     || version
                         .strip_prefix(s)
                         .is_some_and(|r| r.starts_with('.') || r.starts_with('-'))
             });
-        let kernel = self.kernel_above.as_deref().is_none_or(
+        let kernel = self.kernel_above.is_none_or(
             |k| matches!((node.kernel, major_minor(k)), (Some(run), Some(limit)) if run > limit),
         );
         let beside = self
             .beside
-            .as_deref()
             .is_none_or(|b| node.installed.is_some_and(|installed| installed(b)));
         let platform = self
             .platform
-            .as_deref()
             .is_none_or(|p| node.product_name.is_some_and(|n| n.contains(p)));
         let plain = !self.plain_export || node.plain_hooks;
         self.package == package && release && kernel && beside && platform && plain
     }
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct List {
-    entry: Vec<Entry>,
-}
-
-/// The entries of the compiled-in list, parsed on the first ask of the process (the check asks
-/// once per package present).
+/// The entries of the compiled-in list.
 pub fn entries() -> &'static [Entry] {
-    static ENTRIES: std::sync::OnceLock<Vec<Entry>> = std::sync::OnceLock::new();
-    // The file is part of the build and tested below: a parse failure is a bug of this crate.
-    ENTRIES.get_or_init(|| {
-        toml::from_str::<List>(DATA)
-            .map(|l| l.entry)
-            .unwrap_or_default()
-    })
+    ENTRIES
 }
 
 /// The entries that match `package` at `version` on `node`.
@@ -135,11 +119,75 @@ pub fn matching(package: &str, version: &str, node: &Node) -> Vec<&'static Entry
 mod tests {
     use super::*;
 
+    /// The file as serde reads it, every field declared: what build.rs compiled in must be
+    /// the same, entry by entry.
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Parsed {
+        package: String,
+        #[serde(default)]
+        versions: Vec<String>,
+        below: Option<String>,
+        series: Option<String>,
+        kernel_above: Option<String>,
+        beside: Option<String>,
+        platform: Option<String>,
+        #[serde(default)]
+        plain_export: bool,
+        problem: String,
+        fix: Option<String>,
+        source: String,
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct List {
+        entry: Vec<Parsed>,
+    }
+
     #[test]
-    fn the_list_parses_and_every_entry_has_a_source_and_a_condition() {
-        let list: List = toml::from_str(DATA).expect("known_bad.toml parses");
-        assert!(!list.entry.is_empty());
-        for e in &list.entry {
+    fn the_compiled_list_is_the_file() {
+        let text = include_str!("known_bad.toml");
+        let list: List = toml::from_str(text).expect("known_bad.toml parses");
+        assert_eq!(list.entry.len(), entries().len());
+        for (p, e) in list.entry.iter().zip(entries()) {
+            let o = |s: &Option<String>| s.clone();
+            let c = |s: Option<&str>| s.map(str::to_string);
+            assert_eq!(
+                (
+                    &p.package,
+                    &p.versions,
+                    o(&p.below),
+                    o(&p.series),
+                    o(&p.kernel_above),
+                    o(&p.beside),
+                    o(&p.platform),
+                    p.plain_export,
+                    &p.problem,
+                    o(&p.fix),
+                    &p.source
+                ),
+                (
+                    &e.package.to_string(),
+                    &e.versions.iter().map(|v| v.to_string()).collect::<Vec<_>>(),
+                    c(e.below),
+                    c(e.series),
+                    c(e.kernel_above),
+                    c(e.beside),
+                    c(e.platform),
+                    e.plain_export,
+                    &e.problem.to_string(),
+                    c(e.fix),
+                    &e.source.to_string()
+                ),
+            );
+        }
+    }
+
+    #[test]
+    fn every_entry_has_a_source_and_a_condition() {
+        assert!(!entries().is_empty());
+        for e in entries() {
             assert!(e.source.starts_with("https://"), "{e:?}");
             assert!(
                 e.has_release_rule() || e.beside.is_some() || e.platform.is_some(),
@@ -215,7 +263,7 @@ mod tests {
         ] {
             let hits = matching("mlnx-nfsrdma", v, &plain);
             assert_eq!(hits.len(), 1, "{v}");
-            let fix = hits[0].fix.as_deref().unwrap_or("");
+            let fix = hits[0].fix.unwrap_or("");
             assert!(fix.contains("EXPORT_SYMBOL_GPL"), "{fix}");
             assert!(hits[0].source.contains("XinnorLab/xiNAS"), "{:?}", hits[0]);
         }

@@ -14,22 +14,34 @@ fn git(args: &[&str]) -> Option<String> {
     (!s.is_empty()).then_some(s)
 }
 
-/// The fields an entry may have; each is a string but for `versions` (strings) and
-/// `plain_export` (a boolean).
-const ENTRY_FIELDS: [&str; 11] = [
-    "package",
-    "versions",
-    "below",
-    "series",
-    "kernel_above",
-    "beside",
-    "platform",
-    "plain_export",
-    "problem",
-    "fix",
-    "source",
+/// How a field of an entry is written in the TOML and in the compiled entry.
+#[derive(Clone, Copy)]
+enum Field {
+    /// A string every entry has.
+    Text,
+    /// A string an entry may have (`Option<&str>`).
+    Optional,
+    /// A list of strings, empty when absent.
+    List,
+    /// A boolean, false when absent.
+    Flag,
+}
+
+/// Every field of an entry, in the order of `checks::known_bad::Entry`: each one says how it
+/// is read, checked and written.
+const FIELDS: [(&str, Field); 11] = [
+    ("package", Field::Text),
+    ("versions", Field::List),
+    ("below", Field::Optional),
+    ("series", Field::Optional),
+    ("kernel_above", Field::Optional),
+    ("beside", Field::Optional),
+    ("platform", Field::Optional),
+    ("plain_export", Field::Flag),
+    ("problem", Field::Text),
+    ("fix", Field::Optional),
+    ("source", Field::Text),
 ];
-const REQUIRED: [&str; 3] = ["package", "problem", "source"];
 
 /// `src/checks/known_bad.toml` → `$OUT_DIR/known_bad.rs`, a `static ENTRIES: &[Entry]`. A field
 /// that is not known, of the wrong type or missing stops the build, naming the entry.
@@ -51,51 +63,40 @@ fn known_bad_list() {
         let t = entry
             .as_table()
             .unwrap_or_else(|| panic!("{LIST}: entry {n} is not a table"));
-        if let Some(k) = t.keys().find(|k| !ENTRY_FIELDS.contains(&k.as_str())) {
+        if let Some(k) = t.keys().find(|k| !FIELDS.iter().any(|(f, _)| f == k)) {
             panic!("{LIST}: entry {n}: unknown field `{k}`");
         }
-        if let Some(k) = REQUIRED.iter().find(|k| !t.contains_key(**k)) {
-            panic!("{LIST}: entry {n}: missing field `{k}`");
-        }
-        let text = |k: &str| -> Option<String> {
-            t.get(k).map(|v| {
-                let s = v
-                    .as_str()
-                    .unwrap_or_else(|| panic!("{LIST}: entry {n}: `{k}` is not a string"));
-                format!("{s:?}")
-            })
+        let string = |k: &str, v: &toml::Value| -> String {
+            let s = v
+                .as_str()
+                .unwrap_or_else(|| panic!("{LIST}: entry {n}: `{k}` holds a non-string"));
+            format!("{s:?}")
         };
-        let optional = |k: &str| text(k).map_or("None".to_string(), |s| format!("Some({s})"));
-        let versions = t.get("versions").map_or(String::new(), |v| {
-            v.as_array()
-                .unwrap_or_else(|| panic!("{LIST}: entry {n}: `versions` is not a list"))
-                .iter()
-                .map(|v| {
-                    let s = v.as_str().unwrap_or_else(|| {
-                        panic!("{LIST}: entry {n}: `versions` holds a non-string")
-                    });
-                    format!("{s:?}, ")
-                })
-                .collect()
-        });
-        let plain_export = t.get("plain_export").is_some_and(|v| {
-            v.as_bool()
-                .unwrap_or_else(|| panic!("{LIST}: entry {n}: `plain_export` is not a boolean"))
-        });
-        out.push_str(&format!(
-            "    Entry {{ package: {}, versions: &[{versions}], below: {}, series: {}, \
-             kernel_above: {}, beside: {}, platform: {}, plain_export: {plain_export}, \
-             problem: {}, fix: {}, source: {} }},\n",
-            text("package").unwrap_or_default(),
-            optional("below"),
-            optional("series"),
-            optional("kernel_above"),
-            optional("beside"),
-            optional("platform"),
-            text("problem").unwrap_or_default(),
-            optional("fix"),
-            text("source").unwrap_or_default(),
-        ));
+        out.push_str("    Entry {");
+        for (k, field) in FIELDS {
+            let value = t.get(k);
+            let literal = match (field, value) {
+                (Field::Text, None) => panic!("{LIST}: entry {n}: missing field `{k}`"),
+                (Field::Text, Some(v)) => string(k, v),
+                (Field::Optional, None) => "None".to_string(),
+                (Field::Optional, Some(v)) => format!("Some({})", string(k, v)),
+                (Field::List, None) => "&[]".to_string(),
+                (Field::List, Some(v)) => {
+                    let items = v
+                        .as_array()
+                        .unwrap_or_else(|| panic!("{LIST}: entry {n}: `{k}` is not a list"));
+                    let items: Vec<String> = items.iter().map(|v| string(k, v)).collect();
+                    format!("&[{}]", items.join(", "))
+                }
+                (Field::Flag, None) => "false".to_string(),
+                (Field::Flag, Some(v)) => v
+                    .as_bool()
+                    .unwrap_or_else(|| panic!("{LIST}: entry {n}: `{k}` is not a boolean"))
+                    .to_string(),
+            };
+            out.push_str(&format!(" {k}: {literal},"));
+        }
+        out.push_str(" },\n");
     }
     out.push_str("];\n");
     let dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");

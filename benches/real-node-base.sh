@@ -8,8 +8,9 @@
 # time of the four commands in one interleaved hyperfine run; and whether both sides' `check
 # --json` give the same verdict and the same status for every check both have, so a speed-up
 # that changed an answer is caught (the script then names each check whose status differs, base
-# → head, and exits 1; a check added since BASE is named, not counted as a change); and, where strace is installed, the system calls of one warm check of each side
-# (strace -f -c: every call the process and its threads made).
+# → head, and exits 1; a check added since BASE is named, not counted as a change); and, where
+# strace is installed, the system calls of one warm check of each side (strace -f -c: every call
+# the process and its threads made).
 # Every tree is measured without and with the kernel's headers package (its Module.symvers and
 # the `build` link; rows "+ headers").
 #

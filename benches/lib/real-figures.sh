@@ -65,20 +65,19 @@ rss_over_row() { # tree what base-KiB window-MiB command…
     verdict_line "$1" "peak RSS over no scan, $2" "$over MiB" "" "" "" "≤ $(($4 + 4)) MiB" \
         "$(awk -v o="$over" -v g="$(($4 + 4))" 'BEGIN { print (o <= g ? "PASS" : "MISS") }')"
 }
+peak_mb() { # command… -> the peak RSS of one run, in MB with one decimal
+    awk -v k="$(peak_kb "$@")" 'BEGIN { printf "%.1f", k / 1024 }'
+}
 rss_row() { # tree what command… : peak RSS of one run, against the 16 MB goal
-    local kb mb
-    kb=$(peak_kb "${@:3}")
-    mb=$(awk -v k="$kb" 'BEGIN { printf "%.1f", k / 1024 }')
+    local mb
+    mb=$(peak_mb "${@:3}")
     verdict_line "$1" "peak RSS, $2" "$mb MB" "" "" "" "< 16 MB" \
         "$(awk -v m="$mb" 'BEGIN { print (m < 16 ? "PASS" : "MISS") }')"
 }
 # A peak RSS whose goal is another row's: the kernel-image scan's memory is judged by its
 # window (rss_over_row), not by the 16 MB every other check is held to.
 rss_figure() { # tree what command…
-    local kb
-    kb=$(peak_kb "${@:3}")
-    verdict_line "$1" "peak RSS, $2" "$(awk -v k="$kb" 'BEGIN { printf "%.1f", k / 1024 }') MB" \
-        "" "" "" "by window" ""
+    verdict_line "$1" "peak RSS, $2" "$(peak_mb "${@:3}") MB" "" "" "" "by window" ""
 }
 
 # Instruction counts (user space, callgrind) of one run, as a multiple of --version's, and the

@@ -121,7 +121,7 @@ mod tests {
 
     /// The file as serde reads it, every field declared: what build.rs compiled in must be
     /// the same, entry by entry.
-    #[derive(Debug, serde::Deserialize)]
+    #[derive(Debug, PartialEq, serde::Deserialize)]
     #[serde(deny_unknown_fields)]
     struct Parsed {
         package: String,
@@ -139,6 +139,25 @@ mod tests {
         source: String,
     }
 
+    impl From<&Entry> for Parsed {
+        fn from(e: &Entry) -> Self {
+            let owned = |s: Option<&str>| s.map(str::to_string);
+            Parsed {
+                package: e.package.to_string(),
+                versions: e.versions.iter().map(|v| v.to_string()).collect(),
+                below: owned(e.below),
+                series: owned(e.series),
+                kernel_above: owned(e.kernel_above),
+                beside: owned(e.beside),
+                platform: owned(e.platform),
+                plain_export: e.plain_export,
+                problem: e.problem.to_string(),
+                fix: owned(e.fix),
+                source: e.source.to_string(),
+            }
+        }
+    }
+
     #[derive(Debug, serde::Deserialize)]
     #[serde(deny_unknown_fields)]
     struct List {
@@ -151,36 +170,7 @@ mod tests {
         let list: List = toml::from_str(text).expect("known_bad.toml parses");
         assert_eq!(list.entry.len(), entries().len());
         for (p, e) in list.entry.iter().zip(entries()) {
-            let o = |s: &Option<String>| s.clone();
-            let c = |s: Option<&str>| s.map(str::to_string);
-            assert_eq!(
-                (
-                    &p.package,
-                    &p.versions,
-                    o(&p.below),
-                    o(&p.series),
-                    o(&p.kernel_above),
-                    o(&p.beside),
-                    o(&p.platform),
-                    p.plain_export,
-                    &p.problem,
-                    o(&p.fix),
-                    &p.source
-                ),
-                (
-                    &e.package.to_string(),
-                    &e.versions.iter().map(|v| v.to_string()).collect::<Vec<_>>(),
-                    c(e.below),
-                    c(e.series),
-                    c(e.kernel_above),
-                    c(e.beside),
-                    c(e.platform),
-                    e.plain_export,
-                    &e.problem.to_string(),
-                    c(e.fix),
-                    &e.source.to_string()
-                ),
-            );
+            assert_eq!(p, &Parsed::from(e));
         }
     }
 

@@ -84,10 +84,10 @@ fn with_closed_stderr(cmd: &mut Command) -> &mut Command {
 
 #[test]
 fn a_closed_stderr_never_panics_the_helper_the_agent_or_check() {
-    use crate::mount_fixture::{with_mount, Fixture};
+    use crate::mount_fixture::{with_mount, Fixture, STAGED};
     // The helper with -v writes its log before mounting: it mounts, verifies, records.
     let f = Fixture::ready();
-    f.scenario_table("mount.nfs", &with_mount(70, "/mnt/gds", "rdma"));
+    f.staged_then_moved(&with_mount(70, STAGED, "rdma"), "/mnt/gds");
     let o = with_closed_stderr(f.helper().args(["10.0.2.15:/export", "/mnt/gds", "-v"]))
         .output()
         .unwrap();

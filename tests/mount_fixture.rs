@@ -2,13 +2,17 @@
 //! of `mount.nfs`, `modprobe` and `umount`.
 //!
 //! The helper finds its tools by absolute path below the root, so each tree carries one shell
-//! script installed as `usr/sbin/mount.nfs`, `usr/sbin/modprobe` and `usr/bin/umount`. It uses
+//! script installed as `usr/sbin/mount.nfs`, `usr/sbin/modprobe`, `usr/bin/umount` and
+//! `usr/bin/mount` (which the helper runs as `mount --move STAGED DIR` in a tree). It uses
 //! shell builtins only (the helper runs with no `PATH`), and when run as NAME it:
-//! - appends its arguments, `|`-terminated, as one line to `record/NAME.argv`, and the `PATH` it
+//! - appends its arguments, `|`-terminated, as one line to `record/NAME.argv` (with the run's
+//!   staging directory, which is named after its process, shown as `RUN`), and the `PATH` it
 //!   was given to `record/NAME.path`;
 //! - plays `scenario/NAME/`: copies `mountinfo`/`mountstats` over `proc/self/…` and
 //!   `modules`/`kallsyms` over `proc/…` (to simulate the new mount, an unmount, a loaded
-//!   module), prints `stdout` and `stderr`, and exits with the number in `exit` (default 0).
+//!   module), with [`STAGED`] in them standing for its second argument (the staging point
+//!   mount.nfs is given), prints `stdout` and `stderr`, and exits with the number in `exit`
+//!   (default 0).
 
 use std::ops::Deref;
 use std::os::unix::process::CommandExt;
@@ -21,16 +25,45 @@ use crate::support::{self, Tree, HOOKS};
 pub const RELEASE: &str = "6.1.0-50-amd64";
 const BUILD_ID: [u8; 20] = [0x5a; 20];
 
+/// What a scenario's table says for "the point mount.nfs was given" (the run's staging point).
+pub const STAGED: &str = "@STAGED@";
+
 pub const FAKE_TOOL: &str = r#"#!/bin/sh
 # Recording fake of a system tool for nfs-gds's tests. Builtins only: there is no PATH.
 name=${0##*/}
 root=${0%/usr/*}
+point=$2
+# $1 with every $2 replaced by $3.
+replace() {
+    r=$1 o=""
+    while :; do
+        case $r in
+        *"$2"*) o="$o${r%%"$2"*}$3"; r=${r#*"$2"} ;;
+        *) break ;;
+        esac
+    done
+    printf '%s\n' "$o$r"
+}
+# The run's staging directory, named after its process, as RUN.
+runs() {
+    r=$1 o=""
+    while :; do
+        case $r in
+        */run/nfs-gds/stage/*)
+            o="$o${r%%/run/nfs-gds/stage/*}/run/nfs-gds/stage/RUN"
+            r=${r#*/run/nfs-gds/stage/}
+            case $r in */*) r="/${r#*/}" ;; *) r="" ;; esac ;;
+        *) break ;;
+        esac
+    done
+    printf '%s\n' "$o$r"
+}
 line=""
 for a in "$@"; do line="$line$a|"; done
-printf '%s\n' "$line" >> "$root/record/$name.argv"
+runs "$line" >> "$root/record/$name.argv"
 printf '%s\n' "${PATH-<unset>}" >> "$root/record/$name.path"
 dir="$root/scenario/$name"
-show() { while IFS= read -r l || [ -n "$l" ]; do printf '%s\n' "$l"; done < "$1"; }
+show() { while IFS= read -r l || [ -n "$l" ]; do replace "$l" "@STAGED@" "$point"; done < "$1"; }
 [ -f "$dir/mountinfo" ] && show "$dir/mountinfo" > "$root/proc/self/mountinfo"
 [ -f "$dir/mountstats" ] && show "$dir/mountstats" > "$root/proc/self/mountstats"
 [ -f "$dir/modules" ] && show "$dir/modules" > "$root/proc/modules"
@@ -100,7 +133,12 @@ impl Fixture {
         f.table(BEFORE, BEFORE_STATS);
         std::fs::create_dir_all(f.root().join("record")).unwrap();
         std::fs::create_dir_all(f.root().join("mnt/gds")).unwrap();
-        for tool in ["usr/sbin/mount.nfs", "usr/sbin/modprobe", "usr/bin/umount"] {
+        for tool in [
+            "usr/sbin/mount.nfs",
+            "usr/sbin/modprobe",
+            "usr/bin/umount",
+            "usr/bin/mount",
+        ] {
             f.executable(tool, FAKE_TOOL);
         }
         f
@@ -115,6 +153,16 @@ impl Fixture {
     pub fn scenario_table(&self, tool: &str, table: &(String, String)) {
         self.scenario(tool, "mountinfo", &table.0);
         self.scenario(tool, "mountstats", &table.1);
+    }
+
+    /// mount.nfs mounts `table` at its staging point (with [`STAGED`] in it for that point), and
+    /// `mount --move` puts the same table with `dir` for it.
+    pub fn staged_then_moved(&self, table: &(String, String), dir: &str) {
+        self.scenario_table("mount.nfs", table);
+        self.scenario_table(
+            "mount",
+            &(table.0.replace(STAGED, dir), table.1.replace(STAGED, dir)),
+        );
     }
 
     /// Every invocation of `tool`, one line each.

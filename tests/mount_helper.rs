@@ -11,19 +11,22 @@ use crate::mount_fixture::*;
 const SPEC: &str = "10.0.2.15:/export";
 const DIR: &str = "/mnt/gds";
 const RDMA_OPTS: &str = "rw,vers=4.2,proto=rdma,port=20049";
+/// The run's staging point, as the fake tools record it.
+const STAGING: &str = "/run/nfs-gds/stage/RUN/mnt";
 
+/// The table after mount.nfs mounted over RDMA at its staging point.
 fn mounted_rdma() -> (String, String) {
-    with_mount(70, DIR, "rdma")
+    with_mount(70, STAGED, "rdma")
 }
 
 fn mounted_tcp() -> (String, String) {
-    with_mount(70, DIR, "tcp")
+    with_mount(70, STAGED, "tcp")
 }
 
 /// A ready node whose mount.nfs mounts over RDMA.
 fn ready_rdma() -> Fixture {
     let f = Fixture::ready();
-    f.scenario_table("mount.nfs", &mounted_rdma());
+    f.staged_then_moved(&mounted_rdma(), DIR);
     f
 }
 
@@ -40,8 +43,9 @@ fn mounts_verifies_and_exits_0_as_mount8_calls_it() {
         .stderr("");
     assert_eq!(
         f.record("mount.nfs"),
-        [format!("{SPEC}|{DIR}|-o|{RDMA_OPTS}|")]
+        [format!("{SPEC}|{STAGING}|-n|-o|{RDMA_OPTS}|")]
     );
+    assert_eq!(f.record("mount"), [format!("--move|{STAGING}|{DIR}|")]);
     assert!(f.record("umount").is_empty());
     assert!(
         f.record("modprobe").is_empty(),
@@ -87,7 +91,7 @@ fn flags_pass_to_mount_nfs_but_never_t_or_n() {
     assert_eq!(
         f.record("mount.nfs"),
         [format!(
-            "{SPEC}|{DIR}|-s|-n|-v|-o|ro,nosuid,hard,vers=4.2,proto=rdma,port=20049|"
+            "{SPEC}|{STAGING}|-s|-n|-v|-o|ro,nosuid,hard,vers=4.2,proto=rdma,port=20049|"
         )]
     );
 }
@@ -115,7 +119,7 @@ fn the_subcommand_form_behaves_the_same() {
         .code(0);
     assert_eq!(
         f.record("mount.nfs"),
-        [format!("{SPEC}|{DIR}|-o|{RDMA_OPTS}|")]
+        [format!("{SPEC}|{STAGING}|-n|-o|{RDMA_OPTS}|")]
     );
 }
 
@@ -234,11 +238,11 @@ fn fake_runs_every_check_and_mounts_nothing() {
                     f.root().display()
                 )))
                 .and(predicate::str::contains(format!(
-                    "  mount:   {}/usr/sbin/mount.nfs {SPEC} {DIR} -v -o {RDMA_OPTS}\n",
+                    "  mount:   {}/usr/sbin/mount.nfs {SPEC} /run/nfs-gds/stage/RUN/mnt -n -v -o {RDMA_OPTS}\n",
                     f.root().display()
                 ))),
         );
-    for tool in ["mount.nfs", "modprobe", "umount"] {
+    for tool in ["mount.nfs", "modprobe", "umount", "mount"] {
         assert!(f.record(tool).is_empty(), "{tool} ran under -f");
     }
 }
@@ -373,62 +377,73 @@ fn the_transport_trap_refuses_before_mounting() {
 #[test]
 fn a_tcp_mount_is_unmounted_again_and_refused() {
     let f = Fixture::ready();
-    f.scenario_table("mount.nfs", &mounted_tcp());
+    f.staged_then_moved(&mounted_tcp(), DIR);
     f.scenario_table("umount", &(BEFORE.to_string(), BEFORE_STATS.to_string()));
     f.helper()
         .args([SPEC, DIR])
         .assert()
         .code(32)
         .stderr(
-            predicate::str::contains(format!("nfs-gds: REFUSED {SPEC} on {DIR}: the new mount (id 70) failed 2 checks under policy enforce; it was unmounted again"))
+            predicate::str::contains(format!("nfs-gds: REFUSED {SPEC} on {DIR}: the new mount failed 2 checks under policy enforce; it was unmounted before it reached {DIR}, where nothing was mounted"))
                 .and(predicate::str::contains("nfs-gds: FAIL mount-transport [enforce]: /mnt/gds runs over tcp, not RDMA"))
                 .and(predicate::str::contains("evidence: mount id: 70; mountstats: xprt: tcp 0 0 2"))
                 .and(predicate::str::contains("nfs-gds: FAIL mount-options [enforce]: the options of /mnt/gds say proto=tcp instead of rdma and port 2049 instead of 20049")),
         );
-    assert_eq!(f.record("umount"), [format!("{DIR}|")]);
+    assert_eq!(f.record("umount"), [format!("{STAGING}|")]);
+    assert!(f.record("mount").is_empty(), "never moved onto DIR");
 }
 
 #[test]
 fn a_failed_unmount_after_a_refusal_says_what_to_run() {
     let f = Fixture::ready();
-    f.scenario_table("mount.nfs", &mounted_tcp());
+    f.staged_then_moved(&mounted_tcp(), DIR);
     f.scenario("umount", "exit", "32");
-    f.scenario("umount", "stderr", "umount: /mnt/gds: target is busy.");
+    f.scenario("umount", "stderr", "umount: target is busy.");
     let umount = f.root().join("usr/bin/umount");
     f.helper()
         .args([SPEC, DIR])
         .assert()
         .code(32)
         .stderr(
-            predicate::str::contains("; UNMOUNTING IT FAILED")
-                .and(predicate::str::contains("umount: /mnt/gds: target is busy."))
-                .and(predicate::str::contains(format!(
-                    "nfs-gds: THE REFUSED MOUNT IS STILL MOUNTED on /mnt/gds (mount id 70): `{} /mnt/gds` failed (exit status: 32); unmount it now: {} /mnt/gds",
-                    umount.display(),
-                    umount.display()
-                ))),
+            predicate::str::contains(format!(
+                "; it never reached {DIR}, but UNMOUNTING IT FAILED"
+            ))
+            .and(predicate::str::contains("umount: target is busy."))
+            .and(predicate::str::contains(format!(
+                "nfs-gds: the refused mount stays below /run/nfs-gds/stage (`{} /run/nfs-gds/stage/",
+                umount.display(),
+            )))
+            .and(predicate::str::contains(
+                "/mnt` failed (exit status: 32)); the next nfs-gds helper or agent run removes it, or unmount it by hand",
+            )),
         );
+    assert!(f.record("mount").is_empty(), "never moved onto DIR");
 }
 
 #[test]
-fn already_mounted_is_verified_not_remounted_and_never_unmounted() {
+fn already_mounted_is_verified_not_stacked_and_never_unmounted() {
     let f = Fixture::ready();
-    let (info, stats) = mounted_rdma();
+    let (info, stats) = with_mount(70, DIR, "rdma");
     f.table(&info, &stats);
-    f.scenario(
+    // mount.nfs mounts a second copy of the same superblock (device 0:50) at its staging point.
+    f.scenario_table(
         "mount.nfs",
-        "stderr",
-        "mount.nfs: /mnt/gds is busy or already mounted",
+        &(
+            format!("{info}{}", nfs_info(71, STAGED, "rdma")),
+            format!("{stats}{}", nfs_stats(STAGED, "rdma")),
+        ),
     );
+    f.scenario_table("umount", &(info, stats));
     f.helper()
         .args([SPEC, DIR])
         .assert()
         .code(0)
         .stderr(predicate::str::contains(
-            "nfs-gds: /mnt/gds was already mounted (mount id 70, 10.0.2.15:/export) and mount.nfs left it as it was; verifying that mount",
+            "nfs-gds: /mnt/gds was already mounted (mount id 70, 10.0.2.15:/export) and nfs-gds stacks no second copy of it; verifying that mount",
         ));
     assert_eq!(f.record("mount.nfs").len(), 1);
-    assert!(f.record("umount").is_empty());
+    assert_eq!(f.record("umount"), [format!("{STAGING}|")], "only the copy");
+    assert!(f.record("mount").is_empty(), "nothing moved onto DIR");
 }
 
 #[test]
@@ -462,7 +477,7 @@ fn rpcrdma_is_loaded_with_modprobe_before_the_checks() {
 #[test]
 fn remount_is_passed_through_and_the_existing_mount_verified() {
     let f = Fixture::ready();
-    let (info, stats) = mounted_rdma();
+    let (info, stats) = with_mount(70, DIR, "rdma");
     f.table(&info, &stats);
     f.helper()
         .args([SPEC, DIR, "-o", "rw,remount,_netdev"])
@@ -472,7 +487,7 @@ fn remount_is_passed_through_and_the_existing_mount_verified() {
         f.record("mount.nfs"),
         [format!("{SPEC}|{DIR}|-o|rw,remount|")]
     );
-    let (info, stats) = mounted_tcp();
+    let (info, stats) = with_mount(70, DIR, "tcp");
     f.table(&info, &stats);
     f.helper()
         .args([SPEC, DIR, "-o", "rw,remount"])
@@ -526,7 +541,7 @@ fn without_mount_nfs_the_syscall_backend_is_planned_but_never_run_below_a_root()
         .assert()
         .code(0)
         .stdout(predicate::str::contains(
-            "  mount:   mount(2) source=10.0.2.15:/export target=/mnt/gds fstype=nfs4 flags=(none) data=vers=4.2,proto=rdma,port=20049,addr=10.0.2.15\n",
+            "  mount:   mount(2) source=10.0.2.15:/export target=/run/nfs-gds/stage/RUN/mnt fstype=nfs4 flags=(none) data=vers=4.2,proto=rdma,port=20049,addr=10.0.2.15\n",
         ));
     f.helper()
         .args([SPEC, DIR])
@@ -675,7 +690,10 @@ fn the_shipped_fstab_lines_and_mount_unit_are_accepted() {
             .args([&spec, &dir, "-f", "-o", &opts])
             .assert()
             .code(0)
-            .stdout(predicate::str::contains(format!("{spec} {dir} -o ")));
+            .stdout(
+                predicate::str::contains(format!("{spec} /run/nfs-gds/stage/RUN/mnt -n -o "))
+                    .and(predicate::str::contains(format!("  move:    onto {dir}"))),
+            );
     }
 }
 
@@ -727,7 +745,7 @@ fn every_argv_of_the_vm_capture_is_understood() {
 fn a_kept_mount_is_recorded_and_the_agent_holds_it_to_rdma_after_its_options_say_tcp() {
     // The trap's outcome: mount.nfs succeeds, the kernel reports proto=tcp; warn keeps it.
     let f = Fixture::ready();
-    f.scenario_table("mount.nfs", &mounted_tcp());
+    f.staged_then_moved(&mounted_tcp(), DIR);
     f.helper()
         .args([SPEC, DIR, "-o", "rw,gds_policy=warn"])
         .assert()
@@ -770,7 +788,7 @@ fn a_kept_mount_is_recorded_and_the_agent_holds_it_to_rdma_after_its_options_say
 #[test]
 fn a_refused_mount_is_not_recorded() {
     let f = Fixture::ready();
-    f.scenario_table("mount.nfs", &mounted_tcp());
+    f.staged_then_moved(&mounted_tcp(), DIR);
     f.scenario_table("umount", &(BEFORE.to_string(), BEFORE_STATS.to_string()));
     f.helper().args([SPEC, DIR, "-o", "rw"]).assert().code(32);
     assert!(!f.root().join("run/nfs-gds/mounts").exists());
@@ -785,12 +803,12 @@ fn port_2049_over_rdma_warns_naming_20049_wherever_it_is_asked() {
         let f = Fixture::ready();
         // The kernel prints no port= for 2049, RDMA or not.
         let (info, stats) = mounted_rdma();
-        f.scenario_table(
-            "mount.nfs",
+        f.staged_then_moved(
             &(
                 info.replace(",port=20049", ""),
                 stats.replace(",port=20049", ""),
             ),
+            DIR,
         );
         f
     };
@@ -812,7 +830,9 @@ fn port_2049_over_rdma_warns_naming_20049_wherever_it_is_asked() {
     assert!(err.contains(&format!("nfs-gds: WARNING: {want}")), "{err}");
     assert_eq!(
         f.record("mount.nfs"),
-        [format!("{SPEC}|{DIR}|-o|vers=4.2,proto=rdma,port=2049|")]
+        [format!(
+            "{SPEC}|{STAGING}|-n|-o|vers=4.2,proto=rdma,port=2049|"
+        )]
     );
 
     let o = f

@@ -18,7 +18,7 @@ const DIR: &str = "/mnt/gds";
 /// A ready node whose mount.nfs mounts over `proto`, marks `record/mounted` and sleeps 30 s.
 fn sleeping_mount(proto: &str) -> Fixture {
     let f = Fixture::ready();
-    f.scenario_table("mount.nfs", &with_mount(70, DIR, proto));
+    f.staged_then_moved(&with_mount(70, STAGED, proto), DIR);
     f.scenario_table("umount", &(BEFORE.to_string(), BEFORE_STATS.to_string()));
     let stand_in = FAKE_TOOL.replace(
         "exit \"$code\"",
@@ -75,14 +75,18 @@ fn sigterm_to_the_group_mid_mount_still_unmounts_a_tcp_mount() {
     let (code, err, _) = signalled(&f, Signal::SIGTERM, true);
     assert_eq!(code, Some(143), "{err}");
     assert!(
-        err.contains(&format!("nfs-gds: REFUSED {SPEC} on {DIR}: the new mount (id 70) failed 2 checks under policy enforce; it was unmounted again")),
+        err.contains(&format!("nfs-gds: REFUSED {SPEC} on {DIR}: the new mount failed 2 checks under policy enforce; it was unmounted before it reached {DIR}, where nothing was mounted")),
         "{err}"
     );
     assert!(
         err.contains(&format!("nfs-gds: SIGTERM arrived while mounting {SPEC} on {DIR}: nfs-gds finished with the mount first")),
         "{err}"
     );
-    assert_eq!(f.record("umount"), [format!("{DIR}|")]);
+    assert_eq!(
+        f.record("umount"),
+        ["/run/nfs-gds/stage/RUN/mnt|".to_string()]
+    );
+    assert!(f.record("mount").is_empty(), "never moved onto DIR");
     assert_eq!(mountinfo(f.root()), BEFORE);
 }
 
@@ -95,7 +99,7 @@ fn sighup_to_the_helper_alone_is_passed_on_to_mount_nfs() {
         took < Duration::from_secs(25),
         "mount.nfs was left sleeping: {took:?}"
     );
-    assert!(err.contains("it was unmounted again"), "{err}");
+    assert!(err.contains("it was unmounted before it reached"), "{err}");
     assert_eq!(mountinfo(f.root()), BEFORE);
 }
 

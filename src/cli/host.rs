@@ -16,6 +16,7 @@ use crate::host::io::tree_system::TreeSystem;
 use crate::host::Root;
 use crate::mount::backend::{self, NoMountNfs};
 use crate::mount::mounter::Mounter;
+use crate::mount::mover::Mover;
 use crate::mount::unmount::Unmounter;
 use crate::policy::{Backend, Trust};
 use crate::system::{Live, System};
@@ -133,10 +134,30 @@ impl Host {
         }
     }
 
+    /// How the helper moves its verified mount onto DIR: move_mount(2) here; in a tree, its
+    /// `mount` program run as `mount --move` (a recording fake).
+    pub fn mover(&self) -> Mover {
+        if self.machine {
+            return Mover::Syscall;
+        }
+        match programs::find(&self.root, "mount") {
+            Some(p) => Mover::Program(p),
+            None => Mover::Unavailable {
+                root: self.root.dir().to_owned(),
+            },
+        }
+    }
+
     /// The mounter the policy asks for; in a tree mount(2) is planned but never called.
     pub fn mounter(&self, backend: Backend) -> Result<Box<dyn Mounter>, NoMountNfs> {
         let fixture_root = (!self.machine).then(|| self.root.dir().to_owned());
-        backend::select(&self.root, backend, self.unmounter(), fixture_root)
+        backend::select(
+            &self.root,
+            backend,
+            self.unmounter(),
+            self.mover(),
+            fixture_root,
+        )
     }
 
     /// Whether `provision --apply` may change what it looks at.

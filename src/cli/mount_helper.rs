@@ -177,13 +177,13 @@ fn run_helper(raw: &[OsString], host: &Host, config: Option<&Path>, verbose: u8)
     let stderr = std::io::stderr();
     let mut out = stdout.lock();
     let mut err = stderr.lock();
-    let mut helper = Helper {
+    let mut helper = Helper::new(
         root,
-        system: host.system(),
-        mounter: mounter.as_mut(),
-        modprobe: modprobe.as_ref(),
-        out: &mut out,
-        err: &mut err,
-    };
+        mounter.as_mut(),
+        modprobe.as_ref(),
+        host.system(),
+        &mut out,
+        &mut err,
+    );
     helper.run(&req, &mount_policy)
 }

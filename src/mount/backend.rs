@@ -6,6 +6,7 @@
 
 use super::mount_nfs::MountNfs;
 use super::mounter::Mounter;
+use super::mover::Mover;
 use super::syscall::SyscallMount;
 use super::unmount::Unmounter;
 use crate::host::io::programs as tools;
@@ -21,25 +22,32 @@ pub struct NoMountNfs {
     pub root: String,
 }
 
-/// The mounter the policy asks for, on this root, undoing mounts with `unmounter`. With a
+/// The mounter the policy asks for, on this root, undoing mounts with `unmounter` and moving
+/// them from the staging point with `mover`. With a
 /// `fixture_root`, the mount(2) backend only plans.
 pub fn select(
     root: &Root,
     backend: Backend,
     unmounter: Unmounter,
+    mover: Mover,
     fixture_root: Option<PathBuf>,
 ) -> Result<Box<dyn Mounter>, NoMountNfs> {
     let mount_nfs = tools::find(root, "mount.nfs");
-    let syscall = |unmounter| -> Box<dyn Mounter> {
+    let syscall = |unmounter, mover| -> Box<dyn Mounter> {
         Box::new(SyscallMount {
             unmounter,
+            mover,
             fixture_root: fixture_root.clone(),
         })
     };
     match (backend, mount_nfs) {
-        (Backend::Syscall, _) => Ok(syscall(unmounter)),
-        (_, Some(program)) => Ok(Box::new(MountNfs { program, unmounter })),
-        (Backend::Auto, None) => Ok(syscall(unmounter)),
+        (Backend::Syscall, _) => Ok(syscall(unmounter, mover)),
+        (_, Some(program)) => Ok(Box::new(MountNfs {
+            program,
+            unmounter,
+            mover,
+        })),
+        (Backend::Auto, None) => Ok(syscall(unmounter, mover)),
         (Backend::MountNfs, None) => Err(NoMountNfs {
             dirs: tools::SEARCH_PATH,
             root: root.dir().display().to_string(),

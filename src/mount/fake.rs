@@ -3,10 +3,11 @@
 //!
 //! The backend models no kernel behaviour: a test's `on_mount` decides what a mount call does to
 //! the tree's mount table, `on_unmount` what an unmount does to the exact mount it is given, and
-//! `on_pin` whether a mount can be pinned. The simulated kernels of the flow tests
+//! `on_move` what moving the staged mount onto DIR does. The simulated kernels of the flow tests
 //! (`flow/tests/kernel_table.rs` and its users) model what the VM suite showed the real kernel
-//! does to the mount table — lowest-free mount ids and device minors, pins, and a shared NFS
-//! superblock's naming — and say which behaviours they leave out. It is a backend rather than a
+//! does to the mount table — lowest-free mount ids and device minors, a shared NFS superblock's
+//! naming, a mount moved from the staging point keeping its id — and say which behaviours they
+//! leave out. It is a backend rather than a
 //! script of the fake system because unmounting is by identity (the mount a descriptor holds),
 //! which a simulated kernel needs whole.
 
@@ -14,20 +15,22 @@ use std::path::Path;
 
 use super::identity::MountIdentity;
 use super::mounter::{MountCall, MountError, MountStatus, Mounter};
-use super::unmount::{Pin, UnmountError};
+use super::mover::{HeldTarget, MoveError};
+use super::unmount::UnmountError;
+use crate::host::mounts::MountTable;
 use crate::system::System;
 
 type OnMount = Box<dyn FnMut(&MountCall) -> Result<MountStatus, MountError>>;
 type OnUnmount = Box<dyn FnMut(&MountIdentity) -> Result<(), UnmountError>>;
-type OnPin = Box<dyn Fn(&MountIdentity) -> Option<Pin>>;
+type OnMove = Box<dyn FnMut(&MountIdentity, &Path) -> Result<(), MoveError>>;
 
 /// Records every call as a line; what a call does is up to the test.
 pub struct RecordingMounter {
     pub calls: Vec<String>,
     pub on_mount: OnMount,
     pub on_unmount: OnUnmount,
-    /// What pinning does; by default nothing can be pinned (as below a fixture root).
-    pub on_pin: Option<OnPin>,
+    /// What moving a staged mount onto DIR does to the table; by default nothing.
+    pub on_move: Option<OnMove>,
 }
 
 impl std::fmt::Debug for RecordingMounter {
@@ -47,13 +50,16 @@ impl RecordingMounter {
             calls: Vec::new(),
             on_mount: Box::new(on_mount),
             on_unmount: Box::new(on_unmount),
-            on_pin: None,
+            on_move: None,
         }
     }
 
-    /// The same mounter, pinning mounts with `on_pin`.
-    pub fn pinning(mut self, on_pin: impl Fn(&MountIdentity) -> Option<Pin> + 'static) -> Self {
-        self.on_pin = Some(Box::new(on_pin));
+    /// The same mounter, moving staged mounts with `on_move` (the staged mount, DIR).
+    pub fn moving(
+        mut self,
+        on_move: impl FnMut(&MountIdentity, &Path) -> Result<(), MoveError> + 'static,
+    ) -> Self {
+        self.on_move = Some(Box::new(on_move));
         self
     }
 }
@@ -73,10 +79,6 @@ impl Mounter for RecordingMounter {
         (self.on_mount)(call)
     }
 
-    fn pin(&self, mount: &MountIdentity) -> Option<Pin> {
-        self.on_pin.as_ref().and_then(|f| f(mount))
-    }
-
     fn unmount(&mut self, _: &dyn System, mount: &MountIdentity) -> Result<(), UnmountError> {
         self.calls.push(format!(
             "unmount {} (id {}, device {})",
@@ -89,6 +91,32 @@ impl Mounter for RecordingMounter {
 
     fn unmount_command(&self, target: &Path) -> String {
         format!("umount {}", target.display())
+    }
+
+    fn hold_target(&self, target: &Path) -> Result<HeldTarget, MoveError> {
+        Ok(HeldTarget::by_path(target))
+    }
+
+    fn isolate(&self, _: &dyn System, _: &Path, _: &MountTable) -> Result<bool, MoveError> {
+        Ok(false)
+    }
+
+    fn move_onto(
+        &mut self,
+        _: &dyn System,
+        staged: &MountIdentity,
+        target: &HeldTarget,
+    ) -> Result<(), MoveError> {
+        self.calls.push(format!(
+            "move {} (id {}) onto {}",
+            staged.mount_point.display(),
+            staged.mount_id,
+            target.path.display()
+        ));
+        match self.on_move.as_mut() {
+            Some(f) => f(staged, &target.path),
+            None => Ok(()),
+        }
     }
 }
 

@@ -5,21 +5,17 @@
 //!    wait while enforced failures remain that may clear by themselves.
 //! 2. An enforced failure refuses before mounting (32). `-f` stops here either way, printing the
 //!    checks and the plan.
-//! 3. Take the mount point's lock (one helper per DIR at a time) and hold SIGTERM, SIGINT and
-//!    SIGHUP; pin the mount on top of DIR so that its id and device cannot be reused meanwhile;
-//!    mount through the [`Mounter`], noting the mounts on the target before and after, each by
-//!    its identity (mount id, device, parent, mount point: the kernel reuses freed ids at once)
-//!    and its source: `mount.nfs` exits 0 when the target already carries the same mount, so
-//!    only a new identity is a new mount, and only a new mount of SPEC's export is the helper's
-//!    ([`sort_new_on`]: by the export the kernel shows, by address, or as the one new mount that
-//!    shares an earlier mount's NFS superblock and so is shown under that mount's name).
-//! 4. Verify every new mount of SPEC on DIR: its `xprt:` lines and options. An enforced failure
-//!    unmounts exactly that mount, by its identity — only if it is still the one on top of the
-//!    target — and refuses (32). Several new mounts of SPEC at once (another mount of the same
-//!    source ran beside this one) are all judged, and none is unmounted: which one the helper
-//!    made cannot be told; the message names them all and the command that removes them. A new
-//!    mount of another server or export is someone else's, and left alone.
-//! 5. A held signal that arrived meanwhile ends the helper now, with 128 + its number.
+//! 3. Take the mount point's lock (one helper per DIR at a time), hold SIGTERM, SIGINT and
+//!    SIGHUP, and open DIR (never triggering its automount). Make this run's own directory below
+//!    the staging area ([`super::stage`]) and mount there, with `-n`: nobody else mounts there, so
+//!    the mount on it is the helper's by construction, whatever name the kernel shows.
+//! 4. Judge that mount where it is ([`staged`]): a refused mount is unmounted from the staging
+//!    point and never appears on DIR; an accepted one is moved onto DIR through the descriptor
+//!    opened in step 3 and recorded. When DIR's top mount already is this very mount (the same
+//!    device and root: a second `mount` of the same line), nothing is stacked: the staged copy
+//!    is unmounted and the existing mount is judged as `verify` judges it.
+//! 5. The run's staging directory is removed; a held signal that arrived meanwhile ends the
+//!    helper now, with 128 + its number.
 //!
 //! A remount runs no pre-checks (the transport of an existing mount cannot change): it is
 //! passed to `mount.nfs`, then the existing mount is verified; a failure refuses (32) but the
@@ -29,10 +25,11 @@ use std::cell::RefCell;
 use std::io::Write;
 
 use super::exit_code::{FAIL, SUCCESS, SYSERR};
-use super::identity::{sort_new_on, MountIdentity, NewOnTarget, Ours};
 use super::modprobe::Modprobe;
-use super::mounter::{MountCall, MountError, MountStatus, Mounter};
+use super::mounter::{MountError, Mounter};
+use super::mover::MoveError;
 use super::request::MountRequest;
+use super::stage::{Stage, StageError, Swept};
 use super::target_lock::{self, LockError};
 use super::{signals, wait};
 use crate::checks::asked::{Asked, AskedBy};
@@ -40,10 +37,10 @@ use crate::checks::registry::{self, MountSubject};
 use crate::checks::render::plural;
 use crate::checks::{fix, render, CheckResult};
 use crate::escape::escape_control;
+use crate::host::mounts::staged::STAGE_AREA;
 use crate::host::mounts::{read_mount_table, Mount, MountTable, MountsError};
 use crate::host::{HostError, HostFacts, Root};
 use crate::kmod::RPCRDMA;
-use crate::nfs::ServerAddrs;
 use crate::policy::intent::{expected_port, read_declared};
 use crate::policy::{Level, MountPolicy};
 use crate::system::System;
@@ -61,6 +58,10 @@ enum FlowError {
     Mount(#[from] MountError),
     #[error(transparent)]
     Lock(#[from] LockError),
+    #[error(transparent)]
+    Stage(#[from] StageError),
+    #[error(transparent)]
+    Target(#[from] MoveError),
 }
 
 impl FlowError {
@@ -70,6 +71,10 @@ impl FlowError {
             FlowError::Mount(e) => e.exit_code(),
             FlowError::Lock(LockError::Io { .. }) => SYSERR,
             FlowError::Lock(LockError::Busy { .. }) => FAIL,
+            FlowError::Stage(StageError::Busy { .. }) => FAIL,
+            FlowError::Stage(_) => SYSERR,
+            FlowError::Target(MoveError::NotADirectory { .. }) => FAIL,
+            FlowError::Target(_) => SYSERR,
         }
     }
 }
@@ -78,7 +83,6 @@ impl FlowError {
 pub struct Helper<'a> {
     pub root: &'a Root,
     pub mounter: &'a mut dyn Mounter,
-    /// `None` when no modprobe is installed.
     /// `modprobe`; `None` when none is installed.
     pub modprobe: Option<&'a Modprobe>,
     /// Every effect on the machine: running programs, mount(2), umount2, the clock.
@@ -87,6 +91,9 @@ pub struct Helper<'a> {
     pub out: &'a mut dyn Write,
     /// Every diagnostic, one line each, prefixed `nfs-gds: `.
     pub err: &'a mut dyn Write,
+    /// While a mount is staged: the staging point and DIR, so that the checks' lines name DIR,
+    /// where the admin asked for the mount, never a path only nfs-gds uses.
+    shown_as: Option<(String, String)>,
 }
 
 impl std::fmt::Debug for Helper<'_> {
@@ -95,25 +102,6 @@ impl std::fmt::Debug for Helper<'_> {
             .field("root", &self.root)
             .finish_non_exhaustive()
     }
-}
-
-/// One call of the mounter: what it was asked, how it ended, and the table around it.
-#[derive(Debug, Clone, Copy)]
-struct Attempt<'a> {
-    call: &'a MountCall,
-    status: MountStatus,
-    before: &'a MountTable,
-    after: &'a MountTable,
-}
-
-/// What happened when the helper tried to take back a refused mount.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Undo {
-    Unmounted,
-    /// The unmount was attempted and failed, or the mount is still there afterwards.
-    Failed(String),
-    /// The helper did not touch it: it is no longer the mount on top of the target.
-    NotAttempted(String),
 }
 
 /// One diagnostic line. What it quotes (a SPEC, a path, a line of a file) may hold a newline or
@@ -176,7 +164,27 @@ fn precheck(
     Ok((results, facts))
 }
 
-impl Helper<'_> {
+impl<'a> Helper<'a> {
+    /// The flow with these effects and outputs.
+    pub fn new(
+        root: &'a Root,
+        mounter: &'a mut dyn Mounter,
+        modprobe: Option<&'a Modprobe>,
+        system: &'a dyn System,
+        out: &'a mut dyn Write,
+        err: &'a mut dyn Write,
+    ) -> Self {
+        Helper {
+            root,
+            mounter,
+            modprobe,
+            system,
+            out,
+            err,
+            shown_as: None,
+        }
+    }
+
     /// Runs the request; the result is mount(8)'s exit code.
     pub fn run(&mut self, req: &MountRequest, policy: &MountPolicy) -> u8 {
         let result = if req.options.remount {
@@ -201,9 +209,16 @@ impl Helper<'_> {
         format!("{} on {}", req.spec, req.target.display())
     }
 
+    /// The lines of a judgement; a staged mount's checks name DIR, where the admin asked for
+    /// the mount, not the staging point.
     fn print_judgement_lines(&mut self, j: &Judgement) {
         for line in journal_lines(j) {
-            self.say(&line);
+            match &self.shown_as {
+                Some((staged, target)) if line.contains(staged.as_str()) => {
+                    write_line(self.err, &line.replace(staged.as_str(), target))
+                }
+                _ => write_line(self.err, &line),
+            }
         }
     }
 
@@ -266,22 +281,21 @@ impl Helper<'_> {
         if self.root.is_host() {
             if let Some((_, why)) = super::target_path::swappable_entry(&req.target) {
                 self.say(&format!(
-                    "WARNING: {why}: whoever can change it can swap {} for another directory while mount.nfs resolves it; nfs-gds checks where the mount appears, but keep mount points below directories only root can change",
+                    "WARNING: {why}: whoever can change it can swap {} for another directory before nfs-gds opens it; nfs-gds moves the mount through the directory it opened, but keep mount points below directories only root can change",
                     req.target.display()
                 ));
             }
         }
 
-        let call = req.call();
-        // One helper per mount point, and every held signal noted, from before the table is
-        // read until the new mount is verified, undone or recorded.
+        // One helper per mount point, and every held signal noted, from before DIR is opened
+        // until the mount is moved onto it, unmounted, or recorded.
         let _lock = target_lock::take(self.root, &req.target, self.system)?;
         let hold = signals::Hold::start();
-        let before = read_mount_table(self.root)?;
-        // The mount on top now cannot give its id or device to a mount that appears meanwhile.
-        let pin = before
-            .topmost_at(&req.target)
-            .and_then(|m| self.mounter.pin(&MountIdentity::of(&m.info)));
+        // DIR is held from now on: the move goes through this descriptor, whatever is swapped
+        // into the path meanwhile.
+        let target = self.mounter.hold_target(&req.target)?;
+        let (stage, swept) = Stage::make(self.root, self.system, self.mounter)?;
+        self.report_swept(&swept);
         if let Some(sig) = hold.caught() {
             self.say(&format!(
                 "stopped by {sig} before mounting; nothing was mounted on {}",
@@ -289,16 +303,32 @@ impl Helper<'_> {
             ));
             return Ok(signals::exit_code(sig));
         }
-        let status = self.mounter.mount(self.system, &call)?;
-        let after = read_mount_table(self.root)?;
-        drop(pin);
-        let attempt = Attempt {
-            call: &call,
-            status,
-            before: &before,
-            after: &after,
+        let call = req.staged_call(stage.mount_point());
+        if req.verbose > 0 {
+            self.say(&format!(
+                "mounting {} at the staging point {}: it is verified there and moved onto {} only if the policy lets it stand",
+                req.spec,
+                stage.mount_point().display(),
+                req.target.display()
+            ));
+        }
+        self.shown_as = Some((
+            stage.mount_point().display().to_string(),
+            req.target.display().to_string(),
+        ));
+        let status = self.mounter.mount(self.system, &call);
+        let code = match status {
+            Ok(status) => self.settle(req, policy, &stage, &target, status),
+            Err(e) => {
+                // The mounter could not run; anything it left on the staging point is taken
+                // back all the same.
+                self.say(&e.to_string());
+                self.take_back_all(&stage);
+                e.exit_code()
+            }
         };
-        let code = self.judge_new(req, policy, &attempt)?;
+        self.shown_as = None;
+        drop(stage);
         match hold.caught() {
             Some(sig) => {
                 self.say(&format!(
@@ -311,109 +341,31 @@ impl Helper<'_> {
         }
     }
 
-    /// Finds what the mount call made on the target and judges it: every new mount of SPEC on
-    /// DIR, by identity and source; a new mount of another source is someone else's.
-    fn judge_new(
-        &mut self,
-        req: &MountRequest,
-        policy: &MountPolicy,
-        attempt: &Attempt,
-    ) -> Result<u8, FlowError> {
-        let Attempt {
-            status,
-            before,
-            after,
-            ..
-        } = *attempt;
-        let addrs = ServerAddrs::new(self.system);
-        let NewOnTarget { ours, others } =
-            sort_new_on(before, after, &req.target, &req.source, &addrs);
-        if !others.is_empty() {
+    /// Says what a sweep of the staging area took back from helpers that died.
+    fn report_swept(&mut self, swept: &[Swept]) {
+        for s in swept {
+            let what = if s.unmounted.is_empty() {
+                "nothing was mounted there".to_string()
+            } else {
+                format!(
+                    "unmounted {}",
+                    s.unmounted
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
             self.say(&format!(
-                "during this mount, {} of another server or export appeared on {}: {}; not nfs-gds's, so it is neither judged nor unmounted here",
-                if others.len() == 1 { "a mount" } else { "mounts" },
-                req.target.display(),
-                Self::list(&others)
+                "cleaned up after an nfs-gds helper that did not finish: {} ({what}{})",
+                s.dir.display(),
+                if s.problems.is_empty() {
+                    String::new()
+                } else {
+                    format!("; not undone: {}", s.problems.join("; "))
+                }
             ));
         }
-        for (m, why) in &ours {
-            if let Ours::SharedSuperblock {
-                first_id,
-                first_source,
-            } = why
-            {
-                self.say(&format!(
-                    "the kernel shows the new mount on {} (mount id {}) as {}: it shares the NFS superblock of mount id {first_id} ({first_source}), which was there before, and with it that mount's client and transport; it is the only new NFS mount, so it is the one nfs-gds made",
-                    req.target.display(),
-                    m.info.mount_id,
-                    m.info.source()
-                ));
-            }
-        }
-        let ours: Vec<&Mount> = ours.into_iter().map(|(m, _)| m).collect();
-        let status_code = if status.success() {
-            SUCCESS
-        } else {
-            status.exit_code()
-        };
-        // The helper knows exactly what it passed: the kernel's own list may have dropped some
-        // of it (nconnect=, on kernels that ignore it for NFSv4.x over RDMA).
-        let asked = [Asked::new(AskedBy::Helper, req.options.option_string())];
-        match ours.as_slice() {
-            [] => self.no_new_mount(req, policy, attempt, &others, &addrs),
-            [new] => {
-                let new = *new;
-                let id = new.info.mount_id;
-                let post = judge(
-                    registry::after_mount(new, after, req.options.port, &asked),
-                    policy,
-                );
-                if post.refused() {
-                    let identity = self.mounter.identify(MountIdentity::of(&new.info));
-                    let undo = self.undo(&identity);
-                    self.refuse_after_mount(req, id, &post, &undo);
-                    return Ok(FAIL);
-                }
-                self.keep(req, new, &post, after);
-                Ok(status_code)
-            }
-            several => {
-                let judged: Vec<(&Mount, Judgement)> = several
-                    .iter()
-                    .map(|m| {
-                        let post = judge(
-                            registry::after_mount(m, after, req.options.port, &asked),
-                            policy,
-                        );
-                        (*m, post)
-                    })
-                    .collect();
-                if judged.iter().any(|(_, post)| post.refused()) {
-                    self.refuse_several(req, &judged);
-                    return Ok(FAIL);
-                }
-                for (m, post) in &judged {
-                    self.keep(req, m, post, after);
-                }
-                Ok(status_code)
-            }
-        }
-    }
-
-    /// "path (mount id N)" for each mount.
-    fn list(mounts: &[&Mount]) -> String {
-        mounts
-            .iter()
-            .map(|m| {
-                format!(
-                    "{} of {} (mount id {})",
-                    m.info.mount_point().display(),
-                    m.info.source(),
-                    m.info.mount_id
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
     }
 
     /// A new mount that passed: warnings, the record for the agent, the proof under `-v`.
@@ -520,68 +472,6 @@ impl Helper<'_> {
         self.print_judgement_lines(j);
     }
 
-    /// Unmounts `mount` if, and only if, it is still the mount on top of its mount point.
-    /// The unmounter checks the identity again on the mount it holds, so a mount replaced
-    /// between this look and the unmount is not taken down.
-    fn undo(&mut self, mount: &MountIdentity) -> Undo {
-        match read_mount_table(self.root) {
-            Err(e) => return Undo::NotAttempted(format!("the mount table cannot be read ({e})")),
-            Ok(now) => match now.topmost_at(&mount.mount_point) {
-                Some(m) if mount.matches(&m.info) => {}
-                Some(m) if m.info.mount_id == mount.mount_id => {
-                    return Undo::NotAttempted(format!(
-                        "the mount on top of it (id {}) is another mount that reuses the id",
-                        m.info.mount_id
-                    ))
-                }
-                Some(m) => {
-                    return Undo::NotAttempted(format!(
-                        "another mount (id {}) is now on top of it",
-                        m.info.mount_id
-                    ))
-                }
-                None => return Undo::NotAttempted("it is no longer mounted".into()),
-            },
-        }
-        if let Err(e) = self.mounter.unmount(self.system, mount) {
-            return Undo::Failed(e.to_string());
-        }
-        match read_mount_table(self.root) {
-            Ok(now) if mount.find(&now).is_some() => {
-                Undo::Failed("it is still in the mount table after unmounting".into())
-            }
-            Ok(_) => Undo::Unmounted,
-            Err(e) => Undo::Failed(format!("the mount table cannot be read afterwards ({e})")),
-        }
-    }
-
-    fn refuse_after_mount(&mut self, req: &MountRequest, id: u32, post: &Judgement, undo: &Undo) {
-        let outcome = match undo {
-            Undo::Unmounted => "it was unmounted again".to_string(),
-            Undo::Failed(_) => "UNMOUNTING IT FAILED".to_string(),
-            Undo::NotAttempted(_) => "it was NOT unmounted".to_string(),
-        };
-        self.say(&format!(
-            "REFUSED {}: the new mount (id {id}) failed {} under policy enforce; {outcome}",
-            Self::subject(req),
-            plural(post.refusals.len(), "check")
-        ));
-        self.print_judgement_lines(post);
-        let command = self.mounter.unmount_command(&req.target);
-        match undo {
-            Undo::Unmounted => {}
-            Undo::Failed(why) => self.say(&format!(
-                "THE REFUSED MOUNT IS STILL MOUNTED on {} (mount id {id}): {why}; unmount it now: {command}",
-                req.target.display()
-            )),
-            Undo::NotAttempted(why) => self.say(&format!(
-                "the refused mount (id {id}) was left alone because {why}; check `findmnt {}` and unmount it by hand: {command}",
-                req.target.display()
-            )),
-        }
-        self.say(DOCTOR_HINT);
-    }
-
     fn fake(
         &mut self,
         req: &MountRequest,
@@ -618,15 +508,16 @@ impl Helper<'_> {
             );
         }
         // SPEC, DIR and the options are quoted as given: escaped, as every message is.
+        let staging = std::path::Path::new(STAGE_AREA).join("RUN/mnt");
+        let dir = escape_control(&req.target.display().to_string()).into_owned();
         let _ = writeln!(
             self.out,
             "  mount:   {}",
-            escape_control(&self.mounter.plan(&req.call()))
+            escape_control(&self.mounter.plan(&req.staged_call(&staging)))
         );
         let _ = writeln!(
             self.out,
-            "  verify:  a new mount id on {}; every xprt: line rdma; proto={}; port={}",
-            escape_control(&req.target.display().to_string()),
+            "  verify:  the mount at that staging point (RUN: this run's own directory); every xprt: line rdma; proto={}; port={}",
             req.options.netid,
             req.options.port
         );
@@ -635,11 +526,20 @@ impl Helper<'_> {
             .any(|c| policy.level(c.id) == Level::Enforce);
         let _ = writeln!(
             self.out,
+            "  move:    onto {dir}{}",
+            if any_enforced {
+                " if no enforced check fails"
+            } else {
+                ""
+            }
+        );
+        let _ = writeln!(
+            self.out,
             "  refuse:  {}",
             if any_enforced {
-                "unmount that mount again if an enforced check fails"
+                format!("unmount it from the staging point if an enforced check fails; nothing ever appears on {dir}")
             } else {
-                "never (no check is enforced)"
+                "never (no check is enforced)".to_string()
             }
         );
         if pre.refused() {
@@ -702,6 +602,6 @@ impl Helper<'_> {
     }
 }
 
+mod staged;
 #[cfg(test)]
 mod tests;
-mod unclear;

@@ -11,6 +11,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use super::mounter::{MountCall, MountError, MountStatus, Mounting};
+use super::mover::Mover;
 use super::unmount::Unmounter;
 use crate::system::System;
 
@@ -18,6 +19,7 @@ use crate::system::System;
 pub struct MountNfs {
     pub program: PathBuf,
     pub unmounter: Unmounter,
+    pub mover: Mover,
 }
 
 /// The arguments after the program name.
@@ -61,6 +63,10 @@ impl Mounting for MountNfs {
 
     fn unmounter(&self) -> &Unmounter {
         &self.unmounter
+    }
+
+    fn mover(&self) -> &Mover {
+        &self.mover
     }
 }
 
@@ -114,6 +120,7 @@ mod tests {
         let mut m = MountNfs {
             program: "/sbin/mount.nfs".into(),
             unmounter: Unmounter::Syscall { umount: None },
+            mover: Mover::Syscall,
         };
         assert_eq!(m.mount(&fake, &call()).unwrap(), MountStatus::Exited(32));
         assert_eq!(
@@ -127,6 +134,7 @@ mod tests {
         let mut m = MountNfs {
             program: "/nonexistent/mount.nfs".into(),
             unmounter: Unmounter::Syscall { umount: None },
+            mover: Mover::Syscall,
         };
         let e = m
             .mount(&crate::system::Live::new(true), &call())

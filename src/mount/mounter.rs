@@ -9,7 +9,9 @@
 use std::path::{Path, PathBuf};
 
 use super::identity::MountIdentity;
-use super::unmount::{Pin, UnmountError, Unmounter};
+use super::mover::{HeldTarget, MoveError, Mover};
+use super::unmount::{UnmountError, Unmounter};
+use crate::host::mounts::MountTable;
 use crate::nfs::NfsSource;
 use crate::nfs::NfsVersion;
 use crate::system::System;
@@ -107,18 +109,28 @@ pub trait Mounter {
     fn identify(&self, mount: MountIdentity) -> MountIdentity {
         mount
     }
-    /// Pins `mount`, the mount on top of its mount point, across the mount call, so that a mount
-    /// appearing during the call cannot reuse its identity. `None` where nothing can be pinned
-    /// (fixture roots) or the mount on top is no longer `mount`.
-    fn pin(&self, mount: &MountIdentity) -> Option<Pin> {
-        let _ = mount;
-        None
-    }
     /// Unmounts exactly `mount` through `system`, and nothing else that may be on its mount
     /// point.
     fn unmount(&mut self, system: &dyn System, mount: &MountIdentity) -> Result<(), UnmountError>;
     /// The command an admin should run when [`Mounter::unmount`] failed.
     fn unmount_command(&self, target: &Path) -> String;
+    /// Holds DIR from before mounting until the move (see [`Mover::hold_target`]).
+    fn hold_target(&self, target: &Path) -> Result<HeldTarget, MoveError>;
+    /// Makes the staging area a private mount unless `table` shows it is one
+    /// ([`Mover::isolate`]).
+    fn isolate(
+        &self,
+        system: &dyn System,
+        area: &Path,
+        table: &MountTable,
+    ) -> Result<bool, MoveError>;
+    /// Moves the helper's verified mount from its staging point onto the held DIR.
+    fn move_onto(
+        &mut self,
+        system: &dyn System,
+        staged: &MountIdentity,
+        target: &HeldTarget,
+    ) -> Result<(), MoveError>;
 }
 
 /// A backend that mounts its own way and undoes its mounts through an [`Unmounter`]: it is a
@@ -130,6 +142,8 @@ pub trait Mounting {
     fn mount(&mut self, system: &dyn System, call: &MountCall) -> Result<MountStatus, MountError>;
     /// What unmounts this backend's mounts.
     fn unmounter(&self) -> &Unmounter;
+    /// What moves this backend's mounts from the staging point onto DIR.
+    fn mover(&self) -> &Mover;
 }
 
 impl<B: Mounting> Mounter for B {
@@ -145,16 +159,34 @@ impl<B: Mounting> Mounter for B {
         self.unmounter().identify(mount)
     }
 
-    fn pin(&self, mount: &MountIdentity) -> Option<Pin> {
-        self.unmounter().pin(mount)
-    }
-
     fn unmount(&mut self, system: &dyn System, mount: &MountIdentity) -> Result<(), UnmountError> {
         self.unmounter().unmount(system, mount)
     }
 
     fn unmount_command(&self, target: &Path) -> String {
         self.unmounter().command(target)
+    }
+
+    fn hold_target(&self, target: &Path) -> Result<HeldTarget, MoveError> {
+        self.mover().hold_target(target)
+    }
+
+    fn isolate(
+        &self,
+        system: &dyn System,
+        area: &Path,
+        table: &MountTable,
+    ) -> Result<bool, MoveError> {
+        self.mover().isolate(system, area, table)
+    }
+
+    fn move_onto(
+        &mut self,
+        system: &dyn System,
+        staged: &MountIdentity,
+        target: &HeldTarget,
+    ) -> Result<(), MoveError> {
+        self.mover().move_onto(system, staged, target)
     }
 }
 

@@ -85,6 +85,17 @@ impl MountRequest {
             verbose: self.verbose > 0,
         }
     }
+
+    /// What the mounter is asked to do at the helper's staging point: the same mount on `point`,
+    /// never recorded in utab (`-n`): mount(8) records DIR's entry itself once the helper
+    /// succeeded, and a staging path must never appear there.
+    pub fn staged_call(&self, point: &std::path::Path) -> MountCall {
+        MountCall {
+            target: point.to_owned(),
+            no_mtab: true,
+            ..self.call()
+        }
+    }
 }
 
 #[cfg(test)]

@@ -135,6 +135,7 @@ pub fn prepare(call: &MountCall, resolve: Resolve) -> Result<Mount2, MountError>
 
 pub struct SyscallMount {
     pub unmounter: Unmounter,
+    pub mover: super::mover::Mover,
     /// A fixture root: never call mount(2).
     pub fixture_root: Option<PathBuf>,
 }
@@ -202,6 +203,10 @@ impl Mounting for SyscallMount {
 
     fn unmounter(&self) -> &Unmounter {
         &self.unmounter
+    }
+
+    fn mover(&self) -> &super::mover::Mover {
+        &self.mover
     }
 }
 
@@ -308,6 +313,9 @@ mod tests {
     fn never_mounts_below_a_fixture_root_but_can_plan() {
         let mut s = SyscallMount {
             unmounter: Unmounter::Unavailable {
+                root: "/tmp/r".into(),
+            },
+            mover: super::super::mover::Mover::Unavailable {
                 root: "/tmp/r".into(),
             },
             fixture_root: Some("/tmp/r".into()),

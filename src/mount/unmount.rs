@@ -44,11 +44,6 @@ pub enum UnmountError {
     NoUmountBelowRoot { root: PathBuf },
 }
 
-/// Something that keeps a mount referenced until it is dropped: while it lives, the kernel
-/// cannot hand that mount's id or device number to another mount, even if the mount is
-/// unmounted meanwhile.
-pub type Pin = Box<dyn std::any::Any>;
-
 /// `STATX_MNT_ID_UNIQUE` (Linux 6.8): `stx_mnt_id` becomes the 64-bit id that is never reused.
 const STATX_MNT_ID_UNIQUE: u32 = 0x4000;
 
@@ -64,13 +59,13 @@ pub enum Unmounter {
 
 /// What `statx` says about the mount a descriptor is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Seen {
+pub(super) struct Seen {
     mount_id: u64,
     unique_id: Option<u64>,
     device: (u32, u32),
 }
 
-fn open_target(target: &Path) -> std::io::Result<OwnedFd> {
+pub(super) fn open_target(target: &Path) -> std::io::Result<OwnedFd> {
     Ok(rustix::fs::open(
         target,
         OFlags::PATH | OFlags::NOFOLLOW | OFlags::DIRECTORY | OFlags::CLOEXEC,
@@ -78,7 +73,7 @@ fn open_target(target: &Path) -> std::io::Result<OwnedFd> {
     )?)
 }
 
-fn seen(fd: &OwnedFd) -> std::io::Result<Seen> {
+pub(super) fn seen(fd: &OwnedFd) -> std::io::Result<Seen> {
     let old = statx(fd, "", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID)?;
     if old.stx_mask & StatxFlags::MNT_ID.bits() == 0 {
         return Err(std::io::Error::other(
@@ -114,7 +109,7 @@ fn children_of(id: u32) -> std::io::Result<Vec<String>> {
 }
 
 /// Why the mount on the descriptor is not `mount`, if it is not.
-fn mismatch(mount: &MountIdentity, seen: &Seen) -> Option<String> {
+pub(super) fn mismatch(mount: &MountIdentity, seen: &Seen) -> Option<String> {
     if seen.mount_id != u64::from(mount.mount_id) {
         return Some(format!(
             "the mount on it now has id {}, not {}",
@@ -147,20 +142,6 @@ impl Unmounter {
             }
         }
         mount
-    }
-
-    /// An `O_PATH` descriptor of `mount`'s mount point, when the mount it resolves to is
-    /// `mount`: it keeps that mount referenced, so its id and device number stay taken until the
-    /// descriptor is closed. Fixture roots pin nothing.
-    pub fn pin(&self, mount: &MountIdentity) -> Option<Pin> {
-        if let Unmounter::Syscall { .. } = self {
-            let fd = open_target(&mount.mount_point).ok()?;
-            let s = seen(&fd).ok()?;
-            if mismatch(mount, &s).is_none() {
-                return Some(Box::new(fd));
-            }
-        }
-        None
     }
 
     /// Unmounts exactly `mount` through `system` (umount2 of the held descriptor, or the tree's

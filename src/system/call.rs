@@ -37,6 +37,22 @@ pub enum Call {
         flags: u64,
         data: String,
     },
+    /// mount(2) with `MS_BIND`: `source` bound onto `target` (the staging area onto itself).
+    Bind {
+        source: PathBuf,
+        target: PathBuf,
+    },
+    /// mount(2) with `MS_PRIVATE`: mounts below `target` propagate nowhere, and none come in.
+    MakePrivate {
+        target: PathBuf,
+    },
+    /// move_mount(2): the mount `from` resolves to, onto `to`. Both are followed to the end, so
+    /// the helper passes `/proc/self/fd/N` of descriptors it opened and checked beforehand;
+    /// automount points are never triggered.
+    MoveMount {
+        from: PathBuf,
+        to: PathBuf,
+    },
     /// umount2(2), `MNT_DETACH` when `detach`.
     Unmount {
         target: PathBuf,
@@ -174,9 +190,12 @@ impl Call {
                 stderr: why.to_string(),
             }),
             Call::Exec { .. } => Answer::Exited(Err(Failure::other(why))),
-            Call::Mount { .. } | Call::Unmount { .. } | Call::EnterNamespace { .. } => {
-                Answer::Done(Err(Failure::other(why)))
-            }
+            Call::Mount { .. }
+            | Call::Bind { .. }
+            | Call::MakePrivate { .. }
+            | Call::MoveMount { .. }
+            | Call::Unmount { .. }
+            | Call::EnterNamespace { .. } => Answer::Done(Err(Failure::other(why))),
             Call::Sleep { .. } => Answer::Done(Ok(())),
             Call::Now => Answer::Time(Duration::ZERO),
             Call::Credentials => Answer::Credentials(Credentials {
@@ -225,6 +244,13 @@ impl std::fmt::Display for Call {
                 "mount {source} {} type {fstype} flags {flags:#x} data {data}",
                 target.display()
             ),
+            Call::Bind { source, target } => {
+                write!(f, "mount --bind {} {}", source.display(), target.display())
+            }
+            Call::MakePrivate { target } => write!(f, "mount --make-private {}", target.display()),
+            Call::MoveMount { from, to } => {
+                write!(f, "move_mount {} {}", from.display(), to.display())
+            }
             Call::Unmount { target, detach } => write!(
                 f,
                 "umount2 {}{}",

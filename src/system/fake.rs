@@ -120,9 +120,12 @@ impl Fake {
                 )
             }
             Call::Exec { .. } => Answer::Exited(Ok(0)),
-            Call::Mount { .. } | Call::Unmount { .. } | Call::EnterNamespace { .. } => {
-                Answer::Done(Ok(()))
-            }
+            Call::Mount { .. }
+            | Call::Bind { .. }
+            | Call::MakePrivate { .. }
+            | Call::MoveMount { .. }
+            | Call::Unmount { .. }
+            | Call::EnterNamespace { .. } => Answer::Done(Ok(())),
             Call::Now => Answer::Time(self.now.lock().map(|n| *n).unwrap_or_default()),
             Call::Sleep { .. } => Answer::Done(Ok(())),
             Call::Credentials => Answer::Credentials(self.credentials),

@@ -217,6 +217,30 @@ impl System for Live {
                     .map(|_| ())
                     .map_err(|e| Failure::of(&e)),
             ),
+            Call::Bind { source, target } => Answer::Done(
+                rustix::mount::mount_bind(source.as_path(), target.as_path())
+                    .map_err(|e| Failure::of(&e.into())),
+            ),
+            Call::MakePrivate { target } => Answer::Done(
+                rustix::mount::mount_change(
+                    target.as_path(),
+                    rustix::mount::MountPropagationFlags::PRIVATE,
+                )
+                .map_err(|e| Failure::of(&e.into())),
+            ),
+            Call::MoveMount { from, to } => {
+                use rustix::mount::MoveMountFlags as F;
+                Answer::Done(
+                    rustix::mount::move_mount(
+                        rustix::fs::CWD,
+                        from.as_path(),
+                        rustix::fs::CWD,
+                        to.as_path(),
+                        F::MOVE_MOUNT_F_SYMLINKS | F::MOVE_MOUNT_T_SYMLINKS,
+                    )
+                    .map_err(|e| Failure::of(&e.into())),
+                )
+            }
             Call::Unmount { target, detach } => {
                 let flags = if *detach {
                     nix::mount::MntFlags::MNT_DETACH

@@ -18,6 +18,7 @@
 
 pub mod call;
 pub mod fake;
+pub mod held;
 pub mod live;
 pub mod record;
 pub mod replay;
@@ -128,6 +129,29 @@ impl dyn System + '_ {
             fstype: fstype.to_string(),
             flags,
             data: data.to_string(),
+        })
+    }
+
+    /// mount(2) with `MS_BIND`.
+    pub fn bind(&self, source: &Path, target: &Path) -> std::io::Result<()> {
+        self.done(&Call::Bind {
+            source: source.to_owned(),
+            target: target.to_owned(),
+        })
+    }
+
+    /// mount(2) with `MS_PRIVATE`.
+    pub fn make_private(&self, target: &Path) -> std::io::Result<()> {
+        self.done(&Call::MakePrivate {
+            target: target.to_owned(),
+        })
+    }
+
+    /// move_mount(2) of the mount `from` resolves to onto `to` (see [`Call::MoveMount`]).
+    pub fn move_mount(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+        self.done(&Call::MoveMount {
+            from: from.to_owned(),
+            to: to.to_owned(),
         })
     }
 

@@ -15,7 +15,7 @@ use std::process::{Command, ExitStatus, Stdio};
 use clap::CommandFactory;
 use serde_json::{json, Value};
 
-use crate::mount_fixture::{with_mount, Fixture};
+use crate::mount_fixture::{with_mount, Fixture, STAGED};
 
 /// How a face ends when a stream it wrote to is closed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,7 +85,7 @@ fn node() -> Fixture {
 /// A ready node where mount.nfs mounts /mnt/gds over RDMA.
 fn mountable() -> Fixture {
     let f = Fixture::ready();
-    f.scenario_table("mount.nfs", &with_mount(70, "/mnt/gds", "rdma"));
+    f.staged_then_moved(&with_mount(70, STAGED, "rdma"), "/mnt/gds");
     f
 }
 

@@ -291,6 +291,35 @@ impl OutDir {
         }
     }
 
+    /// Removes the empty directory `name`: `true` when it was there, `false` (not an error) when
+    /// not. A directory that is not empty, or is a mount point, is an error (`ENOTEMPTY`,
+    /// `EBUSY`).
+    pub fn remove_dir(&self, name: &str) -> io::Result<bool> {
+        plain(name)?;
+        match rustix::fs::unlinkat(&self.fd, name, AtFlags::REMOVEDIR) {
+            Ok(()) => Ok(true),
+            Err(rustix::io::Errno::NOENT) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The file `name` in this directory, opened for a `flock` when it exists (never through a
+    /// symbolic link); `None` when it does not.
+    pub fn existing_lock_file(&self, name: &str) -> io::Result<Option<OwnedFd>> {
+        plain(name)?;
+        let flags = OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+        match rustix::fs::openat(&self.fd, name, flags, Mode::empty()) {
+            Ok(fd) => Ok(Some(fd)),
+            Err(rustix::io::Errno::NOENT) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The directory's own descriptor, for a `flock` held across several steps.
+    pub fn fd(&self) -> &OwnedFd {
+        &self.fd
+    }
+
     /// The names in the directory, sorted.
     pub fn names(&self) -> io::Result<Vec<String>> {
         let dir = rustix::fs::openat(&self.fd, ".", dir_flags(), Mode::empty())?;

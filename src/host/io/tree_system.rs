@@ -65,7 +65,10 @@ impl System for TreeSystem {
                 let args: Vec<&str> = args.iter().map(String::as_str).collect();
                 Answer::Output(recorded::read(&self.root, program, &args))
             }
-            Call::Mount { .. } => self.never("mount(2)"),
+            Call::Mount { .. } | Call::Bind { .. } | Call::MakePrivate { .. } => {
+                self.never("mount(2)")
+            }
+            Call::MoveMount { .. } => self.never("move_mount(2)"),
             Call::Unmount { .. } => self.never("umount2(2)"),
             Call::EnterNamespace { path } => {
                 let in_tree = self.root.join(path);

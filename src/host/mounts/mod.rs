@@ -22,6 +22,7 @@ mod points;
 pub mod records;
 #[cfg(test)]
 mod samples;
+pub mod staged;
 mod table;
 
 pub use escape::unescape;
@@ -64,21 +65,21 @@ pub struct LineError {
     pub reason: String,
 }
 
-/// Streams mountinfo below the root through `each` line's entry.
-fn stream_mountinfo_at(
-    root: &Root,
-    rel: &str,
-    each: impl FnMut(MountInfoEntry),
-) -> Result<(), MountsError> {
-    stream_mountinfo_where(root, rel, |_| true, each)
+/// Whether a reader sees the mounts in flight below the helper's staging area
+/// ([`staged`]): only the helper does, every other reader leaves them out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum InFlight {
+    Seen,
+    LeftOut,
 }
 
-/// [`stream_mountinfo_at`] for the lines `keep` takes (it sees the raw line); the others are
-/// not parsed.
+/// Streams mountinfo below the root through `each` entry of the lines `keep` takes (it sees
+/// the raw line; the others are not parsed), the mounts in flight seen or left out.
 fn stream_mountinfo_where(
     root: &Root,
     rel: &str,
     keep: impl Fn(&[u8]) -> bool,
+    in_flight: InFlight,
     mut each: impl FnMut(MountInfoEntry),
 ) -> Result<(), MountsError> {
     let mut lines = root.read_lines(rel)?.ok_or_else(|| MountsError::Missing {
@@ -90,7 +91,10 @@ fn stream_mountinfo_where(
             continue;
         }
         match parser.line(line) {
-            Ok(entry) => entry.into_iter().for_each(&mut each),
+            Ok(entry) => entry
+                .into_iter()
+                .filter(|e| in_flight == InFlight::Seen || !staged::is_staged(e.mount_point()))
+                .for_each(&mut each),
             Err(reason) => {
                 return Err(MountsError::Parse {
                     path: lines.path().to_owned(),
@@ -135,8 +139,23 @@ pub fn read_mountstats(root: &Root) -> Result<Vec<MountStatsRecord>, MountsError
 
 /// mountinfo, then mountstats streamed and paired record by record.
 fn read_table_at(root: &Root, info: &str, stats: &str) -> Result<MountTable, MountsError> {
+    read_table_seeing(root, info, stats, InFlight::LeftOut)
+}
+
+fn read_table_seeing(
+    root: &Root,
+    info: &str,
+    stats: &str,
+    in_flight: InFlight,
+) -> Result<MountTable, MountsError> {
     let mut mounts = Vec::new();
-    stream_mountinfo_at(root, info, |e| mounts.push(Mount::unpaired(e)))?;
+    stream_mountinfo_where(
+        root,
+        info,
+        |_| true,
+        in_flight,
+        |e| mounts.push(Mount::unpaired(e)),
+    )?;
     // Grown by doubling: up to half of it room for mounts that never came.
     mounts.shrink_to_fit();
     let mut pairing = Pairing::new(&mounts);
@@ -152,9 +171,13 @@ fn read_table_at(root: &Root, info: &str, stats: &str) -> Result<MountTable, Mou
 /// table; which mount a path lies on, and what is stacked over what, is for the whole table.
 pub fn read_nfs_mount_table(root: &Root) -> Result<MountTable, MountsError> {
     let mut mounts = Vec::new();
-    stream_mountinfo_where(root, MOUNTINFO, points::is_nfs_line, |e| {
-        mounts.push(Mount::unpaired(e))
-    })?;
+    stream_mountinfo_where(
+        root,
+        MOUNTINFO,
+        points::is_nfs_line,
+        InFlight::LeftOut,
+        |e| mounts.push(Mount::unpaired(e)),
+    )?;
     let mut pairing = Pairing::new(&mounts);
     stream_mountstats_at(root, MOUNTSTATS, |rec| {
         if matches!(rec.fstype.as_str(), "nfs" | "nfs4") {
@@ -165,9 +188,15 @@ pub fn read_nfs_mount_table(root: &Root) -> Result<MountTable, MountsError> {
     Ok(MountTable::of(mounts, paired))
 }
 
-/// Both files, paired.
+/// Both files, paired; mounts in flight below the helper's staging area left out.
 pub fn read_mount_table(root: &Root) -> Result<MountTable, MountsError> {
     read_table_at(root, MOUNTINFO, MOUNTSTATS)
+}
+
+/// Both files, paired, with the mounts in flight below the helper's staging area: the helper's
+/// own view, and nobody else's ([`staged`]).
+pub fn read_mount_table_in_flight(root: &Root) -> Result<MountTable, MountsError> {
+    read_table_seeing(root, MOUNTINFO, MOUNTSTATS, InFlight::Seen)
 }
 
 /// PID 1's mount table, the host's as seen from a container that has the host's `/proc`.

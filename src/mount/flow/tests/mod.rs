@@ -1,8 +1,6 @@
 //! The flow against fixture trees, with recording fakes for every side effect.
 
-use std::cell::Cell;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 use std::time::Duration;
 
 use super::*;
@@ -13,7 +11,7 @@ use crate::mount::unmount::UnmountError;
 use crate::nfs::OptionDefaults;
 use crate::policy::file::parse;
 use crate::system::{Answer, Call, Fake};
-use crate::testkit::mount_text::{nfs_info, with_mount, BEFORE, BEFORE_STATS};
+use crate::testkit::mount_text::{nfs_info, nfs_stats, with_mount, BEFORE, BEFORE_STATS};
 use crate::testkit::{write_below, write_table, Tree};
 
 /// A node ready for GDS (nvidia_fs loaded, a built-in rpcrdma with GPL hooks) and no NFS mount.
@@ -36,8 +34,38 @@ fn gds_node() -> Tree {
     t
 }
 
-/// A mounter whose mount makes `info`/`stats` the table and exits with `code`, and whose
-/// unmount restores the table before (or fails with `unmount_fails`).
+/// Where a table of the tests says "the point the mount call was given": the run's staging
+/// point, which the helper makes anew for each run.
+const STAGED: &str = "@STAGED@";
+
+/// The tree's table with every `from` path replaced by `to`: what the kernel shows after a move.
+fn move_in_tree(root: &Path, from: &Path, to: &Path) {
+    let read = |rel: &str| std::fs::read_to_string(root.join(rel)).unwrap_or_default();
+    let (from, to) = (from.display().to_string(), to.display().to_string());
+    let moved = |text: String| {
+        text.lines()
+            .map(|l| {
+                let fields: Vec<&str> = l.split(' ').collect();
+                // mountinfo: the mount point is the 5th field; mountstats: after "mounted on".
+                if fields.get(4) == Some(&from.as_str()) || l.contains(&format!(" on {from} ")) {
+                    l.replacen(&from, &to, 1)
+                } else {
+                    l.to_string()
+                }
+            })
+            .map(|l| l + "\n")
+            .collect::<String>()
+    };
+    write_table(
+        root,
+        &moved(read("proc/self/mountinfo")),
+        &moved(read("proc/self/mountstats")),
+    );
+}
+
+/// A mounter whose mount makes `info`/`stats` the table (with [`STAGED`] standing for the point
+/// it was given) and exits with `code`, whose move moves the staged mount in the table, and
+/// whose unmount restores the table before (or fails with `unmount_fails`).
 fn mounter(
     root: &Path,
     after: Option<(String, String)>,
@@ -46,10 +74,12 @@ fn mounter(
 ) -> RecordingMounter {
     let r1: PathBuf = root.to_owned();
     let r2: PathBuf = root.to_owned();
+    let r3: PathBuf = root.to_owned();
     RecordingMounter::new(
-        move |_| {
+        move |call| {
             if let Some((info, stats)) = &after {
-                write_table(&r1, info, stats);
+                let at = call.target.display().to_string();
+                write_table(&r1, &info.replace(STAGED, &at), &stats.replace(STAGED, &at));
             }
             Ok(MountStatus::Exited(code))
         },
@@ -64,6 +94,10 @@ fn mounter(
             Ok(())
         },
     )
+    .moving(move |staged, target| {
+        move_in_tree(&r3, &staged.mount_point, target);
+        Ok(())
+    })
 }
 
 /// A mounter whose mount adds an NFS mount of /mnt/data over `proto` and exits 0.
@@ -83,8 +117,9 @@ fn already_mounted(t: &Tree, proto: &str) {
     t.table(&info, &stats);
 }
 
+/// The table after a mount call that mounted 10.0.2.15:/export over `proto` where it was told.
 fn mounted(proto: &str) -> Option<(String, String)> {
-    Some(with_mount(70, "/mnt/data", proto))
+    Some(with_mount(70, STAGED, proto))
 }
 
 fn request(opts: &str, fake: bool) -> MountRequest {
@@ -152,34 +187,47 @@ fn run_through(
     let mut out = Vec::new();
     let mut err = Vec::new();
     let code = {
-        let mut h = Helper {
-            root: &root,
-            system,
-            mounter: &mut m,
-            modprobe: modprobe.as_ref(),
-            out: &mut out,
-            err: &mut err,
-        };
+        let mut h = Helper::new(&root, &mut m, modprobe.as_ref(), system, &mut out, &mut err);
         h.run(req, &policy)
     };
     Outcome {
         code,
         out: String::from_utf8(out).unwrap(),
         err: String::from_utf8(err).unwrap(),
-        calls: m.calls,
+        calls: m.calls.iter().map(|c| runs_named(c)).collect(),
         loads: Vec::new(),
     }
 }
+
+/// `line` with each run's own staging directory (named after its process) shown as `RUN`.
+fn runs_named(line: &str) -> String {
+    const AREA: &str = "/run/nfs-gds/stage/";
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(i) = rest.find(AREA) {
+        out.push_str(&rest[..i + AREA.len()]);
+        rest = &rest[i + AREA.len()..];
+        let end = rest.find('/').unwrap_or(rest.len());
+        out.push_str("RUN");
+        rest = &rest[end..];
+    }
+    out + rest
+}
+
+/// The mount call and the move of a run that mounted and kept its mount, as recorded.
+const MOUNTED_AND_MOVED: [&str; 2] = [
+    "fake-mount 10.0.2.15:/export /run/nfs-gds/stage/RUN/mnt -o rw,vers=4.2,proto=rdma,port=20049",
+    "move /run/nfs-gds/stage/RUN/mnt (id 70) onto /mnt/data",
+];
 
 fn run(tree: &Tree, req: &MountRequest, policy: &str, m: RecordingMounter) -> Outcome {
     run_with(tree, req, policy, m, &Fake::new(), false)
 }
 
 mod checks;
-mod concurrent;
 mod kernel_table;
 mod modules;
 mod outcomes;
 mod refusals;
 mod remounts;
-mod same_target;
+mod staging;

@@ -25,7 +25,7 @@ fn success_without_a_mount_is_not_a_mount() {
     assert_eq!(o.code, 32);
     assert!(
         o.err
-            .contains("reported success, but no mount appeared on /mnt/data"),
+            .contains("reported success, but nothing appeared at its staging point; nothing was mounted on /mnt/data"),
         "{}",
         o.err
     );
@@ -84,15 +84,22 @@ fn fake_runs_the_checks_prints_the_plan_and_mounts_nothing() {
         "{}",
         o.out
     );
-    assert!(o.out.contains("  mount:   fake-mount 10.0.2.15:/export /mnt/data -o rw,vers=4.2,proto=rdma,port=20049\n"), "{}", o.out);
+    assert!(o.out.contains("  mount:   fake-mount 10.0.2.15:/export /run/nfs-gds/stage/RUN/mnt -o rw,vers=4.2,proto=rdma,port=20049\n"), "{}", o.out);
     assert!(o.out.contains("  wait:    up to 30 s"), "{}", o.out);
     assert!(
         o.out.contains(
-            "  verify:  a new mount id on /mnt/data; every xprt: line rdma; proto=rdma; port=20049"
+            "  verify:  the mount at that staging point (RUN: this run's own directory); every xprt: line rdma; proto=rdma; port=20049"
         ),
         "{}",
         o.out
     );
+    assert!(
+        o.out
+            .contains("  move:    onto /mnt/data if no enforced check fails\n"),
+        "{}",
+        o.out
+    );
+    assert!(o.out.contains("  refuse:  unmount it from the staging point if an enforced check fails; nothing ever appears on /mnt/data\n"), "{}", o.out);
 
     std::fs::remove_dir_all(t.root().join("sys/module/nvidia_fs")).unwrap();
     let o = run(&t, &request("rw", true), "", mounts(&t, "rdma"));

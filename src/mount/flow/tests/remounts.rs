@@ -2,38 +2,68 @@
 
 use super::*;
 
+/// A mounter for a node whose DIR already carries 10.0.2.15:/export over `proto` (mount id 70):
+/// mount.nfs makes a second mount of the same superblock at the staging point (id 71), and
+/// unmounting that one leaves the table as it was.
+fn second_copy(t: &Tree, proto: &'static str) -> RecordingMounter {
+    let first = format!("{BEFORE}{}", nfs_info(70, "/mnt/data", proto));
+    let first_stats = format!("{BEFORE_STATS}{}", nfs_stats("/mnt/data", proto));
+    t.table(&first, &first_stats);
+    let (r1, r2) = (t.root().to_owned(), t.root().to_owned());
+    let (f1, s1) = (first.clone(), first_stats.clone());
+    RecordingMounter::new(
+        move |call| {
+            let at = call.target.display().to_string();
+            write_table(
+                &r1,
+                &format!("{f1}{}", nfs_info(71, &at, proto)),
+                &format!("{s1}{}", nfs_stats(&at, proto)),
+            );
+            Ok(MountStatus::Exited(0))
+        },
+        move |_| {
+            write_table(&r2, &first, &first_stats);
+            Ok(())
+        },
+    )
+}
+
 #[test]
 fn already_mounted_is_verified_and_never_unmounted() {
     let t = gds_node();
-    already_mounted(&t, "rdma");
     let o = run(
         &t,
         &request("rw", false),
         "[checks]\nrpcrdma-hook-export = \"off\"\n",
-        no_new_mount(&t, 0),
+        second_copy(&t, "rdma"),
     );
     assert_eq!(o.code, 0, "{}", o.err);
-    assert!(o.err.contains("nfs-gds: /mnt/data was already mounted (mount id 70, 10.0.2.15:/export) and mount.nfs left it as it was; verifying that mount"), "{}", o.err);
+    assert!(o.err.contains("nfs-gds: /mnt/data was already mounted (mount id 70, 10.0.2.15:/export) and nfs-gds stacks no second copy of it; verifying that mount"), "{}", o.err);
+    assert_eq!(
+        o.calls[1], "unmount /run/nfs-gds/stage/RUN/mnt (id 71, device 0:50)",
+        "only the staged copy is unmounted"
+    );
+    assert_eq!(o.calls.len(), 2, "nothing moved: {:?}", o.calls);
 
-    already_mounted(&t, "tcp");
     // The pre-existing tcp mount is itself the trap: refused before mounting.
-    let o = run(&t, &request("rw", false), "", no_new_mount(&t, 0));
+    let o = run(&t, &request("rw", false), "", second_copy(&t, "tcp"));
     assert_eq!(o.code, 32);
     assert!(o.calls.is_empty());
-    // With the trap check off, mount.nfs is run, reports success, and the tcp mount stays.
+    // With the trap check off, mount.nfs is run and the tcp mount on DIR stays.
     let o = run(
         &t,
         &request("rw", false),
         "[checks]\ntransport-trap = \"off\"\n",
-        no_new_mount(&t, 0),
+        second_copy(&t, "tcp"),
     );
     assert_eq!(o.code, 32);
     assert_eq!(
         o.calls.len(),
-        1,
+        2,
         "never unmount a mount that was there before: {:?}",
         o.calls
     );
+    assert!(o.calls[1].contains("(id 71,"), "{:?}", o.calls);
     assert!(o.err.contains("REFUSED /mnt/data: the mount on it (id 70) failed 2 checks under policy enforce; it was there before nfs-gds ran, so nfs-gds leaves it mounted: unmount it (`umount /mnt/data`) and mount again"), "{}", o.err);
 }
 
@@ -76,55 +106,6 @@ fn remount_verifies_the_existing_mount_and_never_unmounts_it() {
     assert!(o.out.contains("  remount: fake-mount"), "{}", o.out);
 }
 
-#[test]
-fn undo_leaves_alone_a_mount_that_is_no_longer_on_top() {
-    let t = gds_node();
-    let stacked = format!(
-        "{BEFORE}{}71 70 0:51 / /mnt/data rw - nfs4 other:/x rw,proto=rdma\n",
-        nfs_info(70, "/mnt/data", "tcp")
-    );
-    t.table(&stacked, "");
-    let unmounts = Rc::new(Cell::new(0));
-    let counter = unmounts.clone();
-    let mut m = RecordingMounter::new(
-        |_| Ok(MountStatus::Exited(0)),
-        move |_| {
-            counter.set(counter.get() + 1);
-            Ok(())
-        },
-    );
-    let root = Root::new(t.root());
-    let clock = Fake::new();
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let mut h = Helper {
-        root: &root,
-        mounter: &mut m,
-        system: &clock,
-        modprobe: None,
-        out: &mut out,
-        err: &mut err,
-    };
-    let table = read_mount_table(&root).unwrap();
-    let undo = h.undo(&MountIdentity::of(&table.by_id(70).unwrap().info));
-    assert_eq!(
-        undo,
-        Undo::NotAttempted("another mount (id 71) is now on top of it".into())
-    );
-    assert_eq!(
-        h.undo(&MountIdentity {
-            mount_id: 99,
-            parent_id: 1,
-            device: "0:99".into(),
-            mount_point: "/nowhere".into(),
-            unique_id: None,
-        }),
-        Undo::NotAttempted("it is no longer mounted".into())
-    );
-    assert_eq!(unmounts.get(), 0);
-}
-
-/// A remount judges the existing mount as `verify` and the agent do: on the port the helper
-/// recorded for it (not the request's), with the asks of its record and fstab line.
 #[test]
 fn a_remount_judges_the_mount_on_its_recorded_port_and_declared_asks() {
     let t = gds_node();

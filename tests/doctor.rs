@@ -597,3 +597,29 @@ fn doctor_never_says_nothing_to_fix_about_a_mount_table_it_could_not_read() {
     assert_eq!(unread["status"], "unknown");
     assert_ne!(doc["verdict"], "ready");
 }
+
+/// A TCP mount on a staging point (a helper verifying it, or one killed before it could move
+/// or unmount it) is no node mount: doctor judges nothing of it and says where it is.
+#[test]
+fn a_staged_mount_is_named_and_never_judged_as_a_node_mount() {
+    let f = ubuntu_doca_dkms();
+    f.write(
+        "proc/self/mountinfo",
+        "25 1 254:0 / / rw - ext4 /dev/vda rw\n\
+         41 25 0:51 / /mnt/data rw - nfs4 10.0.2.15:/export rw,vers=4.2,proto=rdma,port=20049,addr=10.0.2.15\n\
+         42 25 0:24 /nfs-gds/stage /run/nfs-gds/stage rw - tmpfs tmpfs rw\n\
+         43 42 0:52 / /run/nfs-gds/stage/4242/mnt rw - nfs4 10.0.2.99:/scratch rw,vers=4.2,proto=tcp,addr=10.0.2.99\n",
+    );
+    let (code, doc) = doctor_json(&f, &[]);
+    assert_eq!(code, 0, "the staged TCP mount is not judged: {doc:#}");
+    assert!(
+        finding(&doc, "nfs-mount").contains(
+            "staged below /run/nfs-gds/stage, not on any mount point yet: /run/nfs-gds/stage/4242/mnt (10.0.2.99:/scratch)"
+        ),
+        "{doc:#}"
+    );
+    assert!(
+        !doc.to_string().contains("10.0.2.99:/scratch on"),
+        "{doc:#}"
+    );
+}

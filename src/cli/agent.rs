@@ -128,6 +128,43 @@ fn check_node<'t>(
     Ok((pass, facts))
 }
 
+/// On this machine, removes what mount.nfs-gds runs that died left below the staging area
+/// ([`crate::mount::stage`]); live runs' directories are never touched. Said on stderr; a
+/// failure (no right to unmount, an agent in a container of its own) only logged.
+fn sweep_staging(ctx: &Ctx) {
+    if !ctx.host.is_machine() {
+        return;
+    }
+    let Ok(mut mounter) = ctx.host.mounter(crate::policy::Backend::Auto) else {
+        return;
+    };
+    match crate::mount::stage::sweep(&ctx.host.root, ctx.host.system(), mounter.as_mut()) {
+        Ok(swept) => {
+            for s in swept {
+                errln!(
+                    "nfs-gds agent: removed what a mount.nfs-gds that did not finish left in {}: {}{}",
+                    s.dir.display(),
+                    if s.unmounted.is_empty() {
+                        "no mount".to_string()
+                    } else {
+                        s.unmounted
+                            .iter()
+                            .map(|p| p.display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    },
+                    if s.problems.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; not undone: {}", s.problems.join("; "))
+                    }
+                );
+            }
+        }
+        Err(e) => tracing::debug!("staging area not swept: {e}"),
+    }
+}
+
 fn summary_line(pass: &Pass) -> String {
     format!(
         "nfs-gds agent: {} (gds-nfs={}; {} RDMA mount{}, {} not ready)",
@@ -155,6 +192,7 @@ fn one_pass(
     memo: &mut FactsMemo,
     table: &mut MountTable,
 ) -> Result<Outcome, CmdError> {
+    sweep_staging(ctx);
     let (pass, facts) = check_node(args, ctx, memo, table, SystemTime::now())?;
     let out = outputs_of(args, ctx);
     let nvfs = facts.nvidia_fs.version.clone().unwrap_or_default();

@@ -27,7 +27,8 @@ pub mod usage;
 use serde::Serialize;
 
 use crate::checks::{fix, registry, CheckResult, Verdict, SCHEMA_VERSION};
-use crate::host::mounts::{read_mount_table, MountsError};
+use crate::host::mounts::staged::{staged_nfs, STAGE_AREA};
+use crate::host::mounts::{read_mount_table, read_mount_table_in_flight, MountsError};
 use crate::host::stack_facts::StackFacts;
 use crate::host::{HostError, HostFacts};
 use crate::nfs::ServerAddrs;
@@ -192,6 +193,18 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
                 )
                 .remedy("fix what stops the mount table from being read, then run nfs-gds doctor again: until then nothing is known of how the mounts carry their I/O"),
             );
+        }
+    }
+    if let Ok(in_flight) = read_mount_table_in_flight(&facts.root) {
+        let staged = staged_nfs(&in_flight);
+        if !staged.is_empty() {
+            findings.push(finding(
+                "nfs-mount",
+                format!(
+                    "staged below {STAGE_AREA}, not on any mount point yet: {} — a mount.nfs-gds verifying it now, or one that was killed before it could move or unmount it; the next mount.nfs-gds run or agent pass removes what a dead helper left",
+                    staged.join(", ")
+                ),
+            ));
         }
     }
     findings.extend(sections::findings(sections::CLUSTER, &seen));

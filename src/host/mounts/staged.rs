@@ -27,6 +27,18 @@ pub fn is_staged_bytes(mount_point: &[u8]) -> bool {
         && (mount_point.len() == area.len() || mount_point[area.len()] == b'/')
 }
 
+/// The NFS mounts below the staging area of `table` (read with the mounts in flight), by mount
+/// point: a helper verifying its mount right now, or one that was killed before it could move
+/// or unmount it (the next helper run or agent pass removes those).
+pub fn staged_nfs(table: &super::MountTable) -> Vec<String> {
+    table
+        .mounts
+        .iter()
+        .filter(|m| m.is_nfs() && is_staged(m.info.mount_point()))
+        .map(|m| format!("{} ({})", m.info.mount_point().display(), m.info.source()))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

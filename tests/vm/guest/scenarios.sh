@@ -37,6 +37,7 @@ PLAN=(
     "scenario infra-gpl-hooked-rpcrdma     scn_infra_gpl"
     "scenario s5a-happy-path-enforce       scn_s5a"
     "scenario s4d-trap-on-shared-superblock scn_s4d"
+    "scenario s10-staging-point            scn_s10"
     "scenario oci-crun-a-rdma-volume-starts scn_oci_crun_a"
     "scenario oci-runc-a-rdma-volume-starts scn_oci_runc_a"
     "scenario oci-crun-b-transport-trap-refused scn_oci_crun_b"
@@ -73,6 +74,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/cost.sh"
 # shellcheck source=oci.sh
 . "$here/oci.sh"
+# shellcheck source=staging.sh
+. "$here/staging.sh"
 [ "${1:-}" = --list ] && { list_plan; exit 0; }
 
 MNT=/mnt/gds
@@ -680,13 +683,16 @@ trap_on_shared_superblock() {
     run "mount-first-$label" 120 mount -t nfs4 -o proto=tcp,vers=4.2 "$first" /mnt/lo
     expect_rc "mount-first-$label" 0
     expect_xprt /mnt/lo tcp
-    run "mount-trap-$label" 120 mount -t nfs-gds "$SPEC" "$MNT"
+    watched_run "mount-trap-$label" 120 "$MNT" mount -t nfs-gds "$SPEC" "$MNT"
     expect_rc "mount-trap-$label" 32
     expect_names "mount-trap-$label" mount-transport
-    expect_output "mount-trap-$label" 'unmounted again' "the refusal does not say that the refused mount was unmounted"
-    if output_of "mount-trap-$label" | grep -q 'no mount appeared'; then
-        fail "mount-trap-$label: says no mount appeared, though one did"
+    expect_output "mount-trap-$label" 'unmounted before it reached' "the refusal does not say that the refused mount was unmounted before it reached DIR"
+    if output_of "mount-trap-$label" | grep -q 'nothing appeared'; then
+        fail "mount-trap-$label: says nothing appeared, though a mount did"
     fi
+    # Not for a moment: no change event showed a mount on DIR, and no mount call named it.
+    expect_never_on "mount-trap-$label" "$MNT"
+    expect_stage_empty "mount-trap-$label"
     expect_not_mounted "$MNT"
     expect_mounted /mnt/lo
     expect_xprt /mnt/lo tcp

@@ -24,7 +24,8 @@ exec 3>&1 1>&2
 
 # Everything the guest needs: kernel, NFS server and client, soft-RoCE userspace, and what it takes
 # to build test modules against the guest kernel (headers, compiler, the kernel's own source).
-# jq and binutils let the scenarios read JSON and ELF symbol tables; xz-utils compresses test
+# jq and binutils let the scenarios read JSON and ELF symbol tables; strace shows which mount
+# calls the helper makes (the staging scenarios); xz-utils compresses test
 # modules the way the distribution ships its own. systemd-sysv makes systemd the guest's init
 # for the systemd scenarios (the other guests boot the init stub instead). podman with both
 # runtimes (crun, runc) and a static busybox run the container-start scenarios: the test image
@@ -40,7 +41,7 @@ GUEST_PACKAGES=(
     rdma-core ibverbs-utils ibverbs-providers rdmacm-utils
     iproute2 kmod util-linux procps systemd-sysv dbus
     linux-headers-amd64 gcc make "$LINUX_SOURCE" xz-utils
-    jq binutils
+    jq binutils strace
     podman crun runc conmon busybox-static
 )
 IMAGE_SIZE=3G

@@ -4,7 +4,10 @@
 # shellcheck shell=bash disable=SC2034  # constants used by the scripts that source this
 #
 #   perf-mount-cost     `mount -t nfs-gds` against `mount -t nfs4 -o vers=4.2,proto=rdma,port=…`
-#                       of the same export, COST_CYCLES mount/umount cycles each, interleaved
+#                       of the same export, COST_CYCLES mount/umount cycles each, interleaved;
+#                       and the helper run by itself (`/sbin/mount.nfs-gds SPEC DIR`) beside an
+#                       earlier build of it when the payload carries one (NFS_GDS_VM_BASE_BINARY:
+#                       `base/mount.nfs-gds`), to show what a change to the helper costs
 #   sd-perf-boot-cost   COST_BOOT_UNITS nfs-gds fstab lines against as many nfs4 ones, mounted in
 #                       one boot; the mount units' activation times
 #
@@ -58,6 +61,8 @@ cost_cycle() {
     case $kind in
         nfs-gds) timed_run "mount-$name" 120 mount -t nfs-gds "$SERVER:$EXPORT" "$COST_DIR" ;;
         nfs4) timed_run "mount-$name" 120 mount -t nfs4 -o "vers=4.2,proto=rdma,port=$RDMA_PORT" "$SERVER:$EXPORT" "$COST_DIR" ;;
+        helper) timed_run "mount-$name" 120 /sbin/mount.nfs-gds "$SERVER:$EXPORT" "$COST_DIR" ;;
+        base) timed_run "mount-$name" 120 "$PAYLOAD/base/mount.nfs-gds" "$SERVER:$EXPORT" "$COST_DIR" ;;
     esac
     expect_rc "mount-$name" 0
     is_mounted "$COST_DIR" || abort "mount-$name: nothing is mounted on $COST_DIR"
@@ -70,14 +75,14 @@ cost_cycle() {
         "$(cut -d' ' -f1 "$SCN_DIR/umount-$name.time")" >>"$SCN_DIR/cycles.tsv"
 }
 
-# A row of the figures: WHAT, the nfs-gds and nfs4 medians of FIELD of the counted cycles (1 …
-# COST_CYCLES of cycles.tsv), their ratio.
+# A row of the figures: WHAT, the medians of FIELD of the counted cycles (1 … COST_CYCLES of
+# cycles.tsv) of kind A (nfs-gds) and kind B (nfs4), their ratio.
 cost_row() {
-    local what=$1 field=$2 g n r counted=$SCN_DIR/cycles-counted.tsv
+    local what=$1 field=$2 a=${3:-nfs-gds} b=${4:-nfs4} g n r counted=$SCN_DIR/cycles-counted.tsv
     awk '$1 >= 1' "$SCN_DIR/cycles.tsv" >"$counted"
-    g=$(column "$counted" nfs-gds "$field" | median) || { fail "no $what figures for nfs-gds"; return; }
-    n=$(column "$counted" nfs4 "$field" | median) || { fail "no $what figures for nfs4"; return; }
-    r=$(ratio "$g" "$n") || r="n/a (nfs4 took 0 ms)"
+    g=$(column "$counted" "$a" "$field" | median) || { fail "no $what figures for $a"; return; }
+    n=$(column "$counted" "$b" "$field" | median) || { fail "no $what figures for $b"; return; }
+    r=$(ratio "$g" "$n") || r="n/a ($b took 0 ms)"
     printf '| %s | %s | %s | %s |\n' "$what" "$g" "$n" "$r"
 }
 
@@ -89,14 +94,17 @@ scn_perf_mount_cost() {
     # Cycle 0 runs on an empty helper cache (as after a node's first boot); it is kept apart.
     find /var/cache/nfs-gds -mindepth 1 -delete 2>/dev/null
     printf '# cycle kind mount_wall_ms mount_cpu_ms umount_wall_ms (cycle 0: the first, not in the medians)\n' >"$SCN_DIR/cycles.tsv"
-    local i kind counted
+    local i kind counted kinds="nfs-gds nfs4 helper"
+    [ -x "$PAYLOAD/base/mount.nfs-gds" ] && kinds="$kinds base"
     for i in $(seq 0 "$COST_CYCLES"); do
-        for kind in nfs-gds nfs4; do cost_cycle "$i" "$kind"; done
+        for kind in $kinds; do cost_cycle "$i" "$kind"; done
     done
-    cmp -s "$SCN_DIR/options-nfs-gds" "$SCN_DIR/options-nfs4" \
-        || fail "the two kinds of mount got different options, so they do not compare: nfs-gds '$(cat "$SCN_DIR/options-nfs-gds")', nfs4 '$(cat "$SCN_DIR/options-nfs4")'"
+    for kind in $kinds; do
+        cmp -s "$SCN_DIR/options-$kind" "$SCN_DIR/options-nfs4" \
+            || fail "the mounts got different options, so they do not compare: $kind '$(cat "$SCN_DIR/options-$kind")', nfs4 '$(cat "$SCN_DIR/options-nfs4")'"
+    done
     counted=$(awk '$1 >= 1' "$SCN_DIR/cycles.tsv" | wc -l)
-    [ "$counted" = $((2 * COST_CYCLES)) ] || fail "$counted timed cycles, expected $((2 * COST_CYCLES))"
+    [ "$counted" = $(($(wc -w <<<"$kinds") * COST_CYCLES)) ] || fail "$counted timed cycles, expected $(($(wc -w <<<"$kinds") * COST_CYCLES))"
     {
         echo "mount cost on $KVER: \`mount -t nfs-gds\` against \`mount -t nfs4 -o vers=4.2,proto=rdma,port=$RDMA_PORT\`"
         echo "of $SERVER:$EXPORT, $COST_CYCLES cycles each, interleaved; medians in ms. Options the kernel shows for both:"
@@ -107,6 +115,23 @@ scn_perf_mount_cost() {
         cost_row "mount, wall" 3
         cost_row "umount, wall" 5
         cost_row "mount, CPU of mount(8) and all it ran" 4
+        echo
+        echo "the helper by itself (\`/sbin/mount.nfs-gds SPEC DIR\`, no mount(8)), medians in ms:"
+        echo
+        echo "| median | helper | nfs4 (with mount(8)) | ratio |"
+        echo "|---|---|---|---|"
+        cost_row "mount, wall" 3 helper nfs4
+        cost_row "mount, CPU" 4 helper nfs4
+        if [ -x "$PAYLOAD/base/mount.nfs-gds" ]; then
+            echo
+            echo "this helper against an earlier build of it ($("$PAYLOAD/base/mount.nfs-gds" -V 2>&1 | head -n 1)), both run by themselves:"
+            echo
+            echo "| median | helper | earlier helper | ratio |"
+            echo "|---|---|---|---|"
+            cost_row "mount, wall" 3 helper base
+            cost_row "mount, CPU" 4 helper base
+            cost_row "umount, wall" 5 helper base
+        fi
         echo
         echo "cycle 0 (helper cache empty), mount wall: nfs-gds $(column "$SCN_DIR/cycles.tsv" nfs-gds 3 | head -n 1) ms, nfs4 $(column "$SCN_DIR/cycles.tsv" nfs4 3 | head -n 1) ms"
     } >"$SCN_DIR/figures"

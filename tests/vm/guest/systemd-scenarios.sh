@@ -27,6 +27,7 @@ PLAN=(
     "scenario sd4-automount-first-access   sd4_automount"
     "scenario sd5-mount-unit-and-reload    sd5_mount_unit"
     "scenario sd7-agent-unit-hardened      sd7_agent_unit"
+    "scenario sd8-mount-timeout-leaves-nothing sd8_mount_timeout"
     "scenario sd6-umount-and-stop          sd6_umount_stop"
 )
 
@@ -220,6 +221,28 @@ sd4_automount() {
     expect_xprt /mnt/auto rdma
     expect_mount_opt /mnt/auto proto=rdma
     expect_mount_opt /mnt/auto port=$RDMA_PORT
+    # Mounted through the helper's staging point, which it left empty.
+    [ -z "$(ls -A /run/nfs-gds/stage 2>/dev/null)" ] || fail "the staging area keeps: $(ls -A /run/nfs-gds/stage)"
+}
+
+sd8_mount_timeout() {
+    note "x-systemd.mount-timeout=5s against a server that never answers: the unit fails, systemd"
+    note "stops the helper, and nothing is left on the mount point or in the staging area"
+    mkdir -p /mnt/never
+    printf '%s\n' "10.0.2.99:/export /mnt/never nfs-gds _netdev,noauto,x-systemd.mount-timeout=5s 0 0" >>/etc/fstab
+    systemctl daemon-reload
+    local unit
+    unit=$(unit_of /mnt/never)
+    run start-never 120 systemctl start "$unit"
+    expect_rc_not start-never 0
+    expect_unit_state "$unit" failed
+    journalctl -u "$unit" --no-pager >"$SCN_DIR/journal-never.txt" 2>&1
+    ! awk '$2 == "/mnt/never" { found=1 } END { exit !found }' /proc/mounts || fail "/mnt/never is mounted: $(awk '$2 == "/mnt/never"' /proc/mounts)"
+    awk '$2 ~ "^/run/nfs-gds/stage/" && $3 ~ /^nfs/' /proc/mounts | grep -q . && fail "a staged NFS mount is left: $(awk '$2 ~ "^/run/nfs-gds/stage/"' /proc/mounts)"
+    [ -z "$(ls -A /run/nfs-gds/stage 2>/dev/null)" ] || fail "the staging area keeps: $(ls -A /run/nfs-gds/stage)"
+    sed -i '\|/mnt/never|d' /etc/fstab
+    systemctl daemon-reload
+    systemctl reset-failed "$unit" 2>/dev/null || true
 }
 
 # ---------------------------------------------------------------- a hand-written unit

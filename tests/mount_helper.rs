@@ -856,3 +856,23 @@ fn port_2049_over_rdma_warns_naming_20049_wherever_it_is_asked() {
         .code(0)
         .stderr("");
 }
+
+/// mount.nfs is given the staging point, and its messages name it: the admin sees DIR.
+#[test]
+fn mount_nfs_messages_name_dir_not_the_staging_point() {
+    let f = Fixture::ready();
+    f.scenario("mount.nfs", "exit", "32");
+    f.scenario(
+        "mount.nfs",
+        "stderr",
+        &format!("mount.nfs: mounting {SPEC} failed, reason given by server: No such file or directory (on {STAGED})"),
+    );
+    let out = f.helper().args([SPEC, DIR]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(32), "{err}");
+    assert!(
+        err.contains(&format!("No such file or directory (on {DIR})")),
+        "{err}"
+    );
+    assert!(!err.contains("/run/nfs-gds/stage"), "{err}");
+}

@@ -194,6 +194,7 @@ mod tests {
             sloppy: false,
             no_mtab: false,
             verbose: false,
+            shown_as: None,
         }
     }
 

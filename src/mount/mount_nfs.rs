@@ -52,9 +52,12 @@ impl Mounting for MountNfs {
     fn mount(&mut self, system: &dyn System, call: &MountCall) -> Result<MountStatus, MountError> {
         // The system waits by polling, passing on a signal the helper holds (see `signals`):
         // one sent to the helper alone must still stop a mount that is retrying.
-        system
-            .exec_passing_signals(&self.program, arguments(call))
-            .map(MountStatus::from_exit_status)
+        let ran = match &call.shown_as {
+            // What mount.nfs prints names the staging point; the admin asked for DIR.
+            Some(dir) => system.exec_showing(&self.program, arguments(call), &call.target, dir),
+            None => system.exec_passing_signals(&self.program, arguments(call)),
+        };
+        ran.map(MountStatus::from_exit_status)
             .map_err(|source| MountError::Spawn {
                 program: self.program.clone(),
                 source,
@@ -85,6 +88,7 @@ mod tests {
             sloppy: true,
             no_mtab: true,
             verbose: true,
+            shown_as: None,
         }
     }
 

@@ -29,6 +29,9 @@ pub struct MountCall {
     pub sloppy: bool,
     pub no_mtab: bool,
     pub verbose: bool,
+    /// When `target` is the helper's staging point: DIR, which what the mounter prints names
+    /// instead (the admin asked for DIR; the staging point is nfs-gds's own business).
+    pub shown_as: Option<PathBuf>,
 }
 
 /// How a mount attempt ended, when it could be made at all.

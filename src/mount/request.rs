@@ -83,6 +83,7 @@ impl MountRequest {
             sloppy: self.sloppy,
             no_mtab: self.no_mtab,
             verbose: self.verbose > 0,
+            shown_as: None,
         }
     }
 
@@ -93,6 +94,7 @@ impl MountRequest {
         MountCall {
             target: point.to_owned(),
             no_mtab: true,
+            shown_as: Some(self.target.clone()),
             ..self.call()
         }
     }

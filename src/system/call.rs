@@ -28,6 +28,10 @@ pub enum Call {
         program: PathBuf,
         args: Vec<OsString>,
         pass_signals: bool,
+        /// `(FROM, TO)`: each line the program prints is passed on with `FROM` shown as `TO`
+        /// (mount.nfs names the helper's staging point; the admin asked for DIR).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        shown: Option<(PathBuf, PathBuf)>,
     },
     /// mount(2).
     Mount {

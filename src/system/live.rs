@@ -13,6 +13,8 @@ use super::{find_program, System, SEARCH_PATH};
 
 /// How often a running child is looked at.
 const POLL: Duration = Duration::from_millis(20);
+/// How long the lines a program printed last may take to be passed on after it exited.
+const RELAY_GRACE: Duration = Duration::from_millis(500);
 
 #[derive(Debug, Clone, Copy)]
 pub struct Live {
@@ -148,13 +150,61 @@ impl Live {
         program: &Path,
         args: &[std::ffi::OsString],
         pass_signals: bool,
+        shown: Option<&(std::path::PathBuf, std::path::PathBuf)>,
+    ) -> Result<i32, Failure> {
+        let mut cmd = self.command(program);
+        cmd.args(args);
+        if shown.is_some() {
+            cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        }
+        let mut child = cmd.spawn().map_err(|e| Failure::of(&e))?;
+        // Relayed to nfs-gds's own descriptors, not through `std::io::stdout()`, whose lock the
+        // caller may hold while it waits here.
+        let own = |fd: std::os::fd::BorrowedFd<'_>| {
+            fd.try_clone_to_owned()
+                .map(|fd| Box::new(std::fs::File::from(fd)) as Box<dyn std::io::Write + Send>)
+                .unwrap_or_else(|_| Box::new(std::io::sink()))
+        };
+        let relays = shown.map(|(from, to)| {
+            use std::os::fd::AsFd;
+            let (from, to) = (from.display().to_string(), to.display().to_string());
+            [
+                child.stdout.take().map(|p| {
+                    relay(
+                        Box::new(p),
+                        own(std::io::stdout().as_fd()),
+                        from.clone(),
+                        to.clone(),
+                    )
+                }),
+                child
+                    .stderr
+                    .take()
+                    .map(|p| relay(Box::new(p), own(std::io::stderr().as_fd()), from, to)),
+            ]
+        });
+        let status = self.wait_for(&mut child, pass_signals);
+        // What the program printed last is passed on before nfs-gds speaks again, unless a
+        // child it left keeps the pipe open: then at most RELAY_GRACE later.
+        let deadline = Instant::now() + RELAY_GRACE;
+        for r in relays.into_iter().flatten().flatten() {
+            while !r.is_finished() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if r.is_finished() {
+                let _ = r.join();
+            }
+        }
+        status
+    }
+
+    /// Waits for `child`; by polling when `pass_signals`, so that a held signal is passed on.
+    fn wait_for(
+        &self,
+        child: &mut std::process::Child,
+        pass_signals: bool,
     ) -> Result<i32, Failure> {
         use std::os::unix::process::ExitStatusExt;
-        let mut child = self
-            .command(program)
-            .args(args)
-            .spawn()
-            .map_err(|e| Failure::of(&e))?;
         if !pass_signals {
             return child
                 .wait()
@@ -176,6 +226,27 @@ impl Live {
             std::thread::sleep(POLL);
         }
     }
+}
+
+/// Copies what a program prints, line by line, to `out` with `from` shown as `to`. The thread
+/// ends when the program's side of the pipe closes; it is waited for [`RELAY_GRACE`] at most, so
+/// a child the program left holding the pipe cannot hold nfs-gds.
+fn relay(
+    from_program: Box<dyn Read + Send>,
+    mut out: Box<dyn std::io::Write + Send>,
+    from: String,
+    to: String,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut lines = std::io::BufReader::new(from_program);
+        let mut line = Vec::new();
+        while matches!(lines.read_until(b'\n', &mut line), Ok(n) if n > 0) {
+            let text = String::from_utf8_lossy(&line).replace(&from, &to);
+            let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+            line.clear();
+        }
+    })
 }
 
 fn enter_namespace(path: &Path) -> Result<(), Failure> {
@@ -201,7 +272,8 @@ impl System for Live {
                 program,
                 args,
                 pass_signals,
-            } => Answer::Exited(self.exec(program, args, *pass_signals)),
+                shown,
+            } => Answer::Exited(self.exec(program, args, *pass_signals, shown.as_ref())),
             Call::Mount {
                 source,
                 target,
@@ -295,6 +367,7 @@ impl System for Live {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+    use std::path::PathBuf;
 
     fn script(dir: &Path, name: &str, body: &str) -> std::path::PathBuf {
         let p = dir.join(name);
@@ -321,6 +394,57 @@ mod tests {
         let done = script(dir.path(), "done", "echo ' NFS : nvfs'");
         let out = sys.run_bounded(done.to_str().unwrap(), &[], Duration::from_secs(10));
         assert_eq!(out.ok_stdout(), Some(" NFS : nvfs\n"));
+    }
+
+    /// A writer into a buffer the test keeps.
+    #[derive(Clone, Default)]
+    struct Shared(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Shared {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn relayed_lines_show_the_staging_point_as_dir_even_a_last_line_without_newline() {
+        let out = Shared::default();
+        let text = "mount.nfs: mount point /run/nfs-gds/stage/77/mnt is busy\nmount.nfs: timeout on /run/nfs-gds/stage/77/mnt";
+        relay(
+            Box::new(std::io::Cursor::new(text.as_bytes().to_vec())),
+            Box::new(out.clone()),
+            "/run/nfs-gds/stage/77/mnt".into(),
+            "/mnt/gds".into(),
+        )
+        .join()
+        .unwrap();
+        assert_eq!(
+            String::from_utf8(out.0.lock().unwrap().clone()).unwrap(),
+            "mount.nfs: mount point /mnt/gds is busy\nmount.nfs: timeout on /mnt/gds"
+        );
+    }
+
+    #[test]
+    fn a_shown_exec_waits_for_its_output_but_not_for_a_child_holding_the_pipe() {
+        let dir = tempfile::tempdir().unwrap();
+        let prog = script(dir.path(), "holds", "echo done\n(exec sleep 30) &\nexit 7");
+        let live = Live::new(true);
+        let started = Instant::now();
+        let shown = (PathBuf::from("/x"), PathBuf::from("/y"));
+        assert_eq!(
+            live.exec(&prog, &[], true, Some(&shown))
+                .map(|raw| raw >> 8),
+            Ok(7)
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
     }
 
     #[test]

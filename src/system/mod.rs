@@ -95,18 +95,39 @@ impl dyn System + '_ {
         self.exec_with(program, args, true)
     }
 
+    /// As [`exec_passing_signals`](Self::exec_passing_signals), with each line the program
+    /// prints passed on with `from` shown as `to`.
+    pub fn exec_showing(
+        &self,
+        program: &Path,
+        args: Vec<OsString>,
+        from: &Path,
+        to: &Path,
+    ) -> std::io::Result<std::process::ExitStatus> {
+        self.exec_call(Call::Exec {
+            program: program.to_owned(),
+            args,
+            pass_signals: true,
+            shown: Some((from.to_owned(), to.to_owned())),
+        })
+    }
+
     fn exec_with(
         &self,
         program: &Path,
         args: Vec<OsString>,
         pass_signals: bool,
     ) -> std::io::Result<std::process::ExitStatus> {
-        use std::os::unix::process::ExitStatusExt;
-        let call = Call::Exec {
+        self.exec_call(Call::Exec {
             program: program.to_owned(),
             args,
             pass_signals,
-        };
+            shown: None,
+        })
+    }
+
+    fn exec_call(&self, call: Call) -> std::io::Result<std::process::ExitStatus> {
+        use std::os::unix::process::ExitStatusExt;
         match self.effect(&call) {
             Answer::Exited(Ok(raw)) => Ok(std::process::ExitStatus::from_raw(raw)),
             Answer::Exited(Err(f)) => Err(f.to_io()),

@@ -1,9 +1,9 @@
-//! The README's command table: one row per command, its synopsis from its arguments and its
-//! `about` line, both from the clap definition (a test keeps README.md equal to it).
+//! The guide's command table (`docs/README.md`): one row per command, its synopsis from its
+//! arguments and its `about` line, both from the clap definition (a test keeps the file equal).
 
 use super::{command, commands};
 
-/// A command's synopsis in the README's words: `nfs-gds verify [--json] [--port PORT] DIR`.
+/// A command's synopsis in the guide's words: `nfs-gds verify [--json] [--port PORT] DIR`.
 fn synopsis(words: &[String], sub: &clap::Command) -> String {
     let mut parts = vec![format!("nfs-gds {}", words.join(" "))];
     let value_of = |a: &clap::Arg| {

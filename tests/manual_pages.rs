@@ -131,7 +131,7 @@ fn the_helper_page_names_every_option_of_the_option_table_and_every_flag() {
     // The flags of the helper's usage text: "  -s  sloppy…", "  -r, -w  …".
     let flags = helper_flag_names();
     assert!(flags.len() >= 10, "{flags:?}");
-    let gone = missing("mount.nfs-gds.8", flags);
+    let gone = missing("mount.nfs-gds.8", flags.iter().map(String::as_str));
     assert!(
         gone.is_empty(),
         "mount.nfs-gds.8 does not name the flags {gone:?}"

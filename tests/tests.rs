@@ -24,6 +24,7 @@ mod effects;
 #[cfg(feature = "external-tools")]
 mod external_tools;
 mod field_2026;
+mod flags_once;
 mod guide_links;
 mod helper_nconnect;
 mod host_kernels;

@@ -27,7 +27,12 @@ pub struct AgentArgs {
     #[arg(long)]
     pub once: bool,
     /// Seconds between checks (with --once: between runs of the timer); labels expire after three
-    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=MAX_INTERVAL_SECS))]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 60,
+        value_parser = clap::value_parser!(u64).range(1..=MAX_INTERVAL_SECS)
+    )]
     pub interval: u64,
     #[command(flatten)]
     pub probe: super::shared::ProbeArgs,

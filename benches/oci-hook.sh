@@ -13,7 +13,7 @@
 #                what the node declares, the node facts from the warm facts cache (run as root:
 #                the cache is root's), the judge — and the answer: start
 #
-# Goals (README): no NFS ≤ 1.5× the floor, two GDS volumes ≤ 3×. Each command runs without a
+# Goals (docs/performance.md): no NFS ≤ 1.5× the floor, two GDS volumes ≤ 3×. Each command runs without a
 # shell (hyperfine -N), the state on stdin (--input). The machine this project runs on is shared
 # and noisy, so instruction counts (callgrind, one run each) are printed beside the wall and CPU
 # times.

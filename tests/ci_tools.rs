@@ -1,10 +1,13 @@
 //! Where CI's tools come from: every package that `.ci/run` and the scripts it runs install
-//! comes from Debian 12, PyPI or crates.io, and the README's table between `ci-tools:begin` and
+//! comes from Debian 12, PyPI or crates.io, and the table of `docs/testing.md` between `ci-tools:begin` and
 //! `ci-tools:end` names each one with its source. A package installed from anywhere else (an
 //! apt repository Debian does not have, a download) has no honest row to add there.
 
 use std::collections::BTreeMap;
 use std::path::Path;
+
+/// The chapter of the guide that holds the table of CI's tools.
+const TABLE_IN: &str = "docs/testing.md";
 
 fn read(rel: &str) -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(rel))
@@ -95,18 +98,18 @@ fn installed() -> Vec<(String, &'static str, &'static str)> {
     out
 }
 
-/// The README's table: package -> source (a row may name several packages).
-fn readme_table() -> BTreeMap<String, String> {
-    let readme = read("README.md");
-    let start = readme
+/// The guide's table ([`TABLE_IN`]): package -> source (a row may name several packages).
+fn documented_table() -> BTreeMap<String, String> {
+    let text = read(TABLE_IN);
+    let start = text
         .find("<!-- ci-tools:begin -->")
-        .expect("README.md has no <!-- ci-tools:begin --> table of CI's tools");
-    let end = readme[start..]
+        .unwrap_or_else(|| panic!("{TABLE_IN} has no <!-- ci-tools:begin --> table of CI's tools"));
+    let end = text[start..]
         .find("<!-- ci-tools:end -->")
         .expect("no <!-- ci-tools:end -->")
         + start;
     let mut table = BTreeMap::new();
-    for row in readme[start..end].lines().filter(|l| l.starts_with("| `")) {
+    for row in text[start..end].lines().filter(|l| l.starts_with("| `")) {
         let cells: Vec<&str> = row.split('|').map(str::trim).collect();
         for name in cells[1].split(',') {
             table.insert(
@@ -119,8 +122,8 @@ fn readme_table() -> BTreeMap<String, String> {
 }
 
 #[test]
-fn every_tool_ci_installs_comes_from_debian_pypi_or_crates_io_as_the_readme_says() {
-    let table = readme_table();
+fn every_tool_ci_installs_comes_from_debian_pypi_or_crates_io_as_the_guide_says() {
+    let table = documented_table();
     let installed = installed();
     assert!(
         installed
@@ -138,21 +141,21 @@ fn every_tool_ci_installs_comes_from_debian_pypi_or_crates_io_as_the_readme_says
         match table.get(name) {
             Some(said) => assert_eq!(
                 said, source,
-                "{script} installs {name} from {source}; the README's table says {said}"
+                "{script} installs {name} from {source}; {TABLE_IN}'s table says {said}"
             ),
             None => panic!(
-                "{script} installs {name} ({source}), which the README's table of CI's tools does not list"
+                "{script} installs {name} ({source}), which {TABLE_IN}'s table of CI's tools does not list"
             ),
         }
     }
     for (name, source) in &table {
         assert!(
             ["Debian 12", "PyPI", "crates.io"].contains(&source.as_str()),
-            "README: {name} comes from {source}, not Debian 12, PyPI or crates.io"
+            "{TABLE_IN}: {name} comes from {source}, not Debian 12, PyPI or crates.io"
         );
         assert!(
             installed.iter().any(|(n, _, _)| n == name),
-            "README lists {name}, which no script installs"
+            "{TABLE_IN} lists {name}, which no script installs"
         );
     }
 }

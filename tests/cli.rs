@@ -148,7 +148,7 @@ fn bash_completes_the_options_of_every_subcommand() {
 fn bash_completes_the_mount_helper() {
     let offers = bash_offers("_mount_nfs_gds", &["mount.nfs-gds", "srv:/x", "/mnt", "-"]);
     for want in [
-        "-s", "-f", "-n", "-v", "-N", "-o", "-t", "-r", "-w", "-h", "-V",
+        "-s", "-f", "-n", "-v", "-N", "-o", "-t", "-r", "-w", "-h", "-V", "--help",
     ] {
         assert!(offers.iter().any(|o| o == want), "{want}: {offers:?}");
     }
@@ -156,7 +156,22 @@ fn bash_completes_the_mount_helper() {
         "_mount_nfs_gds",
         &["mount.nfs-gds", "srv:/x", "/mnt", "-o", "pro"],
     );
-    assert_eq!(offers, ["proto=rdma"]);
+    assert_eq!(offers, ["proto=rdma", "proto=rdma6"]);
+    // The versions are NfsVersion's, every one of them, not a list of its own.
+    let offers = bash_offers(
+        "_mount_nfs_gds",
+        &["mount.nfs-gds", "srv:/x", "/mnt", "-o", "vers="],
+    );
+    assert_eq!(
+        offers,
+        ["vers=3", "vers=4", "vers=4.0", "vers=4.1", "vers=4.2"]
+    );
+    // What the helper refuses is never offered.
+    let offers = bash_offers(
+        "_mount_nfs_gds",
+        &["mount.nfs-gds", "srv:/x", "/mnt", "-o", "b"],
+    );
+    assert!(offers.is_empty(), "{offers:?}");
     let offers = bash_offers(
         "_mount_nfs_gds",
         &["mount.nfs-gds", "srv:/x", "/mnt", "-o", "gds_p"],

@@ -1,5 +1,5 @@
 //! The loaded rpcrdma decides the mount; the file modprobe resolves predicts the next load. One
-//! test per row of the README's table (loaded: none / hooked GPL / hooked plain / no hooks ×
+//! test per row of the table in docs/checks.md (loaded: none / hooked GPL / hooked plain / no hooks ×
 //! file: same build / another with hooks / another without), then where a loaded build that
 //! matches no file of the tree is said to come from.
 

@@ -96,6 +96,7 @@ fn text(roff: &str) -> String {
         ("\\&", ""),
         ("\\-", "-"),
         ("\\(aq", "'"),
+        ("\\(dq", "\""),
         ("\\e", "\\"),
         ("\\ ", " "),
     ] {
@@ -131,7 +132,7 @@ fn the_helper_page_names_every_option_of_the_option_table_and_every_flag() {
     // The flags of the helper's usage text: "  -s  sloppy…", "  -r, -w  …".
     let flags = helper_flag_names();
     assert!(flags.len() >= 10, "{flags:?}");
-    let gone = missing("mount.nfs-gds.8", flags);
+    let gone = missing("mount.nfs-gds.8", flags.iter().map(String::as_str));
     assert!(
         gone.is_empty(),
         "mount.nfs-gds.8 does not name the flags {gone:?}"
@@ -300,4 +301,79 @@ fn the_helper_page_names_the_checks_that_default_to_warn() {
         .expect("the list of advisory checks");
     let named: Vec<&str> = list.split(',').map(str::trim).collect();
     assert_eq!(named, warn);
+}
+
+/// The section `name` of a page's text (as [`text`] renders it), up to the next section.
+fn section(page: &str, name: &str) -> String {
+    let from = page
+        .find(&format!("\n{name}\n"))
+        .unwrap_or_else(|| panic!("no section {name}"));
+    let body = &page[from + name.len() + 2..];
+    let end = [
+        "\nDESCRIPTION\n",
+        "\nOPTIONS\n",
+        "\nEXAMPLES\n",
+        "\nCOMMANDS\n",
+    ]
+    .iter()
+    .filter_map(|h| body.find(h))
+    .min()
+    .unwrap_or(body.len());
+    body[..end].to_string()
+}
+
+/// nfs-gds(8)'s EXIT STATUS as `man` shows it: the JSON object an error prints under `--json`
+/// is valid JSON (roff eats unescaped double quotes in a macro's arguments), and every
+/// command's exit status is given.
+#[test]
+fn the_exit_status_shows_valid_json_and_every_command() {
+    let status = section(&text(&source("nfs-gds.8")), "EXIT STATUS");
+    let line = status
+        .lines()
+        .find(|l| l.contains("command") && l.contains('{'))
+        .unwrap_or_else(|| panic!("no JSON object in EXIT STATUS:\n{status}"));
+    let json = &line[line.find('{').unwrap()..=line.rfind('}').unwrap()];
+    let doc: serde_json::Value =
+        serde_json::from_str(json).unwrap_or_else(|e| panic!("{json:?} is not JSON: {e}"));
+    assert_eq!(doc["command"], "check", "{json}");
+    // The same line written without roff's quote escape renders as no JSON at all.
+    let unescaped = text(".BR {\"command\": \"check\", \"error\": \"...\"} .\n");
+    assert!(
+        serde_json::from_str::<serde_json::Value>(unescaped.trim().trim_end_matches('.')).is_err()
+    );
+    let cmd = nfs_gds::cli::reference::command();
+    for (words, _) in nfs_gds::cli::reference::commands(&cmd) {
+        let name = words.join(" ");
+        assert!(
+            names(&status, &name),
+            "nfs-gds(8)'s EXIT STATUS does not say how {name} exits:\n{status}"
+        );
+    }
+}
+
+/// nfs-gds(8)'s synopsis shows each option's value (`--interval SECONDS`), as `--help` does.
+#[test]
+fn the_synopsis_shows_option_values() {
+    let synopsis = section(&text(&source("nfs-gds.8")), "SYNOPSIS");
+    let cmd = nfs_gds::cli::reference::command();
+    let mut shown = 0;
+    for (words, sub) in nfs_gds::cli::reference::commands(&cmd) {
+        for a in sub
+            .get_arguments()
+            .filter(|a| !a.is_hide_set() && a.get_action().takes_values())
+        {
+            let (Some(long), Some(values)) = (a.get_long(), a.get_value_names()) else {
+                continue;
+            };
+            let want = format!("--{long} {}", values.join(" "));
+            assert!(
+                synopsis.contains(&want),
+                "the synopsis of nfs-gds {} lacks {want}:\n{synopsis}",
+                words.join(" ")
+            );
+            shown += 1;
+        }
+    }
+    assert!(synopsis.contains("--interval SECONDS"), "{synopsis}");
+    assert!(shown >= 8, "{shown}");
 }

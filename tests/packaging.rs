@@ -266,3 +266,95 @@ fn the_packages_install_the_generated_completions() {
     }
     assert!(!repo.join("packaging/completions").exists());
 }
+
+/// Whether `file` (relative to the crate) is matched by an asset's source, which may end in a
+/// `*` file pattern (`docs/*.md`).
+fn source_matches(source: &str, file: &str) -> bool {
+    match source.split_once('*') {
+        Some((prefix, suffix)) => {
+            file.starts_with(prefix)
+                && file.ends_with(suffix)
+                && !file[prefix.len()..file.len() - suffix.len()].contains('/')
+        }
+        None => source == file,
+    }
+}
+
+/// Where each package puts `file` (relative to the crate) below `/usr/share/doc/nfs-gds/`, or
+/// `None` when it does not ship it: the .deb's assets, and the RPM's `install -t $doc[/DIR]` lines.
+fn shipped_docs(file: &str) -> (Option<String>, Option<String>) {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = "usr/share/doc/nfs-gds/";
+    let cargo: toml::Value =
+        toml::from_str(&std::fs::read_to_string(repo.join("Cargo.toml")).unwrap()).unwrap();
+    let deb = cargo["package"]["metadata"]["deb"]["assets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a.as_array())
+        .find(|a| source_matches(a[0].as_str().unwrap(), file))
+        .and_then(|a| a[1].as_str().unwrap().strip_prefix(doc).map(str::to_string))
+        .map(|dest| match dest.strip_suffix('/') {
+            Some(dir) => format!("{dir}/{}", file.rsplit('/').next().unwrap()),
+            None if dest.is_empty() => file.to_string(),
+            None => dest,
+        });
+    let spec = std::fs::read_to_string(repo.join("packaging/rpm/nfs-gds.spec")).unwrap();
+    let rpm = spec.lines().find_map(|line| {
+        let rest = line.strip_prefix("install -D -m 0644 -t $doc")?;
+        let (dir, sources) = rest.split_once(' ')?;
+        let dir = dir.trim_start_matches('/');
+        sources
+            .split_whitespace()
+            .filter_map(|s| s.strip_prefix("$src/"))
+            .any(|s| source_matches(s, file))
+            .then(|| {
+                let name = file.rsplit('/').next().unwrap();
+                if dir.is_empty() {
+                    name.to_string()
+                } else {
+                    format!("{dir}/{name}")
+                }
+            })
+    });
+    (deb, rpm)
+}
+
+/// Both packages ship the README and the guide with the files they link to, each at its place in
+/// the tree, so that the links of `/usr/share/doc/nfs-gds/README.md` work where it is installed.
+#[test]
+fn both_packages_ship_the_readme_the_guide_and_what_they_link_to() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut wanted: Vec<String> = crate::guide_links::documents()
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    for doc in crate::guide_links::documents() {
+        let text = std::fs::read_to_string(repo.join(&doc)).unwrap();
+        for target in crate::guide_links::relative_links(&text) {
+            let file = target.split('#').next().unwrap();
+            if file.ends_with(".md") {
+                let joined = doc.parent().unwrap().join(file);
+                let mut parts: Vec<String> = Vec::new();
+                for c in joined.components() {
+                    match c {
+                        std::path::Component::ParentDir => {
+                            parts.pop();
+                        }
+                        other => parts.push(other.as_os_str().to_string_lossy().into_owned()),
+                    }
+                }
+                wanted.push(parts.join("/"));
+            }
+        }
+    }
+    wanted.sort();
+    wanted.dedup();
+    assert!(wanted.len() >= 11, "{wanted:?}");
+    for file in &wanted {
+        let (deb, rpm) = shipped_docs(file);
+        assert_eq!(deb.as_deref(), Some(file.as_str()), ".deb: {file}");
+        assert_eq!(rpm.as_deref(), Some(file.as_str()), ".rpm: {file}");
+    }
+    assert_eq!(shipped_docs("CONTRIBUTING.md"), (None, None));
+}

@@ -1,6 +1,7 @@
-//! The README's tables written by the code: the check table from the registry (every check, its
-//! default level, whether the helper waits for it, and its doc line, in registry order), and the
-//! command table from the command-line definitions (each command's options and `about` line).
+//! The guide's tables written by the code: the check table of `docs/checks.md` from the registry
+//! (every check, its default level, whether the helper waits for it, and its doc line, in
+//! registry order), and the command table of `docs/README.md` from the command-line definitions
+//! (each command's options and `about` line).
 //! The tests fail with the difference; `NFS_GDS_BLESS=1` writes the tables.
 
 use nfs_gds::checks::registry;
@@ -23,9 +24,9 @@ fn table() -> String {
 }
 
 #[test]
-fn the_readme_check_table_is_the_registry() {
+fn the_guide_check_table_is_the_registry() {
     check_block(
-        "README.md",
+        "docs/checks.md",
         "<!-- checks:begin -->",
         "<!-- checks:end -->",
         &table(),
@@ -33,14 +34,14 @@ fn the_readme_check_table_is_the_registry() {
 }
 
 #[test]
-fn the_readme_command_table_is_the_command_line() {
+fn the_guide_command_table_is_the_command_line() {
     let table = nfs_gds::cli::reference::readme::command_table();
     assert!(
         table.contains("| `nfs-gds check [--json] [--probe]` |"),
         "{table}"
     );
     check_block(
-        "README.md",
+        "docs/README.md",
         "<!-- commands:begin -->",
         "<!-- commands:end -->",
         &table,

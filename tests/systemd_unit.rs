@@ -59,7 +59,7 @@ fn the_agent_unit_is_hardened_to_an_exposure_of_at_most_2_5() {
         "exposure {level} > {MAX_EXPOSURE}:\n{stdout}"
     );
     assert!(o.status.success(), "{stdout}");
-    // What the README and the unit's comments promise.
+    // What docs/fleets.md and the unit's comments promise.
     let text = std::fs::read_to_string(unit()).unwrap();
     for line in [
         "CacheDirectory=nfs-gds",

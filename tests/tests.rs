@@ -19,10 +19,13 @@ mod deploy;
 mod distro_trees;
 mod doctor;
 mod doctor_families;
+mod documented_commands;
 mod effects;
 #[cfg(feature = "external-tools")]
 mod external_tools;
 mod field_2026;
+mod flags_once;
+mod guide_links;
 mod helper_nconnect;
 mod host_kernels;
 mod hostile_bundle;

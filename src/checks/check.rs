@@ -93,7 +93,7 @@ pub enum Scope {
 pub struct Check {
     /// The stable id: policy keys, JSON, labels, metrics.
     pub id: CheckId,
-    /// One line for the README table and `policy show`: what passing means.
+    /// One line for the guide's check table and `policy show`: what passing means.
     pub doc: &'static str,
     pub scope: Scope,
     /// The level when the policy does not name the check; a policy `default` can only loosen it.

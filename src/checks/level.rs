@@ -20,6 +20,9 @@ pub enum Level {
 }
 
 impl Level {
+    /// Every level, strictest first.
+    pub const ALL: [Level; 3] = [Level::Enforce, Level::Warn, Level::Off];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Level::Enforce => "enforce",
@@ -43,11 +46,9 @@ impl FromStr for Level {
     type Err = BadLevel;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "enforce" => Ok(Level::Enforce),
-            "warn" => Ok(Level::Warn),
-            "off" => Ok(Level::Off),
-            other => Err(BadLevel(other.to_string())),
-        }
+        Level::ALL
+            .into_iter()
+            .find(|l| l.as_str() == s)
+            .ok_or_else(|| BadLevel(s.to_string()))
     }
 }

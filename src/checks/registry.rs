@@ -4,7 +4,7 @@
 //! On the pattern of ripgrep's flag definitions: a [`Check`] declares everything about itself
 //! (id, doc line, scope and how to run it, default level, whether waiting can clear it), and the
 //! mount helper, `check`, `verify`, `doctor`, the agent, the policy's id validation, the wait and
-//! the README table all iterate [`all`]. Adding a check is one catalogue file, the reader its
+//! the guide's check table all iterate [`all`]. Adding a check is one catalogue file, the reader its
 //! facts need, and a fixture.
 
 use super::asked::Asked;

@@ -27,11 +27,15 @@ pub struct AgentArgs {
     #[arg(long)]
     pub once: bool,
     /// Seconds between checks (with --once: between runs of the timer); labels expire after three
-    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=MAX_INTERVAL_SECS))]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 60,
+        value_parser = clap::value_parser!(u64).range(1..=MAX_INTERVAL_SECS)
+    )]
     pub interval: u64,
-    /// Also run the live registration probe (opens /dev/nvidia-fs0; needs the device)
-    #[arg(long)]
-    pub probe: bool,
+    #[command(flatten)]
+    pub probe: super::shared::ProbeArgs,
     /// NFD features.d directory [default: <root>/etc/kubernetes/node-feature-discovery/features.d, used only if it exists]
     #[arg(long, value_name = "DIR")]
     pub nfd_dir: Option<PathBuf>,
@@ -103,7 +107,7 @@ fn check_node<'t>(
 ) -> Result<(Pass<'t>, HostFacts), CmdError> {
     let policy = ctx.policy()?;
     let facts = memo.read(&ctx.host.root)?.clone();
-    let (facts, judged) = super::check::judge_facts(facts, &policy, args.probe);
+    let (facts, judged) = super::check::judge_facts(facts, &policy, args.probe.probe);
     let table_path;
     (*table, table_path) = read_init_mount_table(&ctx.host.root)?;
     let declared = read_declared(&ctx.host.root)?;

@@ -14,13 +14,10 @@ use crate::verdict::{self, Judgement};
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// Print the result as JSON (schema in the README)
-    #[arg(long)]
-    pub json: bool,
-    /// Also run the live registration probe: open /dev/nvidia-fs0 and see whether rpcrdma
-    /// registers its hooks with nvidia-fs (the close may block about 1 s)
-    #[arg(long)]
-    pub probe: bool,
+    #[command(flatten)]
+    pub output: super::shared::OutputArgs,
+    #[command(flatten)]
+    pub probe: super::shared::ProbeArgs,
 }
 
 /// The node checks as the helper runs them, judged under `policy`'s levels for the node: the
@@ -73,7 +70,7 @@ fn fstab_lines(facts: &HostFacts) -> Result<Vec<CheckResult>, CmdError> {
 
 /// The node's report, for [`super::report::show`].
 pub fn report(args: &CheckArgs, ctx: &Ctx) -> Result<Report, CmdError> {
-    let (facts, judged) = judge_node(ctx, &ctx.policy()?, args.probe)?;
+    let (facts, judged) = judge_node(ctx, &ctx.policy()?, args.probe.probe)?;
     Ok(judged.into_report(
         "check",
         &ctx.host.root.dir().display().to_string(),

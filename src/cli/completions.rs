@@ -6,14 +6,15 @@
 //! states), so after `nfs-gds SUBCOMMAND` no state ever matched and nothing was offered; the
 //! states are renamed to the spelling the walk uses (a no-op once clap_complete agrees with
 //! itself). And the mount helper `mount.nfs-gds`, which parses mount(8)'s flags by hand, gets a
-//! completion of its own, with the flags read from its usage text.
+//! completion of its own, written from its flag table and its option table.
 
 use clap::{Args, CommandFactory};
 use clap_complete::Shell;
 
 use super::reference::usage::helper_flag_names;
 use super::{exit, Cli, CmdError, Ctx, HELPER_NAME};
-use crate::nfs::NFS_RDMA_PORT;
+use crate::mount::args::{Does, FLAGS};
+use crate::mount::options;
 
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
@@ -21,40 +22,35 @@ pub struct CompletionsArgs {
     pub shell: Shell,
 }
 
-/// Bash completion for `mount.nfs-gds SPEC DIR [FLAGS]`.
+/// Bash completion for `mount.nfs-gds SPEC DIR [FLAGS]`: the flags from the helper's one
+/// declaration ([`FLAGS`]), the `-o` values from the option table ([`options::offered`]).
 fn helper_bash() -> String {
     let flags = helper_flag_names().join(" ");
-    let options = [
-        "proto=rdma".to_string(),
-        format!("port={NFS_RDMA_PORT}"),
-        "vers=4.2".into(),
-        "vers=4.1".into(),
-        "vers=3".into(),
-        "gds_policy=enforce".into(),
-        "gds_policy=warn".into(),
-        "gds_policy=off".into(),
-        "gds_wait=".into(),
-    ]
-    .join(" ");
+    let mut values = String::new();
+    for f in FLAGS.iter().filter(|f| f.value.is_some()) {
+        let reply = match f.does {
+            Does::Options => format!(
+                "compgen -W \"{}\" -- \"${{cur}}\"",
+                options::offered().join(" ")
+            ),
+            Does::Type => format!(
+                "compgen -W \"{}\" -- \"${{cur}}\"",
+                crate::cli::HELPER_NAME.trim_start_matches("mount.")
+            ),
+            _ => "compgen -f -- \"${cur}\"".to_string(),
+        };
+        values.push_str(&format!(
+            "        -{})\n            COMPREPLY=( $({reply}) )\n            return 0\n            ;;\n",
+            f.short
+        ));
+    }
     let func = format!("_{}", HELPER_NAME.replace(['.', '-'], "_"));
     format!(
         r#"
 {func}() {{
     local cur="${{COMP_WORDS[COMP_CWORD]}}" prev="${{COMP_WORDS[COMP_CWORD-1]}}"
     case "${{prev}}" in
-        -o)
-            COMPREPLY=( $(compgen -W "{options}" -- "${{cur}}") )
-            return 0
-            ;;
-        -N)
-            COMPREPLY=( $(compgen -f -- "${{cur}}") )
-            return 0
-            ;;
-        -t)
-            COMPREPLY=( $(compgen -W "nfs-gds" -- "${{cur}}") )
-            return 0
-            ;;
-    esac
+{values}    esac
     if [[ "${{cur}}" == -* ]]; then
         COMPREPLY=( $(compgen -W "{flags}" -- "${{cur}}") )
         return 0

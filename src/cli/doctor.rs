@@ -10,14 +10,12 @@ use crate::policy::intent::read_declared;
 
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
-    /// Also run the live registration probe (opens /dev/nvidia-fs0; the close may block ~1 s)
-    #[arg(long)]
-    pub probe: bool,
-    /// Print the diagnosis as JSON
-    #[arg(long, conflicts_with = "markdown")]
-    pub json: bool,
+    #[command(flatten)]
+    pub probe: super::shared::ProbeArgs,
+    #[command(flatten)]
+    pub output: super::shared::OutputArgs,
     /// Print the diagnosis as Markdown, for pasting into a ticket
-    #[arg(long)]
+    #[arg(long, conflicts_with = "json")]
     pub markdown: bool,
 }
 
@@ -43,12 +41,10 @@ pub fn diagnose_host(ctx: &Ctx, probe: bool) -> Result<doctor::Diagnosis, CmdErr
 impl DoctorArgs {
     /// How the diagnosis is shown.
     pub fn format(&self) -> Format {
-        if self.json {
-            Format::Json
-        } else if self.markdown {
+        if self.markdown {
             Format::Markdown
         } else {
-            Format::Text
+            self.output.format()
         }
     }
 }

@@ -27,9 +27,8 @@ pub struct InspectArgs {
     /// Module name or alias (resolved like modprobe), or a path to a .ko[.gz|.xz|.zst] file
     #[arg(default_value = "rpcrdma", value_name = "NAME|PATH")]
     pub module: String,
-    /// Print the result as JSON
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: super::shared::OutputArgs,
 }
 
 /// The verdict on the hooks of one file.

@@ -21,9 +21,8 @@ pub struct LintArgs {
     /// Manifests to check (YAML, several documents per file allowed; `kind: List` too)
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Print the findings as JSON
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: super::shared::OutputArgs,
 }
 
 /// What lint found: `lint --json`'s document (`schemas/lint.schema.json`).

@@ -25,6 +25,7 @@ pub mod policy;
 pub mod provision;
 pub mod reference;
 pub mod report;
+pub mod shared;
 pub mod verify;
 pub mod watch;
 
@@ -224,12 +225,28 @@ pub fn is_helper_name(argv0: &OsString) -> bool {
     Path::new(argv0).file_name() == Some(std::ffi::OsStr::new(HELPER_NAME))
 }
 
+/// The global options whose value is the next word (`--root`, `--config`, `--color`, and any
+/// short spelling), as [`GlobalArgs`] declares them: that struct is their one list.
+fn global_options_with_value() -> Vec<String> {
+    let mut cli = Cli::command();
+    cli.build();
+    cli.get_arguments()
+        .filter(|a| a.is_global_set() && a.get_action().takes_values())
+        .flat_map(|a| {
+            let long = a.get_long().map(|l| format!("--{l}"));
+            let short = a.get_short().map(|c| format!("-{c}"));
+            long.into_iter().chain(short)
+        })
+        .collect()
+}
+
 /// The subcommand named in `argv`, skipping the global options and their values.
 fn subcommand_of(argv: &[OsString]) -> Option<&OsString> {
+    let with_value = global_options_with_value();
     let mut it = argv.iter().skip(1);
     while let Some(a) = it.next() {
         let s = a.to_string_lossy();
-        if s == "--root" || s == "--config" || s == "--color" {
+        if with_value.iter().any(|g| *g == s) {
             it.next();
         } else if !s.starts_with('-') {
             return Some(a);
@@ -289,29 +306,24 @@ pub fn run(argv: Vec<OsString>) -> u8 {
         }
     };
     let result = match cli.command {
-        Command::Check(args) => {
-            check::report(&args, &ctx).and_then(|r| report::show(&r, args.json, ctx.style))
-        }
-        Command::InspectModule(args) => {
-            inspect_module::report(&args, &ctx).and_then(|r| report::show(&r, args.json, ctx.style))
-        }
-        Command::Doctor(args) => doctor::diagnose_host(&ctx, args.probe)
+        Command::Check(args) => check::report(&args, &ctx)
+            .and_then(|r| report::show(&r, args.output.format(), ctx.style)),
+        Command::InspectModule(args) => inspect_module::report(&args, &ctx)
+            .and_then(|r| report::show(&r, args.output.format(), ctx.style)),
+        Command::Doctor(args) => doctor::diagnose_host(&ctx, args.probe.probe)
             .and_then(|d| report::show(&d, args.format(), ctx.style)),
         Command::Provision(args) => provision::run(&args, &ctx),
         Command::Collect(args) => collect::run(&args, &ctx),
         Command::Agent(args) => agent::run(&args, &ctx),
         Command::Mount(args) => return mount_helper::run(&args, &ctx, cli.global.verbose),
-        Command::Verify(args) => {
-            verify::report(&args, &ctx).and_then(|r| report::show(&r, args.json, ctx.style))
-        }
-        Command::Watch(args) => {
-            watch::report(&args, &ctx).and_then(|r| report::show(&r, args.json, ctx.style))
-        }
+        Command::Verify(args) => verify::report(&args, &ctx)
+            .and_then(|r| report::show(&r, args.output.format(), ctx.style)),
+        Command::Watch(args) => watch::report(&args, &ctx)
+            .and_then(|r| report::show(&r, args.output.format(), ctx.style)),
         Command::OciHook(args) => oci_hook::run(&args, &ctx),
         Command::Policy(cmd) => policy::run(&cmd, &ctx),
-        Command::Lint(args) => {
-            lint::report(&args, &ctx).and_then(|r| report::show(&r, args.json, ctx.style))
-        }
+        Command::Lint(args) => lint::report(&args, &ctx)
+            .and_then(|r| report::show(&r, args.output.format(), ctx.style)),
         Command::Completions(args) => completions::run(&args, &ctx),
     };
     match result {
@@ -347,6 +359,7 @@ const JSON: &str = "json";
 /// The same for a command line clap refused: the subcommands `argv` names, and `--json` among
 /// its words when the last of them defines it.
 fn json_command_refused(argv: &[OsString]) -> Option<String> {
+    let with_value = global_options_with_value();
     let mut cmd = Cli::command();
     let mut names = Vec::new();
     let mut asked = false;
@@ -354,9 +367,9 @@ fn json_command_refused(argv: &[OsString]) -> Option<String> {
     while let Some(w) = words.next() {
         if w == "--" {
             break;
-        } else if w == "--json" {
+        } else if w.strip_prefix("--") == Some(JSON) {
             asked = true;
-        } else if w == "--root" || w == "--config" || w == "--color" {
+        } else if with_value.iter().any(|g| *g == w) {
             words.next();
         } else if !w.starts_with('-') {
             if let Some(sub) = cmd.find_subcommand(&*w).cloned() {
@@ -446,6 +459,14 @@ mod tests {
             Some(&OsString::from("verify"))
         );
         assert_eq!(subcommand_of(&argv(&["nfs-gds", "--root"])), None);
+        assert_eq!(
+            subcommand_of(&argv(&["nfs-gds", "--color", "never", "check"])),
+            Some(&OsString::from("check"))
+        );
+        assert_eq!(
+            global_options_with_value(),
+            ["--root", "--config", "--color"]
+        );
     }
 
     #[test]

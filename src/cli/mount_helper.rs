@@ -17,7 +17,7 @@ use super::host::Host;
 use super::Ctx;
 use crate::escape::escape_control;
 use crate::host::io::programs as tools;
-use crate::mount::args::{self, Parsed, USAGE};
+use crate::mount::args::{self, usage, Parsed};
 use crate::mount::exit_code::{SUCCESS, SYSERR};
 use crate::mount::flow::Helper;
 use crate::mount::modprobe::Modprobe;
@@ -79,7 +79,7 @@ fn run_helper(raw: &[OsString], host: &Host, config: Option<&Path>, verbose: u8)
     let a = match args::parse(raw) {
         Ok(Parsed::Run(a)) => a,
         Ok(Parsed::Help) => {
-            let _ = writeln!(std::io::stdout(), "{USAGE}");
+            let _ = writeln!(std::io::stdout(), "{}", usage());
             return SUCCESS;
         }
         Ok(Parsed::Version) => {
@@ -92,8 +92,9 @@ fn run_helper(raw: &[OsString], host: &Host, config: Option<&Path>, verbose: u8)
         }
         Err(e) => {
             errln!(
-                "nfs-gds: {}\n{USAGE}",
-                crate::escape::escape_control(&e.to_string())
+                "nfs-gds: {}\n{}",
+                crate::escape::escape_control(&e.to_string()),
+                usage()
             );
             return crate::mount::exit_code::USAGE;
         }

@@ -22,9 +22,8 @@ pub struct VerifyArgs {
     /// The port the mount must use [default: the port the helper recorded for it, else `port` in `[options]` of the policy, else 20049]
     #[arg(long, value_name = "PORT")]
     pub port: Option<u16>,
-    /// Print the result as JSON (the same schema as `check --json`)
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: super::shared::OutputArgs,
 }
 
 /// The mount's report, for [`super::report::show`].

@@ -25,9 +25,8 @@ pub struct WatchArgs {
     /// How long to watch, while the workload runs
     #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u64).range(0..=MAX_SECONDS))]
     pub seconds: u64,
-    /// Print the result as JSON
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: super::shared::OutputArgs,
 }
 
 /// What a watch found, with what was watched: `watch --json`'s document

@@ -4,29 +4,169 @@
 //! positionals, short flags combinable (`-fv`), values attached or separate (`-orw`, `-o rw`),
 //! `-o` repeatable (joined with `,`), `--` ends the flags. `-r`/`-w` (mount.nfs's read-only /
 //! read-write) add `ro`/`rw`. Hand-parsed rather than clap, so every usage error is mount(8)'s
-//! exit code 1 and the flags mean exactly what mount(8) means by them.
+//! exit code 1 and the flags mean exactly what mount(8) means by them. The flags are declared
+//! once, in [`FLAGS`]: the parser looks each one up there, and the usage text, the manual page's
+//! flag list and the completions are written from it.
 
 use std::ffi::OsString;
 
-pub const USAGE: &str = "\
-Usage: mount.nfs-gds SPEC DIR [-s] [-f] [-n] [-v] [-N NAMESPACE] [-o OPTIONS] [-t nfs-gds]
-       nfs-gds mount SPEC DIR [same flags]
+/// What one of the helper's flags does to the parsed arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Does {
+    Sloppy,
+    Fake,
+    NoMtab,
+    Verbose,
+    Namespace,
+    Options,
+    Type,
+    ReadOnly,
+    ReadWrite,
+    Help,
+    Version,
+}
 
-Mount SPEC (server:/export, or [ipv6]:/export) on DIR over NFS/RDMA, after checking that
-GPUDirect Storage will really be used, and verify the new mount's transport afterwards.
+/// One flag of the helper, as mount(8) passes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flag {
+    /// The letter: `-s`.
+    pub short: char,
+    /// The long spelling the helper also accepts (`--help`), if any.
+    pub long: Option<&'static str>,
+    /// The name of its value (`NAMESPACE`), for a flag that takes one.
+    pub value: Option<&'static str>,
+    /// One line on what it does.
+    pub help: &'static str,
+    pub does: Does,
+}
 
-  -s            sloppy: let mount.nfs ignore unknown options
-  -f            fake: run every check and show what would be done; mount nothing
-  -n            do not write /etc/mtab (passed to mount.nfs)
-  -v            verbose
-  -N NAMESPACE  mount in this mount namespace (a path, or a pid)
-  -o OPTIONS    mount options; nfs-gds's own: gds_policy=enforce|warn|off, gds_wait=SECONDS
-  -t TYPE       nfs-gds (or nfs-gds.SUBTYPE); accepted for mount(8)'s sake
-  -r, -w        mount read-only / read-write
-  -h, -V        help / version
+/// The helper's flags: the one declaration the parser ([`parse`]), the usage text ([`usage`]),
+/// the manual page's flag list and the shell completions are all made from.
+pub const FLAGS: &[Flag] = &[
+    Flag {
+        short: 's',
+        long: None,
+        value: None,
+        help: "sloppy: let mount.nfs ignore unknown options",
+        does: Does::Sloppy,
+    },
+    Flag {
+        short: 'f',
+        long: None,
+        value: None,
+        help: "fake: run every check and show what would be done; mount nothing",
+        does: Does::Fake,
+    },
+    Flag {
+        short: 'n',
+        long: None,
+        value: None,
+        help: "do not write /etc/mtab (passed to mount.nfs)",
+        does: Does::NoMtab,
+    },
+    Flag {
+        short: 'v',
+        long: None,
+        value: None,
+        help: "verbose",
+        does: Does::Verbose,
+    },
+    Flag {
+        short: 'N',
+        long: None,
+        value: Some("NAMESPACE"),
+        help: "mount in this mount namespace (a path, or a pid)",
+        does: Does::Namespace,
+    },
+    Flag {
+        short: 'o',
+        long: None,
+        value: Some("OPTIONS"),
+        help: "mount options; nfs-gds's own: gds_policy=enforce|warn|off, gds_wait=SECONDS",
+        does: Does::Options,
+    },
+    Flag {
+        short: 't',
+        long: None,
+        value: Some("TYPE"),
+        help: "nfs-gds (or nfs-gds.SUBTYPE); accepted for mount(8)'s sake",
+        does: Does::Type,
+    },
+    Flag {
+        short: 'r',
+        long: None,
+        value: None,
+        help: "mount read-only (adds ro)",
+        does: Does::ReadOnly,
+    },
+    Flag {
+        short: 'w',
+        long: None,
+        value: None,
+        help: "mount read-write (adds rw)",
+        does: Does::ReadWrite,
+    },
+    Flag {
+        short: 'h',
+        long: Some("help"),
+        value: None,
+        help: "print this help",
+        does: Does::Help,
+    },
+    Flag {
+        short: 'V',
+        long: Some("version"),
+        value: None,
+        help: "print the version",
+        does: Does::Version,
+    },
+];
 
-Exit status (mount(8)'s): 0 mounted, 1 usage or permission, 2 system error,
-32 mount failure or refusal by policy.";
+/// The flag spelt `-c`.
+pub fn flag(c: char) -> Option<&'static Flag> {
+    FLAGS.iter().find(|f| f.short == c)
+}
+
+/// How wide the flag column of the usage text is (`-N NAMESPACE` and two spaces).
+const COLUMN: usize = 16;
+
+/// A flag as the usage text's first column spells it: `-N NAMESPACE`, `-h, --help`.
+pub fn spelling(f: &Flag) -> String {
+    let mut out = format!("-{}", f.short);
+    if let Some(long) = f.long {
+        out.push_str(&format!(", --{long}"));
+    }
+    if let Some(value) = f.value {
+        out.push_str(&format!(" {value}"));
+    }
+    out
+}
+
+/// The helper's usage text (`-h`, and after a usage error), written from [`FLAGS`].
+pub fn usage() -> String {
+    let synopsis: Vec<String> = FLAGS
+        .iter()
+        .filter(|f| !matches!(f.does, Does::Help | Does::Version))
+        .map(|f| match f.value {
+            Some(v) => format!("[-{} {v}]", f.short),
+            None => format!("[-{}]", f.short),
+        })
+        .collect();
+    let mut out = format!(
+        "Usage: mount.nfs-gds SPEC DIR {}\n       nfs-gds mount SPEC DIR [same flags]\n\n\
+         Mount SPEC (server:/export, or [ipv6]:/export) on DIR over NFS/RDMA, after checking that\n\
+         GPUDirect Storage will really be used, and verify the new mount's transport afterwards.\n\n",
+        synopsis.join(" ")
+    );
+    for f in FLAGS {
+        out.push_str(&format!("  {:<COLUMN$}{}\n", spelling(f), f.help));
+    }
+    out.push_str(
+        "\nExit status (mount(8)'s): 0 mounted, 1 usage or permission, 2 system error,\n\
+         32 mount failure or refusal by policy.",
+    );
+    out
+}
 
 /// The flags and positionals.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -92,41 +232,46 @@ pub fn parse(args: &[OsString]) -> Result<Parsed, UsageError> {
         let Some(text) = arg.to_str() else {
             return Err(UsageError::UnknownFlag(arg.to_string_lossy().into_owned()));
         };
-        match text {
-            "--help" => return Ok(Parsed::Help),
-            "--version" => return Ok(Parsed::Version),
-            _ if text.starts_with("--") => return Err(UsageError::UnknownFlag(text.to_string())),
-            _ => {}
+        if let Some(long) = text.strip_prefix("--") {
+            return match FLAGS.iter().find(|f| f.long == Some(long)).map(|f| f.does) {
+                Some(Does::Help) => Ok(Parsed::Help),
+                Some(Does::Version) => Ok(Parsed::Version),
+                _ => Err(UsageError::UnknownFlag(text.to_string())),
+            };
         }
         let flags: Vec<char> = text[1..].chars().collect();
         let mut i = 0;
         while i < flags.len() {
             let c = flags[i];
-            match c {
-                's' => out.sloppy = true,
-                'f' => out.fake = true,
-                'n' => out.no_mtab = true,
-                'v' => out.verbose = out.verbose.saturating_add(1),
-                'r' => out.options.push("ro".into()),
-                'w' => out.options.push("rw".into()),
-                'h' => return Ok(Parsed::Help),
-                'V' => return Ok(Parsed::Version),
-                'o' | 'N' | 't' => {
-                    let attached: String = flags[i + 1..].iter().collect();
-                    let value = if attached.is_empty() {
-                        let v = it.next().ok_or(UsageError::MissingValue(c))?;
-                        v.to_str().ok_or(UsageError::NotUtf8(c))?.to_string()
-                    } else {
-                        attached
-                    };
-                    match c {
-                        'o' => out.options.push(value),
-                        'N' => out.namespace = Some(value),
-                        _ => out.fstype = Some(value),
-                    }
-                    break;
+            let Some(flag) = flag(c) else {
+                return Err(UsageError::UnknownFlag(format!("-{c}")));
+            };
+            if flag.value.is_some() {
+                // The rest of the word is the value (`-orw`), else the next word is.
+                let attached: String = flags[i + 1..].iter().collect();
+                let value = if attached.is_empty() {
+                    let v = it.next().ok_or(UsageError::MissingValue(c))?;
+                    v.to_str().ok_or(UsageError::NotUtf8(c))?.to_string()
+                } else {
+                    attached
+                };
+                match flag.does {
+                    Does::Options => out.options.push(value),
+                    Does::Namespace => out.namespace = Some(value),
+                    _ => out.fstype = Some(value),
                 }
-                other => return Err(UsageError::UnknownFlag(format!("-{other}"))),
+                break;
+            }
+            match flag.does {
+                Does::Sloppy => out.sloppy = true,
+                Does::Fake => out.fake = true,
+                Does::NoMtab => out.no_mtab = true,
+                Does::Verbose => out.verbose = out.verbose.saturating_add(1),
+                Does::ReadOnly => out.options.push("ro".into()),
+                Does::ReadWrite => out.options.push("rw".into()),
+                Does::Help => return Ok(Parsed::Help),
+                Does::Version => return Ok(Parsed::Version),
+                Does::Namespace | Does::Options | Does::Type => {}
             }
             i += 1;
         }
@@ -156,6 +301,91 @@ pub fn parse(args: &[OsString]) -> Result<Parsed, UsageError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The usage text read back as a user reads it: each line of its table, indented by two
+    /// spaces and starting with `-`, names flags (up to two spaces) and maybe a value.
+    fn usage_table() -> Vec<(Vec<String>, Option<String>)> {
+        usage()
+            .lines()
+            .filter_map(|l| l.strip_prefix("  "))
+            .filter(|l| l.starts_with('-'))
+            .map(|l| {
+                let column = l.split("  ").next().unwrap();
+                let mut names = Vec::new();
+                let mut value = None;
+                for spelt in column.split(", ") {
+                    let mut words = spelt.split_whitespace();
+                    names.extend(words.next().map(str::to_string));
+                    value = value.or(words.next().map(str::to_string));
+                }
+                (names, value)
+            })
+            .collect()
+    }
+
+    /// The usage text and the parser agree: every flag the text shows is accepted, with a value
+    /// exactly when the text names one, and every other letter is refused.
+    #[test]
+    fn the_usage_text_and_the_parser_agree() {
+        let table = usage_table();
+        assert_eq!(table.len(), FLAGS.len(), "{}", usage());
+        let mut shown = Vec::new();
+        for (names, value) in &table {
+            for name in names {
+                shown.push(name.clone());
+                let mut argv = vec!["srv:/x", "/mnt", name.as_str()];
+                match value {
+                    Some(_) => {
+                        argv.push("nfs-gds");
+                        assert!(parse_strs(&argv).is_ok(), "{name} {value:?}");
+                        assert_eq!(
+                            parse_strs(&argv[..3]),
+                            Err(UsageError::MissingValue(name.chars().nth(1).unwrap())),
+                            "{name} takes a value"
+                        );
+                    }
+                    None => {
+                        assert!(parse_strs(&argv).is_ok(), "{name}");
+                        if !name.starts_with("--") {
+                            // A flag without a value combines with the next (`-fv`).
+                            let combined = format!("{name}v");
+                            assert!(
+                                parse_strs(&["srv:/x", "/mnt", &combined]).is_ok(),
+                                "{combined}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        for c in ('a'..='z').chain('A'..='Z') {
+            let flag = format!("-{c}");
+            if !shown.contains(&flag) {
+                assert_eq!(
+                    parse_strs(&["srv:/x", "/mnt", &flag]),
+                    Err(UsageError::UnknownFlag(flag.clone())),
+                    "the parser accepts {flag}, which the usage text does not show"
+                );
+            }
+        }
+        assert_eq!(
+            parse_strs(&["srv:/x", "/mnt", "--fake"]),
+            Err(UsageError::UnknownFlag("--fake".into()))
+        );
+    }
+
+    /// Each flag is declared once: no letter or long name twice in the table.
+    #[test]
+    fn no_flag_is_declared_twice() {
+        let mut names: Vec<String> = FLAGS
+            .iter()
+            .flat_map(|f| std::iter::once(f.short.to_string()).chain(f.long.map(String::from)))
+            .collect();
+        let all = names.len();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), all, "{FLAGS:?}");
+    }
 
     fn parse_strs(args: &[&str]) -> Result<Parsed, UsageError> {
         parse(&args.iter().map(OsString::from).collect::<Vec<_>>())
@@ -239,7 +469,7 @@ mod tests {
         assert_eq!(parse_strs(&["-h"]), Ok(Parsed::Help));
         assert_eq!(parse_strs(&["--help"]), Ok(Parsed::Help));
         assert_eq!(parse_strs(&["srv:/x", "-V"]), Ok(Parsed::Version));
-        assert!(USAGE.contains("32 mount failure"));
+        assert!(usage().contains("32 mount failure"));
     }
 
     #[test]

@@ -153,6 +153,37 @@ pub fn spellings() -> Vec<String> {
         .collect()
 }
 
+/// The options a completion offers after `-o`, from the table: the helper's own with their
+/// values (`gds_policy=` each [`Level`], `gds_wait=`), the RDMA transport, each [`NfsVersion`]
+/// as `vers=`, `nfsvers=` and `vN`, `port=` the NFS/RDMA port, `remount`, and the userspace
+/// words mount(8) and systemd read (`_netdev`, `nofail`, …). What the helper refuses is never
+/// offered, nor a prefix (`x-`) or a key whose value is free (`comment=`).
+pub fn offered() -> Vec<String> {
+    let mut out = Vec::new();
+    for (pattern, kind) in TABLE {
+        match (*kind, *pattern) {
+            (GdsPolicy, Key(k)) if !k.contains('.') => {
+                out.extend(Level::ALL.iter().map(|l| format!("{k}={l}")))
+            }
+            (GdsWait, Key(k)) if !k.contains('.') => out.push(format!("{k}=")),
+            (Rdma, Flag(f)) => out.push(f.to_string()),
+            (Rdma, KeyValue(k, values)) => out.extend(values.iter().map(|v| format!("{k}={v}"))),
+            (Version, Key(k)) => out.extend(NfsVersion::ALL.iter().map(|v| format!("{k}={v}"))),
+            (Version, Flag(f))
+                if f.strip_prefix('v')
+                    .is_some_and(|v| v.parse::<NfsVersion>().is_ok()) =>
+            {
+                out.push(f.to_string())
+            }
+            (Port, Key(k)) => out.push(format!("{k}={}", OptionDefaults::default().port)),
+            (Remount, Flag(f)) => out.push(f.to_string()),
+            (Userspace, Flag(f)) => out.push(f.to_string()),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// The kind of one option.
 pub fn classify(opt: &str) -> Kind {
     TABLE

@@ -8,7 +8,7 @@
 //! caught instead: the helper forwards one to `mount.nfs` if it is still running (so a mount
 //! that is still retrying stops), finishes verifying, unmounting or recording, says what it did,
 //! and exits with 128 + the signal's number. Before the first hold and after the last, each of
-//! them does what it would do without nfs-gds. SIGKILL cannot be caught: see the README.
+//! them does what it would do without nfs-gds. SIGKILL cannot be caught: see docs/helper.md.
 //!
 //! Signal dispositions belong to the process, so this is process-wide state: one flag of the
 //! signal caught, and a count of holds.

@@ -18,6 +18,16 @@ impl NfsVersion {
     /// The version `mount.nfs` would otherwise pick itself, and the helper's built-in default.
     pub const DEFAULT: NfsVersion = NfsVersion::V4(Some(2));
 
+    /// Every version a mount may ask for, as `vers=` spells them (the helper's completion offers
+    /// these).
+    pub const ALL: [NfsVersion; 5] = [
+        NfsVersion::V3,
+        NfsVersion::V4(None),
+        NfsVersion::V4(Some(0)),
+        NfsVersion::V4(Some(1)),
+        NfsVersion::V4(Some(2)),
+    ];
+
     pub fn is_v4(self) -> bool {
         matches!(self, NfsVersion::V4(_))
     }
@@ -31,14 +41,10 @@ impl FromStr for NfsVersion {
     type Err = BadVersion;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "3" => Ok(NfsVersion::V3),
-            "4" => Ok(NfsVersion::V4(None)),
-            "4.0" => Ok(NfsVersion::V4(Some(0))),
-            "4.1" => Ok(NfsVersion::V4(Some(1))),
-            "4.2" => Ok(NfsVersion::V4(Some(2))),
-            other => Err(BadVersion(other.to_string())),
-        }
+        NfsVersion::ALL
+            .into_iter()
+            .find(|v| v.to_string() == s)
+            .ok_or_else(|| BadVersion(s.to_string()))
     }
 }
 
@@ -61,6 +67,10 @@ mod tests {
         for v in ["3", "4", "4.0", "4.1", "4.2"] {
             assert_eq!(v.parse::<NfsVersion>().unwrap().to_string(), v);
         }
+        assert_eq!(
+            NfsVersion::ALL.map(|v| v.to_string()),
+            ["3", "4", "4.0", "4.1", "4.2"]
+        );
         assert!("2".parse::<NfsVersion>().is_err());
         assert!("4.3".parse::<NfsVersion>().is_err());
         assert!("".parse::<NfsVersion>().is_err());

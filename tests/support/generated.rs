@@ -1,6 +1,6 @@
 //! Text the code writes, kept in the tree and compared by the tests, and the one switch that
 //! writes it: `NFS_GDS_BLESS=1`. It covers the blocks of documentation between a begin and an
-//! end marker line ([`check_block`]: the README's tables, the check list of `nfs-gds.toml(5)`),
+//! end marker line ([`check_block`]: the guide's tables, the check list of `nfs-gds.toml(5)`),
 //! whole generated files ([`check_file`]: the Debian changelog), and insta's snapshots
 //! ([`assert_snapshot!`](crate::support::assert_snapshot), which sets insta's own
 //! `INSTA_UPDATE=always` from it). Without it a test fails with a line diff and the command that

@@ -6,7 +6,7 @@
 //! shortest one here) and its tests on facts from `HostFacts::builder()`, add it to [`ALL`],
 //! and give a new fact a reader in `host/` and a field in [`HostFacts`](crate::host::HostFacts).
 //! Everything else — the helper, `check`, `verify`, `doctor`, the agent, the policy's ids, the
-//! README and manual-page tables (generated, see CONTRIBUTING.md) — reads the list.
+//! guide's and manual-page tables (generated, see CONTRIBUTING.md) — reads the list.
 
 use super::check::Check;
 

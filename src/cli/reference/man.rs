@@ -16,6 +16,7 @@ use clap_mangen::roff::{roman, Roff};
 use clap_mangen::Man;
 
 use super::roff::{check_list, escape, warn_checks};
+use super::synopsis::parts;
 use super::usage::helper_flags;
 use super::{command, commands};
 
@@ -79,11 +80,32 @@ fn text(s: &str) -> String {
     without_preamble(&Roff::new().text([roman(s)]).to_roff())
 }
 
+/// One synopsis line as roff: the command's words in bold, each option in bold with its value
+/// in italics (`[\fB\-\-interval\fR \fISECONDS\fR]`), from [`parts`].
+fn synopsis_line(words: &str, cmd: &clap::Command) -> String {
+    let bold = |s: &str| format!("\\fB{}\\fR", escape(s));
+    let italic = |s: &str| format!("\\fI{}\\fR", escape(s));
+    let mut line = bold(words);
+    for part in parts(cmd) {
+        line.push(' ');
+        line.push_str(&part.spell(bold, italic));
+    }
+    line
+}
+
 fn synopsis(cmd: &clap::Command) -> String {
-    let mut out = body(|w| Man::new(cmd.clone()).render_synopsis_section(w));
-    for (_, sub) in commands(cmd) {
+    let mut out = format!(
+        "{} \\fI{}\\fR\n",
+        synopsis_line(cmd.get_name(), cmd),
+        escape(cmd.get_subcommand_value_name().unwrap_or("command"))
+    );
+    for (words, sub) in commands(cmd) {
         out.push_str(".br\n");
-        out.push_str(&body(|w| Man::new(sub).render_synopsis_section(w)));
+        out.push_str(&synopsis_line(
+            &format!("nfs-gds {}", words.join(" ")),
+            &sub,
+        ));
+        out.push('\n');
     }
     out
 }
@@ -93,7 +115,8 @@ fn command_sections(cmd: &clap::Command, prose: &[(String, String)]) -> String {
     for (words, sub) in commands(cmd) {
         let name = words.join(" ");
         out.push_str(&format!(".SS \"{}\"\n", escape(&name)));
-        out.push_str(&body(|w| Man::new(sub.clone()).render_synopsis_section(w)));
+        out.push_str(&synopsis_line(&format!("nfs-gds {name}"), &sub));
+        out.push('\n');
         // The hand-written prose is the long description; without it, clap's.
         out.push_str(".PP\n");
         match prose.iter().find(|(k, _)| *k == name) {

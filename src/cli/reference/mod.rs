@@ -1,12 +1,14 @@
 //! The reference written from the program's own definitions, not by hand: the manual pages'
-//! command and option sections ([`man`]), the README's command table ([`readme`]), and the
-//! helper's flags read from its usage text ([`usage`]) for them and for its completion.
+//! command and option sections ([`man`]), the guide's command table ([`readme`]), both with
+//! the synopses of [`synopsis`], and the helper's flags from its flag table ([`usage`]) for
+//! them and for its completion.
 //! `nfs-gds generate-man PAGE` prints a page; packaging/build-packages.sh installs what it
 //! prints.
 
 pub mod man;
 pub mod readme;
 pub mod roff;
+pub mod synopsis;
 pub mod usage;
 
 use std::ffi::OsString;
@@ -33,7 +35,7 @@ struct GenerateMan {
 
 /// `nfs-gds generate-man PAGE` (`args` from `generate-man` on), for packaging/build-packages.sh
 /// rather than for users: parsed apart from [`Cli`], so that no help, completion, manual page
-/// or README table offers it. Exits 0 when the page is printed, 2 otherwise.
+/// or the guide's command table offers it. Exits 0 when the page is printed, 2 otherwise.
 pub fn generate_man(args: &[OsString]) -> u8 {
     let parsed = match GenerateMan::try_parse_from(args) {
         Ok(parsed) => parsed,

@@ -1,45 +1,19 @@
-//! The README's command table: one row per command, its synopsis from its arguments and its
-//! `about` line, both from the clap definition (a test keeps README.md equal to it).
+//! The guide's command table (`docs/README.md`): one row per command, its synopsis from its
+//! arguments and its `about` line, both from the clap definition (a test keeps the file equal).
 
+use super::synopsis::parts;
 use super::{command, commands};
 
-/// A command's synopsis in the README's words: `nfs-gds verify [--json] [--port PORT] DIR`.
+/// A command's synopsis in the guide's words: `nfs-gds verify [--port PORT] [--json] DIR`.
 fn synopsis(words: &[String], sub: &clap::Command) -> String {
-    let mut parts = vec![format!("nfs-gds {}", words.join(" "))];
-    let value_of = |a: &clap::Arg| {
-        a.get_value_names()
-            .map(|v| v.join(" "))
-            .unwrap_or_else(|| a.get_id().as_str().to_uppercase())
-    };
-    for a in sub.get_arguments().filter(|a| !a.is_hide_set()) {
-        let flag = match (a.get_long(), a.get_short()) {
-            (Some(long), _) => format!("--{long}"),
-            (None, Some(short)) => format!("-{short}"),
-            (None, None) => continue,
-        };
-        let part = if a.get_num_args().is_some_and(|n| n.takes_values()) {
-            format!("{flag} {}", value_of(a))
-        } else {
-            flag
-        };
-        parts.push(if a.is_required_set() {
-            part
-        } else {
-            format!("[{part}]")
-        });
-    }
-    for a in sub.get_positionals().filter(|a| !a.is_hide_set()) {
-        let mut part = value_of(a);
-        if a.get_num_args().is_some_and(|n| n.max_values() > 1) && !part.contains(' ') {
-            part.push('…');
-        }
-        parts.push(if a.is_required_set() {
-            part
-        } else {
-            format!("[{part}]")
-        });
-    }
-    parts.join(" ")
+    std::iter::once(format!("nfs-gds {}", words.join(" ")))
+        .chain(
+            parts(sub)
+                .iter()
+                .map(|p| p.spell(|f| f.to_string(), |v| v.to_string())),
+        )
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The Markdown table: `| command | what it does |`, one row per command in the order of

@@ -1,67 +1,68 @@
-//! The mount helper's flags, read from its usage text ([`crate::mount::args::USAGE`]): the
-//! helper parses mount(8)'s flags by hand, so that text is their one description, and its
-//! manual page and its shell completion are written from it.
+//! The mount helper's flags as its manual page and completions name them, from the one
+//! declaration the helper parses with ([`crate::mount::args::FLAGS`]).
 
-use crate::mount::args::USAGE;
+use crate::mount::args::FLAGS;
 
-/// One line of the usage text's flag table: `  -N NAMESPACE  mount in this …`, or
-/// `  -r, -w        mount read-only / read-write`.
+/// One flag of the helper, as the manual page lists it: `-N NAMESPACE`, `-h, --help`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Flag {
-    /// The flags the line describes (`-r`, `-w`).
-    pub names: Vec<&'static str>,
+    /// The spellings of the flag (`-h`, `--help`).
+    pub names: Vec<String>,
     /// The name of the flag's value (`NAMESPACE`), if it takes one.
     pub value: Option<&'static str>,
-    /// What the line says about it.
+    /// What it does, in one line.
     pub help: &'static str,
 }
 
-/// Every line of the usage text that starts, indented by two spaces, with a flag; its first
-/// column (up to two spaces) names the flags, the rest describes them.
+/// Every flag, in the order of the declaration.
 pub fn helper_flags() -> Vec<Flag> {
-    USAGE
-        .lines()
-        .filter_map(|l| l.strip_prefix("  "))
-        .filter(|l| l.starts_with('-'))
-        .map(|l| {
-            let (column, help) = l.split_once("  ").unwrap_or((l, ""));
-            let mut words = column.split(", ").map(|f| f.split_whitespace());
-            let mut names = Vec::new();
-            let mut value = None;
-            for mut flag in words.by_ref() {
-                names.extend(flag.next());
-                value = value.or(flag.next());
-            }
-            Flag {
-                names,
-                value,
-                help: help.trim(),
-            }
+    FLAGS
+        .iter()
+        .map(|f| Flag {
+            names: std::iter::once(format!("-{}", f.short))
+                .chain(f.long.map(|l| format!("--{l}")))
+                .collect(),
+            value: f.value,
+            help: f.help,
         })
         .collect()
 }
 
-/// Every flag's name, in the order of the usage text (`-s`, `-f`, …, `-r`, `-w`, `-h`, `-V`).
-pub fn helper_flag_names() -> Vec<&'static str> {
+/// Every flag's spellings, in the order of the declaration (`-s`, `-f`, …, `-h`, `--help`, …).
+pub fn helper_flag_names() -> Vec<String> {
     helper_flags().into_iter().flat_map(|f| f.names).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mount::args::spelling;
 
     #[test]
-    fn every_flag_of_the_usage_text_is_read_with_its_value_and_help() {
-        let flags = helper_flags();
+    fn every_flag_is_named_with_its_value_and_help() {
         let names = helper_flag_names();
         assert_eq!(
             names,
-            ["-s", "-f", "-n", "-v", "-N", "-o", "-t", "-r", "-w", "-h", "-V"]
+            [
+                "-s",
+                "-f",
+                "-n",
+                "-v",
+                "-N",
+                "-o",
+                "-t",
+                "-r",
+                "-w",
+                "-h",
+                "--help",
+                "-V",
+                "--version"
+            ]
         );
+        let flags = helper_flags();
         let n = flags.iter().find(|f| f.names == ["-N"]).unwrap();
         assert_eq!(n.value, Some("NAMESPACE"));
         assert_eq!(n.help, "mount in this mount namespace (a path, or a pid)");
-        let rw = flags.iter().find(|f| f.names == ["-r", "-w"]).unwrap();
-        assert_eq!((rw.value, rw.help), (None, "mount read-only / read-write"));
+        assert_eq!(spelling(&FLAGS[4]), "-N NAMESPACE");
     }
 }

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The container gate (`nfs-gds oci-hook`) under a real runtime: podman with crun and with runc,
 # the hooks.d file from the installed package copied into /usr/share/containers/oci/hooks.d (the one
-# step the README gives), a test image built FROM scratch with the root's static busybox
+# step docs/container-gate.md gives), a test image built FROM scratch with the root's static busybox
 # (nothing pulled), and the test bed's NFS server over soft-RoCE. Sourced by scenarios.sh; each
 # scenario runs for one runtime (oci_RUNTIME_LETTER wrappers at the end).
 #

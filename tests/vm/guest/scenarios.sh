@@ -15,7 +15,7 @@
 # failing nfs-gds scenario can be told apart from a broken test bed.
 #
 # Product contract under test (exit codes: 0 mounted/ready, 1 usage/not ready, 2 error,
-# 32 mount failure or refusal; check ids and JSON fields as in the README).
+# 32 mount failure or refusal; check ids and JSON fields as in docs/).
 set -u
 
 # shellcheck disable=SC2034  # run by run_plan in lib.sh
@@ -234,7 +234,7 @@ nconnect_helper_row() {
 
 scn_io_nconnect() {
     note "the observed nconnect table: RDMA connections the kernel makes for vers=4.2 and vers=3"
-    note "with nconnect=4 (README: before b326df4a8ec6, NFSv4.x over RDMA makes one whatever nconnect says)"
+    note "with nconnect=4 (docs/checks.md: before b326df4a8ec6, NFSv4.x over RDMA makes one whatever nconnect says)"
     require_stock_kernel
     mkdir -p /mnt/nconnect
     printf '| kernel | options | nconnect asked | nconnect in /proc/mounts | xprt: rdma lines |\n|---|---|---|---|---|\n' >"$SCN_DIR/nconnect-table.md"

@@ -268,3 +268,22 @@ fn with_json_an_error_is_a_json_object_on_stdout_too() {
         );
     }
 }
+
+#[test]
+fn a_port_or_a_watch_length_out_of_range_is_refused_with_the_range() {
+    for (args, range) in [
+        (&["verify", "/mnt/gds", "--port", "0"][..], "1..=65535"),
+        (&["verify", "/mnt/gds", "--port", "65536"][..], "1..=65535"),
+        (&["watch", "/mnt/gds", "--seconds", "0"][..], "1..=86400"),
+        (&["watch", "/mnt/gds", "--seconds", "86401"][..], "1..=86400"),
+    ] {
+        let out = nfs_gds().args(args).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        let option = args[2];
+        assert!(
+            err.contains(&format!("for '{option} <")) && err.contains(range),
+            "{args:?}: {err}"
+        );
+    }
+}

@@ -19,8 +19,8 @@ use crate::verdict;
 pub struct VerifyArgs {
     /// The mount point to verify
     pub dir: PathBuf,
-    /// The port the mount must use [default: the port the helper recorded for it, else `port` in `[options]` of the policy, else 20049]
-    #[arg(long, value_name = "PORT")]
+    /// The port the mount must use, 1 to 65535 [default: the port the helper recorded for it, else `port` in `[options]` of the policy, else 20049]
+    #[arg(long, value_name = "PORT", value_parser = clap::value_parser!(u16).range(1..))]
     pub port: Option<u16>,
     /// Print the result as JSON (the same schema as `check --json`)
     #[arg(long)]

@@ -76,6 +76,7 @@ fn the_daemonset_and_image_run_the_agent_with_arguments_it_accepts() {
 fn the_example_policies_parse() {
     use std::os::unix::fs::PermissionsExt;
     let f = ready_node();
+    std::fs::create_dir_all(f.path("mnt/nothing")).unwrap();
     let mode =
         |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
     for policy in [

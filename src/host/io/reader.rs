@@ -686,7 +686,7 @@ mod tests {
         let f = File::create(&big).unwrap();
         f.set_len(FileKind::Policy.cap() + 1).unwrap();
         let e = read_named(&big, FileKind::Policy).unwrap_err().to_string();
-        assert!(e.contains("larger than 1048576 bytes"), "{e}");
+        assert!(e.contains("larger than 1 MiB"), "{e}");
         assert!(e.contains("policy file"), "{e}");
         f.set_len(FileKind::Policy.cap()).unwrap();
         let read = read_named(&big, FileKind::Policy).unwrap().unwrap();

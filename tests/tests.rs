@@ -26,6 +26,7 @@ mod field_2026;
 mod helper_nconnect;
 mod host_kernels;
 mod hostile_bundle;
+mod ignored;
 mod inspect_module;
 mod io_path;
 mod layers;

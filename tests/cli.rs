@@ -287,3 +287,39 @@ fn a_port_or_a_watch_length_out_of_range_is_refused_with_the_range() {
         );
     }
 }
+
+/// An empty `NFS_GDS_ROOT=` or `NFS_GDS_CONFIG=` is unset, for every command as for the mount
+/// helper; a set one is used when the option is not given.
+#[test]
+fn empty_variables_are_unset_and_completions_need_no_root() {
+    let f = Fixture::new("6.1.0-50-amd64");
+    let draft = f.write("etc/draft.toml", "default = \"warn\"\n");
+    let o = nfs_gds()
+        .env("NFS_GDS_ROOT", "")
+        .env("NFS_GDS_CONFIG", "")
+        .args(["policy", "check"])
+        .arg(&draft)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("draft.toml: valid"), "{}", stdout(&o));
+    // Set, the variables are used.
+    let o = nfs_gds()
+        .env("NFS_GDS_ROOT", f.root())
+        .env("NFS_GDS_CONFIG", &draft)
+        .args(["policy", "show"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with(&format!("policy: {}\n", draft.display())),
+        "{}",
+        stdout(&o)
+    );
+    let o = nfs_gds()
+        .args(["--root", "/nonexistent/root", "completions", "bash"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("_nfs__gds()"));
+}

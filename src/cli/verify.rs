@@ -26,7 +26,7 @@ pub struct VerifyArgs {
     /// The port the mount must use, 1 to 65535 [default: the port the helper recorded for it, else `port` in `[options]` of the policy, else 20049]
     #[arg(long, value_name = "PORT", value_parser = clap::value_parser!(u16).range(1..))]
     pub port: Option<u16>,
-    /// Print the result as JSON (the same schema as `check --json`)
+    /// Print the result as JSON: check's report for one mount, with `command` "verify" and `subject` the mount point (schemas/verify.schema.json)
     #[arg(long)]
     pub json: bool,
 }

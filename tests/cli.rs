@@ -275,7 +275,10 @@ fn a_port_or_a_watch_length_out_of_range_is_refused_with_the_range() {
         (&["verify", "/mnt/gds", "--port", "0"][..], "1..=65535"),
         (&["verify", "/mnt/gds", "--port", "65536"][..], "1..=65535"),
         (&["watch", "/mnt/gds", "--seconds", "0"][..], "1..=86400"),
-        (&["watch", "/mnt/gds", "--seconds", "86401"][..], "1..=86400"),
+        (
+            &["watch", "/mnt/gds", "--seconds", "86401"][..],
+            "1..=86400",
+        ),
     ] {
         let out = nfs_gds().args(args).output().unwrap();
         let err = stderr(&out);

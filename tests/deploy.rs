@@ -370,7 +370,12 @@ fn the_oci_hook_overlays_install_and_uninstall_the_gate_below_the_root() {
     let o = nfs_gds()
         .arg("--root")
         .arg(f.root())
-        .args(["oci-hook", "--install", "--hooks-dir", "/etc/containers/oci/hooks.d"])
+        .args([
+            "oci-hook",
+            "--install",
+            "--hooks-dir",
+            "/etc/containers/oci/hooks.d",
+        ])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -380,8 +385,8 @@ fn the_oci_hook_overlays_install_and_uninstall_the_gate_below_the_root() {
     assert!(!etc_hooks.exists(), "{}", etc_hooks.display());
     assert!(!bin.exists(), "{}", bin.display());
     // On a node, the overlay sees both standard directories.
-    let text = std::fs::read_to_string(deploy("kustomize/oci-hook-uninstall/kustomization.yaml"))
-        .unwrap();
+    let text =
+        std::fs::read_to_string(deploy("kustomize/oci-hook-uninstall/kustomization.yaml")).unwrap();
     for dir in nfs_gds::cli::oci_hook::install::STANDARD_HOOKS_DIRS {
         assert!(
             text.contains(&format!("mountPath: /host/{dir}}}")),

@@ -563,7 +563,10 @@ fn collect_writes_to_stdout_for_dash_and_never_offers_force_for_a_directory() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(!work.path().join("-").exists(), "a file named - was written");
+    assert!(
+        !work.path().join("-").exists(),
+        "a file named - was written"
+    );
     assert!(
         stderr(&out).starts_with("nfs-gds collect: wrote the bundle to stdout ("),
         "{}",
@@ -575,7 +578,10 @@ fn collect_writes_to_stdout_for_dash_and_never_offers_force_for_a_directory() {
     std::fs::create_dir(&bundle).unwrap();
     unpack(&archive, &bundle);
     let (_, original) = doctor_json(&f, &[]);
-    assert_eq!(conclusions(&replayed_doctor(&bundle)), conclusions(&original));
+    assert_eq!(
+        conclusions(&replayed_doctor(&bundle)),
+        conclusions(&original)
+    );
 
     for force in [&[][..], &["--force"][..]] {
         let out = run(
@@ -584,7 +590,10 @@ fn collect_writes_to_stdout_for_dash_and_never_offers_force_for_a_directory() {
         );
         assert_eq!(out.status.code(), Some(2), "{force:?}");
         let err = stderr(&out);
-        assert!(err.contains("is a directory: give the path of a new file"), "{err}");
+        assert!(
+            err.contains("is a directory: give the path of a new file"),
+            "{err}"
+        );
         assert!(!err.contains("--force"), "{force:?}: {err}");
     }
 }

@@ -70,5 +70,8 @@ fn every_ignored_test_names_the_command_that_runs_it() {
             );
         }
     }
-    assert!(seen > 0, "no ignored test found: is the pattern still right?");
+    assert!(
+        seen > 0,
+        "no ignored test found: is the pattern still right?"
+    );
 }

@@ -270,7 +270,13 @@ fn a_module_that_is_not_rpcrdma_is_not_judged_for_the_hooks() {
 #[test]
 fn an_argument_shaped_like_a_file_is_a_path_and_a_missing_one_says_so() {
     let f = node_with(&ModuleSpec::rpcrdma(NEW_KERNEL), DKMS, Packing::Zstd);
-    for wanted in ["nosuch.ko", "nosuch.ko.zst", "nosuch.ko.xz", "nosuch.ko.gz", "./nosuch"] {
+    for wanted in [
+        "nosuch.ko",
+        "nosuch.ko.zst",
+        "nosuch.ko.xz",
+        "nosuch.ko.gz",
+        "./nosuch",
+    ] {
         let out = run(&f, &["inspect-module", wanted]);
         assert_eq!(out.status.code(), Some(2), "{wanted}");
         let err = stderr(&out);

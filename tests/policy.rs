@@ -228,9 +228,14 @@ fn policy_check_applies_the_trust_rules_and_reports_every_error() {
     // A draft: where it lies now is a note, not a reason to call it invalid.
     let out = run(&f, &["policy", "check", open.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stdout(&out).contains("open.toml: valid"), "{}", stdout(&out));
     assert!(
-        stderr(&out).starts_with("note: ") && stderr(&out).contains("is writable by its group and everyone"),
+        stdout(&out).contains("open.toml: valid"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stderr(&out).starts_with("note: ")
+            && stderr(&out).contains("is writable by its group and everyone"),
         "{}",
         stderr(&out)
     );

@@ -72,7 +72,10 @@ fn install_or_uninstall(args: &OciHookArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let (done, paths) = if args.install {
         ("installed", install::install(&ctx.host.root, dir)?)
     } else {
-        ("removed", install::uninstall(&ctx.host.root, args.hooks_dir.as_deref())?)
+        (
+            "removed",
+            install::uninstall(&ctx.host.root, args.hooks_dir.as_deref())?,
+        )
     };
     for p in paths {
         outln!("nfs-gds oci-hook: {done} {}", p.display());

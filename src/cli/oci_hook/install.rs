@@ -162,6 +162,9 @@ mod tests {
                 dir.path().join(BIN_DIR).join("nfs-gds"),
             ]
         );
-        assert!(packaged.exists(), "the package's hooks file is not ours to remove");
+        assert!(
+            packaged.exists(),
+            "the package's hooks file is not ours to remove"
+        );
     }
 }

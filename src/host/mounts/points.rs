@@ -239,7 +239,12 @@ mod tests {
             assert_eq!((u.mount_id, u.nfs), (top.info.mount_id, top.is_nfs()));
         }
         // Below a mount point too: the table's `under` gives the same mount.
-        for path in ["/mnt/nfs/a/b", "/mnt/nfs/inner/x", "/mnt/nfsy", "/mnt/stack/d"] {
+        for path in [
+            "/mnt/nfs/a/b",
+            "/mnt/nfs/inner/x",
+            "/mnt/nfsy",
+            "/mnt/stack/d",
+        ] {
             let u = points.under(Path::new(path)).unwrap();
             let m = table.under(Path::new(path)).unwrap();
             assert_eq!(u.mount_id, m.info.mount_id, "{path}");

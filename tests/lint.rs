@@ -232,7 +232,7 @@ fn a_pipe_is_read_as_dash_or_dev_stdin_up_to_its_cap() {
             stdout(&o)
         );
     }
-    let shown = lint_piped(&["-"], pv.clone());
+    let shown = lint_piped(&["-"], pv);
     assert!(stdout(&shown).starts_with("stdin:"), "{}", stdout(&shown));
     // An endless stream stops at the cap, named.
     let o = lint_piped(&["-"], vec![b'#'; (64 << 20) + 1]);

@@ -34,7 +34,7 @@ pub enum HostError {
 /// A cap in words: `64 MiB` when it is a whole number of MiB, else its bytes.
 fn in_mib(bytes: u64) -> String {
     const MIB: u64 = 1 << 20;
-    if bytes % MIB == 0 {
+    if bytes.is_multiple_of(MIB) {
         format!("{} MiB", bytes / MIB)
     } else {
         format!("{bytes} bytes")

@@ -19,6 +19,25 @@ dir=${1:?usage: $0 DIR}
 cd "$(dirname "$0")/.."
 repo=$PWD
 
+# Every prerequisite first, all of them in one message: a missing tool is not a finding on the
+# packages.
+missing=()
+need() { command -v "$1" >/dev/null || missing+=("$1 is not installed (Debian: apt-get install $2)"); }
+need lintian lintian
+need rpmlint rpmlint
+need rpm rpm
+need dpkg-deb dpkg
+need dpkg dpkg
+need objdump binutils
+need readelf binutils
+need apt-get apt
+need chroot coreutils
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "$0: missing prerequisites; nothing was checked:" >&2
+    printf '  %s\n' "${missing[@]}" >&2
+    exit 1
+fi
+
 fail() {
     echo "test-packages: FAIL: $*" >&2
     exit 1

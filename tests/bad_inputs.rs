@@ -196,7 +196,7 @@ fn empty_files_directories_and_strangers() {
         "neither an ELF module nor gzip/xz/zstd-compressed (first bytes: 23 21 2f 62 69 6e)",
     );
     let missing = dir.path().join("missing.ko");
-    refuses(&missing, "cannot read");
+    refuses(&missing, "no such file");
 }
 
 #[test]

@@ -110,7 +110,7 @@ fn only_root_uses_the_facts_cache() {
 }
 
 #[test]
-#[ignore = "needs root: the facts cache is root's only"]
+#[ignore = "needs root (the facts cache is root's only): as root, `cargo test --test integration -- --ignored cache::`"]
 fn module_facts_are_cached_and_a_rebuilt_file_is_read_again() {
     require_root();
     let spec = ModuleSpec::rpcrdma(NEW_KERNEL);
@@ -141,7 +141,7 @@ fn module_facts_are_cached_and_a_rebuilt_file_is_read_again() {
 }
 
 #[test]
-#[ignore = "needs root: the facts cache is root's only"]
+#[ignore = "needs root (the facts cache is root's only): as root, `cargo test --test integration -- --ignored cache::`"]
 fn an_untrusted_cache_directory_is_not_read() {
     require_root();
     let spec = ModuleSpec::rpcrdma(NEW_KERNEL);
@@ -212,7 +212,7 @@ fn the_cache_can_be_moved_or_turned_off() {
 }
 
 #[test]
-#[ignore = "needs root: the facts cache is root's only"]
+#[ignore = "needs root (the facts cache is root's only): as root, `cargo test --test integration -- --ignored cache::`"]
 fn the_kernel_image_scan_is_cached_by_image_identity() {
     require_root();
     let spec = ModuleSpec::rpcrdma("5.14.0-427.el9.x86_64").hooks(Some(HookExport::Plain));
@@ -239,7 +239,7 @@ fn the_kernel_image_scan_is_cached_by_image_identity() {
 }
 
 #[test]
-#[ignore = "needs root: the facts cache is root's only"]
+#[ignore = "needs root (the facts cache is root's only): as root, `cargo test --test integration -- --ignored cache::`"]
 fn the_symbol_version_verdict_is_cached_until_a_provider_file_changes() {
     require_root();
     const IB_CORE: &str = "kernel/drivers/infiniband/core/ib_core.ko";
@@ -289,7 +289,7 @@ fn the_symbol_version_verdict_is_cached_until_a_provider_file_changes() {
 }
 
 #[test]
-#[ignore = "needs root: the facts cache is root's only"]
+#[ignore = "needs root (the facts cache is root's only): as root, `cargo test --test integration -- --ignored cache::`"]
 fn the_kernel_configuration_is_cached_by_file_identity() {
     require_root();
     let (f, _) = crate::module_load::mofed_tree(

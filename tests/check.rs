@@ -624,3 +624,24 @@ fn verbosity_traces_the_policy_the_decisions_and_the_files_read() {
         "{three}"
     );
 }
+
+/// `check --probe` on a node without nvidia_fs: the probe is skipped with the reason, and no
+/// raw system error reaches the report.
+#[test]
+fn the_probe_is_skipped_with_the_reason_when_nvidia_fs_is_not_loaded() {
+    let spec = ModuleSpec::rpcrdma(NEW_KERNEL);
+    let f = Fixture::new(NEW_KERNEL);
+    f.install_rpcrdma(DKMS, ".ko.zst", &pack(&build(&spec), Packing::Zstd));
+    let out = run(&f, &["check", "--probe", "--json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status(&doc, "nvidia-fs-loaded"), "fail");
+    let probe = check_result(&doc, "nvfs-registration");
+    assert_eq!(probe["status"], "skip", "{probe:#}");
+    assert_eq!(
+        probe["summary"],
+        "nvidia_fs is not loaded, so there is no device to probe (see nvidia-fs-loaded)"
+    );
+    let text = stdout(&run(&f, &["check", "--probe"]));
+    assert!(!text.contains("os error"), "{text}");
+    assert!(!text.contains("cannot open the nvidia-fs device"), "{text}");
+}

@@ -283,3 +283,61 @@ fn with_json_an_error_is_a_json_object_on_stdout_too() {
         );
     }
 }
+
+#[test]
+fn a_port_or_a_watch_length_out_of_range_is_refused_with_the_range() {
+    for (args, range) in [
+        (&["verify", "/mnt/gds", "--port", "0"][..], "1..=65535"),
+        (&["verify", "/mnt/gds", "--port", "65536"][..], "1..=65535"),
+        (&["watch", "/mnt/gds", "--seconds", "0"][..], "1..=86400"),
+        (
+            &["watch", "/mnt/gds", "--seconds", "86401"][..],
+            "1..=86400",
+        ),
+    ] {
+        let out = nfs_gds().args(args).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        let option = args[2];
+        assert!(
+            err.contains(&format!("for '{option} <")) && err.contains(range),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+/// An empty `NFS_GDS_ROOT=` or `NFS_GDS_CONFIG=` is unset, for every command as for the mount
+/// helper; a set one is used when the option is not given.
+#[test]
+fn empty_variables_are_unset_and_completions_need_no_root() {
+    let f = Fixture::new("6.1.0-50-amd64");
+    let draft = f.write("etc/draft.toml", "default = \"warn\"\n");
+    let o = nfs_gds()
+        .env("NFS_GDS_ROOT", "")
+        .env("NFS_GDS_CONFIG", "")
+        .args(["policy", "check"])
+        .arg(&draft)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("draft.toml: valid"), "{}", stdout(&o));
+    // Set, the variables are used.
+    let o = nfs_gds()
+        .env("NFS_GDS_ROOT", f.root())
+        .env("NFS_GDS_CONFIG", &draft)
+        .args(["policy", "show"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with(&format!("policy: {}\n", draft.display())),
+        "{}",
+        stdout(&o)
+    );
+    let o = nfs_gds()
+        .args(["--root", "/nonexistent/root", "completions", "bash"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("_nfs__gds()"));
+}

@@ -30,6 +30,7 @@ fn every_command_ends_quietly_on_a_closed_pipe() {
         env!("CARGO_MANIFEST_DIR")
     );
     let policy = format!("{}/contrib/nfs-gds.toml", env!("CARGO_MANIFEST_DIR"));
+    std::fs::create_dir_all(f.path("mnt/nothing")).unwrap();
     let commands: Vec<Vec<&str>> = vec![
         vec!["--help"],
         vec!["--version"],

@@ -76,6 +76,7 @@ fn the_daemonset_and_image_run_the_agent_with_arguments_it_accepts() {
 fn the_example_policies_parse() {
     use std::os::unix::fs::PermissionsExt;
     let f = ready_node();
+    std::fs::create_dir_all(f.path("mnt/nothing")).unwrap();
     let mode =
         |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
     for policy in [
@@ -364,7 +365,32 @@ fn the_oci_hook_overlays_install_and_uninstall_the_gate_below_the_root() {
         .output()
         .unwrap();
     assert!(installed.status.success());
+    // Installed by hand in the directory OpenShift's CRI-O reads, too.
+    let etc_hooks = f.path("etc/containers/oci/hooks.d/nfs-gds-hook.json");
+    let o = nfs_gds()
+        .arg("--root")
+        .arg(f.root())
+        .args([
+            "oci-hook",
+            "--install",
+            "--hooks-dir",
+            "/etc/containers/oci/hooks.d",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(etc_hooks.exists());
     run("oci-hook-uninstall");
     assert!(!hooks.exists(), "{}", hooks.display());
+    assert!(!etc_hooks.exists(), "{}", etc_hooks.display());
     assert!(!bin.exists(), "{}", bin.display());
+    // On a node, the overlay sees both standard directories.
+    let text =
+        std::fs::read_to_string(deploy("kustomize/oci-hook-uninstall/kustomization.yaml")).unwrap();
+    for dir in nfs_gds::cli::oci_hook::install::STANDARD_HOOKS_DIRS {
+        assert!(
+            text.contains(&format!("mountPath: /host/{dir}}}")),
+            "the uninstall overlay does not mount /{dir}"
+        );
+    }
 }

@@ -549,6 +549,55 @@ fn collect_names_the_missing_directory_keeps_existing_files_and_leaves_out_place
     assert_eq!(conclusions(&replayed), conclusions(&original));
 }
 
+/// `collect -o -` writes the bundle to stdout (and its summary to stderr); `-o DIR` says to name
+/// a file, and `--force` does not change that answer.
+#[test]
+fn collect_writes_to_stdout_for_dash_and_never_offers_force_for_a_directory() {
+    let f = ubuntu_doca_dkms();
+    let work = tempfile::tempdir().unwrap();
+    let out = nfs_gds()
+        .current_dir(work.path())
+        .arg("--root")
+        .arg(f.root())
+        .args(["collect", "-o", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        !work.path().join("-").exists(),
+        "a file named - was written"
+    );
+    assert!(
+        stderr(&out).starts_with("nfs-gds collect: wrote the bundle to stdout ("),
+        "{}",
+        stderr(&out)
+    );
+    let archive = work.path().join("from-stdout.tgz");
+    std::fs::write(&archive, &out.stdout).unwrap();
+    let bundle = work.path().join("bundle");
+    std::fs::create_dir(&bundle).unwrap();
+    unpack(&archive, &bundle);
+    let (_, original) = doctor_json(&f, &[]);
+    assert_eq!(
+        conclusions(&replayed_doctor(&bundle)),
+        conclusions(&original)
+    );
+
+    for force in [&[][..], &["--force"][..]] {
+        let out = run(
+            &f,
+            &[&["collect", "-o", work.path().to_str().unwrap()][..], force].concat(),
+        );
+        assert_eq!(out.status.code(), Some(2), "{force:?}");
+        let err = stderr(&out);
+        assert!(
+            err.contains("is a directory: give the path of a new file"),
+            "{err}"
+        );
+        assert!(!err.contains("--force"), "{force:?}: {err}");
+    }
+}
+
 /// Doctor keeps the evidence in its Markdown (what a ticket needs).
 #[test]
 fn markdown_keeps_the_evidence() {

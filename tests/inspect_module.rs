@@ -266,3 +266,58 @@ fn a_module_that_is_not_rpcrdma_is_not_judged_for_the_hooks() {
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     assert!(stdout(&out).contains("verdict:      usable for GDS"));
 }
+
+#[test]
+fn an_argument_shaped_like_a_file_is_a_path_and_a_missing_one_says_so() {
+    let f = node_with(&ModuleSpec::rpcrdma(NEW_KERNEL), DKMS, Packing::Zstd);
+    for wanted in [
+        "nosuch.ko",
+        "nosuch.ko.zst",
+        "nosuch.ko.xz",
+        "nosuch.ko.gz",
+        "./nosuch",
+    ] {
+        let out = run(&f, &["inspect-module", wanted]);
+        assert_eq!(out.status.code(), Some(2), "{wanted}");
+        let err = stderr(&out);
+        assert_eq!(err, format!("nfs-gds: {wanted}: no such file\n"));
+    }
+}
+
+/// A module built for another kernel than the running one is judged by the GPL rule of the
+/// kernel its vermagic names, and the report says so.
+#[test]
+fn a_module_for_another_kernel_is_judged_by_that_kernels_rule() {
+    let old = ModuleSpec::rpcrdma("5.15.0-70-generic");
+    let f = node_with(&old, DKMS, Packing::Zstd);
+    f.write(
+        "proc/version_signature",
+        "Ubuntu 5.15.0-70.77-generic 5.15.92\n",
+    );
+    let new = ModuleSpec::rpcrdma(NEW_KERNEL).hooks(Some(HookExport::Plain));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rpcrdma.ko");
+    std::fs::write(&path, build(&new)).unwrap();
+    let path = path.to_str().unwrap();
+    let (code, doc) = inspect_json(&f, &[path]);
+    assert_eq!(code, 1, "{doc:#}");
+    assert_eq!(doc["hooks"], "plain-refused");
+    assert_eq!(doc["kernel_rule"]["enforcement"], "enforced");
+    let text = stdout(&run(&f, &["inspect-module", path]));
+    assert!(
+        text.contains(&format!(
+            "judged for kernel {NEW_KERNEL}, the one the module was built for (vermagic), not the running 5.15.0-70-generic"
+        )),
+        "{text}"
+    );
+    // Built for the running kernel: its own rule, with no word about another.
+    let same = ModuleSpec::rpcrdma("5.15.0-70-generic").hooks(Some(HookExport::Plain));
+    let path = dir.path().join("same.ko");
+    std::fs::write(&path, build(&same)).unwrap();
+    let (code, doc) = inspect_json(&f, &[path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{doc:#}");
+    assert!(!doc["kernel_rule"]["evidence"]
+        .as_str()
+        .unwrap()
+        .contains("judged for kernel"));
+}

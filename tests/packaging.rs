@@ -358,3 +358,40 @@ fn both_packages_ship_the_readme_the_guide_and_what_they_link_to() {
     }
     assert_eq!(shipped_docs("CONTRIBUTING.md"), (None, None));
 }
+
+/// `packaging/test-packages.sh` checks its tools before the packages: on a machine without
+/// lintian it says that lintian is not installed, not that lintian reported errors.
+#[test]
+fn test_packages_names_a_missing_tool_not_a_finding() {
+    use std::os::unix::fs::symlink;
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    // What the script needs before its first tool, and no lintian or rpmlint.
+    for tool in ["dirname", "sed", "head"] {
+        if let Ok(found) = which::which(tool) {
+            symlink(found, bin.join(tool)).unwrap();
+        }
+    }
+    let dist = tmp.path().join("dist");
+    std::fs::create_dir(&dist).unwrap();
+    std::fs::write(dist.join("nfs-gds_1_amd64.deb"), "").unwrap();
+    std::fs::write(dist.join("nfs-gds-1.x86_64.rpm"), "").unwrap();
+    let o = Command::new(which::which("bash").expect("bash"))
+        .arg(repo.join("packaging/test-packages.sh"))
+        .arg(&dist)
+        .env("PATH", &bin)
+        .output()
+        .expect("bash runs");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    for want in [
+        "missing prerequisites; nothing was checked",
+        "lintian is not installed (Debian: apt-get install lintian)",
+        "rpmlint is not installed (Debian: apt-get install rpmlint)",
+    ] {
+        assert!(err.contains(want), "no {want:?} in:\n{err}");
+    }
+    assert!(!err.contains("reported errors"), "{err}");
+}

@@ -1,7 +1,8 @@
 //! The JSON schemas published in `schemas/` describe what the commands really write: `check
 //! --json`, `doctor --json` and the agent's status file, on a ready node, a node without hooks,
 //! and a node whose RDMA mounts fail, are validated against them; so is `lint --json` on
-//! manifests with findings of every severity (and `watch --json`, in its own tests).
+//! manifests with findings of every severity, `verify --json` on a mount that passes and one that
+//! fails (and `watch --json`, in its own tests).
 
 use std::path::Path;
 
@@ -88,4 +89,30 @@ fn lint_output_matches_its_schema() {
         assert!(!doc["findings"].as_array().unwrap().is_empty(), "{doc}");
         assert_valid("lint.schema.json", &doc);
     }
+}
+
+#[test]
+fn verify_output_matches_its_schema_and_shares_checks_check_object() {
+    use crate::mount_fixture::*;
+    for proto in ["rdma", "tcp"] {
+        let f = Fixture::ready();
+        let (info, stats) = with_mount(70, "/mnt/gds", proto);
+        f.table(&info, &stats);
+        for dir in ["/mnt/gds", "/mnt/gds/data"] {
+            let o = f
+                .nfs_gds()
+                .args(["verify", dir, "--json"])
+                .output()
+                .unwrap();
+            assert!(o.status.code().is_some_and(|c| c < 2), "{}", stderr(&o));
+            let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+            assert_valid("verify.schema.json", &doc);
+            assert_eq!(doc["subject"], "/mnt/gds", "{doc:#}");
+        }
+    }
+    // One description of a check's result, in both schemas.
+    assert_eq!(
+        schema("verify.schema.json")["$defs"],
+        schema("check.schema.json")["$defs"]
+    );
 }

@@ -29,6 +29,7 @@ mod guide_links;
 mod helper_nconnect;
 mod host_kernels;
 mod hostile_bundle;
+mod ignored;
 mod inspect_module;
 mod io_path;
 mod layers;

@@ -85,6 +85,7 @@ fn the_expected_port_comes_from_the_policy_or_the_flag() {
 #[test]
 fn nothing_mounted_is_not_ready_and_an_unreadable_table_is_an_error() {
     let f = Fixture::ready();
+    std::fs::create_dir_all(f.path("mnt/gds")).unwrap();
     f.nfs_gds()
         .args(["verify", "/mnt/gds"])
         .assert()
@@ -109,4 +110,47 @@ fn the_captured_vm_mounts_verify() {
     let capture = include_str!("fixtures/mountstats.txt");
     f.table(&info, capture);
     f.nfs_gds().args(["verify", "/mnt/rdma"]).assert().code(0);
+}
+
+#[test]
+fn a_directory_that_does_not_exist_is_an_error_saying_so() {
+    let f = Fixture::ready();
+    f.nfs_gds()
+        .args(["verify", "/mnt/none"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr("nfs-gds: /mnt/none does not exist\n");
+}
+
+#[test]
+fn a_directory_inside_an_nfs_mount_is_judged_as_that_mount_and_said_so() {
+    let f = Fixture::ready();
+    let (info, stats) = with_mount(70, "/mnt/gds", "rdma");
+    f.table(&info, &stats);
+    // Never looked up on disk: the directory below the mount point need not exist in the tree.
+    f.nfs_gds()
+        .args(["verify", "/mnt/gds/data/run1"])
+        .assert()
+        .code(0)
+        .stderr(
+            "nfs-gds: /mnt/gds/data/run1 lies on mount /mnt/gds (export 10.0.2.15:/export): \
+verifying that mount\n",
+        )
+        .stdout(
+            predicate::str::starts_with("nfs-gds verify /mnt/gds: READY\n").and(
+                predicate::str::contains("PASS     mount-transport    the mount runs over RDMA"),
+            ),
+        );
+    // On TCP: that mount's failure, not "nothing is mounted".
+    let (info, stats) = with_mount(70, "/mnt/gds", "tcp");
+    f.table(&info, &stats);
+    f.nfs_gds()
+        .args(["verify", "/mnt/gds/data"])
+        .assert()
+        .code(1)
+        .stdout(
+            predicate::str::contains("FAIL     mount-transport")
+                .and(predicate::str::contains("nothing is mounted").not()),
+        );
 }

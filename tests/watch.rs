@@ -125,14 +125,14 @@ fn io_statistics_off_is_said_with_the_parameter_and_left_alone() {
 #[test]
 fn a_directory_without_an_nfs_mount_is_an_error_that_names_it() {
     let f = node();
-    let out = run(&f, &["watch", "/mnt/none", "--seconds", "0"]);
+    let out = run(&f, &["watch", "/mnt/none", "--seconds", "1"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("nothing is mounted on /mnt/none"),
         "{}",
         stderr(&out)
     );
-    let out = run(&f, &["watch", "/", "--seconds", "0"]);
+    let out = run(&f, &["watch", "/", "--seconds", "1"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("/ is a ext4 mount, not NFS"),

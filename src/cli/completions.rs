@@ -12,7 +12,7 @@ use clap::{Args, CommandFactory};
 use clap_complete::Shell;
 
 use super::reference::usage::helper_flag_names;
-use super::{exit, Cli, CmdError, Ctx, HELPER_NAME};
+use super::{exit, Cli, CmdError, HELPER_NAME};
 use crate::mount::args::{Does, FLAGS};
 use crate::mount::options;
 
@@ -74,7 +74,7 @@ pub fn script(shell: Shell) -> Vec<u8> {
     text.into_bytes()
 }
 
-pub fn run(args: &CompletionsArgs, _ctx: &Ctx) -> Result<u8, CmdError> {
+pub fn run(args: &CompletionsArgs) -> Result<u8, CmdError> {
     // Into memory first: clap_complete panics on a failed write (a closed pipe).
     std::io::Write::write_all(&mut std::io::stdout().lock(), &script(args.shell))?;
     Ok(exit::READY)

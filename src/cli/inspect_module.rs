@@ -1,7 +1,9 @@
 //! `nfs-gds inspect-module [NAME|PATH]`: what one kernel module file really contains.
 //!
 //! A NAME (or alias) is resolved as modprobe would for the running kernel below `--root`; a PATH
-//! (anything with a `/`, or an existing file) is read as given. Exit 0 when both nvfs hooks are
+//! (anything with a `/`, ending in `.ko[.gz|.xz|.zst]`, or an existing file) is read as given.
+//! Plain exports are judged by the GPL rule of the kernel the module was built for (its
+//! vermagic release), which the report names when it is not the running kernel. Exit 0 when both nvfs hooks are
 //! defined and exported in a way the kernel accepts, 1 when they are missing or exported in a way
 //! the kernel refuses or may refuse, 2 when the file cannot be found, read or parsed. A module
 //! that is not rpcrdma and defines no hook (sunrpc, ib_core, nvidia-fs) gets its facts and no
@@ -17,9 +19,11 @@ use super::{exit, CmdError, Ctx};
 use crate::checks::catalogue::{rpcrdma_hook_export, rpcrdma_hooks};
 use crate::checks::render::{self, TextStyle};
 use crate::checks::{fix, CheckResult, Status, SCHEMA_VERSION};
+use crate::host::io::reader::is_plain_name;
 use crate::host::kernel::KernelInfo;
 use crate::host::modules::gpl_rule::{self, GplRule};
 use crate::host::modules::{ModuleOrigin, ModuleTree, Resolution};
+use crate::host::Root;
 use crate::kmod::{Export, ExportLayout, ModuleFile, RPCRDMA_HOOKS};
 
 #[derive(Debug, Args)]
@@ -67,10 +71,26 @@ pub struct Inspected {
     kernel_rule: Option<GplRule>,
 }
 
+/// The endings of a module file's name, compressed or not.
+const MODULE_FILE_ENDINGS: [&str; 4] = [".ko", ".ko.gz", ".ko.xz", ".ko.zst"];
+
+/// Whether the argument names a file rather than a module: it has a `/`, ends like a module
+/// file, or is an existing file.
+fn is_path(wanted: &str) -> bool {
+    wanted.contains('/')
+        || MODULE_FILE_ENDINGS.iter().any(|e| wanted.ends_with(e))
+        || Path::new(wanted).is_file()
+}
+
 /// The file to inspect, and where it sits in the module tree when it was found by name.
 fn resolve(ctx: &Ctx, wanted: &str) -> Result<(PathBuf, Option<ModuleOrigin>), CmdError> {
-    if wanted.contains('/') || Path::new(wanted).is_file() {
-        return Ok((PathBuf::from(wanted), None));
+    if is_path(wanted) {
+        return match std::fs::symlink_metadata(wanted) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Err(format!("{wanted}: no such file").into())
+            }
+            _ => Ok((PathBuf::from(wanted), None)),
+        };
     }
     let kernel = KernelInfo::read(&ctx.host.root)?;
     let release = kernel.release.ok_or_else(|| {
@@ -278,6 +298,30 @@ fn verdict_line(f: &ModuleFile, v: HooksVerdict) -> String {
     }
 }
 
+/// The GPL rule of the kernel `file` was built for: the running kernel's when the module's
+/// vermagic names it (or names nothing usable), else the rule of the vermagic's release, from
+/// its image below the root or its version, with the evidence saying which kernel was judged.
+fn rule_for(root: &Root, file: &ModuleFile) -> Result<GplRule, CmdError> {
+    let running = KernelInfo::read(root)?;
+    let built = file
+        .modinfo
+        .vermagic_release()
+        .filter(|r| is_plain_name(r) && running.release.as_deref() != Some(*r));
+    let Some(built) = built else {
+        return Ok(gpl_rule::read(root, &running));
+    };
+    let mut rule = gpl_rule::read(
+        root,
+        &KernelInfo::from_parts(Some(built.to_string()), None, None),
+    );
+    rule.evidence = format!(
+        "judged for kernel {built}, the one the module was built for (vermagic), not the running {}: {}",
+        running.release.as_deref().unwrap_or("kernel (release unknown)"),
+        rule.evidence
+    );
+    Ok(rule)
+}
+
 /// The file's report, for [`super::report::show`].
 pub fn report(args: &InspectArgs, ctx: &Ctx) -> Result<Inspected, CmdError> {
     let (path, origin) = resolve(ctx, &args.module)?;
@@ -299,8 +343,7 @@ pub fn report(args: &InspectArgs, ctx: &Ctx) -> Result<Inspected, CmdError> {
             .iter()
             .any(|s| s.defined && s.export == Export::Plain);
         let rule = if plain {
-            let kernel = KernelInfo::read(&ctx.host.root)?;
-            Some(gpl_rule::read(&ctx.host.root, &kernel))
+            Some(rule_for(&ctx.host.root, &file)?)
         } else {
             None
         };

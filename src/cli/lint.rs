@@ -1,10 +1,12 @@
 //! `nfs-gds lint FILE…`: judges Kubernetes manifests (GPU Operator `ClusterPolicy`, Network
 //! Operator `NicClusterPolicy`, NFS `StorageClass`es and `PersistentVolume`s) before they are
-//! applied. Reads the files (as any file named on the command line: regular files, capped) and
-//! hands their text to [`crate::lint`]; exit 0 when nothing fails, 1 when something does, 2 when a
-//! file cannot be read or is not YAML.
+//! applied. Reads the files (as any file named on the command line: regular files, capped; `-`,
+//! `/dev/stdin` and FIFOs as streams, capped alike) and hands their text to [`crate::lint`]; exit
+//! 0 when nothing fails, 1 when something does, 2 when a file cannot be read or is not YAML. A
+//! run that found nothing lint judges says so rather than PASS.
 
-use std::path::PathBuf;
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde::Serialize;
@@ -18,7 +20,7 @@ use crate::lint::{self, Finding, Severity, Source};
 
 #[derive(Debug, Args)]
 pub struct LintArgs {
-    /// Manifests to check (YAML, several documents per file allowed; `kind: List` too)
+    /// Manifests to check (YAML, several documents per file allowed; `kind: List` too); `-` reads stdin (`kustomize build … | nfs-gds lint -`), as do /dev/stdin and FIFOs; at most 64 MiB each
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     #[command(flatten)]
@@ -31,6 +33,8 @@ pub struct Linted {
     schema_version: u32,
     command: &'static str,
     verdict: &'static str,
+    /// How many YAML documents were read.
+    documents: usize,
     judged: usize,
     findings: Vec<Finding>,
     /// Whether a finding fails ([`lint::LintReport::failed`]).
@@ -42,11 +46,9 @@ pub struct Linted {
 pub fn report(args: &LintArgs, _ctx: &Ctx) -> Result<Linted, CmdError> {
     let mut texts = Vec::new();
     for path in &args.files {
-        let read = reader::read_named(path, FileKind::Config)?
-            .ok_or_else(|| format!("{}: no such file", path.display()))?;
-        let text = String::from_utf8(read.bytes)
-            .map_err(|_| format!("{}: not UTF-8 text", path.display()))?;
-        texts.push((path.display().to_string(), text));
+        let (name, bytes) = read_input(path)?;
+        let text = String::from_utf8(bytes).map_err(|_| format!("{name}: not UTF-8 text"))?;
+        texts.push((name, text));
     }
     let sources: Vec<Source> = texts
         .iter()
@@ -58,10 +60,32 @@ pub fn report(args: &LintArgs, _ctx: &Ctx) -> Result<Linted, CmdError> {
         schema_version: SCHEMA_VERSION,
         command: "lint",
         verdict: if failed { "fail" } else { "pass" },
+        documents: report.documents,
         judged: report.judged,
         findings: report.findings,
         failed,
     })
+}
+
+/// The name an input is shown by, and its bytes: `-` is stdin; a FIFO (`/dev/stdin` of a pipe,
+/// `<(kustomize build …)`) is read as a stream, never waited on for a writer; anything else as a
+/// regular file.
+fn read_input(path: &Path) -> Result<(String, Vec<u8>), CmdError> {
+    if path == Path::new("-") {
+        let shown = Path::new("stdin");
+        let bytes = reader::read_stream(std::io::stdin().lock(), shown, FileKind::Manifests)?;
+        return Ok(("stdin".to_string(), bytes));
+    }
+    let name = path.display().to_string();
+    let fifo = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo());
+    let bytes = if fifo {
+        reader::read_fifo(path, FileKind::Manifests)?
+    } else {
+        reader::read_named(path, FileKind::Manifests)?
+            .ok_or_else(|| format!("{name}: no such file"))?
+            .bytes
+    };
+    Ok((name, bytes))
 }
 
 impl super::report::Report for Linted {
@@ -77,6 +101,15 @@ impl super::report::Report for Linted {
                 crate::escape::escape_control(&f.message),
                 f.rule
             ));
+        }
+        if self.judged == 0 {
+            out.push_str(&format!(
+                "nfs-gds lint: nothing judged ({} document{} read; {})\n",
+                self.documents,
+                if self.documents == 1 { "" } else { "s" },
+                lint::JUDGED_KINDS
+            ));
+            return out;
         }
         let count = |s| self.findings.iter().filter(|f| f.severity == s).count();
         out.push_str(&format!(

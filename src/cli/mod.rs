@@ -96,11 +96,11 @@ pub struct Cli {
 
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
-    /// Read the host below DIR instead of / (for fixture trees and collected bundles)
-    #[arg(long, global = true, value_name = "DIR", env = "NFS_GDS_ROOT")]
+    /// Read the host below DIR instead of / (for fixture trees and collected bundles); else NFS_GDS_ROOT when set and not empty
+    #[arg(long, global = true, value_name = "DIR")]
     pub root: Option<PathBuf>,
-    /// Policy file [default: /etc/nfs-gds/nfs-gds.toml]
-    #[arg(long, global = true, value_name = "FILE", env = "NFS_GDS_CONFIG")]
+    /// Policy file; else NFS_GDS_CONFIG when set and not empty [default: /etc/nfs-gds/nfs-gds.toml]
+    #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// More log output on stderr (-v info, -vv debug, -vvv trace)
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
@@ -166,11 +166,14 @@ impl Ctx {
 
     /// The context of one run: the host from [`Host::open`], the one constructor both entry
     /// points use.
+    /// `--root` and `--config` when given, else `NFS_GDS_ROOT` and `NFS_GDS_CONFIG` as the
+    /// environment's one reader gives them (empty is unset), as the mount helper takes them.
     fn open(global: &GlobalArgs) -> Result<Self, host::BadRoot> {
         let color = color::enabled_here(global.color, std::io::stdout().is_terminal());
+        let env = crate::host::io::env::Env::get();
         Ok(Ctx {
-            host: Host::open(global.root.as_deref())?,
-            config: global.config.clone(),
+            host: Host::open(global.root.as_deref().or(env.root.as_deref()))?,
+            config: global.config.clone().or_else(|| env.config.clone()),
             style: TextStyle {
                 color,
                 verbose: global.verbose > 0,
@@ -288,6 +291,14 @@ pub fn run(argv: Vec<OsString>) -> u8 {
             color::enabled_here(cli.global.color, std::io::stderr().is_terminal()),
         );
     }
+    // Completions need no host: a wrong --root does not stop them.
+    if let Command::Completions(args) = &cli.command {
+        return match completions::run(args) {
+            Ok(code) => code,
+            Err(e) if out::is_closed_pipe(&*e) => out::end_on_closed_pipe(),
+            Err(e) => failed(None, &e.to_string(), exit::ERROR),
+        };
+    }
     let ctx = match Ctx::open(&cli.global) {
         Ok(ctx) => ctx,
         Err(bad) => {
@@ -324,7 +335,7 @@ pub fn run(argv: Vec<OsString>) -> u8 {
         Command::Policy(cmd) => policy::run(&cmd, &ctx),
         Command::Lint(args) => lint::report(&args, &ctx)
             .and_then(|r| report::show(&r, args.output.format(), ctx.style)),
-        Command::Completions(args) => completions::run(&args, &ctx),
+        Command::Completions(args) => completions::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -50,10 +50,10 @@ pub struct OciHookArgs {
     /// into the hooks directory below the root (the DaemonSet's installer on CRI-O nodes)
     #[arg(long, conflicts_with_all = ["stage", "uninstall"])]
     pub install: bool,
-    /// Remove what --install wrote below the root
+    /// Remove what --install wrote below the root: every hooks.d file naming the installed binary in /usr/share/containers/oci/hooks.d, /etc/containers/oci/hooks.d and --hooks-dir, then the binary
     #[arg(long, conflicts_with = "stage")]
     pub uninstall: bool,
-    /// The hooks directory --install and --uninstall use, below the root [default: /usr/share/containers/oci/hooks.d, which CRI-O and podman read unless their hooks_dir says otherwise]
+    /// The hooks directory --install writes to, below the root: the one the runtime reads (CRI-O's hooks_dir; OpenShift's CRI-O reads /etc/containers/oci/hooks.d); --uninstall also looks there [default: /usr/share/containers/oci/hooks.d, which CRI-O and podman read unless their hooks_dir says otherwise]
     #[arg(long, value_name = "DIR", requires = "install_or_uninstall")]
     pub hooks_dir: Option<String>,
 }
@@ -72,7 +72,10 @@ fn install_or_uninstall(args: &OciHookArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let (done, paths) = if args.install {
         ("installed", install::install(&ctx.host.root, dir)?)
     } else {
-        ("removed", install::uninstall(&ctx.host.root, dir)?)
+        (
+            "removed",
+            install::uninstall(&ctx.host.root, args.hooks_dir.as_deref())?,
+        )
     };
     for p in paths {
         outln!("nfs-gds oci-hook: {done} {}", p.display());

@@ -22,6 +22,13 @@ pub fn line(args: fmt::Arguments) -> io::Result<()> {
     out.write_all(b"\n")
 }
 
+/// Copies `input` to stdout (a bundle for `collect -o -`) and flushes it.
+pub fn copy_to_stdout(input: &mut impl io::Read) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    io::copy(input, &mut out)?;
+    out.flush()
+}
+
 /// Whether a command's error is a write into a closed pipe.
 pub fn is_closed_pipe(e: &(dyn std::error::Error + 'static)) -> bool {
     e.downcast_ref::<io::Error>()

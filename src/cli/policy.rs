@@ -7,12 +7,14 @@ use clap::{Args, Subcommand};
 
 use super::{exit, CmdError, Ctx};
 use crate::checks::registry;
+use crate::host::io::reader;
+use crate::host::FileKind;
 use crate::nfs::{ServerAddrs, ShownExport};
 use crate::policy;
 
 #[derive(Debug, Subcommand)]
 pub enum PolicyCommand {
-    /// Validate a policy file (default: the one in force) under the trust rules; exit 0 when valid, 2 listing every error
+    /// Validate a policy file (default: the one in force): every syntax and value error, and the trust rules (notes for a draft, errors for the file in force); exit 0 when valid, 1 listing every error, 2 when it cannot be read
     Check(CheckArgs),
     /// Show the effective level of every check, and the wait, for a mount (or the node)
     Show(ShowArgs),
@@ -52,39 +54,69 @@ pub fn run(cmd: &PolicyCommand, ctx: &Ctx) -> Result<u8, CmdError> {
     }
 }
 
+/// Validates the file: every syntax and value error, always. The trust rules' findings about
+/// where the file lies are errors for the file in force and notes for a draft, which may be
+/// installed elsewhere; a file that is not a regular file, too large, or outside the root is
+/// not read at all.
 fn check(args: &CheckArgs, ctx: &Ctx) -> Result<u8, CmdError> {
-    let path = match &args.file {
-        Some(f) => f.clone(),
-        None => policy::path_for(&ctx.host.root, ctx.config.as_deref()),
+    let in_force = policy::path_for(&ctx.host.root, ctx.config.as_deref());
+    let explicit = args.file.is_some() || ctx.config.is_some();
+    let path = args.file.clone().unwrap_or_else(|| in_force.clone());
+    let is_in_force = args.file.is_none() || same_file(&path, &in_force);
+    let read = if explicit {
+        policy::trust::read
+    } else {
+        policy::trust::read_confined
     };
-    // The trust rules every command applies: a file they would refuse is not valid.
-    let bytes = policy::trust::read(&path, &ctx.host.trust()).map_err(|e| -> CmdError {
-        if e.is_not_found() {
-            Box::new(policy::PolicyError::Missing { path: path.clone() })
-        } else {
-            Box::new(e)
+    let (bytes, finding) = match read(&path, &ctx.host.trust()) {
+        Ok(bytes) => (bytes, None),
+        Err(e) if e.is_not_found() && !explicit && !path_exists(&path) => {
+            outln!(
+                "valid: the built-in defaults are in force ({} does not exist)",
+                path.display()
+            );
+            return Ok(exit::READY);
         }
-    })?;
+        Err(e) if e.is_not_found() => {
+            return Err(Box::new(policy::PolicyError::Missing { path }));
+        }
+        Err(e) if e.is_about_location() => {
+            let read = reader::read_named(&path, FileKind::Config)?
+                .ok_or_else(|| policy::PolicyError::Missing { path: path.clone() })?;
+            (read.bytes, Some(e))
+        }
+        Err(e) => return Err(Box::new(e)),
+    };
     let text =
         String::from_utf8(bytes).map_err(|e| format!("{}: not UTF-8 text: {e}", path.display()))?;
     let errors = policy::file::all_errors(&text);
-    if !errors.is_empty() {
-        for e in &errors {
-            errln!(
-                "{}:{}:{}: {}",
-                path.display(),
-                e.line,
-                e.column,
-                crate::escape::escape_control(&e.message)
-            );
-        }
+    for e in &errors {
         errln!(
-            "nfs-gds: {}: {} error{}",
+            "{}:{}:{}: {}",
             path.display(),
-            errors.len(),
-            if errors.len() == 1 { "" } else { "s" }
+            e.line,
+            e.column,
+            crate::escape::escape_control(&e.message)
         );
-        return Ok(exit::ERROR);
+    }
+    let mut count = errors.len();
+    if let Some(e) = &finding {
+        let e = e.to_string();
+        let e = crate::escape::escape_control(&e);
+        if is_in_force {
+            errln!("{e}");
+            count += 1;
+        } else {
+            errln!("note: {e} (every command would refuse it there; installed as the policy, it must pass this rule)");
+        }
+    }
+    if count > 0 {
+        errln!(
+            "nfs-gds: {}: {count} error{}",
+            path.display(),
+            if count == 1 { "" } else { "s" }
+        );
+        return Ok(exit::NOT_READY);
     }
     let parsed =
         policy::file::parse(&text).map_err(|e| format!("{}: {}", path.display(), e.message))?;
@@ -99,6 +131,14 @@ fn check(args: &CheckArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         parsed.default
     );
     Ok(exit::READY)
+}
+
+/// Whether two paths name the same file (both exist and resolve alike).
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
 }
 
 fn show(args: &ShowArgs, ctx: &Ctx) -> Result<u8, CmdError> {

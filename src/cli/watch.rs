@@ -22,8 +22,8 @@ const MAX_SECONDS: u64 = 86_400;
 pub struct WatchArgs {
     /// The mount point to watch
     pub dir: PathBuf,
-    /// How long to watch, while the workload runs
-    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u64).range(0..=MAX_SECONDS))]
+    /// How long to watch, while the workload runs (1 to 86400 seconds)
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=MAX_SECONDS))]
     pub seconds: u64,
     #[command(flatten)]
     pub output: super::shared::OutputArgs,

@@ -24,6 +24,11 @@ impl Modinfo {
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.as_str())
     }
+
+    /// The kernel release the module was built for: the first word of its vermagic.
+    pub fn vermagic_release(&self) -> Option<&str> {
+        self.vermagic.as_deref()?.split_whitespace().next()
+    }
 }
 
 /// Parses the raw bytes of a `.modinfo` section. Non-UTF-8 bytes are replaced; entries without

@@ -65,6 +65,8 @@ pub struct Source<'a> {
 #[derive(Debug, Default, Serialize)]
 pub struct LintReport {
     pub findings: Vec<Finding>,
+    /// How many YAML documents the sources held.
+    pub documents: usize,
     /// How many objects of each judged kind were seen.
     pub judged: usize,
 }
@@ -74,6 +76,10 @@ impl LintReport {
         self.findings.iter().any(|f| f.severity == Severity::Fail)
     }
 }
+
+/// What lint judges, for a run that found none of it.
+pub const JUDGED_KINDS: &str =
+    "no ClusterPolicy, NicClusterPolicy, or NFS StorageClass or PersistentVolume";
 
 /// The note every run that saw an NFS volume ends with: the helper is bypassed.
 pub const BYPASS_NOTE: &str = "these volumes are mounted by kubelet or csi-driver-nfs with type nfs, never through mount.nfs-gds: run nfs-gds agent on the nodes (deploy/kustomize) to verify each mount after the fact";
@@ -85,7 +91,10 @@ pub fn lint(sources: &[Source]) -> Result<LintReport, YamlError> {
     for s in sources {
         docs.push((s.name, yaml::load(s.name, s.text)?));
     }
-    let mut report = LintReport::default();
+    let mut report = LintReport {
+        documents: docs.iter().map(|(_, d)| d.len()).sum(),
+        ..LintReport::default()
+    };
     let mut found_volumes = Vec::new();
     for (name, file_docs) in &docs {
         for doc in file_docs.iter().flat_map(yaml::objects) {

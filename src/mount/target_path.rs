@@ -132,7 +132,7 @@ mod tests {
 
     /// A tree that only root owns, opened and closed by mode: needs root to own it.
     #[test]
-    #[ignore = "needs root: the tree must be root's (run as root with -- --ignored)"]
+    #[ignore = "needs root (the tree must be root's): as root, `cargo test --lib -- --ignored mount::target_path::`"]
     fn an_open_directory_on_the_path_is_named() {
         assert!(
             nix::unistd::geteuid().is_root(),

@@ -247,12 +247,30 @@ pub fn parse_bytes(path: &Path, text: Vec<u8>) -> Result<Policy, PolicyError> {
         column: 1,
         message: format!("not UTF-8 text: {e}"),
     })?;
-    file::parse(&text).map_err(|e| PolicyError::Parse {
+    file::parse(&text).map_err(|e| first_of_all(path, &text, e))
+}
+
+/// The error to stop on: the first in the file (the parser may meet a later one first), and
+/// when there are more, how many and the command that lists them.
+fn first_of_all(path: &Path, text: &str, met: file::ParseError) -> PolicyError {
+    let all = file::all_errors(text);
+    let more = all.len().saturating_sub(1);
+    let first = all.into_iter().next().unwrap_or(met);
+    let message = match more {
+        0 => first.message,
+        n => format!(
+            "{} (and {n} more error{}: `nfs-gds policy check {}` lists them all)",
+            first.message,
+            if n == 1 { "" } else { "s" },
+            path.display()
+        ),
+    };
+    PolicyError::Parse {
         path: path.to_owned(),
-        line: e.line,
-        column: e.column,
-        message: e.message,
-    })
+        line: first.line,
+        column: first.column,
+        message,
+    }
 }
 
 #[cfg(test)]

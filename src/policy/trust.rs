@@ -119,6 +119,13 @@ impl TrustError {
     pub fn is_not_found(&self) -> bool {
         matches!(self, TrustError::Stat { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
     }
+
+    /// Whether the finding is about where the file lies (who owns it or a directory above it,
+    /// who may write them), not about the file itself: a draft may break these rules until it
+    /// is installed.
+    pub fn is_about_location(&self) -> bool {
+        matches!(self, TrustError::Owner { .. } | TrustError::Writable { .. })
+    }
 }
 
 fn kind_of(mode: u32) -> &'static str {

@@ -223,10 +223,10 @@ fn cases() -> Vec<Case> {
             strings(&["-v", "verify", "/mnt/gds", "--json"])
         }),
         case("watch", ReadOnly, node, |_| {
-            strings(&["-v", "watch", "/mnt/gds", "--seconds", "0"])
+            strings(&["-v", "watch", "/mnt/gds", "--seconds", "1"])
         }),
         case("watch", ReadOnly, node, |_| {
-            strings(&["-v", "watch", "/mnt/gds", "--seconds", "0", "--json"])
+            strings(&["-v", "watch", "/mnt/gds", "--seconds", "1", "--json"])
         }),
         Case {
             stdin: container_state,
@@ -492,7 +492,7 @@ fn json_cases() -> Vec<JsonCase> {
         },
         JsonCase {
             command: "watch",
-            failing: |_| strings(&["watch", "/mnt/none", "--seconds", "0", "--json"]),
+            failing: |_| strings(&["watch", "/mnt/none", "--seconds", "1", "--json"]),
         },
     ]
 }
@@ -603,7 +603,7 @@ fn every_json_document_carries_its_schema_version() {
         .unwrap();
     let watch = f
         .nfs_gds()
-        .args(["watch", "/mnt/gds", "--seconds", "0", "--json"])
+        .args(["watch", "/mnt/gds", "--seconds", "1", "--json"])
         .output()
         .unwrap();
     for (command, o) in [("lint", lint), ("watch", watch)] {

@@ -22,6 +22,13 @@ fn run(facts: &HostFacts) -> CheckResult {
     let Some(p) = &facts.probe else {
         return CheckResult::skip(ID, "the live probe was not asked for");
     };
+    // Without nvidia_fs there is no device to open: `nvidia-fs-loaded` says what to do.
+    if !facts.nvidia_fs.loaded {
+        return CheckResult::skip(
+            ID,
+            "nvidia_fs is not loaded, so there is no device to probe (see nvidia-fs-loaded)",
+        );
+    }
     let r = of_outcome(&p.outcome, p.kernel_log.as_deref());
     let status_of = |c: &Check| c.run_on_node(facts).map(|r| r.status);
     let hooks_without_proven_export = status_of(&rpcrdma_hooks::CHECK) == Some(Status::Pass)
@@ -127,6 +134,7 @@ mod tests {
         };
         HostFacts::builder()
             .rpcrdma(rpcrdma)
+            .with(|f| f.nvidia_fs.loaded = true)
             .probe(Some(crate::host::facts::ProbeRun {
                 outcome,
                 kernel_log: None,
@@ -138,6 +146,14 @@ mod tests {
     fn skips_unless_the_probe_was_asked_for() {
         let r = run(&HostFacts::builder().build());
         says(&r, Status::Skip, &["not asked for"]);
+    }
+
+    #[test]
+    fn skips_with_the_reason_without_nvidia_fs() {
+        let rp = b::rpcrdma(b::DKMS_RPCRDMA, true, Export::Gpl, true);
+        let mut facts = probed(&["rpcrdma"], rp);
+        facts.nvidia_fs.loaded = false;
+        says(&run(&facts), Status::Skip, &["nvidia_fs is not loaded"]);
     }
 
     #[test]

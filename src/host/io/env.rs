@@ -1,13 +1,12 @@
 //! The environment variables nfs-gds reads, read once and in one place. The environment is the
 //! process's, so its reader is too: [`Env::get`] reads every variable the first time it is
-//! asked and answers from that afterwards, and no other file reads a variable (the clap
-//! definitions' `env = "NFS_GDS_ROOT"` and `"NFS_GDS_CONFIG"` aside, which `--help` shows).
+//! asked and answers from that afterwards, and no other file reads a variable.
 //! A variable set to the empty string counts as unset, for every variable alike, as
 //! <https://no-color.org> says for `NO_COLOR`.
 //!
 //! | variable | read for |
 //! |---|---|
-//! | `NFS_GDS_ROOT`, `NFS_GDS_CONFIG` | the mount helper, which mount(8) starts without options of ours |
+//! | `NFS_GDS_ROOT`, `NFS_GDS_CONFIG` | every command without `--root` / `--config`, and the mount helper, which mount(8) starts without options of ours |
 //! | `NFS_GDS_NO_CACHE` | the facts cache off (any value but `0`) |
 //! | `NFS_GDS_CACHE_DIR` | the facts cache's directory, in place of `<root>/var/cache/nfs-gds` |
 //! | `CUFILE_ENV_PATH_JSON` | the cufile.json cuFile reads on this machine (never in a tree) |

@@ -16,7 +16,7 @@ pub enum HostError {
     List { path: PathBuf, source: io::Error },
     #[error("{} is {what}, not a regular file: not reading it", path.display())]
     NotRegular { path: PathBuf, what: &'static str },
-    #[error("{} is larger than {cap} bytes, more than any {noun} should be: not reading it", path.display())]
+    #[error("{} is larger than {}, more than any {noun} should be: not reading it", path.display(), in_mib(*cap))]
     TooLarge {
         path: PathBuf,
         cap: u64,
@@ -29,4 +29,14 @@ pub enum HostError {
         cap: u64,
         noun: &'static str,
     },
+}
+
+/// A cap in words: `64 MiB` when it is a whole number of MiB, else its bytes.
+fn in_mib(bytes: u64) -> String {
+    const MIB: u64 = 1 << 20;
+    if bytes.is_multiple_of(MIB) {
+        format!("{} MiB", bytes / MIB)
+    } else {
+        format!("{bytes} bytes")
+    }
 }

@@ -229,7 +229,7 @@ mod tests {
             }
         };
         assert!(e.contains("policy.toml"), "{e}");
-        assert!(e.contains("larger than 1048576 bytes"), "{e}");
+        assert!(e.contains("larger than 1 MiB"), "{e}");
     }
 
     #[test]

@@ -48,6 +48,8 @@ pub enum FileKind {
     KernelImage,
     /// A JSON configuration such as `cufile.json`.
     Config,
+    /// Kubernetes manifests handed to `lint` (a file, or a pipe from `kustomize build`).
+    Manifests,
 }
 
 impl FileKind {
@@ -69,6 +71,7 @@ impl FileKind {
             FileKind::ModuleFile => 256 * MIB,
             FileKind::KernelImage => 1024 * MIB,
             FileKind::Config => 4 * MIB,
+            FileKind::Manifests => 64 * MIB,
         }
     }
 
@@ -94,6 +97,7 @@ impl FileKind {
                 | FileKind::ModuleFile
                 | FileKind::KernelImage
                 | FileKind::Config
+                | FileKind::Manifests
         )
     }
 
@@ -108,6 +112,7 @@ impl FileKind {
             FileKind::ModuleFile => "module file",
             FileKind::KernelImage => "kernel image",
             FileKind::Config => "configuration file",
+            FileKind::Manifests => "set of manifests",
         }
     }
 
@@ -226,6 +231,37 @@ pub fn open_named(path: &Path, kind: FileKind) -> Result<Option<(File, Metadata)
         Err(e) => return Err(read_error(path, e.into())),
     };
     open_checked(fd, path, kind).map(Some)
+}
+
+/// Reads a stream named on the command line (stdin, a pipe, a FIFO) to its end, held to the
+/// cap of `kind`: an endless one is an error naming the cap, not a process that fills memory.
+/// `shown` names it in errors.
+pub fn read_stream(input: impl Read, shown: &Path, kind: FileKind) -> Result<Vec<u8>, HostError> {
+    let mut bytes = Vec::new();
+    input
+        .take(kind.cap() + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|source| read_error(shown, source))?;
+    if bytes.len() as u64 > kind.cap() {
+        return Err(too_large(shown, kind));
+    }
+    Ok(bytes)
+}
+
+/// Reads a FIFO named on the command line with [`read_stream`]. It is opened without waiting for
+/// a writer (`O_NONBLOCK`, then blocking reads): one with no writer reads as empty at once
+/// instead of waiting forever; one with a writer (`/dev/stdin` of a pipe, `<(…)`) is read to
+/// the writer's end.
+pub fn read_fifo(path: &Path, kind: FileKind) -> Result<Vec<u8>, HostError> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags((OFlags::NONBLOCK | OFlags::NOCTTY).bits() as i32)
+        .open(path)
+        .map_err(|source| read_error(path, source))?;
+    let flags = rustix::fs::fcntl_getfl(&file).map_err(|e| read_error(path, e.into()))?;
+    rustix::fs::fcntl_setfl(&file, flags - OFlags::NONBLOCK)
+        .map_err(|e| read_error(path, e.into()))?;
+    read_stream(file, path, kind)
 }
 
 /// A root directory other than `/`, opened (`O_PATH`) at its first resolution and kept: every
@@ -650,7 +686,7 @@ mod tests {
         let f = File::create(&big).unwrap();
         f.set_len(FileKind::Policy.cap() + 1).unwrap();
         let e = read_named(&big, FileKind::Policy).unwrap_err().to_string();
-        assert!(e.contains("larger than 1048576 bytes"), "{e}");
+        assert!(e.contains("larger than 1 MiB"), "{e}");
         assert!(e.contains("policy file"), "{e}");
         f.set_len(FileKind::Policy.cap()).unwrap();
         let read = read_named(&big, FileKind::Policy).unwrap().unwrap();

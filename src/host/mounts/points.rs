@@ -238,6 +238,17 @@ mod tests {
             let u = points.under(m.info.mount_point()).unwrap();
             assert_eq!((u.mount_id, u.nfs), (top.info.mount_id, top.is_nfs()));
         }
+        // Below a mount point too: the table's `under` gives the same mount.
+        for path in [
+            "/mnt/nfs/a/b",
+            "/mnt/nfs/inner/x",
+            "/mnt/nfsy",
+            "/mnt/stack/d",
+        ] {
+            let u = points.under(Path::new(path)).unwrap();
+            let m = table.under(Path::new(path)).unwrap();
+            assert_eq!(u.mount_id, m.info.mount_id, "{path}");
+        }
         assert!(points.any_nfs());
         let nfs: Vec<bool> = INFO.lines().map(|l| is_nfs_line(l.as_bytes())).collect();
         let want: Vec<bool> = table.mounts.iter().map(|m| m.is_nfs()).collect();

@@ -156,6 +156,19 @@ impl MountTable {
             .find(|m| !at.iter().any(|o| o.info.parent_id == m.info.mount_id))
             .copied()
     }
+
+    /// The mount `path` (absolute, clean) lies on: the visible one ([`MountTable::topmost_at`])
+    /// on the longest mount point that is `path` or a leading part of it, by whole components,
+    /// as [`super::MountPoints::under`] answers it. Nothing is looked up on disk.
+    pub fn under(&self, path: &Path) -> Option<&Mount> {
+        let point = self
+            .mounts
+            .iter()
+            .map(|m| m.info.mount_point())
+            .filter(|mp| path.starts_with(mp))
+            .max_by_key(|mp| mp.as_os_str().len())?;
+        self.topmost_at(point)
+    }
 }
 
 /// Pairs mountstats records with mountinfo lines as they come, so a streamed mountstats is

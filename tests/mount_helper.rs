@@ -876,3 +876,19 @@ fn mount_nfs_messages_name_dir_not_the_staging_point() {
     );
     assert!(!err.contains("/run/nfs-gds/stage"), "{err}");
 }
+
+/// Where the staging area cannot be made (a read-only or missing `/run` in a CSI image, here a
+/// file in its place), the helper says which directory and mounts nothing.
+#[test]
+fn an_unusable_staging_area_is_named_and_nothing_is_mounted() {
+    let f = ready_rdma();
+    f.write("run/nfs-gds/stage", "not a directory");
+    let out = f.helper().args([SPEC, DIR]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("cannot use the staging area") && err.contains("run/nfs-gds/stage"),
+        "{err}"
+    );
+    assert!(f.record("mount.nfs").is_empty(), "nothing is mounted");
+}

@@ -29,6 +29,9 @@ need_cmd timeout || missing+=(coreutils)
 need_cmd tar || missing+=(tar)
 need_cmd xz || missing+=(xz-utils)
 need_cmd sha256sum || missing+=(coreutils)
+# The staging scenarios' mountinfo watcher is built static here (the guests have no libc headers).
+need_cmd cc || missing+=(gcc)
+[ -f /usr/lib/x86_64-linux-gnu/libc.a ] || missing+=(libc6-dev)
 [ -r /usr/share/keyrings/debian-archive-keyring.gpg ] || missing+=(debian-archive-keyring)
 
 # cargo deb builds the package the guests install (not needed when NFS_GDS_VM_DEB names one).

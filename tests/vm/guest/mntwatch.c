@@ -1,8 +1,8 @@
 /* mntwatch DIR LOG STOP: every mountinfo line whose mount point is DIR, from each read of
  * /proc/self/mountinfo after every change the kernel signals (POLLPRI), appended to LOG, until
  * the file STOP exists. A fixed-interval poll can miss a mount that lives for a few
- * milliseconds; the kernel's change event cannot. "ready" is written to LOG.ready once the
- * first read is done. Built in the guest with its gcc. */
+ * milliseconds; the kernel's change event cannot. LOG.ready is made once the first read is
+ * done. Built static on the host by tests/vm/run (the guests have no C library headers). */
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>

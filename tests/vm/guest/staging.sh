@@ -9,21 +9,18 @@
 
 STAGE_AREA=/run/nfs-gds/stage
 
-# Builds the watcher with the guest's gcc, once.
-build_mntwatch() {
-    [ -x /usr/local/bin/mntwatch ] && return 0
-    gcc -O2 -Wall -o /usr/local/bin/mntwatch "$here/mntwatch.c" || abort "cannot build mntwatch"
-}
+# The watcher, built static on the host (the guest has no C library headers).
+MNTWATCH=$here/mntwatch
 
 # watched_run NAME SECS DIR CMD… — runs CMD as `run` does, under strace -f (mount calls only)
 # and with mntwatch on DIR; leaves NAME.strace and NAME.watch in the scenario's results.
 watched_run() {
     local name=$1 secs=$2 dir=$3 stop
     shift 3
-    build_mntwatch
+    [ -x "$MNTWATCH" ] || abort "no mountinfo watcher in the payload ($MNTWATCH)"
     stop=$(mktemp -u)
     rm -f "$SCN_DIR/$name.watch.ready"
-    mntwatch "$dir" "$SCN_DIR/$name.watch" "$stop" &
+    "$MNTWATCH" "$dir" "$SCN_DIR/$name.watch" "$stop" &
     local watcher=$!
     local i
     for i in $(seq 100); do [ -e "$SCN_DIR/$name.watch.ready" ] && break; sleep 0.05; done

@@ -394,3 +394,81 @@ fn the_hook_runs_in_any_stage_a_hooks_file_names() {
         assert_eq!(o.status.code(), Some(1), "{stage}: {}", stderr(&o));
     }
 }
+
+#[test]
+fn a_whole_state_on_a_stdin_never_closed_is_judged_at_once() {
+    use std::io::Write;
+    let f = node_with_mount("tcp");
+    f.policy(RULE);
+    let st = bundle(&f, &[("/mnt/gds/train", "/data")], json!({}));
+    let mut c = f.nfs_gds();
+    c.arg("oci-hook")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // The state, then a newline, and stdin held open (as a runtime that never closes it).
+    stdin.write_all(st.as_bytes()).unwrap();
+    stdin.write_all(b"\n").unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the hook still waits for stdin to close"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("refusing container c0ffee: /data: 10.0.2.15:/export"),
+        "{said}"
+    );
+}
+
+#[test]
+fn started_by_hand_on_a_terminal_it_says_what_it_expects() {
+    use rustix::pty::{grantpt, openpt, ptsname, unlockpt, OpenptFlags};
+    let f = Fixture::ready();
+    let Ok(master) = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY) else {
+        eprintln!("no pseudo-terminal here: cannot start the hook on one");
+        return;
+    };
+    grantpt(&master).unwrap();
+    unlockpt(&master).unwrap();
+    let name = ptsname(&master, Vec::new()).unwrap();
+    let terminal = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(name.to_str().unwrap())
+        .unwrap();
+    let mut c = f.nfs_gds();
+    c.arg("oci-hook").stdin(terminal);
+    let o = bounded_output(c);
+    let said = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{said}");
+    assert!(said.contains("stdin is a terminal"), "{said}");
+    assert!(said.contains("container state JSON"), "{said}");
+}
+
+/// Runs `c` (its stdin already set), stopped after 30 s.
+fn bounded_output(mut c: std::process::Command) -> Output {
+    c.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("still running after 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}

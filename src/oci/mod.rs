@@ -100,6 +100,30 @@ pub fn parse_state(bytes: &[u8]) -> Result<State, OciError> {
     serde_json::from_slice(bytes).map_err(|e| OciError::State(e.to_string()))
 }
 
+/// How far `bytes` are from one whole JSON value: the reader of a stdin that is never closed
+/// judges as soon as this says [`Whole::Value`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Whole {
+    /// One complete value ends at this byte (what follows is never read).
+    Value(usize),
+    /// A value has begun (or nothing but whitespace was read): more bytes may complete it.
+    Incomplete,
+    /// Not JSON, whatever follows: no need to wait for more.
+    Broken,
+}
+
+/// Whether `bytes` begin with one complete JSON value.
+pub fn whole_value(bytes: &[u8]) -> Whole {
+    let mut values =
+        serde_json::Deserializer::from_slice(bytes).into_iter::<serde::de::IgnoredAny>();
+    match values.next() {
+        Some(Ok(_)) => Whole::Value(values.byte_offset()),
+        Some(Err(e)) if e.is_eof() => Whole::Incomplete,
+        Some(Err(_)) => Whole::Broken,
+        None => Whole::Incomplete,
+    }
+}
+
 /// The bundle's `config.json` path, relative to `/` (to be read below the root).
 pub fn config_path(state: &State) -> Result<PathBuf, OciError> {
     let bundle = state.bundle.as_ref().ok_or(OciError::NoBundle)?;
@@ -180,6 +204,19 @@ pub fn clean_path(path: &str) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_whole_value_is_told_from_a_part_and_from_garbage() {
+        let state = br#"{"ociVersion":"1.0.2","bundle":"/run/b"}"#;
+        assert_eq!(whole_value(state), Whole::Value(state.len()));
+        let mut held = state.to_vec();
+        held.extend_from_slice(b"\n{\"next\"");
+        assert_eq!(whole_value(&held), Whole::Value(state.len()));
+        assert_eq!(whole_value(&state[..10]), Whole::Incomplete);
+        assert_eq!(whole_value(b"  \n"), Whole::Incomplete);
+        assert_eq!(whole_value(b""), Whole::Incomplete);
+        assert_eq!(whole_value(b"not json"), Whole::Broken);
+    }
 
     #[test]
     fn a_state_with_annotations_and_a_bundle_parses() {

@@ -472,3 +472,42 @@ fn bounded_output(mut c: std::process::Command) -> Output {
     }
     child.wait_with_output().unwrap()
 }
+
+#[test]
+fn a_bind_source_linked_into_a_tcp_mount_is_judged_by_where_it_leads() {
+    let f = node_with_mount("tcp");
+    f.policy(RULE);
+    std::fs::create_dir_all(f.path("srv")).unwrap();
+    std::fs::create_dir_all(f.path("mnt/gds")).unwrap();
+    std::os::unix::fs::symlink("/mnt/gds/train", f.path("srv/train")).unwrap();
+    std::os::unix::fs::symlink("../srv", f.path("srv/up")).unwrap();
+    for source in ["/srv/train", "/srv/up/train/sub"] {
+        let st = bundle(&f, &[(source, "/data")], json!({}));
+        let o = hook(&f, st);
+        let said = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{source}: {said}");
+        assert!(
+            said.contains("refusing container c0ffee: /data: 10.0.2.15:/export (NFS mount /mnt/gds): mount-transport: "),
+            "{said}"
+        );
+    }
+}
+
+#[test]
+fn a_bind_source_in_a_link_loop_is_not_judged_and_a_marked_container_is_refused() {
+    let f = node_with_mount("tcp");
+    std::os::unix::fs::symlink("/loop-b", f.path("loop-a")).unwrap();
+    std::os::unix::fs::symlink("/loop-a", f.path("loop-b")).unwrap();
+    let st = bundle(
+        &f,
+        &[("/loop-a/x", "/data")],
+        json!({"nfs-gds/gds": "true"}),
+    );
+    let o = hook(&f, st);
+    let said = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("/loop-a/x: more than 40 symbolic links to follow (a loop?)"),
+        "{said}"
+    );
+}

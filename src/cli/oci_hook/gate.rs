@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::check::judge_facts;
 use crate::host::io::reader::FileKind;
+use crate::host::mounts::resolve::resolve_beside_nfs;
 use crate::host::mounts::{read_mount_points, read_nfs_mount_table, MountPoints};
 use crate::host::{HostFacts, Root};
 use crate::judge::MountJudge;
@@ -102,27 +103,32 @@ pub fn decide(state: &State, inputs: &Inputs) -> Answer {
     let config_marks = Marks::of(&config.annotations);
     marks.all |= config_marks.all;
     marks.volumes.extend(config_marks.volumes);
-    let bundle = state.bundle.as_deref().unwrap_or(Path::new("/"));
-    let binds: Vec<(PathBuf, PathBuf)> = config
-        .mounts
-        .iter()
-        .filter(|m| m.is_bind())
-        .filter_map(|m| {
-            let source = m.source.as_deref()?;
-            let source = if Path::new(source).is_absolute() {
-                oci::clean_path(source)?
-            } else {
-                oci::clean_path(&bundle.join(source).to_string_lossy())?
-            };
-            let destination =
-                oci::clean_path(&m.destination).unwrap_or_else(|| PathBuf::from(&m.destination));
-            Some((destination, source))
-        })
-        .collect();
     let points = match read_mount_points(inputs.root) {
         Ok(p) => p,
         Err(e) => return unsure(e.to_string(), marks.any()),
     };
+    if !points.any_nfs() && marks.volumes.is_empty() {
+        return Answer::Quiet;
+    }
+    let bundle = state.bundle.as_deref().unwrap_or(Path::new("/"));
+    let mut binds: Vec<(PathBuf, PathBuf)> = Vec::new();
+    for m in config.mounts.iter().filter(|m| m.is_bind()) {
+        let Some(source) = m.source.as_deref() else {
+            continue;
+        };
+        let Some(source) = oci::clean_path(&bundle.join(source).to_string_lossy()) else {
+            continue;
+        };
+        // The runtime binds what the source's links lead to: a link on the local disk may
+        // lead into an NFS mount.
+        let source = match resolve_beside_nfs(inputs.root, &points, &source) {
+            Ok(r) => r.path,
+            Err(e) => return unsure(e.to_string(), marks.any()),
+        };
+        let destination =
+            oci::clean_path(&m.destination).unwrap_or_else(|| PathBuf::from(&m.destination));
+        binds.push((destination, source));
+    }
     // A container path the annotations list that this container does not have is not an
     // error: CRI-O gives every container of a pod (its infra container and sidecars too) the
     // pod's annotations.
@@ -140,9 +146,6 @@ pub fn decide(state: &State, inputs: &Inputs) -> Answer {
 /// The container's volumes on NFS mounts (by mountinfo alone) and the ones its annotations
 /// mark, whatever they lie on.
 fn volumes_of(binds: &[(PathBuf, PathBuf)], points: &MountPoints, marks: &Marks) -> Vec<Volume> {
-    if !points.any_nfs() && marks.volumes.is_empty() {
-        return Vec::new();
-    }
     binds
         .iter()
         .filter_map(|(destination, source)| {

@@ -511,3 +511,48 @@ fn a_bind_source_in_a_link_loop_is_not_judged_and_a_marked_container_is_refused(
         "{said}"
     );
 }
+
+/// A node whose root filesystem is NFSv4 over TCP (10.0.2.15:/export on `/`).
+fn nfs_root_node() -> Fixture {
+    let f = Fixture::ready();
+    let info = format!(
+        "{}21 1 0:21 / /proc rw,nosuid - proc proc rw\n",
+        nfs_info(1, "/", "tcp").replacen("1 1 ", "1 0 ", 1)
+    );
+    let stats = format!(
+        "{}device proc mounted on /proc with fstype proc\n",
+        nfs_stats("/", "tcp")
+    );
+    f.table(&info, &stats);
+    f
+}
+
+#[test]
+fn on_an_nfs_root_the_runtimes_own_binds_are_not_judged_unless_listed() {
+    let f = nfs_root_node();
+    // /etc/hosts (bound by `bundle`), and the other binds a runtime makes for itself.
+    let plumbing = [
+        ("/var/lib/kubelet/pods/p/etc-hosts", "/etc/resolv.conf"),
+        (
+            "/var/lib/kubelet/pods/p/containers/c/0",
+            "/dev/termination-log",
+        ),
+        (
+            "/var/lib/kubelet/pods/p/volumes/token",
+            "/run/secrets/kubernetes.io/serviceaccount",
+        ),
+    ];
+    let st = bundle(&f, &plumbing, json!({"nfs-gds/gds": "true"}));
+    let o = hook(&f, st);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    // Named by the annotation, /etc/hosts is judged (and refused: the root is NFS over TCP).
+    let st = bundle(&f, &plumbing, json!({"nfs-gds/gds-volumes": "/etc/hosts"}));
+    let o = hook(&f, st);
+    let said = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("refusing container c0ffee: /etc/hosts: "),
+        "{said}"
+    );
+}

@@ -22,6 +22,28 @@ pub const GDS_ANNOTATION: &str = "nfs-gds/gds";
 /// `"/data,/ckpt"`: the volumes mounted at these container paths are meant for GDS.
 pub const GDS_VOLUMES_ANNOTATION: &str = "nfs-gds/gds-volumes";
 
+/// The container paths a runtime binds for itself (the pod's name service files, shared memory,
+/// the termination log, podman's marker and secrets), not the workload's volumes: a bind to one
+/// of these (or below `/run/secrets/`) is judged only when `nfs-gds/gds-volumes` names it. On
+/// a node whose root filesystem is NFS they lie on NFS, and would otherwise refuse every pod
+/// marked for GDS.
+pub const RUNTIME_PATHS: [&str; 7] = [
+    "/etc/hosts",
+    "/etc/hostname",
+    "/etc/resolv.conf",
+    "/dev/shm",
+    "/dev/termination-log",
+    "/run/.containerenv",
+    "/run/secrets",
+];
+
+/// Whether container path `destination` (clean) is one of [`RUNTIME_PATHS`] or below
+/// `/run/secrets`.
+pub fn is_runtime_path(destination: &Path) -> bool {
+    RUNTIME_PATHS.iter().any(|p| destination == Path::new(p))
+        || destination.starts_with("/run/secrets")
+}
+
 /// The container state (runtime-spec `state`). Fields the hook does not use are skipped.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 pub struct State {
@@ -204,6 +226,19 @@ pub fn clean_path(path: &str) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_runtimes_own_binds_are_told_from_volumes() {
+        for p in RUNTIME_PATHS {
+            assert!(is_runtime_path(Path::new(p)), "{p}");
+        }
+        assert!(is_runtime_path(Path::new(
+            "/run/secrets/kubernetes.io/serviceaccount"
+        )));
+        for p in ["/data", "/etc", "/run/secretsx", "/etc/hosts.d", "/dev"] {
+            assert!(!is_runtime_path(Path::new(p)), "{p}");
+        }
+    }
 
     #[test]
     fn a_whole_value_is_told_from_a_part_and_from_garbage() {

@@ -144,13 +144,18 @@ pub fn decide(state: &State, inputs: &Inputs) -> Answer {
 }
 
 /// The container's volumes on NFS mounts (by mountinfo alone) and the ones its annotations
-/// mark, whatever they lie on.
+/// mark, whatever they lie on; not the runtime's own binds ([`oci::RUNTIME_PATHS`]) unless
+/// listed.
 fn volumes_of(binds: &[(PathBuf, PathBuf)], points: &MountPoints, marks: &Marks) -> Vec<Volume> {
     binds
         .iter()
         .filter_map(|(destination, source)| {
             let nfs_mount = points.under(source).filter(|u| u.nfs).map(|u| u.mount_id);
             let listed = marks.volumes.iter().any(|v| v == destination);
+            // The runtime's own plumbing is not a volume, unless the user says it is.
+            if oci::is_runtime_path(destination) && !listed {
+                return None;
+            }
             (nfs_mount.is_some() || listed).then(|| Volume {
                 destination: destination.clone(),
                 source: source.clone(),

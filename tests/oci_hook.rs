@@ -556,3 +556,45 @@ fn on_an_nfs_root_the_runtimes_own_binds_are_not_judged_unless_listed() {
         "{said}"
     );
 }
+
+#[test]
+fn a_misspelt_key_or_a_path_the_container_lacks_is_said_logged_and_counted() {
+    let f = node_with_mount("tcp");
+    let log = syslog(&f);
+    let st = bundle(
+        &f,
+        &[("/mnt/gds/train", "/data")],
+        json!({"nfs-gds/gds-volume": "/data", "nfs-gds/gds-volumes": "/dat"}),
+    );
+    let o = hook(&f, st);
+    let said = stderr(&o);
+    // Neither annotation marks /data: the TCP volume starts unjudged, but not silently.
+    assert_eq!(o.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("nfs-gds: warning: container c0ffee: unknown annotation \"nfs-gds/gds-volume\", not read (did you mean nfs-gds/gds-volumes?); the known keys are nfs-gds/gds, nfs-gds/gds-volumes\n"),
+        "{said}"
+    );
+    assert!(
+        said.contains("warning: container c0ffee: nfs-gds/gds-volumes names /dat, where no volume is mounted, so nothing there is judged (volumes at: /data)"),
+        "{said}"
+    );
+    let logged = logged(&log);
+    assert_eq!(logged.len(), 2, "{logged:?}");
+    assert!(logged[0].contains("unknown annotation"), "{logged:?}");
+    assert_eq!(
+        counts(&f).unwrap()["annotation_problems"],
+        json!({"unknown_key": 1, "no_such_volume": 1})
+    );
+    let out = tempfile::tempdir().unwrap();
+    f.nfs_gds()
+        .args(["agent", "--once", "--textfile-dir"])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    let prom = std::fs::read_to_string(out.path().join("nfs-gds.prom")).unwrap();
+    assert!(
+        prom.contains("\nnfs_gds_hook_annotation_problems_total{kind=\"unknown-key\"} 1\n"),
+        "{prom}"
+    );
+    assert!(prom.contains("\nnfs_gds_hook_annotation_problems_total{kind=\"no-such-volume\"} 1\n"));
+}

@@ -175,7 +175,8 @@ pub fn run(args: &OciHookArgs, ctx: &Ctx) -> Result<u8, CmdError> {
                     system: ctx.host.system(),
                     policy: &policy,
                 };
-                let answer = gate::decide(&state, &inputs);
+                let (answer, problems) = gate::decide(&state, &inputs);
+                say_problems(&ctx.host.root, &state, &problems);
                 (Some(state), answer)
             }
             Err(reason) => (
@@ -196,6 +197,29 @@ pub fn run(args: &OciHookArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         &answer,
         when_unsure,
     ))
+}
+
+/// Says each annotation problem where people read it (stderr, one system log line each) and
+/// counts it: a misspelt key or path would otherwise switch the gate off silently.
+fn say_problems(root: &Root, state: &oci::State, problems: &[oci::AnnotationProblem]) {
+    if problems.is_empty() {
+        return;
+    }
+    let who = container(Some(state));
+    for p in problems {
+        let line = escape_control(&format!("warning: {who}: {p}")).into_owned();
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            format!("nfs-gds: {line}\n").as_bytes(),
+        );
+        if let Err(e) = syslog::log(root, Severity::Warning, &line) {
+            tracing::debug!("no system log: {e}");
+        }
+    }
+    let kinds: Vec<&str> = problems.iter().map(|p| p.kind()).collect();
+    if let Err(e) = hook_counts::add_problems(root, &kinds) {
+        tracing::debug!("cannot count the annotation problems: {e}");
+    }
 }
 
 /// `--root` is not a directory: nothing can be judged, and the failure policy's default

@@ -12,6 +12,7 @@
 mod cluster_policy;
 mod nic_cluster_policy;
 mod options;
+mod pod_annotations;
 mod trap;
 mod volumes;
 mod yaml;
@@ -106,6 +107,11 @@ pub fn lint(sources: &[Source]) -> Result<LintReport, YamlError> {
                     if let Some(v) = volumes::nfs_volume(&at, kind, &mut report.findings) {
                         report.judged += 1;
                         found_volumes.push(v);
+                    }
+                }
+                (_, Some(_)) => {
+                    if pod_annotations::judge(&at, &mut report.findings) {
+                        report.judged += 1;
                     }
                 }
                 _ => {}

@@ -44,6 +44,102 @@ pub fn is_runtime_path(destination: &Path) -> bool {
         || destination.starts_with("/run/secrets")
 }
 
+/// Every annotation key nfs-gds reads; any other key under [`ANNOTATION_PREFIX`] is a mistake.
+pub const KNOWN_ANNOTATIONS: [&str; 2] = [GDS_ANNOTATION, GDS_VOLUMES_ANNOTATION];
+
+/// The prefix of nfs-gds's annotation keys.
+pub const ANNOTATION_PREFIX: &str = "nfs-gds/";
+
+/// [`AnnotationProblem::kind`] of an unknown key.
+pub const UNKNOWN_KEY: &str = "unknown-key";
+/// [`AnnotationProblem::kind`] of a listed volume the container does not mount.
+pub const NO_SUCH_VOLUME: &str = "no-such-volume";
+
+/// An annotation that switches the gate off where the user meant it on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AnnotationProblem {
+    /// A key under `nfs-gds/` that nfs-gds does not read, and the known key nearest to it.
+    UnknownKey {
+        key: String,
+        near: Option<&'static str>,
+    },
+    /// `nfs-gds/gds-volumes` names a container path with no volume mounted there.
+    NoSuchVolume {
+        path: PathBuf,
+        mounted: Vec<PathBuf>,
+    },
+}
+
+impl AnnotationProblem {
+    /// The counter's `kind` label.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AnnotationProblem::UnknownKey { .. } => UNKNOWN_KEY,
+            AnnotationProblem::NoSuchVolume { .. } => NO_SUCH_VOLUME,
+        }
+    }
+}
+
+impl std::fmt::Display for AnnotationProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AnnotationProblem::UnknownKey { key, near } => {
+                write!(f, "unknown annotation {key:?}, not read")?;
+                if let Some(near) = near {
+                    write!(f, " (did you mean {near}?)")?;
+                }
+                write!(f, "; the known keys are {}", KNOWN_ANNOTATIONS.join(", "))
+            }
+            AnnotationProblem::NoSuchVolume { path, mounted } => {
+                write!(
+                    f,
+                    "{GDS_VOLUMES_ANNOTATION} names {}, where no volume is mounted, so nothing there is judged",
+                    path.display()
+                )?;
+                if !mounted.is_empty() {
+                    let shown: Vec<String> =
+                        mounted.iter().map(|p| p.display().to_string()).collect();
+                    write!(f, " (volumes at: {})", shown.join(", "))?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The keys under `nfs-gds/` of `keys` that nfs-gds does not read, each with the known key
+/// nearest to it (by edit distance, when close enough to be a typo).
+pub fn unknown_annotations<'a>(keys: impl IntoIterator<Item = &'a str>) -> Vec<AnnotationProblem> {
+    keys.into_iter()
+        .filter(|k| k.starts_with(ANNOTATION_PREFIX) && !KNOWN_ANNOTATIONS.contains(k))
+        .map(|key| {
+            let near = KNOWN_ANNOTATIONS
+                .iter()
+                .map(|known| (strsim::damerau_levenshtein(key, known), *known))
+                .filter(|(d, _)| *d <= 3)
+                .min()
+                .map(|(_, known)| known);
+            AnnotationProblem::UnknownKey {
+                key: key.to_string(),
+                near,
+            }
+        })
+        .collect()
+}
+
+/// The paths `listed` (from `nfs-gds/gds-volumes`) that are not among `mounted`, the container
+/// paths the container has volumes at.
+pub fn missing_volumes(listed: &[PathBuf], mounted: &[PathBuf]) -> Vec<AnnotationProblem> {
+    listed
+        .iter()
+        .filter(|p| !mounted.contains(p))
+        .map(|p| AnnotationProblem::NoSuchVolume {
+            path: p.clone(),
+            mounted: mounted.to_vec(),
+        })
+        .collect()
+}
+
 /// The container state (runtime-spec `state`). Fields the hook does not use are skipped.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 pub struct State {
@@ -238,6 +334,33 @@ mod tests {
         for p in ["/data", "/etc", "/run/secretsx", "/etc/hosts.d", "/dev"] {
             assert!(!is_runtime_path(Path::new(p)), "{p}");
         }
+    }
+
+    #[test]
+    fn a_misspelt_key_and_a_missing_volume_are_problems() {
+        let p = unknown_annotations([
+            "nfs-gds/gds-volume",
+            "nfs-gds/gds",
+            "other/x",
+            "nfs-gds/zzzzzzzzzz",
+        ]);
+        assert_eq!(p.len(), 2);
+        assert_eq!(
+            p[0].to_string(),
+            "unknown annotation \"nfs-gds/gds-volume\", not read (did you mean nfs-gds/gds-volumes?); the known keys are nfs-gds/gds, nfs-gds/gds-volumes"
+        );
+        assert_eq!(p[0].kind(), UNKNOWN_KEY);
+        assert!(!p[1].to_string().contains("did you mean"), "{}", p[1]);
+        let m = missing_volumes(
+            &[PathBuf::from("/dat"), PathBuf::from("/data")],
+            &[PathBuf::from("/data")],
+        );
+        assert_eq!(m.len(), 1);
+        assert_eq!(m[0].kind(), NO_SUCH_VOLUME);
+        assert_eq!(
+            m[0].to_string(),
+            "nfs-gds/gds-volumes names /dat, where no volume is mounted, so nothing there is judged (volumes at: /data)"
+        );
     }
 
     #[test]

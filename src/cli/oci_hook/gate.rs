@@ -15,7 +15,7 @@ use crate::host::mounts::{read_mount_points, read_nfs_mount_table, MountPoints};
 use crate::host::{HostFacts, Root};
 use crate::judge::MountJudge;
 use crate::nfs::ServerAddrs;
-use crate::oci::{self, Marks, State};
+use crate::oci::{self, AnnotationProblem, Marks, State};
 use crate::policy::intent::read_declared;
 use crate::policy::{Policy, PolicyError};
 use crate::system::System;
@@ -83,8 +83,41 @@ fn unsure(reason: impl Into<String>, meant: bool) -> Answer {
     }
 }
 
-/// The gate for the container of `state`.
-pub fn decide(state: &State, inputs: &Inputs) -> Answer {
+/// The gate for the container of `state`, and what is wrong with its `nfs-gds/` annotations.
+pub fn decide(state: &State, inputs: &Inputs) -> (Answer, Vec<AnnotationProblem>) {
+    let mut problems = Vec::new();
+    let answer = decide_noting(state, inputs, &mut problems);
+    (answer, problems)
+}
+
+/// The annotations' problems: unknown keys, and listed paths the container has no volume at
+/// (unless it has no volume at all: a pod's infra container gets the pod's annotations too).
+fn annotation_problems(
+    state: &State,
+    config: &oci::Config,
+    marks: &Marks,
+) -> Vec<AnnotationProblem> {
+    let keys = state.annotations.keys().chain(
+        config
+            .annotations
+            .keys()
+            .filter(|k| !state.annotations.contains_key(*k)),
+    );
+    let mut problems = oci::unknown_annotations(keys.map(String::as_str));
+    let mounted: Vec<PathBuf> = config
+        .mounts
+        .iter()
+        .filter(|m| m.is_bind())
+        .filter_map(|m| oci::clean_path(&m.destination))
+        .filter(|d| !oci::is_runtime_path(d))
+        .collect();
+    if !mounted.is_empty() {
+        problems.extend(oci::missing_volumes(&marks.volumes, &mounted));
+    }
+    problems
+}
+
+fn decide_noting(state: &State, inputs: &Inputs, problems: &mut Vec<AnnotationProblem>) -> Answer {
     let mut marks = Marks::of(&state.annotations);
     let config_rel = match oci::config_path(state) {
         Ok(p) => p,
@@ -103,6 +136,8 @@ pub fn decide(state: &State, inputs: &Inputs) -> Answer {
     let config_marks = Marks::of(&config.annotations);
     marks.all |= config_marks.all;
     marks.volumes.extend(config_marks.volumes);
+    marks.volumes.dedup();
+    *problems = annotation_problems(state, &config, &marks);
     let points = match read_mount_points(inputs.root) {
         Ok(p) => p,
         Err(e) => return unsure(e.to_string(), marks.any()),
@@ -129,9 +164,6 @@ pub fn decide(state: &State, inputs: &Inputs) -> Answer {
             oci::clean_path(&m.destination).unwrap_or_else(|| PathBuf::from(&m.destination));
         binds.push((destination, source));
     }
-    // A container path the annotations list that this container does not have is not an
-    // error: CRI-O gives every container of a pod (its infra container and sidecars too) the
-    // pod's annotations.
     let volumes = volumes_of(&binds, &points, &marks);
     if volumes.is_empty() {
         return Answer::Quiet;

@@ -109,12 +109,10 @@ pub fn lint(sources: &[Source]) -> Result<LintReport, YamlError> {
                         found_volumes.push(v);
                     }
                 }
-                (_, Some(_)) => {
-                    if pod_annotations::judge(&at, &mut report.findings) {
-                        report.judged += 1;
-                    }
+                // Any other kind may hold a pod template.
+                _ => {
+                    report.judged += usize::from(pod_annotations::judge(&at, &mut report.findings))
                 }
-                _ => {}
             }
         }
     }

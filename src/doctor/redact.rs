@@ -13,8 +13,9 @@
 //! judged as mount(8) and the kernel read it, its octal escapes decoded (`pass\075S` is
 //! `pass=S`); a field with nothing to redact is kept as written. `/proc/PID/environ`
 //! keeps only `container=`, the one variable the container check reads. `/proc/kallsyms` keeps
-//! its symbols and loses its addresses (they give away the kernel's layout). Other files are
-//! archived as read.
+//! its symbols and loses its addresses (they give away the kernel's layout). `/proc/cmdline`
+//! and every command line of the boot configuration pass through the command line's redactor
+//! (`redact_cmdline`, `redact_boot`). Other files are archived as read.
 
 use std::borrow::Cow;
 
@@ -71,7 +72,7 @@ fn line_redactor(host_path: &str) -> Option<fn(&str) -> String> {
         "/proc/kallsyms" => kallsyms_line,
         "/proc/cmdline" => super::redact_cmdline::cmdline_line,
         p if p.starts_with("/etc/nfs-gds/") && p.ends_with(".toml") => policy_line,
-        _ => return None,
+        p => return super::redact_boot::boot_line_redactor(p),
     })
 }
 

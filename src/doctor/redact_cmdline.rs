@@ -74,7 +74,7 @@ fn read_by_modprobe(word: &str, key: &str) -> bool {
 /// A word after `--`: init's, not the kernel's, so nothing but modprobe reads it.
 fn judge_for_init(word: &str) -> Cow<'_, str> {
     let key = word.trim_matches('"').split_once('=').map(|(k, _)| k);
-    if key.is_some_and(|k| read_by_modprobe(word, k)) {
+    if key.is_some_and(|k| read_by_modprobe(word, k)) && every_piece_kept(word) {
         return Cow::Borrowed(word);
     }
     in_quotes_like(word, REDACTED)
@@ -86,10 +86,17 @@ fn judge(word: &str) -> Cow<'_, str> {
     let Some((key, _)) = bare.split_once('=') else {
         return Cow::Borrowed(word);
     };
-    if read_by_a_check(word, key) {
+    if read_by_a_check(word, key) && every_piece_kept(word) {
         return Cow::Borrowed(word);
     }
     in_quotes_like(word, &format!("{key}={REDACTED}"))
+}
+
+/// Whether each blank-separated piece of a quoted word with blanks would be kept on its own:
+/// readers that split at blanks must not keep `"iommu=pt password=…"` for its first piece.
+fn every_piece_kept(word: &str) -> bool {
+    word.split_whitespace()
+        .all(|piece| piece == word || judge(piece) == piece)
 }
 
 /// `text` in double quotes where `word` opened with one.
@@ -159,6 +166,9 @@ mod tests {
             has_kernel_flag(&r, "nomodule"),
             has_kernel_flag(init, "nomodule")
         );
+        // A quoted word with blanks keeps no secret behind a word a check reads.
+        let r = cmdline_line("\"iommu=pt password=hunter2\" ro -- \"mod.p=a token=hunter2\"");
+        assert!(!r.contains("hunter2"), "{r}");
         // An unreadable value of a word a check reads is judged alike either way.
         let odd = "module.sig_enforce=1 module.sig_enforce=maybe lockdown=integrity lockdown=bogus";
         let r = cmdline_line(odd);

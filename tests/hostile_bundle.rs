@@ -320,6 +320,18 @@ fn collect_carries_off_none_of_eleven_planted_credentials() {
     assert!(!kallsyms.contains("ffffffffc0a0"), "{kallsyms}");
 }
 
+/// A collected archive unpacked into `work/bundle`, the node to doctor.
+fn unpacked(archive: &Path, work: &Path) -> PathBuf {
+    let bundle = work.join("bundle");
+    std::fs::create_dir(&bundle).unwrap();
+    tar::Archive::new(flate2::read::GzDecoder::new(
+        std::fs::File::open(archive).unwrap(),
+    ))
+    .unpack(&bundle)
+    .unwrap();
+    bundle
+}
+
 /// The entries of a collected archive, by path.
 fn archived(archive: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
     let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(
@@ -467,13 +479,7 @@ fn collect_redacts_every_form_of_credential_and_the_bundle_replays_to_the_same_v
         "{cmdline}"
     );
     // Unpacked, the bundle is the node to doctor.
-    let bundle = work.path().join("bundle");
-    std::fs::create_dir(&bundle).unwrap();
-    tar::Archive::new(flate2::read::GzDecoder::new(
-        std::fs::File::open(&archive).unwrap(),
-    ))
-    .unpack(&bundle)
-    .unwrap();
+    let bundle = unpacked(&archive, work.path());
     let (_, live) = doctor_json_of(&f);
     let replayed = run_bounded(&bundle, &["doctor", "--json"]);
     let replayed: serde_json::Value = serde_json::from_slice(&replayed.stdout).expect("JSON");
@@ -585,13 +591,7 @@ fn collect_redacts_every_kernel_command_line_and_keeps_the_next_boot_verdict() {
         };
         assert!(file("boot/grub/grubenv").contains(&format!("saved_entry={saved}\n")));
 
-        let bundle = work.path().join("bundle");
-        std::fs::create_dir(&bundle).unwrap();
-        tar::Archive::new(flate2::read::GzDecoder::new(
-            std::fs::File::open(&archive).unwrap(),
-        ))
-        .unpack(&bundle)
-        .unwrap();
+        let bundle = unpacked(&archive, work.path());
         // DKMS's install link goes in as the link it is.
         let link = bundle.join(format!(
             "var/lib/dkms/mlnx-nfsrdma/kernel-{}-x86_64",

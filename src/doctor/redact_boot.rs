@@ -115,7 +115,6 @@ fn in_shell_quotes(value: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::doctor::redact::redact;
 
     #[test]

@@ -320,6 +320,18 @@ fn collect_carries_off_none_of_eleven_planted_credentials() {
     assert!(!kallsyms.contains("ffffffffc0a0"), "{kallsyms}");
 }
 
+/// A collected archive unpacked into `work/bundle`, the node to doctor.
+fn unpacked(archive: &Path, work: &Path) -> PathBuf {
+    let bundle = work.join("bundle");
+    std::fs::create_dir(&bundle).unwrap();
+    tar::Archive::new(flate2::read::GzDecoder::new(
+        std::fs::File::open(archive).unwrap(),
+    ))
+    .unpack(&bundle)
+    .unwrap();
+    bundle
+}
+
 /// The entries of a collected archive, by path.
 fn archived(archive: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
     let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(
@@ -466,15 +478,143 @@ fn collect_redacts_every_form_of_credential_and_the_bundle_replays_to_the_same_v
         "{cmdline}"
     );
     // Unpacked, the bundle is the node to doctor.
-    let bundle = work.path().join("bundle");
-    std::fs::create_dir(&bundle).unwrap();
-    tar::Archive::new(flate2::read::GzDecoder::new(
-        std::fs::File::open(&archive).unwrap(),
-    ))
-    .unpack(&bundle)
-    .unwrap();
+    let bundle = unpacked(&archive, work.path());
     let (_, live) = doctor_json_of(&f);
     let replayed = run_bounded(&bundle, &["doctor", "--json"]);
     let replayed: serde_json::Value = serde_json::from_slice(&replayed.stdout).expect("JSON");
     assert_eq!(judged(&replayed), judged(&live));
+}
+
+/// The next-boot check's whole result in a doctor document.
+fn next_boot_result(doc: &serde_json::Value) -> serde_json::Value {
+    doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "next-boot")
+        .cloned()
+        .unwrap_or_else(|| panic!("no next-boot check: {doc:#}"))
+}
+
+/// A node with two kernels whose next boot is the one DKMS built nothing for, chosen by GRUB's
+/// menu (`bls` false) or by its BLS entries: every file holding a kernel command line carries
+/// secrets beside the words the checks read.
+fn node_with_secret_command_lines(bls: bool) -> Fixture {
+    let mut f = two_kernels();
+    f.nvidia_fs("2.28.4", 1);
+    f.boot_image(b"");
+    f.write(format!("boot/vmlinuz-{NEXT}"), b"");
+    let running = f.release.clone();
+    let mut cfg = String::from("set default=\"${saved_entry}\"\nif [ -z \"${kernelopts}\" ]; then\n  set kernelopts=\"root=/dev/sda1 ro rd.iscsi.password=SECRET21\"\nfi\n");
+    for rel in [running.as_str(), NEXT] {
+        cfg.push_str(&format!(
+            "menuentry 'Debian GNU/Linux, with Linux {rel}' $menuentry_id_option 'gnulinux-{rel}-advanced-1b2c' {{\n\tlinux\t/boot/vmlinuz-{rel} root=UUID=1b2c ro quiet password=SECRET22 module.sig_enforce=1 iommu=pt -- --token SECRET23\n}}\n"
+        ));
+    }
+    cfg.push_str("menuentry 'EFI' {\n\tlinuxefi /vmlinuz-efi netroot=iscsi:bob:SECRET24@10.0.0.1::3260::iqn.x quiet\n}\nmenuentry 'memtest' {\n\tlinux16 /memtest86+x64.bin secret=SECRET25\n}\n");
+    if bls {
+        cfg.push_str("insmod blscfg\nblscfg\n");
+    }
+    f.write("boot/grub/grub.cfg", cfg);
+    let saved = if bls {
+        format!("1b2c-{NEXT}")
+    } else {
+        format!("gnulinux-{NEXT}-advanced-1b2c")
+    };
+    f.write(
+        "boot/grub/grubenv",
+        format!("# GRUB Environment Block\nsaved_entry={saved}\nkernelopts=root=/dev/sda1 ro token=SECRET26 lockdown=integrity\n"),
+    );
+    f.write(
+        "etc/default/grub",
+        "GRUB_DEFAULT=saved\nGRUB_CMDLINE_LINUX_DEFAULT=\"quiet pass=SECRET27\"\nGRUB_CMDLINE_LINUX='iommu=pt cifs.password=SECRET28 rpcrdma.max_requests=64'\n",
+    );
+    for rel in [running.as_str(), NEXT] {
+        f.write(
+            format!("boot/loader/entries/1b2c-{rel}.conf"),
+            format!("title Linux {rel}\nversion {rel}\nlinux /vmlinuz-{rel}\noptions $kernelopts key=SECRET29 module.sig_enforce=1\n"),
+        );
+    }
+    f.write(
+        "proc/cmdline",
+        "BOOT_IMAGE=/vmlinuz ro iommu=pt quiet -- --token SECRET30 --password SECRET31\n",
+    );
+    f.write(
+        "etc/fstab",
+        "//srv/s /mnt/s cifs vers=3.0,pass\\075SECRET32 0 0\n//srv/t /mnt/t cifs rw\\054password=SECRET33 0 0\n",
+    );
+    f
+}
+
+#[test]
+fn collect_redacts_every_kernel_command_line_and_keeps_the_next_boot_verdict() {
+    for bls in [false, true] {
+        let f = node_with_secret_command_lines(bls);
+        let work = tempfile::tempdir().unwrap();
+        let archive = work.path().join("node.tgz");
+        let out = run_bounded(f.root(), &["collect", "-o", archive.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let files = archived(&archive);
+        for (name, body) in &files {
+            let text = String::from_utf8_lossy(body);
+            assert!(
+                !text.contains("SECRET"),
+                "bls {bls}: {name} carries a secret: {text}"
+            );
+        }
+        let file = |rel: &str| {
+            let body = files
+                .get(rel)
+                .unwrap_or_else(|| panic!("{rel} not collected"));
+            String::from_utf8_lossy(body).into_owned()
+        };
+        // Every word a check reads is kept, and what picks the next boot.
+        for (rel, kept) in [
+            ("boot/grub/grub.cfg", "ro quiet password=REDACTED module.sig_enforce=1 iommu=pt -- REDACTED REDACTED\n"),
+            ("boot/grub/grub.cfg", "set default=\"${saved_entry}\"\n"),
+            ("boot/grub/grub.cfg", &format!("$menuentry_id_option 'gnulinux-{NEXT}-advanced-1b2c' {{\n\tlinux\t/boot/vmlinuz-{NEXT} ")),
+            ("boot/grub/grubenv", "kernelopts=root=REDACTED ro token=REDACTED lockdown=integrity\n"),
+            ("etc/default/grub", "GRUB_DEFAULT=saved\n"),
+            ("etc/default/grub", "'iommu=pt cifs.password=REDACTED rpcrdma.max_requests=64'"),
+            ("proc/cmdline", "ro iommu=pt quiet -- REDACTED REDACTED REDACTED REDACTED\n"),
+            ("etc/fstab", " vers=3.0,pass=REDACTED "),
+            ("etc/fstab", " rw,password=REDACTED "),
+            (&format!("boot/loader/entries/1b2c-{NEXT}.conf"), &format!("version {NEXT}\nlinux /vmlinuz-{NEXT}\noptions $kernelopts key=REDACTED module.sig_enforce=1\n")),
+        ] {
+            assert!(file(rel).contains(kept), "bls {bls}: {kept:?} lost from {rel}: {}", file(rel));
+        }
+        let saved = if bls {
+            format!("1b2c-{NEXT}")
+        } else {
+            format!("gnulinux-{NEXT}-advanced-1b2c")
+        };
+        assert!(file("boot/grub/grubenv").contains(&format!("saved_entry={saved}\n")));
+
+        let bundle = unpacked(&archive, work.path());
+        // DKMS's install link goes in as the link it is.
+        let link = bundle.join(format!(
+            "var/lib/dkms/mlnx-nfsrdma/kernel-{}-x86_64",
+            f.release
+        ));
+        assert_eq!(
+            std::fs::read_link(&link).unwrap(),
+            Path::new(&format!("{MOFED}/{}/x86_64", f.release))
+        );
+        let (_, live) = doctor_json_of(&f);
+        let replayed = run_bounded(&bundle, &["doctor", "--json"]);
+        let replayed: serde_json::Value = serde_json::from_slice(&replayed.stdout).expect("JSON");
+        // The same result, but for the root the module paths are under.
+        let node = next_boot_result(&live).to_string();
+        let node = node.replace(f.root().to_str().unwrap(), "ROOT");
+        let again = next_boot_result(&replayed).to_string();
+        let again = again.replace(bundle.to_str().unwrap(), "ROOT");
+        assert!(node.contains("\"status\":\"fail\""), "bls {bls}: {node}");
+        assert!(
+            node.contains(&format!("after reboot into {NEXT}")),
+            "{node}"
+        );
+        assert!(node.contains("built for: 6.1.0-50-amd64"), "{node}");
+        assert_eq!(again, node, "bls {bls}");
+        assert_eq!(judged(&replayed), judged(&live), "bls {bls}");
+    }
 }

@@ -121,7 +121,7 @@ fn every_top_level_module_has_a_layer() {
 /// below it. The types `host/mod.rs` re-exports belong to the wing that defines them.
 const HOST_WINGS: &[&[&str]] = &[
     &["io"],
-    &["kernel"],
+    &["kernel", "kernel_cmdline"],
     &["modules", "platform", "mounts"],
     &["boot"],
     &["facts"],

@@ -257,3 +257,48 @@ fn a_run_that_judged_nothing_says_so_and_what_it_read() {
     assert_eq!(doc["judged"], 0, "{doc}");
     assert_eq!(doc["documents"], 2, "{doc}");
 }
+
+#[test]
+fn a_misspelt_annotation_or_a_listed_path_no_container_mounts_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("job.yaml");
+    std::fs::write(
+        &path,
+        "apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+spec:
+  template:
+    metadata:
+      annotations:
+        nfs-gds/gds-volume: /data
+        nfs-gds/gds-volumes: /dat,/data
+    spec:
+      containers:
+        - name: t
+          volumeMounts:
+            - name: d
+              mountPath: /data/
+",
+    )
+    .unwrap();
+    let o = lint(&[path.to_str().unwrap()], &[]);
+    let said =
+        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("job.yaml:9: fail: Job train: unknown annotation"),
+        "{said}"
+    );
+    assert!(said.contains("did you mean nfs-gds/gds-volumes?"), "{said}");
+    assert!(
+        said.contains("job.yaml:10: fail: Job train: nfs-gds/gds-volumes"),
+        "{said}"
+    );
+    assert!(
+        said.contains("nfs-gds/gds-volumes names /dat, where no volume is mounted"),
+        "{said}"
+    );
+    assert!(!said.contains("names /data,"), "{said}");
+}

@@ -394,3 +394,207 @@ fn the_hook_runs_in_any_stage_a_hooks_file_names() {
         assert_eq!(o.status.code(), Some(1), "{stage}: {}", stderr(&o));
     }
 }
+
+#[test]
+fn a_whole_state_on_a_stdin_never_closed_is_judged_at_once() {
+    use std::io::Write;
+    let f = node_with_mount("tcp");
+    f.policy(RULE);
+    let st = bundle(&f, &[("/mnt/gds/train", "/data")], json!({}));
+    let mut c = f.nfs_gds();
+    c.arg("oci-hook")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // The state, then a newline, and stdin held open (as a runtime that never closes it).
+    stdin.write_all(st.as_bytes()).unwrap();
+    stdin.write_all(b"\n").unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the hook still waits for stdin to close"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("refusing container c0ffee: /data: 10.0.2.15:/export"),
+        "{said}"
+    );
+}
+
+#[test]
+fn started_by_hand_on_a_terminal_it_says_what_it_expects() {
+    use rustix::pty::{grantpt, openpt, ptsname, unlockpt, OpenptFlags};
+    let f = Fixture::ready();
+    let Ok(master) = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY) else {
+        eprintln!("no pseudo-terminal here: cannot start the hook on one");
+        return;
+    };
+    grantpt(&master).unwrap();
+    unlockpt(&master).unwrap();
+    let name = ptsname(&master, Vec::new()).unwrap();
+    let terminal = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(name.to_str().unwrap())
+        .unwrap();
+    let mut c = f.nfs_gds();
+    c.arg("oci-hook").stdin(terminal);
+    let o = bounded_output(c);
+    let said = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{said}");
+    assert!(said.contains("stdin is a terminal"), "{said}");
+    assert!(said.contains("container state JSON"), "{said}");
+}
+
+/// Runs `c` (its stdin already set), stopped after 30 s.
+fn bounded_output(mut c: std::process::Command) -> Output {
+    c.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("still running after 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_bind_source_linked_into_a_tcp_mount_is_judged_by_where_it_leads() {
+    let f = node_with_mount("tcp");
+    f.policy(RULE);
+    std::fs::create_dir_all(f.path("srv")).unwrap();
+    std::fs::create_dir_all(f.path("mnt/gds")).unwrap();
+    std::os::unix::fs::symlink("/mnt/gds/train", f.path("srv/train")).unwrap();
+    std::os::unix::fs::symlink("../srv", f.path("srv/up")).unwrap();
+    for source in ["/srv/train", "/srv/up/train/sub"] {
+        let st = bundle(&f, &[(source, "/data")], json!({}));
+        let o = hook(&f, st);
+        let said = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{source}: {said}");
+        assert!(
+            said.contains("refusing container c0ffee: /data: 10.0.2.15:/export (NFS mount /mnt/gds): mount-transport: "),
+            "{said}"
+        );
+    }
+}
+
+#[test]
+fn a_bind_source_in_a_link_loop_is_not_judged_and_a_marked_container_is_refused() {
+    let f = node_with_mount("tcp");
+    std::os::unix::fs::symlink("/loop-b", f.path("loop-a")).unwrap();
+    std::os::unix::fs::symlink("/loop-a", f.path("loop-b")).unwrap();
+    let st = bundle(
+        &f,
+        &[("/loop-a/x", "/data")],
+        json!({"nfs-gds/gds": "true"}),
+    );
+    let o = hook(&f, st);
+    let said = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("/loop-a/x: more than 40 symbolic links to follow (a loop?)"),
+        "{said}"
+    );
+}
+
+/// A node whose root filesystem is NFSv4 over TCP (10.0.2.15:/export on `/`).
+fn nfs_root_node() -> Fixture {
+    let f = Fixture::ready();
+    let info = format!(
+        "{}21 1 0:21 / /proc rw,nosuid - proc proc rw\n",
+        nfs_info(1, "/", "tcp").replacen("1 1 ", "1 0 ", 1)
+    );
+    let stats = format!(
+        "{}device proc mounted on /proc with fstype proc\n",
+        nfs_stats("/", "tcp")
+    );
+    f.table(&info, &stats);
+    f
+}
+
+#[test]
+fn on_an_nfs_root_the_runtimes_own_binds_are_not_judged_unless_listed() {
+    let f = nfs_root_node();
+    // /etc/hosts (bound by `bundle`), and the other binds a runtime makes for itself.
+    let plumbing = [
+        ("/var/lib/kubelet/pods/p/etc-hosts", "/etc/resolv.conf"),
+        (
+            "/var/lib/kubelet/pods/p/containers/c/0",
+            "/dev/termination-log",
+        ),
+        (
+            "/var/lib/kubelet/pods/p/volumes/token",
+            "/run/secrets/kubernetes.io/serviceaccount",
+        ),
+    ];
+    let st = bundle(&f, &plumbing, json!({"nfs-gds/gds": "true"}));
+    let o = hook(&f, st);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    // Named by the annotation, /etc/hosts is judged (and refused: the root is NFS over TCP).
+    let st = bundle(&f, &plumbing, json!({"nfs-gds/gds-volumes": "/etc/hosts"}));
+    let o = hook(&f, st);
+    let said = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("refusing container c0ffee: /etc/hosts: "),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_misspelt_key_or_a_path_the_container_lacks_is_said_logged_and_counted() {
+    let f = node_with_mount("tcp");
+    let log = syslog(&f);
+    let st = bundle(
+        &f,
+        &[("/mnt/gds/train", "/data")],
+        json!({"nfs-gds/gds-volume": "/data", "nfs-gds/gds-volumes": "/dat"}),
+    );
+    let o = hook(&f, st);
+    let said = stderr(&o);
+    // Neither annotation marks /data: the TCP volume starts unjudged, but not silently.
+    assert_eq!(o.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("nfs-gds: warning: container c0ffee: unknown annotation \"nfs-gds/gds-volume\", not read (did you mean nfs-gds/gds-volumes?); the known keys are nfs-gds/gds, nfs-gds/gds-volumes\n"),
+        "{said}"
+    );
+    assert!(
+        said.contains("warning: container c0ffee: nfs-gds/gds-volumes names /dat, where no volume is mounted, so nothing there is judged (volumes at: /data)"),
+        "{said}"
+    );
+    let logged = logged(&log);
+    assert_eq!(logged.len(), 2, "{logged:?}");
+    assert!(logged[0].contains("unknown annotation"), "{logged:?}");
+    assert_eq!(
+        counts(&f).unwrap()["annotation_problems"],
+        json!({"unknown_key": 1, "no_such_volume": 1})
+    );
+    let out = tempfile::tempdir().unwrap();
+    f.nfs_gds()
+        .args(["agent", "--once", "--textfile-dir"])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    let prom = std::fs::read_to_string(out.path().join("nfs-gds.prom")).unwrap();
+    assert!(
+        prom.contains("\nnfs_gds_hook_annotation_problems_total{kind=\"unknown-key\"} 1\n"),
+        "{prom}"
+    );
+    assert!(prom.contains("\nnfs_gds_hook_annotation_problems_total{kind=\"no-such-volume\"} 1\n"));
+}

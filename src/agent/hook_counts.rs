@@ -1,7 +1,9 @@
 //! The container hook's counters: how many container starts `nfs-gds oci-hook` refused, and how
 //! many it let start with a warning, since boot. Runtimes drop a hook's stderr, so each refusal
 //! and warning is counted here (and logged to the system log) for the agent to export as
-//! `nfs_gds_oci_hook_refusals_total` and `nfs_gds_oci_hook_warnings_total`.
+//! `nfs_gds_oci_hook_refusals_total` and `nfs_gds_oci_hook_warnings_total`; and the annotation
+//! problems it found (an unknown `nfs-gds/` key, a listed volume the container does not have),
+//! as `nfs_gds_hook_annotation_problems_total{kind}`.
 //!
 //! One small JSON file, `run/nfs-gds/oci-hook.counts` below the root, in nfs-gds's own run
 //! directory (refused when another user could write there). Hooks of containers started at once
@@ -27,6 +29,31 @@ const MAX_BYTES: u64 = 4096;
 pub struct HookCounts {
     pub refusals: u64,
     pub warnings: u64,
+    #[serde(default, skip_serializing_if = "ProblemCounts::is_zero")]
+    pub annotation_problems: ProblemCounts,
+}
+
+/// Annotation problems by kind (the `kind` label, [`crate::oci::AnnotationProblem::kind`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProblemCounts {
+    #[serde(default)]
+    pub unknown_key: u64,
+    #[serde(default)]
+    pub no_such_volume: u64,
+}
+
+impl ProblemCounts {
+    fn is_zero(&self) -> bool {
+        *self == ProblemCounts::default()
+    }
+
+    /// Each kind with its label value.
+    pub fn by_kind(&self) -> [(&'static str, u64); 2] {
+        [
+            (crate::oci::UNKNOWN_KEY, self.unknown_key),
+            (crate::oci::NO_SUCH_VOLUME, self.no_such_volume),
+        ]
+    }
 }
 
 /// The counts below the root: zero when the hook never counted anything. A file that cannot be
@@ -48,6 +75,27 @@ pub fn read(root: &Root) -> HookCounts {
 
 /// Adds `refusals` and `warnings` to the counts below the root; returns the new counts.
 pub fn add(root: &Root, refusals: u64, warnings: u64) -> io::Result<HookCounts> {
+    update(root, |c| {
+        c.refusals = c.refusals.saturating_add(refusals);
+        c.warnings = c.warnings.saturating_add(warnings);
+    })
+}
+
+/// Counts one annotation problem of each of `kinds`; returns the new counts.
+pub fn add_problems(root: &Root, kinds: &[&str]) -> io::Result<HookCounts> {
+    update(root, |c| {
+        for kind in kinds {
+            let n = match *kind {
+                crate::oci::UNKNOWN_KEY => &mut c.annotation_problems.unknown_key,
+                _ => &mut c.annotation_problems.no_such_volume,
+            };
+            *n = n.saturating_add(1);
+        }
+    })
+}
+
+/// Changes the counts below the root under the directory's lock; returns the new counts.
+fn update(root: &Root, change: impl FnOnce(&mut HookCounts)) -> io::Result<HookCounts> {
     let dir = OutDir::open(root, RUN_DIR, Trust::Own)
         .map_err(|e| io::Error::other(format!("{}: {e}", root.join(RUN_DIR).display())))?;
     let Some(_held) = dir.lock()? else {
@@ -60,8 +108,7 @@ pub fn add(root: &Root, refusals: u64, warnings: u64) -> io::Result<HookCounts> 
         .read_small(FILE, MAX_BYTES)?
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or_default();
-    counts.refusals = counts.refusals.saturating_add(refusals);
-    counts.warnings = counts.warnings.saturating_add(warnings);
+    change(&mut counts);
     let text = serde_json::to_vec(&counts).map_err(io::Error::other)?;
     dir.write_atomic(FILE, 0o644, |w| w.write_all(&text))?;
     Ok(counts)
@@ -82,7 +129,8 @@ mod tests {
             c,
             HookCounts {
                 refusals: 3,
-                warnings: 3
+                warnings: 3,
+                ..HookCounts::default()
             }
         );
         assert_eq!(read(&root), c);
@@ -105,7 +153,8 @@ mod tests {
             read(&root),
             HookCounts {
                 refusals: 80,
-                warnings: 80
+                warnings: 80,
+                ..HookCounts::default()
             }
         );
     }
@@ -118,5 +167,31 @@ mod tests {
         std::fs::write(dir.path().join(RUN_DIR).join(FILE), "garbage").unwrap();
         assert_eq!(read(&root), HookCounts::default());
         assert_eq!(add(&root, 1, 0).unwrap().refusals, 1);
+    }
+
+    #[test]
+    fn annotation_problems_are_counted_by_kind_beside_an_older_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path());
+        std::fs::create_dir_all(dir.path().join(RUN_DIR)).unwrap();
+        std::fs::write(
+            dir.path().join(RUN_DIR).join(FILE),
+            r#"{"refusals":2,"warnings":1}"#,
+        )
+        .unwrap();
+        let c = add_problems(
+            &root,
+            &[crate::oci::UNKNOWN_KEY, crate::oci::NO_SUCH_VOLUME],
+        )
+        .unwrap();
+        let c2 = add_problems(&root, &[crate::oci::UNKNOWN_KEY]).unwrap();
+        assert_eq!((c.refusals, c.warnings), (2, 1));
+        assert_eq!(
+            c2.annotation_problems,
+            ProblemCounts {
+                unknown_key: 2,
+                no_such_volume: 1
+            }
+        );
     }
 }

@@ -109,7 +109,20 @@ fn hook_series(pass: &Pass, out: &mut impl Write) -> io::Result<()> {
         out,
         "nfs_gds_oci_hook_warnings_total {}",
         pass.oci_hook.warnings
-    )
+    )?;
+    typed_header(
+        out,
+        "nfs_gds_hook_annotation_problems_total",
+        "Container starts whose nfs-gds/ annotations nfs-gds oci-hook could not use (kind: unknown-key, a misspelt key; no-such-volume, nfs-gds/gds-volumes names a path the container does not mount).",
+        "counter",
+    )?;
+    for (kind, n) in pass.oci_hook.annotation_problems.by_kind() {
+        writeln!(
+            out,
+            "nfs_gds_hook_annotation_problems_total{{kind=\"{kind}\"}} {n}"
+        )?;
+    }
+    Ok(())
 }
 
 /// The whole file: HELP/TYPE for every metric, no client timestamps, trailing newline.

@@ -24,7 +24,7 @@ mod gate;
 pub mod install;
 mod syslog;
 
-use std::io::Read;
+use std::io::{IsTerminal, Read};
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
@@ -86,28 +86,51 @@ fn install_or_uninstall(args: &OciHookArgs, ctx: &Ctx) -> Result<u8, CmdError> {
 /// The exit code that refuses the container.
 pub const REFUSE: u8 = 1;
 
-/// How long the runtime may take to write the state and close stdin. (The hooks.d file's
-/// `timeout` bounds the whole hook; this bounds a stdin nobody closes, such as a terminal.)
+/// How long the runtime may take to write the state. (The hooks.d file's `timeout` bounds the
+/// whole hook; this bounds a stdin nobody closes.)
 const STDIN_WAIT: Duration = Duration::from_secs(10);
 
-/// Reads the state from stdin: at most [`MAX_STATE_BYTES`], within [`STDIN_WAIT`]. In this
-/// thread, waiting in poll(2): a reader thread would cost a scheduler round trip per container
-/// start, tens of milliseconds on a loaded node.
+/// What the hook says, with exit 2, when started by hand with a terminal on stdin.
+const NOT_A_RUNTIME: &str = "nfs-gds oci-hook: stdin is a terminal: this hook reads the container state JSON an OCI runtime passes on stdin (ociVersion, id, bundle, annotations) | fix: let the runtime run it through its hooks.d file (oci-hook --install), or pipe a state in: nfs-gds oci-hook < state.json";
+
+/// Reads the state from stdin: at most [`MAX_STATE_BYTES`], within [`STDIN_WAIT`], and no further
+/// than the end of the first whole JSON value (a runtime need not close stdin). At the deadline,
+/// what was read is the state if it parses. In this thread, waiting in poll(2): a reader thread
+/// would cost a scheduler round trip per container start, tens of milliseconds on a loaded node.
+/// Stdin is a terminal: says what the hook expects there, and gives the exit code (2).
+fn started_by_hand() -> Option<u8> {
+    if !std::io::stdin().is_terminal() {
+        return None;
+    }
+    errln!("{NOT_A_RUNTIME}");
+    Some(super::exit::ERROR)
+}
+
 fn read_stdin() -> Result<Vec<u8>, String> {
-    use nix::poll::{poll, PollFd, PollFlags};
     let input = std::io::stdin();
-    let fd = input.as_fd();
-    let mut stdin = input.lock();
-    let deadline = Instant::now() + STDIN_WAIT;
+    read_state(input.as_fd(), &mut input.lock(), STDIN_WAIT)
+}
+
+fn read_state(
+    fd: std::os::fd::BorrowedFd<'_>,
+    stdin: &mut impl Read,
+    wait: Duration,
+) -> Result<Vec<u8>, String> {
+    use nix::poll::{poll, PollFd, PollFlags};
+    let deadline = Instant::now() + wait;
     let mut bytes = Vec::new();
     let mut buf = [0u8; 16 * 1024];
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return Err(format!(
-                "no container state on stdin within {} s",
-                STDIN_WAIT.as_secs()
-            ));
+            return match oci::whole_value(&bytes) {
+                oci::Whole::Value(end) => Ok(bytes[..end].to_vec()),
+                _ => Err(format!(
+                    "no whole container state on stdin within {} s ({} bytes read)",
+                    wait.as_secs(),
+                    bytes.len()
+                )),
+            };
         }
         let ms = u16::try_from(left.as_millis()).unwrap_or(u16::MAX);
         let mut fds = [PollFd::new(fd, PollFlags::POLLIN)];
@@ -127,12 +150,24 @@ fn read_stdin() -> Result<Vec<u8>, String> {
                 "the container state on stdin is larger than {MAX_STATE_BYTES} bytes"
             ));
         }
+        match oci::whole_value(&bytes) {
+            oci::Whole::Value(end) => {
+                bytes.truncate(end);
+                return Ok(bytes);
+            }
+            // Parsed (and refused) as it is: more bytes cannot mend it.
+            oci::Whole::Broken => return Ok(bytes),
+            oci::Whole::Incomplete => {}
+        }
     }
 }
 
 pub fn run(args: &OciHookArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     if !args.judges() {
         return install_or_uninstall(args, ctx);
+    }
+    if let Some(code) = started_by_hand() {
+        return Ok(code);
     }
     let policy = || ctx.policy_with_path().map(|(_, p)| p);
     let (state, answer) =
@@ -143,7 +178,8 @@ pub fn run(args: &OciHookArgs, ctx: &Ctx) -> Result<u8, CmdError> {
                     system: ctx.host.system(),
                     policy: &policy,
                 };
-                let answer = gate::decide(&state, &inputs);
+                let (answer, problems) = gate::decide(&state, &inputs);
+                say_problems(&ctx.host.root, &state, &problems);
                 (Some(state), answer)
             }
             Err(reason) => (
@@ -166,9 +202,35 @@ pub fn run(args: &OciHookArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     ))
 }
 
+/// Says each annotation problem where people read it (stderr, one system log line each) and
+/// counts it: a misspelt key or path would otherwise switch the gate off silently.
+fn say_problems(root: &Root, state: &oci::State, problems: &[oci::AnnotationProblem]) {
+    if problems.is_empty() {
+        return;
+    }
+    let who = container(Some(state));
+    for p in problems {
+        let line = escape_control(&format!("warning: {who}: {p}")).into_owned();
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            format!("nfs-gds: {line}\n").as_bytes(),
+        );
+        if let Err(e) = syslog::log(root, Severity::Warning, &line) {
+            tracing::debug!("no system log: {e}");
+        }
+    }
+    let kinds: Vec<&str> = problems.iter().map(|p| p.kind()).collect();
+    if let Err(e) = hook_counts::add_problems(root, &kinds) {
+        tracing::debug!("cannot count the annotation problems: {e}");
+    }
+}
+
 /// `--root` is not a directory: nothing can be judged, and the failure policy's default
 /// decides from the state's annotations alone.
 pub fn run_without_root(root: &Root, why: &str) -> u8 {
+    if let Some(code) = started_by_hand() {
+        return code;
+    }
     let state = read_stdin().ok().and_then(|b| oci::parse_state(&b).ok());
     let meant = state
         .as_ref()

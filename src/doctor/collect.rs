@@ -3,7 +3,7 @@
 //!
 //! There is no list of files here: doctor runs against a recording [`Root`] and a recording
 //! [`System`], and the archive holds what they saw — so a reader added to doctor is collected by
-//! construction. Command outputs go under [`RECORDED_DIR`], where the tree's system finds them
+//! construction. A symlink read as a link goes in as that link. Command outputs go under [`RECORDED_DIR`], where the tree's system finds them
 //! (`host::io::tree_system`). Nothing secret goes in:
 //! `/proc/kallsyms` is cut down to the hook lines, the kernel log to the lines doctor looks
 //! for, and every file passes through [`redact`] on its way in (credentials in mount options
@@ -20,6 +20,7 @@ use serde::Serialize;
 
 use super::redact;
 use super::relevant_log_lines;
+use crate::host::io::inputs::Seen;
 use crate::host::io::recorded::{record_key, RECORDED_DIR};
 use crate::host::{HostError, HostFacts, Root};
 use crate::kmod::RPCRDMA_HOOKS;
@@ -96,6 +97,26 @@ impl Archive {
             Ok(_) => self.file(&hp, b""),
             Err(_) => Ok(()),
         }
+    }
+
+    /// A symlink that was read as one (DKMS's `kernel-<k>-<a>`), with the target it names.
+    fn link(&mut self, host_path: &str, target: &str) -> Result<(), CollectError> {
+        let rel = host_path.trim_start_matches('/');
+        if !self.files.insert(rel.to_string()) {
+            return Ok(());
+        }
+        if let Some((parent, _)) = rel.rsplit_once('/') {
+            self.dir(parent)?;
+        }
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(tar::EntryType::Symlink);
+        h.set_mode(0o777);
+        h.set_size(0);
+        self.builder
+            .append_link(&mut h, rel, target)
+            .map_err(|e| self.err(e))?;
+        self.collected.files.push(format!("/{rel}"));
+        Ok(())
     }
 
     /// Completes the archive and renames it over `out`.
@@ -240,6 +261,12 @@ pub fn archive_reads(
         }
         if let Some(bytes) = for_archive(root, rel)? {
             a.file(&host_path(rel), &bytes)?;
+        }
+    }
+    // Links whose target was read go in as links, before a listing takes them for files.
+    for (rel, seen) in record.inputs.iter() {
+        if let Seen::Link(Some(target)) = seen {
+            a.link(&host_path(rel), target)?;
         }
     }
     for (dir, names) in &record.listed {

@@ -15,6 +15,7 @@ pub mod not_for_nfs;
 pub mod plan;
 pub mod provision;
 pub mod redact;
+mod redact_boot;
 mod redact_cmdline;
 pub mod render;
 mod secret_names;

@@ -9,14 +9,18 @@
 //! [`REDACTED`]: `pass*`, `*passwd*`, `pw`, `pwd`, `secret*`, `*key*`, `*token*`, `cred*`,
 //! `*command*` and `*_cmd` (sshfs's `ssh_command=sshpass -p …`), and `user=`/`username=` when
 //! the same list carries a password; cifs's `,,` (a literal comma) stays inside a password. A
-//! password in a URL (`scheme://user:password@host`) is replaced too. `/proc/PID/environ`
+//! password in a URL (`scheme://user:password@host`) is replaced too. A mount table field is
+//! judged as mount(8) and the kernel read it, its octal escapes decoded (`pass\075S` is
+//! `pass=S`); a field with nothing to redact is kept as written. `/proc/PID/environ`
 //! keeps only `container=`, the one variable the container check reads. `/proc/kallsyms` keeps
-//! its symbols and loses its addresses (they give away the kernel's layout). Other files are
-//! archived as read.
+//! its symbols and loses its addresses (they give away the kernel's layout). `/proc/cmdline`
+//! and every command line of the boot configuration pass through the command line's redactor
+//! (`redact_cmdline`, `redact_boot`). Other files are archived as read.
 
 use std::borrow::Cow;
 
 use super::secret_names::{is_password_key, is_secret_key, is_user_key, REDACTED};
+use crate::host::mounts::unescape;
 use crate::host::platform::container::parse_environ_container;
 
 /// The text of the file at `host_path` as it may go into a support bundle.
@@ -68,7 +72,7 @@ fn line_redactor(host_path: &str) -> Option<fn(&str) -> String> {
         "/proc/kallsyms" => kallsyms_line,
         "/proc/cmdline" => super::redact_cmdline::cmdline_line,
         p if p.starts_with("/etc/nfs-gds/") && p.ends_with(".toml") => policy_line,
-        _ => return None,
+        p => return super::redact_boot::boot_line_redactor(p),
     })
 }
 
@@ -105,8 +109,8 @@ fn fstab_line(line: &str) -> String {
     }
     let parts = fields(line);
     rebuild(&parts, |i, f| match i {
-        0 => redact_url(f),
-        3 => redact_options(f),
+        0 => decoded(f, redact_url),
+        3 => decoded(f, redact_options),
         _ => f.to_string(),
     })
 }
@@ -116,9 +120,9 @@ fn mountinfo_line(line: &str) -> String {
     let parts = fields(line);
     let dash = parts.iter().position(|(_, f)| *f == "-");
     rebuild(&parts, |i, f| match dash {
-        _ if i == 5 => redact_options(f),
-        Some(d) if i == d + 2 => redact_url(f),
-        Some(d) if i > d + 2 => redact_options(f),
+        _ if i == 5 => decoded(f, redact_options),
+        Some(d) if i == d + 2 => decoded(f, redact_url),
+        Some(d) if i > d + 2 => decoded(f, redact_options),
         _ => f.to_string(),
     })
 }
@@ -129,16 +133,47 @@ fn mountstats_line(line: &str) -> String {
     if let Some(rest) = trimmed.strip_prefix("opts:") {
         let head = &line[..line.len() - rest.len()];
         let parts = fields(rest);
-        return format!("{head}{}", rebuild(&parts, |_, f| redact_options(f)));
+        return format!(
+            "{head}{}",
+            rebuild(&parts, |_, f| decoded(f, redact_options))
+        );
     }
     if trimmed.starts_with("device ") {
         let parts = fields(line);
-        return rebuild(
-            &parts,
-            |i, f| if i == 1 { redact_url(f) } else { f.to_string() },
-        );
+        return rebuild(&parts, |i, f| {
+            if i == 1 {
+                decoded(f, redact_url)
+            } else {
+                f.to_string()
+            }
+        });
     }
     line.to_string()
+}
+
+/// A mount table field passed through `redact` as its readers see it: its `\ooo` escapes
+/// decoded, as mount(8) decodes fstab and the kernel escapes its tables. A field `redact`
+/// leaves as it is stays as written; one it changes is written back escaped.
+fn decoded(field: &str, redact: fn(&str) -> String) -> String {
+    if !field.contains('\\') {
+        return redact(field);
+    }
+    let plain = String::from_utf8_lossy(&unescape(field.as_bytes())).into_owned();
+    let judged = redact(&plain);
+    if judged == plain {
+        return field.to_string();
+    }
+    let mut out = String::with_capacity(judged.len());
+    for c in judged.chars() {
+        match c {
+            ' ' => out.push_str("\\040"),
+            '\t' => out.push_str("\\011"),
+            '\n' => out.push_str("\\012"),
+            '\\' => out.push_str("\\134"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// `ADDRESS TYPE NAME [MODULE]`: the address becomes zeros of the same width.
@@ -413,6 +448,35 @@ mod tests {
         let r = redact("/etc/fstab", fstab);
         assert!(!r.contains("hunter2"), "{r}");
         assert!(r.contains("ssh_command=REDACTED,ro"), "{r}");
+    }
+
+    #[test]
+    fn octal_escapes_hide_no_option_name() {
+        // mount(8) reads `\075` as `=` and `\054` as `,`: these are passwords.
+        let fstab = "//srv/s /mnt/s cifs vers=3,pass\\075SECRET1,\\160assword=SECRET2 0 0\n\
+                     //srv/t /mnt/t cifs rw\\054password=SECRET3 0 0\n\
+                     https://bob\\072SECRET4@dav/x /mnt/d davfs rw 0 0\n";
+        let r = redact("/etc/fstab", fstab);
+        assert!(!r.contains("SECRET"), "{r}");
+        assert!(
+            r.contains(" vers=3,pass=REDACTED,password=REDACTED "),
+            "{r}"
+        );
+        assert!(r.contains(" rw,password=REDACTED "), "{r}");
+        let mi = "36 25 0:40 / /mnt/a\\040b rw - cifs //srv/s rw,pass\\075SECRET5\n";
+        let r = redact("/proc/self/mountinfo", mi);
+        assert!(!r.contains("SECRET"), "{r}");
+        assert!(r.contains("/mnt/a\\040b rw"), "{r}");
+        let ms = "\topts:\trw,key\\075SECRET6\n";
+        assert!(!redact("/proc/self/mountstats", ms).contains("SECRET"));
+        // Escapes in a field with nothing secret are kept as written; a kept space is escaped.
+        let plain = "srv:/a\\040b /mnt/a\\040b nfs-gds _netdev,context\\075x 0 0\n";
+        assert_eq!(redact("/etc/fstab", plain), plain);
+        let sshfs = "u@h:/ /mnt/h fuse.sshfs ro,pw\\075a\\040b,allow_other 0 0\n";
+        assert_eq!(
+            redact("/etc/fstab", sshfs),
+            "u@h:/ /mnt/h fuse.sshfs ro,pw=REDACTED,allow_other 0 0\n"
+        );
     }
 
     #[test]

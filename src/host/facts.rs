@@ -266,13 +266,13 @@ impl HostFacts {
     }
 
     /// Whether this kernel can load modules at all: it has `/proc/modules` and was not booted
-    /// with `nomodule`.
+    /// with `nomodule` (a kernel parameter, so before any `--`).
     pub fn modules_loadable(&self) -> bool {
         self.loaded_modules.is_some()
             && !self
                 .cmdline
                 .as_deref()
-                .is_some_and(|c| c.split_whitespace().any(|w| w == "nomodule"))
+                .is_some_and(|c| super::kernel_cmdline::has_kernel_flag(c, "nomodule"))
     }
 
     /// Runs the live registration probe (it opens `/dev/nvidia-fs0`) and keeps its outcome.

@@ -15,6 +15,7 @@ pub mod facts_builder;
 pub mod facts_memo;
 pub mod io;
 pub mod kernel;
+pub mod kernel_cmdline;
 pub mod modules;
 pub mod mounts;
 pub mod platform;

@@ -12,6 +12,7 @@
 mod cluster_policy;
 mod nic_cluster_policy;
 mod options;
+mod pod_annotations;
 mod trap;
 mod volumes;
 mod yaml;
@@ -117,7 +118,10 @@ pub fn lint(sources: &[Source]) -> Result<LintReport, YamlError> {
                         found_volumes.push(v);
                     }
                 }
-                _ => {}
+                // Any other kind may hold a pod template.
+                _ => {
+                    report.judged += usize::from(pod_annotations::judge(&at, &mut report.findings))
+                }
             }
         }
     }

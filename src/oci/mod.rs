@@ -22,6 +22,124 @@ pub const GDS_ANNOTATION: &str = "nfs-gds/gds";
 /// `"/data,/ckpt"`: the volumes mounted at these container paths are meant for GDS.
 pub const GDS_VOLUMES_ANNOTATION: &str = "nfs-gds/gds-volumes";
 
+/// The container paths a runtime binds for itself (the pod's name service files, shared memory,
+/// the termination log, podman's marker and secrets), not the workload's volumes: a bind to one
+/// of these (or below `/run/secrets/`) is judged only when `nfs-gds/gds-volumes` names it. On
+/// a node whose root filesystem is NFS they lie on NFS, and would otherwise refuse every pod
+/// marked for GDS.
+pub const RUNTIME_PATHS: [&str; 7] = [
+    "/etc/hosts",
+    "/etc/hostname",
+    "/etc/resolv.conf",
+    "/dev/shm",
+    "/dev/termination-log",
+    "/run/.containerenv",
+    "/run/secrets",
+];
+
+/// Whether container path `destination` (clean) is one of [`RUNTIME_PATHS`] or below
+/// `/run/secrets`.
+pub fn is_runtime_path(destination: &Path) -> bool {
+    RUNTIME_PATHS.iter().any(|p| destination == Path::new(p))
+        || destination.starts_with("/run/secrets")
+}
+
+/// Every annotation key nfs-gds reads; any other key under [`ANNOTATION_PREFIX`] is a mistake.
+pub const KNOWN_ANNOTATIONS: [&str; 2] = [GDS_ANNOTATION, GDS_VOLUMES_ANNOTATION];
+
+/// The prefix of nfs-gds's annotation keys.
+pub const ANNOTATION_PREFIX: &str = "nfs-gds/";
+
+/// [`AnnotationProblem::kind`] of an unknown key.
+pub const UNKNOWN_KEY: &str = "unknown-key";
+/// [`AnnotationProblem::kind`] of a listed volume the container does not mount.
+pub const NO_SUCH_VOLUME: &str = "no-such-volume";
+
+/// An annotation that switches the gate off where the user meant it on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AnnotationProblem {
+    /// A key under `nfs-gds/` that nfs-gds does not read, and the known key nearest to it.
+    UnknownKey {
+        key: String,
+        near: Option<&'static str>,
+    },
+    /// `nfs-gds/gds-volumes` names a container path with no volume mounted there.
+    NoSuchVolume {
+        path: PathBuf,
+        mounted: Vec<PathBuf>,
+    },
+}
+
+impl AnnotationProblem {
+    /// The counter's `kind` label.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AnnotationProblem::UnknownKey { .. } => UNKNOWN_KEY,
+            AnnotationProblem::NoSuchVolume { .. } => NO_SUCH_VOLUME,
+        }
+    }
+}
+
+impl std::fmt::Display for AnnotationProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AnnotationProblem::UnknownKey { key, near } => {
+                write!(f, "unknown annotation {key:?}, not read")?;
+                if let Some(near) = near {
+                    write!(f, " (did you mean {near}?)")?;
+                }
+                write!(f, "; the known keys are {}", KNOWN_ANNOTATIONS.join(", "))
+            }
+            AnnotationProblem::NoSuchVolume { path, mounted } => {
+                write!(
+                    f,
+                    "{GDS_VOLUMES_ANNOTATION} names {}, where no volume is mounted, so nothing there is judged",
+                    path.display()
+                )?;
+                if !mounted.is_empty() {
+                    let shown: Vec<String> =
+                        mounted.iter().map(|p| p.display().to_string()).collect();
+                    write!(f, " (volumes at: {})", shown.join(", "))?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The keys under `nfs-gds/` of `keys` that nfs-gds does not read, each with the known key
+/// nearest to it (by edit distance, when close enough to be a typo).
+pub fn unknown_annotations<'a>(keys: impl IntoIterator<Item = &'a str>) -> Vec<AnnotationProblem> {
+    keys.into_iter()
+        .filter(|k| k.starts_with(ANNOTATION_PREFIX) && !KNOWN_ANNOTATIONS.contains(k))
+        .map(|key| {
+            let near = KNOWN_ANNOTATIONS
+                .iter()
+                .map(|known| (strsim::damerau_levenshtein(key, known), *known))
+                .filter(|(d, _)| *d <= 3)
+                .min()
+                .map(|(_, known)| known);
+            AnnotationProblem::UnknownKey {
+                key: key.to_string(),
+                near,
+            }
+        })
+        .collect()
+}
+
+/// The paths `listed` (from `nfs-gds/gds-volumes`) that are not among `mounted`, the container
+/// paths the container has volumes at.
+pub fn missing_volumes(listed: &[PathBuf], mounted: &[PathBuf]) -> Vec<AnnotationProblem> {
+    listed
+        .iter()
+        .filter(|p| !mounted.contains(p))
+        .map(|p| AnnotationProblem::NoSuchVolume {
+            path: p.clone(),
+            mounted: mounted.to_vec(),
+        })
+        .collect()
+}
+
 /// The container state (runtime-spec `state`). Fields the hook does not use are skipped.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 pub struct State {
@@ -98,6 +216,30 @@ pub enum OciError {
 /// Parses the state a runtime writes on a hook's stdin.
 pub fn parse_state(bytes: &[u8]) -> Result<State, OciError> {
     serde_json::from_slice(bytes).map_err(|e| OciError::State(e.to_string()))
+}
+
+/// How far `bytes` are from one whole JSON value: the reader of a stdin that is never closed
+/// judges as soon as this says [`Whole::Value`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Whole {
+    /// One complete value ends at this byte (what follows is never read).
+    Value(usize),
+    /// A value has begun (or nothing but whitespace was read): more bytes may complete it.
+    Incomplete,
+    /// Not JSON, whatever follows: no need to wait for more.
+    Broken,
+}
+
+/// Whether `bytes` begin with one complete JSON value.
+pub fn whole_value(bytes: &[u8]) -> Whole {
+    let mut values =
+        serde_json::Deserializer::from_slice(bytes).into_iter::<serde::de::IgnoredAny>();
+    match values.next() {
+        Some(Ok(_)) => Whole::Value(values.byte_offset()),
+        Some(Err(e)) if e.is_eof() => Whole::Incomplete,
+        Some(Err(_)) => Whole::Broken,
+        None => Whole::Incomplete,
+    }
 }
 
 /// The bundle's `config.json` path, relative to `/` (to be read below the root).
@@ -180,6 +322,59 @@ pub fn clean_path(path: &str) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_runtimes_own_binds_are_told_from_volumes() {
+        for p in RUNTIME_PATHS {
+            assert!(is_runtime_path(Path::new(p)), "{p}");
+        }
+        assert!(is_runtime_path(Path::new(
+            "/run/secrets/kubernetes.io/serviceaccount"
+        )));
+        for p in ["/data", "/etc", "/run/secretsx", "/etc/hosts.d", "/dev"] {
+            assert!(!is_runtime_path(Path::new(p)), "{p}");
+        }
+    }
+
+    #[test]
+    fn a_misspelt_key_and_a_missing_volume_are_problems() {
+        let p = unknown_annotations([
+            "nfs-gds/gds-volume",
+            "nfs-gds/gds",
+            "other/x",
+            "nfs-gds/zzzzzzzzzz",
+        ]);
+        assert_eq!(p.len(), 2);
+        assert_eq!(
+            p[0].to_string(),
+            "unknown annotation \"nfs-gds/gds-volume\", not read (did you mean nfs-gds/gds-volumes?); the known keys are nfs-gds/gds, nfs-gds/gds-volumes"
+        );
+        assert_eq!(p[0].kind(), UNKNOWN_KEY);
+        assert!(!p[1].to_string().contains("did you mean"), "{}", p[1]);
+        let m = missing_volumes(
+            &[PathBuf::from("/dat"), PathBuf::from("/data")],
+            &[PathBuf::from("/data")],
+        );
+        assert_eq!(m.len(), 1);
+        assert_eq!(m[0].kind(), NO_SUCH_VOLUME);
+        assert_eq!(
+            m[0].to_string(),
+            "nfs-gds/gds-volumes names /dat, where no volume is mounted, so nothing there is judged (volumes at: /data)"
+        );
+    }
+
+    #[test]
+    fn a_whole_value_is_told_from_a_part_and_from_garbage() {
+        let state = br#"{"ociVersion":"1.0.2","bundle":"/run/b"}"#;
+        assert_eq!(whole_value(state), Whole::Value(state.len()));
+        let mut held = state.to_vec();
+        held.extend_from_slice(b"\n{\"next\"");
+        assert_eq!(whole_value(&held), Whole::Value(state.len()));
+        assert_eq!(whole_value(&state[..10]), Whole::Incomplete);
+        assert_eq!(whole_value(b"  \n"), Whole::Incomplete);
+        assert_eq!(whole_value(b""), Whole::Incomplete);
+        assert_eq!(whole_value(b"not json"), Whole::Broken);
+    }
 
     #[test]
     fn a_state_with_annotations_and_a_bundle_parses() {

@@ -53,7 +53,12 @@ impl Live {
         cmd
     }
 
+    /// Runs `program` for its output, in a process group of its own. Reading stops at `limit`,
+    /// [`GRACE`] after the program itself exits (a child it left behind may hold the pipes), or
+    /// when a stream passes [`STREAM_CAP`]; then the whole group is killed, so nothing the
+    /// program started outlives the run or grows nfs-gds's memory.
     fn output(&self, program: &str, args: &[String], limit: Option<Duration>) -> Output {
+        use std::os::unix::process::CommandExt;
         // A name is searched; a path must be an executable file. Either way, a program that is
         // not there is missing, not a failed run.
         let Some(path) = find_program(Path::new("/"), program) else {
@@ -64,6 +69,7 @@ impl Live {
             .command(&path)
             .args(args)
             .env("LC_ALL", "C")
+            .process_group(0)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -78,67 +84,74 @@ impl Live {
                 }
             }
         };
-        // Read by threads, so that a full pipe cannot stall the program.
-        let drain = |pipe: Option<Box<dyn Read + Send>>| {
-            std::thread::spawn(move || {
-                let mut bytes = Vec::new();
-                if let Some(mut p) = pipe {
-                    let _ = p.read_to_end(&mut bytes);
-                }
-                String::from_utf8_lossy(&bytes).into_owned()
-            })
-        };
-        let out = drain(
-            child
-                .stdout
-                .take()
-                .map(|p| Box::new(p) as Box<dyn Read + Send>),
-        );
-        let err = drain(
-            child
-                .stderr
-                .take()
-                .map(|p| Box::new(p) as Box<dyn Read + Send>),
-        );
-        let status = match limit {
-            None => child.wait().ok(),
-            Some(limit) => {
-                let started = Instant::now();
-                loop {
-                    match child.try_wait() {
-                        Ok(Some(status)) => break Some(status),
-                        Ok(None) if started.elapsed() < limit => std::thread::sleep(POLL),
-                        _ => {
-                            let _ = child.kill();
-                            let _ = child.wait();
-                            break None;
-                        }
-                    }
+        let out = Capture::start(child.stdout.take().map(|p| Box::new(p) as _));
+        let err = Capture::start(child.stderr.take().map(|p| Box::new(p) as _));
+        let started = Instant::now();
+        let mut exited: Option<(std::process::ExitStatus, Instant)> = None;
+        let stop = loop {
+            if exited.is_none() {
+                match child.try_wait() {
+                    Ok(Some(status)) => exited = Some((status, Instant::now())),
+                    Ok(None) => {}
+                    Err(_) => break Stop::CannotWait,
                 }
             }
+            match exited {
+                Some(_) if out.finished() && err.finished() => break Stop::Finished,
+                Some((_, at)) if at.elapsed() >= GRACE => break Stop::Finished,
+                _ => {}
+            }
+            if out.truncated() || err.truncated() {
+                break Stop::Capped;
+            }
+            if limit.is_some_and(|l| started.elapsed() >= l) {
+                break Stop::Deadline;
+            }
+            std::thread::sleep(POLL);
         };
-        let stdout = out.join().unwrap_or_default();
-        let stderr = err.join().unwrap_or_default();
-        match (status, limit) {
-            (Some(s), _) => Output::Ran {
-                code: s.code(),
-                stdout,
-                stderr,
-            },
-            (None, Some(limit)) => Output::Ran {
-                code: None,
-                stdout,
-                stderr: format!(
-                    "{} did not finish within {} s and was stopped",
-                    path.display(),
-                    limit.as_secs()
-                ),
-            },
-            (None, None) => Output::Ran {
-                code: None,
-                stdout,
-                stderr: format!("cannot wait for {}", path.display()),
-            },
+        // Whatever is left of the group (the program, or what it started in the background).
+        if let Ok(pgid) = i32::try_from(child.id()) {
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(pgid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        let status = match exited {
+            Some((status, _)) => Some(status),
+            None => child.wait().ok(),
+        };
+        let (stdout, stdout_cut) = out.take();
+        let (mut stderr, stderr_cut) = err.take();
+        let name = path.display();
+        for (stream, cut) in [("stdout", stdout_cut), ("stderr", stderr_cut)] {
+            if cut {
+                stderr.push_str(&format!(
+                    "\n{name} printed more than {} MiB on {stream}: kept the first {} MiB \
+                     (truncated) and stopped it",
+                    STREAM_CAP >> 20,
+                    STREAM_CAP >> 20
+                ));
+            }
+        }
+        let code = match stop {
+            Stop::Finished => status.and_then(|s| s.code()),
+            Stop::Capped => None,
+            Stop::Deadline => {
+                stderr = format!(
+                    "{name} did not finish within {} s and was stopped",
+                    limit.unwrap_or_default().as_secs()
+                );
+                None
+            }
+            Stop::CannotWait => {
+                stderr = format!("cannot wait for {name}");
+                None
+            }
+        };
+        Output::Ran {
+            code,
+            stdout,
+            stderr,
         }
     }
 
@@ -247,6 +260,86 @@ fn relay(
             line.clear();
         }
     })
+}
+
+/// How long the pipes are read after the program itself has exited: a child it started in the
+/// background may hold them open for good.
+const GRACE: Duration = Duration::from_millis(500);
+
+/// The most kept of one output stream: a program that prints more is stopped.
+const STREAM_CAP: usize = 1 << 20;
+
+/// Why [`Live::output`] stopped reading.
+enum Stop {
+    /// The program exited, and its pipes closed or [`GRACE`] passed.
+    Finished,
+    /// A stream passed [`STREAM_CAP`].
+    Capped,
+    /// The run's limit passed.
+    Deadline,
+    CannotWait,
+}
+
+/// One output stream, read by a thread of its own (so a full pipe cannot stall the program) into
+/// a buffer the caller can take at any time: a reader blocked on a pipe that a stray process
+/// holds is left behind, not waited for.
+struct Capture {
+    shared: std::sync::Arc<std::sync::Mutex<Captured>>,
+}
+
+#[derive(Default)]
+struct Captured {
+    bytes: Vec<u8>,
+    truncated: bool,
+    finished: bool,
+}
+
+impl Capture {
+    fn start(pipe: Option<Box<dyn Read + Send>>) -> Self {
+        let shared = std::sync::Arc::new(std::sync::Mutex::new(Captured::default()));
+        let filling = std::sync::Arc::clone(&shared);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 64 * 1024];
+            if let Some(mut pipe) = pipe {
+                loop {
+                    let n = match pipe.read(&mut buf) {
+                        Ok(0) => break,
+                        Ok(n) => n,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                        Err(_) => break,
+                    };
+                    let Ok(mut c) = filling.lock() else { return };
+                    let room = STREAM_CAP.saturating_sub(c.bytes.len());
+                    c.bytes.extend_from_slice(&buf[..n.min(room)]);
+                    if n > room {
+                        c.truncated = true;
+                        break;
+                    }
+                }
+            }
+            if let Ok(mut c) = filling.lock() {
+                c.finished = true;
+            }
+        });
+        Capture { shared }
+    }
+
+    fn finished(&self) -> bool {
+        self.shared.lock().map(|c| c.finished).unwrap_or(true)
+    }
+
+    fn truncated(&self) -> bool {
+        self.shared.lock().map(|c| c.truncated).unwrap_or(false)
+    }
+
+    /// What was read so far, as text, and whether it was cut at [`STREAM_CAP`].
+    fn take(self) -> (String, bool) {
+        let Ok(mut c) = self.shared.lock() else {
+            return (String::new(), false);
+        };
+        let bytes = std::mem::take(&mut c.bytes);
+        (String::from_utf8_lossy(&bytes).into_owned(), c.truncated)
+    }
 }
 
 fn enter_namespace(path: &Path) -> Result<(), Failure> {
@@ -471,5 +564,99 @@ mod tests {
             .enter_namespace(Path::new("/nonexistent/ns/mnt"))
             .unwrap_err();
         assert!(e.message.starts_with("cannot open mount namespace"), "{e}");
+    }
+
+    /// The pid a script wrote to `file`, once it is there.
+    fn pid_in(file: &Path) -> i32 {
+        for _ in 0..100 {
+            if let Some(pid) = std::fs::read_to_string(file)
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+            {
+                return pid;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("{} was never written", file.display());
+    }
+
+    /// Whether `pid` is still a running (not dead, not zombie) process.
+    fn running(pid: i32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| s.rsplit_once(") ").map(|(_, rest)| !rest.starts_with('Z')))
+            .unwrap_or(false)
+    }
+
+    #[test]
+    fn a_child_left_holding_stdout_neither_hangs_the_run_nor_outlives_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pid");
+        let leaves = script(
+            dir.path(),
+            "leaves",
+            &format!(
+                "echo ' NFS : nvfs'\nsleep 30 &\necho $! > {}",
+                pid_file.display()
+            ),
+        );
+        let sys: &dyn System = &Live::new(true);
+        let started = Instant::now();
+        let out = sys.run(leaves.to_str().unwrap(), &[]);
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(out.ok_stdout(), Some(" NFS : nvfs\n"));
+        let pid = pid_in(&pid_file);
+        for _ in 0..50 {
+            if !running(pid) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("the background child {pid} outlived the run");
+    }
+
+    #[test]
+    fn a_child_that_leaves_the_group_is_not_waited_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let escapes = script(dir.path(), "escapes", "echo started\nsetsid sleep 30 &");
+        let sys: &dyn System = &Live::new(true);
+        let started = Instant::now();
+        let out = sys.run_bounded(escapes.to_str().unwrap(), &[], Duration::from_secs(60));
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(out.ok_stdout(), Some("started\n"));
+    }
+
+    #[test]
+    fn endless_output_is_cut_at_the_cap_and_said_to_be() {
+        let dir = tempfile::tempdir().unwrap();
+        let endless = script(dir.path(), "endless", "exec yes 'NFS : nvfs'");
+        let sys: &dyn System = &Live::new(true);
+        let started = Instant::now();
+        let out = sys.run(endless.to_str().unwrap(), &[]);
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        match out {
+            Output::Ran {
+                code: None,
+                stdout,
+                stderr,
+            } => {
+                assert_eq!(stdout.len(), STREAM_CAP);
+                assert!(stderr.contains("more than 1 MiB on stdout"), "{stderr}");
+                assert!(stderr.contains("truncated"), "{stderr}");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

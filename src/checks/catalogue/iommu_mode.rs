@@ -4,6 +4,7 @@
 
 use crate::checks::check::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level};
+use crate::host::kernel_cmdline::kernel_words;
 use crate::host::HostFacts;
 
 pub const ID: CheckId = CheckId::new("iommu-mode");
@@ -18,8 +19,7 @@ pub static CHECK: Check = Check {
 
 /// The IOMMU words of a kernel command line.
 pub fn iommu_words(cmdline: &str) -> Vec<&str> {
-    cmdline
-        .split_whitespace()
+    kernel_words(cmdline)
         .filter(|w| {
             ["intel_iommu=", "amd_iommu=", "iommu=", "iommu.passthrough="]
                 .iter()

@@ -10,11 +10,12 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::check::judge_facts;
 use crate::host::io::reader::FileKind;
+use crate::host::mounts::resolve::resolve_beside_nfs;
 use crate::host::mounts::{read_mount_points, read_nfs_mount_table, MountPoints};
 use crate::host::{HostFacts, Root};
 use crate::judge::MountJudge;
 use crate::nfs::ServerAddrs;
-use crate::oci::{self, Marks, State};
+use crate::oci::{self, AnnotationProblem, Marks, State};
 use crate::policy::intent::read_declared;
 use crate::policy::{Policy, PolicyError};
 use crate::system::System;
@@ -82,8 +83,41 @@ fn unsure(reason: impl Into<String>, meant: bool) -> Answer {
     }
 }
 
-/// The gate for the container of `state`.
-pub fn decide(state: &State, inputs: &Inputs) -> Answer {
+/// The gate for the container of `state`, and what is wrong with its `nfs-gds/` annotations.
+pub fn decide(state: &State, inputs: &Inputs) -> (Answer, Vec<AnnotationProblem>) {
+    let mut problems = Vec::new();
+    let answer = decide_noting(state, inputs, &mut problems);
+    (answer, problems)
+}
+
+/// The annotations' problems: unknown keys, and listed paths the container has no volume at
+/// (unless it has no volume at all: a pod's infra container gets the pod's annotations too).
+fn annotation_problems(
+    state: &State,
+    config: &oci::Config,
+    marks: &Marks,
+) -> Vec<AnnotationProblem> {
+    let keys = state.annotations.keys().chain(
+        config
+            .annotations
+            .keys()
+            .filter(|k| !state.annotations.contains_key(*k)),
+    );
+    let mut problems = oci::unknown_annotations(keys.map(String::as_str));
+    let mounted: Vec<PathBuf> = config
+        .mounts
+        .iter()
+        .filter(|m| m.is_bind())
+        .filter_map(|m| oci::clean_path(&m.destination))
+        .filter(|d| !oci::is_runtime_path(d))
+        .collect();
+    if !mounted.is_empty() {
+        problems.extend(oci::missing_volumes(&marks.volumes, &mounted));
+    }
+    problems
+}
+
+fn decide_noting(state: &State, inputs: &Inputs, problems: &mut Vec<AnnotationProblem>) -> Answer {
     let mut marks = Marks::of(&state.annotations);
     let config_rel = match oci::config_path(state) {
         Ok(p) => p,
@@ -102,30 +136,34 @@ pub fn decide(state: &State, inputs: &Inputs) -> Answer {
     let config_marks = Marks::of(&config.annotations);
     marks.all |= config_marks.all;
     marks.volumes.extend(config_marks.volumes);
-    let bundle = state.bundle.as_deref().unwrap_or(Path::new("/"));
-    let binds: Vec<(PathBuf, PathBuf)> = config
-        .mounts
-        .iter()
-        .filter(|m| m.is_bind())
-        .filter_map(|m| {
-            let source = m.source.as_deref()?;
-            let source = if Path::new(source).is_absolute() {
-                oci::clean_path(source)?
-            } else {
-                oci::clean_path(&bundle.join(source).to_string_lossy())?
-            };
-            let destination =
-                oci::clean_path(&m.destination).unwrap_or_else(|| PathBuf::from(&m.destination));
-            Some((destination, source))
-        })
-        .collect();
+    marks.volumes.dedup();
+    *problems = annotation_problems(state, &config, &marks);
     let points = match read_mount_points(inputs.root) {
         Ok(p) => p,
         Err(e) => return unsure(e.to_string(), marks.any()),
     };
-    // A container path the annotations list that this container does not have is not an
-    // error: CRI-O gives every container of a pod (its infra container and sidecars too) the
-    // pod's annotations.
+    if !points.any_nfs() && marks.volumes.is_empty() {
+        return Answer::Quiet;
+    }
+    let bundle = state.bundle.as_deref().unwrap_or(Path::new("/"));
+    let mut binds: Vec<(PathBuf, PathBuf)> = Vec::new();
+    for m in config.mounts.iter().filter(|m| m.is_bind()) {
+        let Some(source) = m.source.as_deref() else {
+            continue;
+        };
+        let Some(source) = oci::clean_path(&bundle.join(source).to_string_lossy()) else {
+            continue;
+        };
+        // The runtime binds what the source's links lead to: a link on the local disk may
+        // lead into an NFS mount.
+        let source = match resolve_beside_nfs(inputs.root, &points, &source) {
+            Ok(r) => r.path,
+            Err(e) => return unsure(e.to_string(), marks.any()),
+        };
+        let destination =
+            oci::clean_path(&m.destination).unwrap_or_else(|| PathBuf::from(&m.destination));
+        binds.push((destination, source));
+    }
     let volumes = volumes_of(&binds, &points, &marks);
     if volumes.is_empty() {
         return Answer::Quiet;
@@ -138,16 +176,18 @@ pub fn decide(state: &State, inputs: &Inputs) -> Answer {
 }
 
 /// The container's volumes on NFS mounts (by mountinfo alone) and the ones its annotations
-/// mark, whatever they lie on.
+/// mark, whatever they lie on; not the runtime's own binds ([`oci::RUNTIME_PATHS`]) unless
+/// listed.
 fn volumes_of(binds: &[(PathBuf, PathBuf)], points: &MountPoints, marks: &Marks) -> Vec<Volume> {
-    if !points.any_nfs() && marks.volumes.is_empty() {
-        return Vec::new();
-    }
     binds
         .iter()
         .filter_map(|(destination, source)| {
             let nfs_mount = points.under(source).filter(|u| u.nfs).map(|u| u.mount_id);
             let listed = marks.volumes.iter().any(|v| v == destination);
+            // The runtime's own plumbing is not a volume, unless the user says it is.
+            if oci::is_runtime_path(destination) && !listed {
+                return None;
+            }
             (nfs_mount.is_some() || listed).then(|| Volume {
                 destination: destination.clone(),
                 source: source.clone(),

@@ -55,7 +55,7 @@ impl Eq for Root {}
 pub struct Record {
     /// Files whose contents were read.
     pub files: BTreeSet<PathBuf>,
-    /// Paths whose existence was looked at, and were there.
+    /// Paths whose existence (or kind: a file, a directory) was looked at, and were there.
     pub present: BTreeSet<PathBuf>,
     /// Directories that were listed, with the names they held.
     pub listed: BTreeMap<PathBuf, Vec<String>>,
@@ -303,18 +303,26 @@ impl Root {
             )
             .is_ok_and(|t| t == Some(true));
         if there {
-            self.note(|r| {
-                r.present.insert(Self::rel(rel.as_ref()));
-            });
+            self.was_there(rel.as_ref());
         }
         self.saw(rel.as_ref(), || Seen::Exists(there));
         there
+    }
+
+    /// Notes for a bundle that `rel` was there, so that it goes in even when nobody reads it.
+    fn was_there(&self, rel: &Path) {
+        self.note(|r| {
+            r.present.insert(Self::rel(rel));
+        });
     }
 
     /// Whether a path below the root is a regular file (after following symlinks inside the
     /// root). Nothing is opened.
     pub fn is_file(&self, rel: impl AsRef<Path>) -> bool {
         let file = self.stat(rel.as_ref()).is_some_and(|m| m.is_file());
+        if file {
+            self.was_there(rel.as_ref());
+        }
         self.saw(rel.as_ref(), || Seen::IsFile(file));
         file
     }
@@ -323,6 +331,9 @@ impl Root {
     /// root). Nothing is opened.
     pub fn is_dir(&self, rel: impl AsRef<Path>) -> bool {
         let dir = self.stat(rel.as_ref()).is_some_and(|m| m.is_dir());
+        if dir {
+            self.was_there(rel.as_ref());
+        }
         self.saw(rel.as_ref(), || Seen::IsDir(dir));
         dir
     }

@@ -16,6 +16,7 @@
 
 use serde::Serialize;
 
+use crate::host::kernel_cmdline::kernel_words;
 use crate::host::modules::gpl_rule::Enforcement;
 use crate::host::modules::kernel_config::KernelConfig;
 
@@ -102,7 +103,7 @@ pub fn parse_kernel_bool(text: &str) -> Option<bool> {
 
 /// `module.sig_enforce` on a kernel command line (the last one wins; bare means on).
 pub fn cmdline_sig_enforce(cmdline: &str) -> Option<bool> {
-    cmdline_words(cmdline)
+    kernel_words(cmdline)
         .filter_map(|w| match w.split_once('=') {
             None if w == "module.sig_enforce" => Some(Some(true)),
             Some(("module.sig_enforce", v)) => Some(parse_kernel_bool(v)),
@@ -114,17 +115,10 @@ pub fn cmdline_sig_enforce(cmdline: &str) -> Option<bool> {
 
 /// `lockdown=` on a kernel command line.
 pub fn cmdline_lockdown(cmdline: &str) -> Option<Lockdown> {
-    cmdline_words(cmdline)
+    kernel_words(cmdline)
         .filter_map(|w| w.strip_prefix("lockdown="))
         .filter_map(Lockdown::from_word)
         .last()
-}
-
-fn cmdline_words(cmdline: &str) -> impl Iterator<Item = &str> {
-    cmdline
-        .split_whitespace()
-        .map(|w| w.trim_matches('"'))
-        .take_while(|w| *w != "--")
 }
 
 /// What the firmware says about Secure Boot.

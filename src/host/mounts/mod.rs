@@ -20,6 +20,7 @@ mod options;
 pub mod pnfs;
 mod points;
 pub mod records;
+pub mod resolve;
 #[cfg(test)]
 mod samples;
 pub mod staged;

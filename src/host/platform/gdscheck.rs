@@ -208,4 +208,65 @@ mod tests {
                 .is_some()
         );
     }
+
+    /// A fake gdscheck at `dir/gdscheck` with `body` as its script.
+    fn fake_gdscheck(dir: &std::path::Path, body: &str) -> String {
+        use std::os::unix::fs::PermissionsExt;
+        let p = dir.join("gdscheck");
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p.to_str().unwrap().to_string()
+    }
+
+    /// This process's peak resident memory, in KiB (`VmHWM`).
+    fn peak_rss_kib() -> u64 {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    }
+
+    /// Run alone in a process of its own by the test below, so that its peak memory is its own.
+    #[test]
+    #[ignore = "run in a process of its own by a_hostile_gdscheck_neither_hangs_doctor_nor_grows_it; by hand: `cargo test --lib -- --ignored host::platform::gdscheck`"]
+    fn hostile_gdscheck_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let live = crate::system::Live::new(true);
+        for (body, expect) in [
+            ("echo ' NFS : nvfs'\nsleep 300 &", Ok(())),
+            ("exec yes ' NFS : Unsupported'", Err("truncated")),
+        ] {
+            let program = fake_gdscheck(dir.path(), body);
+            let started = std::time::Instant::now();
+            let run = run_gdscheck(&live, &program);
+            let took = started.elapsed();
+            assert!(
+                took < GDSCHECK_LIMIT + std::time::Duration::from_secs(2),
+                "{body}: {took:?}"
+            );
+            assert!(took < std::time::Duration::from_secs(5), "{body}: {took:?}");
+            match (run.answer, expect) {
+                (Ok(g), Ok(())) => assert!(g.nfs.unwrap().1.is_direct()),
+                (Err(e), Err(word)) => assert!(e.contains(word), "{e}"),
+                (answer, _) => panic!("{body}: {answer:?}"),
+            }
+        }
+        let peak = peak_rss_kib();
+        assert!(peak < 64 * 1024, "peak RSS {peak} KiB");
+    }
+
+    #[test]
+    fn a_hostile_gdscheck_neither_hangs_doctor_nor_grows_it() {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "--ignored", "--nocapture"])
+            .arg("host::platform::gdscheck::tests::hostile_gdscheck_alone")
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{said}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(said.contains("1 passed"), "{said}");
+    }
 }

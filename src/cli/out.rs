@@ -105,6 +105,9 @@ mod tests {
             plain_words("a (os error 2); b: Permission denied (os error 13) ok"),
             "a; b: Permission denied ok"
         );
-        assert_eq!(plain_words("odd (os error x) (os error"), "odd (os error x) (os error");
+        assert_eq!(
+            plain_words("odd (os error x) (os error"),
+            "odd (os error x) (os error"
+        );
     }
 }

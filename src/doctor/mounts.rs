@@ -40,7 +40,11 @@ fn describe(m: &Mount) -> String {
         match (xprts, &m.stats) {
             ([], None) => "unknown (no mountstats record)".to_string(),
             ([], Some(_)) => "unknown (its mountstats record has no xprt: line)".to_string(),
-            _ => xprts.iter().map(|x| x.proto()).collect::<Vec<_>>().join("+"),
+            _ => xprts
+                .iter()
+                .map(|x| x.proto())
+                .collect::<Vec<_>>()
+                .join("+"),
         }
     )
 }
@@ -177,7 +181,8 @@ device 10.0.2.15:/export mounted on /mnt/gds with fstype nfs4 statvers=1.1
             .find(|f| f.topic == "nfs-mount" && f.text.contains("/mnt/gds"))
             .unwrap();
         assert!(
-            gds.text.ends_with("transport unknown (no mountstats record)"),
+            gds.text
+                .ends_with("transport unknown (no mountstats record)"),
             "{}",
             gds.text
         );

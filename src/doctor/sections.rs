@@ -7,10 +7,10 @@
 use super::stack::Stack;
 use super::stacks::{self, driver_container};
 use super::{finding, relevant_log_lines, Finding};
+use crate::host::io::recorded::{record_key, RECORDED_DIR};
 use crate::host::mounts::MountTable;
 use crate::host::platform::nvidia_fs::GpuDriverFlavour;
 use crate::host::stack_facts::StackFacts;
-use crate::host::io::recorded::{record_key, RECORDED_DIR};
 use crate::host::HostFacts;
 
 /// What the sections read: the host facts (with the kernel log), the stack facts, the stack.
@@ -238,7 +238,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let text = kernel_log_below(Root::new(dir.path()));
         assert!(
-            text.starts_with("the tree below --root has no recorded kernel log (nfs-gds-commands/dmesg;"),
+            text.starts_with(
+                "the tree below --root has no recorded kernel log (nfs-gds-commands/dmesg;"
+            ),
             "{text}"
         );
         assert!(!text.contains("needs root"), "{text}");

@@ -25,6 +25,7 @@ mod effects;
 mod external_tools;
 mod field_2026;
 mod flags_once;
+mod full_disk;
 mod guide_links;
 mod helper_nconnect;
 mod host_kernels;

@@ -11,6 +11,8 @@ pub enum Fix {
     NvidiaFs,
     /// Rebuild nvidia-fs against the installed GPU driver (its `nvidia_p2p_*` CRCs disagree).
     RebuildNvidiaFs,
+    /// Upgrade a known-bad nvidia-fs to the release that fixed it (advisory).
+    UpgradeNvidiaFs,
     /// Install or rebuild an rpcrdma that carries the nvfs hooks.
     HookedRpcrdma,
     /// Install an rpcrdma that exports the hooks GPL.
@@ -44,6 +46,7 @@ impl Fix {
             Fix::GpuDriver
                 | Fix::NvidiaFs
                 | Fix::RebuildNvidiaFs
+                | Fix::UpgradeNvidiaFs
                 | Fix::HookedRpcrdma
                 | Fix::GplExport
                 | Fix::AbiRpcrdma
@@ -57,7 +60,7 @@ impl Fix {
     pub fn is_advisory(self) -> bool {
         matches!(
             self,
-            Fix::IommuPassthrough | Fix::AcsOff | Fix::StackConflict
+            Fix::IommuPassthrough | Fix::AcsOff | Fix::StackConflict | Fix::UpgradeNvidiaFs
         )
     }
 }

@@ -422,10 +422,18 @@ fn refused(argv: &[OsString], e: &clap::Error) -> u8 {
 /// command) one JSON object on stdout too, so a script that parses stdout gets an object, not
 /// an empty document. Returns `code`, or ends as on any closed stdout.
 fn failed(json: Option<&str>, message: &str, code: u8) -> u8 {
+    let message = &out::plain_words(message);
     errln!("nfs-gds: {}", crate::escape::escape_control(message));
     if let Some(command) = json {
-        if json_error(command, message).is_err() {
-            return out::end_on_closed_pipe();
+        // The message on stderr is the answer when stdout cannot take the object (a full
+        // disk); only a closed pipe ends quietly.
+        if let Err(e) = json_error(command, message) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                return out::end_on_closed_pipe();
+            }
+            if e.to_string() != *message {
+                errln!("nfs-gds: {}", crate::escape::escape_control(&e.to_string()));
+            }
         }
     }
     code

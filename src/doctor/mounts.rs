@@ -25,8 +25,10 @@ pub struct MountReview {
     pub gds_mounts: Vec<String>,
 }
 
+/// The mount in one line. Its transport is what its `xprt:` lines say, as `mount-transport`
+/// judges it: the `proto=` it asked for proves nothing.
 fn describe(m: &Mount) -> String {
-    let transports = m.transports();
+    let xprts = m.xprts();
     format!(
         "{} on {}: {} vers={} proto={} port={}, transport {}",
         m.info.source(),
@@ -35,10 +37,14 @@ fn describe(m: &Mount) -> String {
         m.option("vers").unwrap_or("?"),
         m.option("proto").unwrap_or("?"),
         m.option("port").unwrap_or("default"),
-        if transports.is_empty() {
-            "unknown (no mountstats record)".to_string()
-        } else {
-            transports.join("+")
+        match (xprts, &m.stats) {
+            ([], None) => "unknown (no mountstats record)".to_string(),
+            ([], Some(_)) => "unknown (its mountstats record has no xprt: line)".to_string(),
+            _ => xprts
+                .iter()
+                .map(|x| x.proto())
+                .collect::<Vec<_>>()
+                .join("+"),
         }
     )
 }
@@ -156,6 +162,36 @@ device 10.0.2.15:/export mounted on /mnt/gds with fstype nfs4 statvers=1.1
             .findings
             .iter()
             .any(|f| f.topic == "fstab" && f.text.contains("/mnt/other")));
+    }
+
+    /// A mount that asked for `proto=rdma` but has no mountstats record is not said to run over
+    /// RDMA: the finding and `mount-transport` give one answer, unknown.
+    #[test]
+    fn without_mountstats_the_finding_says_unknown_as_the_check_does() {
+        let r = review(
+            &table(INFO, ""),
+            &[],
+            &Declared::default(),
+            &Policy::default(),
+            &crate::nfs::ServerAddrs::blind(),
+        );
+        let gds = r
+            .findings
+            .iter()
+            .find(|f| f.topic == "nfs-mount" && f.text.contains("/mnt/gds"))
+            .unwrap();
+        assert!(
+            gds.text
+                .ends_with("transport unknown (no mountstats record)"),
+            "{}",
+            gds.text
+        );
+        let check = r
+            .checks
+            .iter()
+            .find(|c| c.id == mount_transport::ID)
+            .unwrap();
+        assert_eq!(check.status, Status::Unknown, "{check:?}");
     }
 
     /// `n` RDMA mounts of one server (the trap's worst case: every mount's server is every

@@ -7,6 +7,7 @@
 use super::stack::Stack;
 use super::stacks::{self, driver_container};
 use super::{finding, relevant_log_lines, Finding};
+use crate::host::io::recorded::{record_key, RECORDED_DIR};
 use crate::host::mounts::MountTable;
 use crate::host::platform::nvidia_fs::GpuDriverFlavour;
 use crate::host::stack_facts::StackFacts;
@@ -151,9 +152,25 @@ fn installed_kernels(seen: &Seen) -> Vec<Finding> {
         .collect()
 }
 
+/// What the kernel log would show of a failed registration.
+const REGISTRATION_FAILURE: &str =
+    "`failing symbol_get of non-GPLONLY symbol rpcrdma_register_nvfs_dma_ops`";
+
 fn kernel_log(seen: &Seen) -> Vec<Finding> {
     let Some(log) = &seen.found.kernel_log else {
-        return vec![finding("kernel-log", "the kernel log could not be read (dmesg needs root); registration failures would show as `failing symbol_get of non-GPLONLY symbol rpcrdma_register_nvfs_dma_ops`")];
+        // Below a root, commands are never run: their outputs are the tree's recorded ones.
+        let why = if seen.facts.root.is_host() {
+            "the kernel log could not be read (dmesg needs root)".to_string()
+        } else {
+            format!(
+                "the tree below --root has no recorded kernel log ({RECORDED_DIR}/{}; `nfs-gds collect` run as root keeps it)",
+                record_key("dmesg", &[])
+            )
+        };
+        return vec![finding(
+            "kernel-log",
+            format!("{why}; registration failures would show as {REGISTRATION_FAILURE}"),
+        )];
     };
     let lines = relevant_log_lines(log);
     if lines.is_empty() {
@@ -190,4 +207,44 @@ fn gpu_operator(seen: &Seen) -> Vec<Finding> {
         .map(|text| finding("gpu-operator", text))
         .into_iter()
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::doctor::stack::{Family, Ofed};
+    use crate::doctor::stacks::{inbox, test_support};
+    use crate::host::Root;
+
+    fn kernel_log_below(root: Root) -> String {
+        let facts = HostFacts::builder().with(|f| f.root = root).build();
+        let stack = test_support::stack(Family::Debian, Ofed::None, &inbox::Inbox);
+        let found = StackFacts::default();
+        let seen = Seen {
+            facts: &facts,
+            found: &found,
+            stack: &stack,
+            table: None,
+        };
+        let f = kernel_log(&seen);
+        assert_eq!(f.len(), 1, "{f:?}");
+        f[0].text.clone()
+    }
+
+    /// Below a root nothing runs dmesg: a tree without its recorded output is told so, and root
+    /// would not help.
+    #[test]
+    fn a_tree_without_a_recorded_kernel_log_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = kernel_log_below(Root::new(dir.path()));
+        assert!(
+            text.starts_with(
+                "the tree below --root has no recorded kernel log (nfs-gds-commands/dmesg;"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("needs root"), "{text}");
+        let text = kernel_log_below(Root::host());
+        assert!(text.contains("(dmesg needs root)"), "{text}");
+    }
 }

@@ -7,10 +7,14 @@
 
 use crate::checks::check::{Check, Scope};
 use crate::checks::known_bad;
-use crate::checks::{CheckId, CheckResult, Level};
+use crate::checks::{CheckId, CheckResult, Fix, Level};
+use crate::host::boot::version_order;
 use crate::host::HostFacts;
 
 pub const ID: CheckId = CheckId::new("known-bad-versions");
+
+/// The evidence that names the nvidia-fs release fixing what the node runs, for doctor's plan.
+pub const NVIDIA_FS_FIXED_IN: &str = "nvidia-fs fixed in";
 
 pub static CHECK: Check = Check {
     id: ID,
@@ -86,10 +90,19 @@ fn run(facts: &HostFacts) -> CheckResult {
     };
     let mut hits = Vec::new();
     let mut fixes = Vec::new();
+    // The newest release that fixes a known-bad nvidia-fs present.
+    let mut nvidia_fs_fixed_in: Option<&str> = None;
     for (p, v, _) in &present {
         for e in known_bad::matching(p, v, &node) {
             hits.push(format!("{p} {v}: {} [{}]", e.problem, e.source));
             fixes.extend(e.fix.as_ref().map(|f| format!("{p} {v}: {f}")));
+            if let (true, Some(below)) = (e.package == "nvidia-fs", e.below) {
+                if nvidia_fs_fixed_in
+                    .is_none_or(|n| version_order::compare(below, n) == std::cmp::Ordering::Greater)
+                {
+                    nvidia_fs_fixed_in = Some(below);
+                }
+            }
         }
     }
     if hits.is_empty() {
@@ -99,6 +112,11 @@ fn run(facts: &HostFacts) -> CheckResult {
     let mut r = CheckResult::warn(id, hits[0].clone()).with("releases", seen);
     for h in &hits {
         r = r.with("known bad", h.clone());
+    }
+    if let Some(release) = nvidia_fs_fixed_in {
+        r = r
+            .with(NVIDIA_FS_FIXED_IN, release)
+            .fix(Fix::UpgradeNvidiaFs);
     }
     if !fixes.is_empty() {
         return r.remedy(fixes.join("; "));

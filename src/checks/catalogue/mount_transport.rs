@@ -30,7 +30,7 @@ pub fn mount_transport(m: &Mount, table: &MountTable, detail: Detail) -> CheckRe
     if !m.is_nfs() {
         return not_nfs(id, m);
     }
-    let xprts = m.stats.as_ref().map(|s| s.xprts.as_slice()).unwrap_or(&[]);
+    let xprts = m.xprts();
     if xprts.is_empty() {
         let why = if m.stats.is_some() {
             "its mountstats record has no xprt: line"

@@ -35,6 +35,35 @@ pub(super) fn nvidia_fs_steps(s: &Stack) -> Vec<Step> {
     steps
 }
 
+/// The nvidia-fs on the node is on the known-bad list, fixed in `release`: upgrade it where it
+/// comes from (the GPU Operator's container, or the family's packages, rebuilt by DKMS).
+pub(super) fn upgrade_nvidia_fs_step(s: &Stack, release: &str) -> Step {
+    let title = format!("Upgrade nvidia-fs to {release} or later (advisory)");
+    let why = format!("the nvidia-fs on this node is on the known-bad list (see known-bad-versions); {release} fixes it");
+    if driver_container::manages(s) {
+        return Step::manual(
+            title,
+            why,
+            vec![format!("# set the GPU Operator's gds.version to a release whose nvidia-fs is {release} or later:"),
+                 "kubectl patch clusterpolicies.nvidia.com/cluster-policy --type merge -p '{\"spec\":{\"gds\":{\"version\":\"<release>\"}}}'".into()],
+        );
+    }
+    let upgrade = match s.family {
+        Family::Debian => "apt-get install --only-upgrade nvidia-gds nvidia-fs-dkms   # from NVIDIA's CUDA repository; DKMS rebuilds it",
+        Family::Rhel => "dnf upgrade nvidia-gds nvidia-fs-dkms   # from NVIDIA's CUDA repository; DKMS rebuilds it",
+        Family::Suse => "zypper update nvidia-gds nvidia-fs-dkms   # from NVIDIA's CUDA repository; DKMS rebuilds it",
+        Family::Other => "upgrade NVIDIA's nvidia-gds / nvidia-fs-dkms package for this distribution; DKMS rebuilds it",
+    };
+    Step::manual(
+        title,
+        why,
+        vec![
+            upgrade.into(),
+            "modprobe -r nvidia_fs; modprobe nvidia_fs   # or reboot while GDS I/O runs".into(),
+        ],
+    )
+}
+
 /// nvidia-fs was built against another GPU driver than the one installed: rebuild it where it
 /// comes from (the GPU Operator's container, DKMS, or the distribution's package).
 pub(super) fn rebuild_nvidia_fs_step(s: &Stack) -> Step {

@@ -15,6 +15,7 @@ use super::stack::{Family, Stack};
 use super::stacks::{self, driver_container};
 use super::step::{Action, Step};
 use super::usage::RpcrdmaUsage;
+use crate::checks::catalogue::known_bad_versions;
 use crate::checks::{CheckResult, Fix, Status};
 use crate::host::boot::boot_kernels::KernelRpcrdma;
 use crate::host::boot::dkms::{dkms_state, MLNX_NFSRDMA};
@@ -66,6 +67,17 @@ pub fn plan(input: &PlanInput) -> Vec<Step> {
     }
     if fixes.contains(&Fix::RebuildNvidiaFs) {
         steps.push(gpu::rebuild_nvidia_fs_step(s));
+    }
+    if fixes.contains(&Fix::UpgradeNvidiaFs) {
+        // The release that fixes it is the known-bad check's evidence.
+        let fixed_in = input
+            .checks
+            .iter()
+            .flat_map(|c| &c.evidence)
+            .find(|e| e.what == known_bad_versions::NVIDIA_FS_FIXED_IN);
+        if let Some(e) = fixed_in {
+            steps.push(gpu::upgrade_nvidia_fs_step(s, &e.seen));
+        }
     }
     // What fixes rpcrdma is the providing stack's to say.
     let mut rebuilt = false;

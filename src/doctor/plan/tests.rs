@@ -209,3 +209,33 @@ fn proprietary_driver_is_switched_before_installing_nvidia_fs() {
         ]
     );
 }
+
+/// nvidia-fs 2.17.5 is on the known-bad list (corruption for buffers of 4 GiB or more): its
+/// warning gets a plan step naming the release that fixed it and the family's upgrade.
+#[test]
+fn a_known_bad_nvidia_fs_gets_its_upgrade() {
+    use crate::checks::check::Scope;
+    use crate::host::HostFacts;
+    let facts = HostFacts::builder()
+        .with(|f| {
+            f.nvidia_fs.loaded = true;
+            f.nvidia_fs.version = Some("2.17.5".into());
+        })
+        .build();
+    let Scope::Node(run) = known_bad_versions::CHECK.scope else {
+        unreachable!("known-bad-versions is a node check")
+    };
+    let check = run(&facts);
+    assert_eq!(check.status, Status::Warn, "{check:?}");
+    let s = stack(Family::Rhel, Ofed::None, &inbox::Inbox);
+    let p = plan_for(&s, &[check], &RpcrdmaUsage::default());
+    assert_eq!(
+        titles(&p),
+        vec!["Upgrade nvidia-fs to 2.28.4 or later (advisory)"]
+    );
+    assert!(
+        p[0].commands[0].starts_with("dnf upgrade nvidia-gds nvidia-fs-dkms"),
+        "{:?}",
+        p[0].commands
+    );
+}

@@ -70,6 +70,15 @@ impl Mount {
         }
     }
 
+    /// The `xprt:` lines of its mountstats record: the only proof of the transport the mount
+    /// really runs over (empty when there is no record, or it has none).
+    pub fn xprts(&self) -> &[Xprt] {
+        self.stats
+            .as_ref()
+            .map(|s| s.xprts.as_slice())
+            .unwrap_or(&[])
+    }
+
     /// The transports the mount really uses: the `xprt:` lines when there are any, else the
     /// `proto=` option.
     pub fn transports(&self) -> Vec<String> {

@@ -245,6 +245,7 @@ impl OutDir {
         fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
     ) -> io::Result<()> {
         plain(name)?;
+        self.replaceable(name)?;
         let _held = HeldSignals::hold();
         let (tmp, file) = self.create_temp()?;
         let done = (|| {
@@ -261,6 +262,29 @@ impl OutDir {
             let _ = rustix::fs::unlinkat(&self.fd, tmp.as_str(), AtFlags::empty());
         }
         done
+    }
+
+    /// Whether `name` may be replaced by a rename: absent, a regular file, or a symbolic link
+    /// (the link itself is replaced). A device node, FIFO, socket or directory in its place is
+    /// someone else's (`--status-file /dev/full` would turn the device into a file): refused.
+    fn replaceable(&self, name: &str) -> io::Result<()> {
+        match rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => match rustix::fs::FileType::from_raw_mode(st.st_mode) {
+                rustix::fs::FileType::RegularFile | rustix::fs::FileType::Symlink => Ok(()),
+                kind => Err(io::Error::other(format!(
+                    "{} is a {}, not a regular file: not replacing it",
+                    self.shown.join(name).display(),
+                    match kind {
+                        rustix::fs::FileType::Directory => "directory",
+                        rustix::fs::FileType::Fifo => "FIFO",
+                        rustix::fs::FileType::Socket => "socket",
+                        _ => "device node",
+                    }
+                ))),
+            },
+            Err(rustix::io::Errno::NOENT) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// A new temporary file, mode 0600, with a name nobody else has.
@@ -459,6 +483,53 @@ mod tests {
 
     fn mode(p: &Path) -> u32 {
         std::fs::metadata(p).unwrap().permissions().mode() & 0o7777
+    }
+
+    /// `agent --status-file /dev/full` once renamed its file over the device: whatever is not a
+    /// regular file (or a link) in the file's place is left as it is, and named.
+    #[test]
+    fn a_fifo_or_directory_in_the_files_place_is_not_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path());
+        let out = OutDir::open(&root, "out", Trust::Shared).unwrap();
+        nix::unistd::mkfifo(
+            &dir.path().join("out/status.json"),
+            nix::sys::stat::Mode::from_bits_truncate(0o644),
+        )
+        .unwrap();
+        std::fs::create_dir(dir.path().join("out/ready")).unwrap();
+        for (name, kind) in [("status.json", "FIFO"), ("ready", "directory")] {
+            let e = out
+                .write_atomic(name, 0o644, |w| w.write_all(b"{}"))
+                .unwrap_err();
+            assert!(
+                e.to_string().ends_with(&format!(
+                    "out/{name} is a {kind}, not a regular file: not replacing it"
+                )),
+                "{e}"
+            );
+        }
+        let kinds: Vec<bool> = ["status.json", "ready"]
+            .iter()
+            .map(|n| {
+                std::fs::symlink_metadata(dir.path().join("out").join(n))
+                    .unwrap()
+                    .is_file()
+            })
+            .collect();
+        assert_eq!(kinds, [false, false], "both left as they were");
+        out.write_atomic("fresh.json", 0o644, |w| w.write_all(b"{}"))
+            .unwrap();
+        out.write_atomic("fresh.json", 0o644, |w| w.write_all(b"[]"))
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("out/fresh.json")).unwrap(),
+            "[]"
+        );
+        assert_eq!(
+            std::fs::read_dir(dir.path().join("out")).unwrap().count(),
+            3
+        );
     }
 
     #[test]

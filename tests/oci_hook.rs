@@ -493,6 +493,33 @@ fn a_bind_source_linked_into_a_tcp_mount_is_judged_by_where_it_leads() {
     }
 }
 
+/// The gate warns about a link only where resolving it would have to go on inside an NFS
+/// mount: a link to a directory below the mount point (what lies there is taken as written). A
+/// link to the mount point itself, or a source below it reached without a link, says nothing.
+#[test]
+fn a_link_into_an_nfs_mount_with_a_path_left_below_it_is_said() {
+    let f = node_with_mount("rdma");
+    f.policy(RULE);
+    std::fs::create_dir_all(f.path("srv")).unwrap();
+    std::fs::create_dir_all(f.path("mnt/gds")).unwrap();
+    std::os::unix::fs::symlink("/mnt/gds/train", f.path("srv/train")).unwrap();
+    std::os::unix::fs::symlink("/mnt/gds", f.path("srv/whole")).unwrap();
+    let st = bundle(&f, &[("/srv/train", "/data")], json!({}));
+    let o = hook(&f, st);
+    let said = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("the bind source /srv/train of /data leads through a symbolic link into an NFS mount; train below its mount point is taken as written"),
+        "{said}"
+    );
+    for source in ["/srv/whole", "/mnt/gds/train"] {
+        let st = bundle(&f, &[(source, "/data")], json!({}));
+        let o = hook(&f, st);
+        assert_eq!(o.status.code(), Some(0), "{source}");
+        assert_eq!(stderr(&o), "", "{source}");
+    }
+}
+
 #[test]
 fn a_bind_source_in_a_link_loop_is_not_judged_and_a_marked_container_is_refused() {
     let f = node_with_mount("tcp");

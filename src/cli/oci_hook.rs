@@ -178,8 +178,9 @@ pub fn run(args: &OciHookArgs, ctx: &Ctx) -> Result<u8, CmdError> {
                     system: ctx.host.system(),
                     policy: &policy,
                 };
-                let (answer, problems) = gate::decide(&state, &inputs);
-                say_problems(&ctx.host.root, &state, &problems);
+                let (answer, noted) = gate::decide(&state, &inputs);
+                say_problems(&ctx.host.root, &state, &noted.problems);
+                say_unresolved(&ctx.host.root, &state, &noted.unresolved);
                 (Some(state), answer)
             }
             Err(reason) => (
@@ -222,6 +223,22 @@ fn say_problems(root: &Root, state: &oci::State, problems: &[oci::AnnotationProb
     let kinds: Vec<&str> = problems.iter().map(|p| p.kind()).collect();
     if let Err(e) = hook_counts::add_problems(root, &kinds) {
         tracing::debug!("cannot count the annotation problems: {e}");
+    }
+}
+
+/// Says each bind source whose resolution stopped inside an NFS mount after a link (stderr,
+/// one system log line each): the only case in which the gate warns about a link.
+fn say_unresolved(root: &Root, state: &oci::State, unresolved: &[String]) {
+    let who = container(Some(state));
+    for u in unresolved {
+        let line = escape_control(&format!("warning: {who}: {u}")).into_owned();
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            format!("nfs-gds: {line}\n").as_bytes(),
+        );
+        if let Err(e) = syslog::log(root, Severity::Warning, &line) {
+            tracing::debug!("no system log: {e}");
+        }
     }
 }
 

@@ -83,11 +83,22 @@ fn unsure(reason: impl Into<String>, meant: bool) -> Answer {
     }
 }
 
-/// The gate for the container of `state`, and what is wrong with its `nfs-gds/` annotations.
-pub fn decide(state: &State, inputs: &Inputs) -> (Answer, Vec<AnnotationProblem>) {
-    let mut problems = Vec::new();
-    let answer = decide_noting(state, inputs, &mut problems);
-    (answer, problems)
+/// What the gate noticed besides its answer.
+#[derive(Debug, Default)]
+pub struct Noted {
+    /// What is wrong with the container's `nfs-gds/` annotations.
+    pub problems: Vec<AnnotationProblem>,
+    /// Bind sources a symbolic link led into an NFS mount with a path left below its mount
+    /// point: judged by the mount they lie on as written, since nfs-gds never reads below an
+    /// NFS mount point to follow a link there.
+    pub unresolved: Vec<String>,
+}
+
+/// The gate for the container of `state`, and what it noticed besides.
+pub fn decide(state: &State, inputs: &Inputs) -> (Answer, Noted) {
+    let mut noted = Noted::default();
+    let answer = decide_noting(state, inputs, &mut noted);
+    (answer, noted)
 }
 
 /// The annotations' problems: unknown keys, and listed paths the container has no volume at
@@ -117,7 +128,7 @@ fn annotation_problems(
     problems
 }
 
-fn decide_noting(state: &State, inputs: &Inputs, problems: &mut Vec<AnnotationProblem>) -> Answer {
+fn decide_noting(state: &State, inputs: &Inputs, noted: &mut Noted) -> Answer {
     let mut marks = Marks::of(&state.annotations);
     let config_rel = match oci::config_path(state) {
         Ok(p) => p,
@@ -137,7 +148,7 @@ fn decide_noting(state: &State, inputs: &Inputs, problems: &mut Vec<AnnotationPr
     marks.all |= config_marks.all;
     marks.volumes.extend(config_marks.volumes);
     marks.volumes.dedup();
-    *problems = annotation_problems(state, &config, &marks);
+    noted.problems = annotation_problems(state, &config, &marks);
     let points = match read_mount_points(inputs.root) {
         Ok(p) => p,
         Err(e) => return unsure(e.to_string(), marks.any()),
@@ -156,12 +167,21 @@ fn decide_noting(state: &State, inputs: &Inputs, problems: &mut Vec<AnnotationPr
         };
         // The runtime binds what the source's links lead to: a link on the local disk may
         // lead into an NFS mount.
-        let source = match resolve_beside_nfs(inputs.root, &points, &source) {
-            Ok(r) => r.path,
+        let resolved = match resolve_beside_nfs(inputs.root, &points, &source) {
+            Ok(r) => r,
             Err(e) => return unsure(e.to_string(), marks.any()),
         };
         let destination =
             oci::clean_path(&m.destination).unwrap_or_else(|| PathBuf::from(&m.destination));
+        if resolved.stopped_inside_nfs_after_a_link() {
+            noted.unresolved.push(format!(
+                "the bind source {} of {} leads through a symbolic link into an NFS mount; {} below its mount point is taken as written (nfs-gds never reads below an NFS mount point, where a link could lead elsewhere)",
+                source.display(),
+                destination.display(),
+                resolved.unresolved.display()
+            ));
+        }
+        let source = resolved.path;
         binds.push((destination, source));
     }
     let volumes = volumes_of(&binds, &points, &marks);

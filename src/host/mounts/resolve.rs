@@ -35,6 +35,17 @@ pub struct Resolved {
     /// The walk stopped at an NFS mount point with this much of the path left below it, taken
     /// lexically (empty when the path is the mount point, or lies on no NFS mount).
     pub unresolved: PathBuf,
+    /// How many symbolic links were followed on the way.
+    pub links: usize,
+}
+
+impl Resolved {
+    /// Whether a link led the path into an NFS mount with components left below its mount
+    /// point: resolving would have to go on inside the NFS mount (a link there could lead
+    /// elsewhere), which nfs-gds never does.
+    pub fn stopped_inside_nfs_after_a_link(&self) -> bool {
+        self.links > 0 && !self.unresolved.as_os_str().is_empty()
+    }
 }
 
 /// `path` (absolute) resolved below `root` as described in the module's text.
@@ -55,12 +66,12 @@ pub fn resolve_beside_nfs(
         }
         if points.under(&done).is_some_and(|u| u.nfs) {
             todo.push(name);
-            return Ok(lexical(done, todo));
+            return Ok(lexical(done, todo, links));
         }
         let next = done.join(&name);
         // The NFS mount's root itself: not even a `readlink` of it.
         if points.under(&next).is_some_and(|u| u.nfs) {
-            return Ok(lexical(next, todo));
+            return Ok(lexical(next, todo, links));
         }
         match root.read_link(&next)? {
             Some(target) => {
@@ -83,11 +94,12 @@ pub fn resolve_beside_nfs(
     Ok(Resolved {
         path: done,
         unresolved: PathBuf::new(),
+        links,
     })
 }
 
 /// The walk stopped at `at` (on an NFS mount): the rest (`todo`, next last) joined lexically.
-fn lexical(at: PathBuf, mut todo: Vec<PathBuf>) -> Resolved {
+fn lexical(at: PathBuf, mut todo: Vec<PathBuf>, links: usize) -> Resolved {
     let mut path = at;
     let mut rest = PathBuf::new();
     while let Some(name) = todo.pop() {
@@ -102,6 +114,7 @@ fn lexical(at: PathBuf, mut todo: Vec<PathBuf>) -> Resolved {
     Resolved {
         path,
         unresolved: rest,
+        links,
     }
 }
 

@@ -1,6 +1,6 @@
 //! `/proc/self/mountinfo`: the line parser (octal escapes, optional tags, the `-` separator),
-//! then what the helper and `verify` ask of the table: the topmost mount at a path, and which
-//! mount is new between two tables.
+//! then what the helper and `verify` ask of the table: the topmost mount at a path, whether a
+//! mount point is below the helper's staging area, and a mount's identity found again.
 //!
 //! The kernel is also the oracle: the input, split at its first NUL, is taken as a mount point
 //! and a mount source, escaped as the kernel escapes them (space, tab, newline and backslash as
@@ -58,12 +58,14 @@ fuzz_target!(|data: &[u8]| {
     };
     let points: Vec<_> = entries.iter().map(|e| e.mount_point().to_path_buf()).collect();
     let table = MountTable::join(entries, Vec::new());
-    let empty = MountTable::join(Vec::new(), Vec::new());
     for point in points.iter().take(8) {
         if let Some(m) = table.topmost_at(point) {
             let _ = (m.is_nfs(), m.option("proto"), m.runs_over_rdma());
+            let identity = nfs_gds::mount::identity::MountIdentity::of(&m.info);
+            assert!(identity.find(&table).is_some(), "a mount's identity finds it");
         }
-        let _ = nfs_gds::mount::identity::new_mounts_on(&empty, &table, point);
+        let _ = nfs_gds::host::mounts::staged::is_staged(point);
     }
+    let _ = nfs_gds::host::mounts::staged::staged_nfs(&table);
     let _ = table.topmost_at(Path::new("/mnt/data"));
 });

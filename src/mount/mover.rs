@@ -121,8 +121,8 @@ impl Mover {
         }
     }
 
-    /// Makes the staging area `area` a private mount of its own, unless `table` (read with the
-    /// mounts in flight) shows it is one: bound onto itself when it is no mount point, then
+    /// Makes the staging area `area` a private mount of its own, unless `table` (the mounts on
+    /// `area`, [`crate::host::mounts::read_mounts_at`]) shows it is one: bound onto itself when it is no mount point, then
     /// `MS_PRIVATE`. `true` when something was done.
     pub fn isolate(
         &self,

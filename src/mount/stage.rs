@@ -24,7 +24,7 @@ use super::identity::MountIdentity;
 use super::mounter::Mounter;
 use crate::host::io::out_dir::{OutDir, Trust, RUN_DIR};
 use crate::host::mounts::staged::STAGE_AREA;
-use crate::host::mounts::{read_mount_table_in_flight, MountTable, MountsError};
+use crate::host::mounts::{read_mount_table_in_flight, read_mounts_at, MountTable, MountsError};
 use crate::host::Root;
 use crate::system::System;
 
@@ -218,8 +218,8 @@ impl Stage {
         let area = open_area(root)?;
         let lock = lock_area(&area, system)?;
         let swept = sweep_locked(root, &area, system, mounter)?;
-        let table = read_mount_table_in_flight(root)?;
-        mounter.isolate(system, Path::new(STAGE_AREA), &table)?;
+        let at_area = read_mounts_at(root, Path::new(STAGE_AREA))?;
+        mounter.isolate(system, Path::new(STAGE_AREA), &at_area)?;
         let io = |source| StageError::Io {
             path: area.path().to_owned(),
             source,

@@ -15,6 +15,9 @@
 # `units.tsv`) into its result directory.
 
 COST_CYCLES=10
+# An earlier build of the helper, when the payload carries one (NFS_GDS_VM_BASE_BINARY), installed
+# on the root filesystem (the payload is on a noexec tmpfs) under the name the binary answers to.
+COST_BASE=/usr/local/libexec/nfs-gds-base/mount.nfs-gds
 COST_BOOT_UNITS=20
 COST_DIR=/mnt/cost
 
@@ -62,7 +65,7 @@ cost_cycle() {
         nfs-gds) timed_run "mount-$name" 120 mount -t nfs-gds "$SERVER:$EXPORT" "$COST_DIR" ;;
         nfs4) timed_run "mount-$name" 120 mount -t nfs4 -o "vers=4.2,proto=rdma,port=$RDMA_PORT" "$SERVER:$EXPORT" "$COST_DIR" ;;
         helper) timed_run "mount-$name" 120 /sbin/mount.nfs-gds "$SERVER:$EXPORT" "$COST_DIR" ;;
-        base) timed_run "mount-$name" 120 "$PAYLOAD/base/mount.nfs-gds" "$SERVER:$EXPORT" "$COST_DIR" ;;
+        base) timed_run "mount-$name" 120 "$COST_BASE" "$SERVER:$EXPORT" "$COST_DIR" ;;
     esac
     expect_rc "mount-$name" 0
     is_mounted "$COST_DIR" || abort "mount-$name: nothing is mounted on $COST_DIR"
@@ -95,7 +98,10 @@ scn_perf_mount_cost() {
     find /var/cache/nfs-gds -mindepth 1 -delete 2>/dev/null
     printf '# cycle kind mount_wall_ms mount_cpu_ms umount_wall_ms (cycle 0: the first, not in the medians)\n' >"$SCN_DIR/cycles.tsv"
     local i kind counted kinds="nfs-gds nfs4 helper"
-    [ -x "$PAYLOAD/base/mount.nfs-gds" ] && kinds="$kinds base"
+    if [ -f "$PAYLOAD/base/mount.nfs-gds" ]; then
+        install -D -m 0755 "$PAYLOAD/base/mount.nfs-gds" "$COST_BASE" || fail "cannot install the earlier helper"
+        kinds="$kinds base"
+    fi
     for i in $(seq 0 "$COST_CYCLES"); do
         for kind in $kinds; do cost_cycle "$i" "$kind"; done
     done
@@ -122,9 +128,9 @@ scn_perf_mount_cost() {
         echo "|---|---|---|---|"
         cost_row "mount, wall" 3 helper nfs4
         cost_row "mount, CPU" 4 helper nfs4
-        if [ -x "$PAYLOAD/base/mount.nfs-gds" ]; then
+        if [[ $kinds == *base* ]]; then
             echo
-            echo "this helper against an earlier build of it ($("$PAYLOAD/base/mount.nfs-gds" -V 2>&1 | head -n 1)), both run by themselves:"
+            echo "this helper against an earlier build of it ($("$COST_BASE" -V 2>&1 | head -n 1)), both run by themselves:"
             echo
             echo "| median | helper | earlier helper | ratio |"
             echo "|---|---|---|---|"

@@ -9,15 +9,17 @@
 
 STAGE_AREA=/run/nfs-gds/stage
 
-# The watcher, built static on the host (the guest has no C library headers).
-MNTWATCH=$here/mntwatch
+# The watcher, built static on the host (the guest has no C library headers) and installed on
+# the root filesystem: the payload below /run is on a noexec tmpfs.
+MNTWATCH=/usr/local/bin/mntwatch
 
 # watched_run NAME SECS DIR CMD… — runs CMD as `run` does, under strace -f (mount calls only)
 # and with mntwatch on DIR; leaves NAME.strace and NAME.watch in the scenario's results.
 watched_run() {
     local name=$1 secs=$2 dir=$3 stop
     shift 3
-    [ -x "$MNTWATCH" ] || abort "no mountinfo watcher in the payload ($MNTWATCH)"
+    [ -x "$MNTWATCH" ] || install -m 0755 "$here/mntwatch" "$MNTWATCH" \
+        || abort "cannot install the mountinfo watcher from the payload ($here/mntwatch): $(ls -la "$here" 2>&1 | tr '\n' ' ')"
     stop=$(mktemp -u)
     rm -f "$SCN_DIR/$name.watch.ready"
     "$MNTWATCH" "$dir" "$SCN_DIR/$name.watch" "$stop" &
@@ -79,11 +81,17 @@ wait_staged() {
 }
 
 # delayed_helper DIR SECS — the helper on DIR in the background, its move_mount held back SECS
-# seconds by strace (a helper stopped between mount.nfs and the move). Prints the strace pid.
+# seconds by strace (a helper stopped between mount.nfs and the move); its pid in DELAYED_PID.
 delayed_helper() {
     strace -f -qq -o /dev/null -e trace=move_mount -e "inject=move_mount:delay_enter=$(($2 * 1000000))" \
         /sbin/mount.nfs-gds "$SPEC" "$1" >"$SCN_DIR/delayed-${1##*/}.out" 2>&1 &
-    echo $!
+    DELAYED_PID=$!
+}
+
+# kill_delayed DIR — SIGKILL to the held-back helper on DIR (and strace), and its end awaited.
+kill_delayed() {
+    pkill -9 -f "mount.nfs-gds $SPEC $1"
+    wait "$DELAYED_PID" 2>/dev/null
 }
 
 scn_s10() {
@@ -139,6 +147,8 @@ scn_s10() {
     printf '%s\n' "$BASELINE_FSTAB" >/etc/fstab
 
     note "D: a namespace made beforehand with --propagation slave sees the mount on $MNT, nothing staged"
+    note "   (/ made shared first, as systemd makes it: without that nothing propagates at all)"
+    mount --make-rshared /
     unshare -m --propagation slave sleep 300 &
     local ns=$!
     sleep 0.5
@@ -151,15 +161,16 @@ scn_s10() {
     fi
     kill "$ns" 2>/dev/null
     umount "$MNT"
+    # Back to the stub guest's private mounts, which every later scenario was written for.
+    mount --make-rprivate /
 
     note "E: a helper killed between mount.nfs and the move leaves its staged mount; the agent"
     note "   reports nothing for it and removes it"
-    local out=/run/nfs-gds-agent-test dead live
+    local out=/run/nfs-gds-agent-test i
     rm -rf "$out" && mkdir -p "$out"
-    dead=$(delayed_helper /mnt/gds2 60)
+    delayed_helper /mnt/gds2 60
     wait_staged 1
-    pkill -9 -f "mount.nfs-gds $SPEC /mnt/gds2"
-    wait "$dead" 2>/dev/null
+    kill_delayed /mnt/gds2
     note "left behind: $(staged_nfs)"
     run agent-staged 120 nfs-gds agent --once --status-file "$out/s.json" --nfd-dir "$out/f" --textfile-dir "$out/t"
     if jq -e '.mounts[]? | select(.target | startswith("/run/nfs-gds/stage"))' "$out/s.json" >/dev/null 2>&1; then
@@ -169,17 +180,20 @@ scn_s10() {
     expect_stage_empty agent-sweep
 
     note "F: the next helper removes a dead run's staging while a live helper's survives"
-    dead=$(delayed_helper /mnt/gds2 60)
+    note "   (the live one first: a helper starting sweeps what dead ones left)"
+    delayed_helper /mnt/gds3 40
+    local live=$DELAYED_PID
     wait_staged 1
-    pkill -9 -f "mount.nfs-gds $SPEC /mnt/gds2"
-    wait "$dead" 2>/dev/null
-    live=$(delayed_helper /mnt/gds3 15)
+    delayed_helper /mnt/gds2 60
     wait_staged 2
+    kill_delayed /mnt/gds2
+    note "staged now: $(staged_nfs)"
     run mount-sweeps 120 mount -t nfs-gds "$SPEC" /mnt/gds2
     expect_rc mount-sweeps 0
     expect_output mount-sweeps 'cleaned up after an nfs-gds helper that did not finish' "the sweep is not reported"
     [ "$(staged_nfs | grep -c .)" = 1 ] || fail "the live helper's staged mount did not survive: $(staged_nfs)"
-    wait "$live"
+    kill -0 "$live" 2>/dev/null || fail "the live helper ended before the sweep was checked (held back too briefly?)"
+    for i in $(seq 900); do is_mounted /mnt/gds3 && break; sleep 0.1; done
     note "the live helper: $(cat "$SCN_DIR/delayed-gds3.out")"
     is_mounted /mnt/gds3 || fail "the live helper's mount did not reach /mnt/gds3: $(cat "$SCN_DIR/delayed-gds3.out")"
     expect_xprt /mnt/gds3 rdma

@@ -46,19 +46,12 @@ pub fn judge(at: &At, out: &mut Vec<Finding>) -> bool {
         return false;
     }
     let mut problems = oci::unknown_annotations(keys.iter().copied());
-    let marked_path: Vec<&str> = annotations_path
-        .iter()
-        .copied()
-        .chain([oci::GDS_ANNOTATION])
-        .collect();
+    let key_path = |key| -> Vec<&str> { annotations_path.iter().copied().chain([key]).collect() };
+    let marked_path = key_path(oci::GDS_ANNOTATION);
     if let Some(value) = node_at(at.doc, &marked_path).and_then(scalar_text) {
         problems.extend(oci::gds_marks(&value).err());
     }
-    let listed_path: Vec<&str> = annotations_path
-        .iter()
-        .copied()
-        .chain([oci::GDS_VOLUMES_ANNOTATION])
-        .collect();
+    let listed_path = key_path(oci::GDS_VOLUMES_ANNOTATION);
     if let Some(listed) = node_at(at.doc, &listed_path).and_then(scalar_text) {
         let listed =
             oci::Marks::of(&[(oci::GDS_VOLUMES_ANNOTATION.to_string(), listed)].into()).volumes;

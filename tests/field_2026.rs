@@ -230,6 +230,37 @@ fn check_says_before_mounting_which_kernels_drop_nconnect_for_an_fstab_line() {
     );
 }
 
+/// An fstab line without `vers=` is mounted at the policy's `[options] vers` by the helper, and
+/// `check` and `doctor` judge it at that version: NFSv3 honours nconnect on every kernel, so
+/// no warning about NFSv4 nconnect for a line the helper mounts as NFSv3.
+#[test]
+fn an_fstab_line_without_vers_is_judged_at_the_version_the_policy_mounts_it_with() {
+    let f = nconnect_node("6.1.176");
+    f.write(
+        "etc/fstab",
+        "filer:/data /mnt/data nfs-gds _netdev,nconnect=4 0 0\n",
+    );
+    // The built-in default is NFSv4.2: warned.
+    let (_, doc) = check_json(&f);
+    assert_eq!(status(&doc, "nconnect-kernel"), "warn", "{doc:#}");
+    f.write("etc/nfs-gds/nfs-gds.toml", "[options]\nvers = \"3\"\n");
+    let (_, doc) = check_json(&f);
+    assert_eq!(status(&doc, "nconnect-kernel"), "skip", "{doc:#}");
+    assert!(
+        summary(&doc, "nconnect-kernel").contains("no NFSv4.x mount asks for nconnect above 1"),
+        "{doc:#}"
+    );
+    let (_, doctor) = doctor_json(&f, &[]);
+    assert_eq!(status(&doctor, "nconnect-kernel"), "skip", "{doctor:#}");
+    // The line names its version: that one, whatever the policy's default.
+    f.write(
+        "etc/fstab",
+        "filer:/data /mnt/data nfs-gds _netdev,v4.1,nconnect=4 0 0\n",
+    );
+    let (_, doc) = check_json(&f);
+    assert_eq!(status(&doc, "nconnect-kernel"), "warn", "{doc:#}");
+}
+
 #[test]
 fn a_rocky_weak_updates_link_that_loses_to_the_in_tree_rpcrdma_is_ranked_not_reinstalled() {
     const RUNNING: &str = "5.14.0-503.14.1.el9_5.x86_64";

@@ -302,3 +302,28 @@ spec:
     );
     assert!(!said.contains("names /data,"), "{said}");
 }
+
+/// A pod's `nfs-gds/gds` that is neither yes nor no is an error at its line: the container hook
+/// would take the pod as marked for GDS.
+#[test]
+fn a_gds_annotation_neither_yes_nor_no_fails_in_a_pod_template() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pod.yaml");
+    for (value, fails) in [("maybe", true), ("Off", false), ("Y", false)] {
+        std::fs::write(
+            &path,
+            format!("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n    nfs-gds/gds: \"{value}\"\nspec:\n  containers: [{{name: c}}]\n"),
+        )
+        .unwrap();
+        let o = lint(&[path.to_str().unwrap()], &[]);
+        let out = stdout(&o);
+        assert_eq!(o.status.code(), Some(i32::from(fails)), "{value}: {out}");
+        assert_eq!(
+            out.contains(&format!(
+                "pod.yaml:6: fail: Pod p: nfs-gds/gds is \"{value}\", which is neither yes nor no"
+            )),
+            fails,
+            "{value}: {out}"
+        );
+    }
+}

@@ -625,3 +625,82 @@ fn a_misspelt_key_or_a_path_the_container_lacks_is_said_logged_and_counted() {
     );
     assert!(prom.contains("\nnfs_gds_hook_annotation_problems_total{kind=\"no-such-volume\"} 1\n"));
 }
+
+/// The hook and `lint` read `nfs-gds/gds` by one rule: for each spelling, the hook refuses a
+/// TCP volume exactly when `lint` judges a volume so annotated as meant for GDS; a value that
+/// is neither yes nor no is said by the hook (and the container taken as marked) and an error
+/// for `lint`.
+#[test]
+fn the_hook_and_lint_agree_on_every_spelling_of_the_gds_annotation() {
+    let manifests = tempfile::tempdir().unwrap();
+    for (value, marks, known) in [
+        ("no", false, true),
+        ("true", true, true),
+        ("YES", true, true),
+        ("1", true, true),
+        ("on", true, true),
+        ("0", false, true),
+        ("off", false, true),
+        ("", false, true),
+        ("maybe", true, false),
+    ] {
+        let f = node_with_mount("tcp");
+        let log = syslog(&f);
+        let st = bundle(
+            &f,
+            &[("/mnt/gds/x", "/data")],
+            json!({"nfs-gds/gds": value}),
+        );
+        let o = hook(&f, st);
+        let said = stderr(&o);
+        let logged = logged(&log);
+        assert_eq!(
+            logged.iter().any(|l| l.contains("nfs-gds/gds is ")),
+            !known,
+            "{value:?}: {logged:?}"
+        );
+        assert_eq!(
+            counts(&f).and_then(|c| c.get("annotation_problems").cloned()),
+            (!known).then(|| json!({"unknown_key": 0, "no_such_volume": 0, "bad_value": 1})),
+            "{value:?}"
+        );
+        assert_eq!(o.status.code(), Some(i32::from(marks)), "{value:?}: {said}");
+        assert_eq!(
+            said.contains("refusing container c0ffee: /data: "),
+            marks,
+            "{value:?}: {said}"
+        );
+        assert_eq!(
+            said.contains(&format!("warning: container c0ffee: nfs-gds/gds is {value:?}, which is neither yes nor no: true, yes, y, 1, on mark every NFS volume for GDS; false, no, n, 0, off or empty do not (case aside), so the container is taken as marked\n")),
+            !known,
+            "{value:?}: {said}"
+        );
+
+        let path = manifests.path().join("pv.yaml");
+        std::fs::write(
+            &path,
+            format!("apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: x\n  annotations: {{nfs-gds/gds: \"{value}\"}}\nspec:\n  mountOptions: [hard, vers=3]\n  nfs: {{server: s, path: /e}}\n"),
+        )
+        .unwrap();
+        let l = crate::support::nfs_gds()
+            .arg("lint")
+            .arg(&path)
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&l.stdout).into_owned();
+        assert_eq!(
+            out.contains(
+                "pv.yaml:7: fail: PersistentVolume x: its mountOptions do not ask for RDMA"
+            ),
+            marks,
+            "{value:?}: {out}"
+        );
+        assert_eq!(out.contains("[volume-not-gds]"), !marks, "{value:?}: {out}");
+        assert_eq!(
+            out.contains(&format!("pv.yaml:5: fail: PersistentVolume x: nfs-gds/gds is {value:?}, which is neither yes nor no: true, yes, y, 1, on mark every NFS volume for GDS; false, no, n, 0, off or empty do not (case aside) [annotation-value]")),
+            !known,
+            "{value:?}: {out}"
+        );
+        assert_eq!(l.status.code(), Some(i32::from(marks)), "{value:?}: {out}");
+    }
+}

@@ -2,7 +2,8 @@
 //! many it let start with a warning, since boot. Runtimes drop a hook's stderr, so each refusal
 //! and warning is counted here (and logged to the system log) for the agent to export as
 //! `nfs_gds_oci_hook_refusals_total` and `nfs_gds_oci_hook_warnings_total`; and the annotation
-//! problems it found (an unknown `nfs-gds/` key, a listed volume the container does not have),
+//! problems it found (an unknown `nfs-gds/` key, a listed volume the container does not have, a
+//! `nfs-gds/gds` value neither yes nor no),
 //! as `nfs_gds_hook_annotation_problems_total{kind}`.
 //!
 //! One small JSON file, `run/nfs-gds/oci-hook.counts` below the root, in nfs-gds's own run
@@ -40,6 +41,13 @@ pub struct ProblemCounts {
     pub unknown_key: u64,
     #[serde(default)]
     pub no_such_volume: u64,
+    /// Left out of the file while zero: the file reads as it did before the kind was counted.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub bad_value: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl ProblemCounts {
@@ -48,10 +56,11 @@ impl ProblemCounts {
     }
 
     /// Each kind with its label value.
-    pub fn by_kind(&self) -> [(&'static str, u64); 2] {
+    pub fn by_kind(&self) -> [(&'static str, u64); 3] {
         [
             (crate::oci::UNKNOWN_KEY, self.unknown_key),
             (crate::oci::NO_SUCH_VOLUME, self.no_such_volume),
+            (crate::oci::BAD_VALUE, self.bad_value),
         ]
     }
 }
@@ -87,6 +96,7 @@ pub fn add_problems(root: &Root, kinds: &[&str]) -> io::Result<HookCounts> {
         for kind in kinds {
             let n = match *kind {
                 crate::oci::UNKNOWN_KEY => &mut c.annotation_problems.unknown_key,
+                crate::oci::BAD_VALUE => &mut c.annotation_problems.bad_value,
                 _ => &mut c.annotation_problems.no_such_volume,
             };
             *n = n.saturating_add(1);
@@ -184,13 +194,14 @@ mod tests {
             &[crate::oci::UNKNOWN_KEY, crate::oci::NO_SUCH_VOLUME],
         )
         .unwrap();
-        let c2 = add_problems(&root, &[crate::oci::UNKNOWN_KEY]).unwrap();
+        let c2 = add_problems(&root, &[crate::oci::UNKNOWN_KEY, crate::oci::BAD_VALUE]).unwrap();
         assert_eq!((c.refusals, c.warnings), (2, 1));
         assert_eq!(
             c2.annotation_problems,
             ProblemCounts {
                 unknown_key: 2,
-                no_such_volume: 1
+                no_such_volume: 1,
+                bad_value: 1
             }
         );
     }

@@ -113,7 +113,7 @@ fn hook_series(pass: &Pass, out: &mut impl Write) -> io::Result<()> {
     typed_header(
         out,
         "nfs_gds_hook_annotation_problems_total",
-        "Container starts whose nfs-gds/ annotations nfs-gds oci-hook could not use (kind: unknown-key, a misspelt key; no-such-volume, nfs-gds/gds-volumes names a path the container does not mount).",
+        "Container starts whose nfs-gds/ annotations nfs-gds oci-hook could not use (kind: unknown-key, a misspelt key; no-such-volume, nfs-gds/gds-volumes names a path the container does not mount; bad-value, nfs-gds/gds is neither yes nor no).",
         "counter",
     )?;
     for (kind, n) in pass.oci_hook.annotation_problems.by_kind() {

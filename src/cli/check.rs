@@ -28,7 +28,7 @@ pub fn judge_node(
     probe: bool,
 ) -> Result<(HostFacts, Judgement), CmdError> {
     let facts = HostFacts::read(&ctx.host.root)?;
-    let planned = fstab_lines(&facts)?;
+    let planned = fstab_lines(&facts, policy)?;
     Ok(judge_with(facts, policy, probe, planned))
 }
 
@@ -59,13 +59,16 @@ fn judge_with(
 }
 
 /// What the running kernel will do with the options of the `nfs-gds` lines of fstab, before any
-/// of them is mounted (`nconnect-kernel`); nothing when fstab has no such line.
-fn fstab_lines(facts: &HostFacts) -> Result<Vec<CheckResult>, CmdError> {
+/// of them is mounted (`nconnect-kernel`, at the version `policy` has the helper mount them
+/// with); nothing when fstab has no such line.
+fn fstab_lines(facts: &HostFacts, policy: &Policy) -> Result<Vec<CheckResult>, CmdError> {
     let text = facts.root.read_text_lossy("etc/fstab")?.unwrap_or_default();
     let entries = parse_nfs_gds_entries(&text);
-    Ok(nconnect_before_mount(&facts.kernel, &entries)
-        .into_iter()
-        .collect())
+    Ok(
+        nconnect_before_mount(&facts.kernel, &policy.options, &entries)
+            .into_iter()
+            .collect(),
+    )
 }
 
 /// The node's report, for [`super::report::show`].

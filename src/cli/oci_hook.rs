@@ -211,7 +211,11 @@ fn say_problems(root: &Root, state: &oci::State, problems: &[oci::AnnotationProb
     }
     let who = container(Some(state));
     for p in problems {
-        let line = escape_control(&format!("warning: {who}: {p}")).into_owned();
+        let taken = match p {
+            oci::AnnotationProblem::BadValue { .. } => ", so the container is taken as marked",
+            _ => "",
+        };
+        let line = escape_control(&format!("warning: {who}: {p}{taken}")).into_owned();
         let _ = std::io::Write::write_all(
             &mut std::io::stderr(),
             format!("nfs-gds: {line}\n").as_bytes(),

@@ -160,7 +160,7 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
         }
     }
     // What the kernel will do with the lines' nconnect, judged as `check` judges it.
-    if let Some(r) = fstab::nconnect_before_mount(&facts.kernel, &fstab_entries) {
+    if let Some(r) = fstab::nconnect_before_mount(&facts.kernel, &policy.options, &fstab_entries) {
         let planned = verdict::judge(vec![r.with_pointer(fix::TO_PLAN)], &policy.for_node());
         verdict = verdict.max(planned.verdict());
         checks.extend(planned.results);

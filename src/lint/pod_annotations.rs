@@ -2,10 +2,12 @@
 //! makes pods), judged as the container hook reads them: a key nfs-gds does not read
 //! (`nfs-gds/gds-volume` for `nfs-gds/gds-volumes`), or a `nfs-gds/gds-volumes` path no
 //! container of the pod mounts a volume at, switches the gate off for the volume meant, so both
-//! are errors here.
+//! are errors here; so is a `nfs-gds/gds` value that is neither yes nor no
+//! ([`oci::gds_marks`], the hook's own rule).
 
 use std::path::PathBuf;
 
+use super::volumes::ANNOTATION_VALUE;
 use super::yaml::{node_at, scalar_text, str_at, At};
 use super::{Finding, Severity};
 use crate::oci::{self, AnnotationProblem};
@@ -44,11 +46,12 @@ pub fn judge(at: &At, out: &mut Vec<Finding>) -> bool {
         return false;
     }
     let mut problems = oci::unknown_annotations(keys.iter().copied());
-    let listed_path: Vec<&str> = annotations_path
-        .iter()
-        .copied()
-        .chain([oci::GDS_VOLUMES_ANNOTATION])
-        .collect();
+    let key_path = |key| -> Vec<&str> { annotations_path.iter().copied().chain([key]).collect() };
+    let marked_path = key_path(oci::GDS_ANNOTATION);
+    if let Some(value) = node_at(at.doc, &marked_path).and_then(scalar_text) {
+        problems.extend(oci::gds_marks(&value).err());
+    }
+    let listed_path = key_path(oci::GDS_VOLUMES_ANNOTATION);
     if let Some(listed) = node_at(at.doc, &listed_path).and_then(scalar_text) {
         let listed =
             oci::Marks::of(&[(oci::GDS_VOLUMES_ANNOTATION.to_string(), listed)].into()).volumes;
@@ -62,10 +65,12 @@ pub fn judge(at: &At, out: &mut Vec<Finding>) -> bool {
                 at_key
             }
             AnnotationProblem::NoSuchVolume { .. } => listed_path.clone(),
+            AnnotationProblem::BadValue { .. } => marked_path.clone(),
         };
         let rule = match p {
             AnnotationProblem::UnknownKey { .. } => "annotation-key",
             AnnotationProblem::NoSuchVolume { .. } => "annotation-volume",
+            AnnotationProblem::BadValue { .. } => ANNOTATION_VALUE,
         };
         out.push(at.finding(
             &line_path,

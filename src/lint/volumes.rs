@@ -3,17 +3,20 @@
 //! export and mount options (each option with its line), and whether each is meant for GDS.
 //!
 //! A volume is meant for GDS when its options ask for RDMA, or when it carries the annotation
-//! [`GDS_ANNOTATION`]`: "true"` (the way to say it of a volume whose options forgot RDMA).
+//! [`GDS_ANNOTATION`]`: "true"` (the way to say it of a volume whose options forgot RDMA), read
+//! by the container hook's rule ([`oci::gds_marks`]): a value that is neither yes nor no is an
+//! error, and the volume is taken as meant for GDS, as the hook takes a container.
 //! Every NFS volume counts for the transport trap, GDS or not.
 
 use super::yaml::{node_at, scalar_text, str_at, At};
 use super::{Finding, Severity};
+use crate::oci::{self, GDS_ANNOTATION};
 
 /// csi-driver-nfs's driver and provisioner name.
 pub const CSI_NFS_DRIVER: &str = "nfs.csi.k8s.io";
 
-/// The annotation that marks a volume (or class) as meant for GDS over NFS/RDMA.
-pub const GDS_ANNOTATION: &str = "nfs-gds/gds";
+/// The rule of a `nfs-gds/gds` value that is neither yes nor no ([`oci::gds_marks`]).
+pub const ANNOTATION_VALUE: &str = "annotation-value";
 
 /// One mount option and the line it is written on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -150,9 +153,19 @@ pub fn nfs_volume(at: &At, kind: &str, out: &mut Vec<Finding>) -> Option<NfsVolu
         options,
         meant_for_gds: false,
     };
-    let annotated = node_at(doc, &["metadata", "annotations", GDS_ANNOTATION])
-        .and_then(scalar_text)
-        .is_some_and(|s| s == "true");
+    let annotation = ["metadata", "annotations", GDS_ANNOTATION];
+    let annotated = match node_at(doc, &annotation).and_then(scalar_text) {
+        None => false,
+        Some(value) => oci::gds_marks(&value).unwrap_or_else(|problem| {
+            out.push(v.finding_at(
+                super::yaml::line_at(doc, &annotation),
+                Severity::Fail,
+                ANNOTATION_VALUE,
+                format!("{}: {problem}", v.what),
+            ));
+            true
+        }),
+    };
     v.meant_for_gds = annotated || v.asks_for_rdma();
     if !v.meant_for_gds {
         out.push(v.finding_at(

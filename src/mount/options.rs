@@ -300,12 +300,10 @@ fn once<T: PartialEq>(
 }
 
 fn version_of(opt: &str) -> Result<NfsVersion, OptionError> {
-    let text = match opt.split_once('=') {
-        Some((_, v)) => v,
-        None => opt.trim_start_matches('v'),
-    };
-    text.parse::<NfsVersion>()
-        .map_err(|e| bad(opt, e.to_string()))
+    match crate::nfs::named_version(opt) {
+        Some(v) => v.map_err(|e| bad(opt, e.to_string())),
+        None => Err(bad(opt, "names no NFS version")),
+    }
 }
 
 /// Rebuilds the option string received from mount(8) for mount.nfs.
@@ -398,7 +396,7 @@ pub fn rebuild(
         "rdma"
     };
     let user_port = port.is_some();
-    let version = version.map(|(v, _)| v).unwrap_or(defaults.vers);
+    let version = defaults.version(version.map(|(v, _)| v));
     if !remount {
         options.push(format!("vers={version}"));
         options.push(format!("proto={netid}"));

@@ -1,7 +1,10 @@
 //! The NFS facts the helper fills in when a mount does not say them: the protocol version and
 //! the port an NFS/RDMA server listens on; and the one rule for a port other than that one, and
-//! for the number of connections the kernel takes.
+//! for the number of connections the kernel takes. The version a mount is made with is decided
+//! here once ([`OptionDefaults::version`]): the helper mounts by it, and `check` and `doctor`
+//! judge an `nfs-gds` fstab line by it.
 
+use super::version::BadVersion;
 use super::NfsVersion;
 
 /// The port NFS/RDMA servers listen on (`NFS_RDMA_PORT`); the kernel's default for RDMA mounts.
@@ -32,6 +35,39 @@ pub struct OptionDefaults {
     pub port: u16,
 }
 
+impl OptionDefaults {
+    /// The version a mount is made with: the one its options name, else [`Self::vers`] (the
+    /// policy's `[options] vers`, or [`NfsVersion::DEFAULT`]), as the helper fills it in.
+    pub fn version(&self, named: Option<NfsVersion>) -> NfsVersion {
+        named.unwrap_or(self.vers)
+    }
+
+    /// [`Self::version`] of a mount asking `options` (one option each, as an fstab line or
+    /// `-o` gives them): the rightmost version they name, as mount.nfs takes it. A version
+    /// nfs-gds does not mount (`vers=2`) names none here; the helper refuses it.
+    pub fn version_of<'a>(&self, options: impl IntoIterator<Item = &'a str>) -> NfsVersion {
+        let named = options
+            .into_iter()
+            .filter_map(named_version)
+            .filter_map(Result::ok)
+            .last();
+        self.version(named)
+    }
+}
+
+/// The version `option` names: `vers=V`, `nfsvers=V` or the flag `vV` (`v3`, `v4.1`); `None`
+/// when it names none.
+pub fn named_version(option: &str) -> Option<Result<NfsVersion, BadVersion>> {
+    let text = match option.split_once('=') {
+        Some(("vers" | "nfsvers", v)) => v,
+        Some(_) => return None,
+        None => option
+            .strip_prefix('v')
+            .filter(|v| v.starts_with(|c: char| c.is_ascii_digit()))?,
+    };
+    Some(text.parse())
+}
+
 impl Default for OptionDefaults {
     fn default() -> Self {
         OptionDefaults {
@@ -44,6 +80,30 @@ impl Default for OptionDefaults {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mount_is_made_with_the_version_it_names_else_the_default() {
+        let v3 = OptionDefaults {
+            vers: NfsVersion::V3,
+            ..OptionDefaults::default()
+        };
+        assert_eq!(v3.version_of(["_netdev", "nconnect=4"]), NfsVersion::V3);
+        assert_eq!(
+            OptionDefaults::default().version_of(["nconnect=4"]),
+            NfsVersion::DEFAULT
+        );
+        assert_eq!(v3.version_of(["vers=4.1"]), NfsVersion::V4(Some(1)));
+        assert_eq!(v3.version_of(["nfsvers=4"]), NfsVersion::V4(None));
+        assert_eq!(v3.version_of(["v4.2", "hard"]), NfsVersion::V4(Some(2)));
+        assert_eq!(
+            v3.version_of(["vers=4.1", "vers=4.2"]),
+            NfsVersion::V4(Some(2))
+        );
+        assert_eq!(v3.version_of(["vers=2", "verbose"]), NfsVersion::V3);
+        assert_eq!(named_version("v2").map(|r| r.is_err()), Some(true));
+        assert_eq!(named_version("vers"), None);
+        assert_eq!(named_version("port=4"), None);
+    }
 
     #[test]
     fn only_a_port_other_than_20049_is_warned_about_and_the_warning_names_20049() {

@@ -7,7 +7,7 @@ pub mod source;
 pub mod version;
 
 pub use defaults::{
-    rdma_port_warning, OptionDefaults, NFS_MAX_CONNECTIONS, NFS_PORT, NFS_RDMA_PORT,
+    named_version, rdma_port_warning, OptionDefaults, NFS_MAX_CONNECTIONS, NFS_PORT, NFS_RDMA_PORT,
 };
 pub use export_identity::{ServerAddrs, ShownExport};
 pub use source::{NfsSource, Sameness, ServerHost, SourceError};

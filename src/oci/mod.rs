@@ -4,7 +4,8 @@
 //! memory). Both are parsed into these few fields rather than a whole typed runtime spec: a hook
 //! that runs on every container start reads what it needs and nothing more.
 //!
-//! Also the annotations that mark a container's volumes for GDS ([`Marks`]) and the lexical
+//! Also the annotations that mark a container's volumes for GDS ([`Marks`]; the values of
+//! `nfs-gds/gds`, for the hook and `lint` alike: [`gds_marks`]) and the lexical
 //! path rule the hook compares paths with ([`clean_path`]): a hook never resolves a path that
 //! may lie below an NFS mount point, since a hard mount of a dead server would hang it.
 
@@ -17,8 +18,44 @@ use serde::Deserialize;
 /// annotations (Kubernetes caps a pod's at 256 KiB).
 pub const MAX_STATE_BYTES: u64 = 1 << 20;
 
-/// `"true"`: every NFS volume of the container is meant for GDS.
+/// `"true"`: every NFS volume of the container is meant for GDS (the values it takes:
+/// [`gds_marks`]).
 pub const GDS_ANNOTATION: &str = "nfs-gds/gds";
+
+/// The values of [`GDS_ANNOTATION`] that mark (ASCII case-insensitive).
+pub const MARKING_VALUES: [&str; 5] = ["true", "yes", "y", "1", "on"];
+/// The values of [`GDS_ANNOTATION`] that do not mark (ASCII case-insensitive), besides the
+/// empty string.
+pub const NOT_MARKING_VALUES: [&str; 5] = ["false", "no", "n", "0", "off"];
+
+/// Whether `value` of [`GDS_ANNOTATION`] marks every NFS volume for GDS: the one rule the
+/// container hook and `lint` read the annotation by. [`MARKING_VALUES`] mark;
+/// [`NOT_MARKING_VALUES`] and the empty string do not (spaces around it are ignored, case too);
+/// any other value is a [`AnnotationProblem::BadValue`], which `lint` reports as an error and
+/// the hook says and takes as marking (a visible refusal beats a silent pass).
+pub fn gds_marks(value: &str) -> Result<bool, AnnotationProblem> {
+    let v = value.trim();
+    let is = |values: &[&str]| values.iter().any(|x| v.eq_ignore_ascii_case(x));
+    if is(&MARKING_VALUES) {
+        Ok(true)
+    } else if v.is_empty() || is(&NOT_MARKING_VALUES) {
+        Ok(false)
+    } else {
+        Err(AnnotationProblem::BadValue {
+            key: GDS_ANNOTATION,
+            value: value.to_string(),
+        })
+    }
+}
+
+/// The value of [`GDS_ANNOTATION`] in `annotations` that [`gds_marks`] does not know, if any.
+pub fn bad_values(annotations: &BTreeMap<String, String>) -> Vec<AnnotationProblem> {
+    annotations
+        .get(GDS_ANNOTATION)
+        .and_then(|v| gds_marks(v).err())
+        .into_iter()
+        .collect()
+}
 /// `"/data,/ckpt"`: the volumes mounted at these container paths are meant for GDS.
 pub const GDS_VOLUMES_ANNOTATION: &str = "nfs-gds/gds-volumes";
 
@@ -54,6 +91,8 @@ pub const ANNOTATION_PREFIX: &str = "nfs-gds/";
 pub const UNKNOWN_KEY: &str = "unknown-key";
 /// [`AnnotationProblem::kind`] of a listed volume the container does not mount.
 pub const NO_SUCH_VOLUME: &str = "no-such-volume";
+/// [`AnnotationProblem::kind`] of a value that is neither yes nor no.
+pub const BAD_VALUE: &str = "bad-value";
 
 /// An annotation that switches the gate off where the user meant it on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,6 +107,8 @@ pub enum AnnotationProblem {
         path: PathBuf,
         mounted: Vec<PathBuf>,
     },
+    /// A known key whose value is neither one that marks nor one that does not.
+    BadValue { key: &'static str, value: String },
 }
 
 impl AnnotationProblem {
@@ -76,6 +117,7 @@ impl AnnotationProblem {
         match self {
             AnnotationProblem::UnknownKey { .. } => UNKNOWN_KEY,
             AnnotationProblem::NoSuchVolume { .. } => NO_SUCH_VOLUME,
+            AnnotationProblem::BadValue { .. } => BAD_VALUE,
         }
     }
 }
@@ -103,6 +145,12 @@ impl std::fmt::Display for AnnotationProblem {
                 }
                 Ok(())
             }
+            AnnotationProblem::BadValue { key, value } => write!(
+                f,
+                "{key} is {value:?}, which is neither yes nor no: {} mark every NFS volume for GDS; {} or empty do not (case aside)",
+                MARKING_VALUES.join(", "),
+                NOT_MARKING_VALUES.join(", ")
+            ),
         }
     }
 }
@@ -262,7 +310,8 @@ pub fn parse_config(path: &str, bytes: &[u8]) -> Result<Config, OciError> {
 /// Which volumes a container's annotations mark for GDS.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Marks {
-    /// `nfs-gds/gds` set to anything but `false` (or empty): every NFS volume.
+    /// `nfs-gds/gds` marks ([`gds_marks`], a value it does not know included): every NFS
+    /// volume.
     pub all: bool,
     /// The container paths `nfs-gds/gds-volumes` lists, cleaned.
     pub volumes: Vec<PathBuf>,
@@ -271,10 +320,9 @@ pub struct Marks {
 impl Marks {
     /// The marks in `annotations`.
     pub fn of(annotations: &BTreeMap<String, String>) -> Marks {
-        let all = annotations.get(GDS_ANNOTATION).is_some_and(|v| {
-            let v = v.trim();
-            !v.is_empty() && !v.eq_ignore_ascii_case("false")
-        });
+        let all = annotations
+            .get(GDS_ANNOTATION)
+            .is_some_and(|v| gds_marks(v).unwrap_or(true));
         let volumes = annotations
             .get(GDS_VOLUMES_ANNOTATION)
             .map(|v| {
@@ -429,10 +477,54 @@ mod tests {
         assert!(m.marks(Path::new("/data")));
         assert!(m.marks(Path::new("/ckpt")));
         assert!(!m.marks(Path::new("/other")));
-        assert!(!Marks::of(&a(GDS_ANNOTATION, "false")).any());
-        assert!(!Marks::of(&a(GDS_ANNOTATION, "")).any());
-        assert!(Marks::of(&a(GDS_ANNOTATION, "True")).all);
         assert!(!Marks::of(&BTreeMap::new()).any());
+    }
+
+    /// One table for the hook ([`Marks::of`], [`bad_values`]) and `lint` (which calls
+    /// [`gds_marks`]): each spelling marks, does not, or is a problem that marks in the hook.
+    #[test]
+    fn the_gds_value_is_read_by_one_rule() {
+        let table: &[(&str, Option<bool>)] = &[
+            ("true", Some(true)),
+            ("True", Some(true)),
+            ("YES", Some(true)),
+            ("y", Some(true)),
+            ("1", Some(true)),
+            (" on ", Some(true)),
+            ("false", Some(false)),
+            ("FALSE", Some(false)),
+            ("no", Some(false)),
+            ("N", Some(false)),
+            ("0", Some(false)),
+            ("Off", Some(false)),
+            ("", Some(false)),
+            ("  ", Some(false)),
+            ("maybe", None),
+            ("2", None),
+            ("enable", None),
+        ];
+        for (value, want) in table {
+            let annotations = BTreeMap::from([(GDS_ANNOTATION.to_string(), value.to_string())]);
+            let hook = Marks::of(&annotations).all;
+            let problems = bad_values(&annotations);
+            match want {
+                Some(marks) => {
+                    assert_eq!(gds_marks(value), Ok(*marks), "{value:?}");
+                    assert_eq!(hook, *marks, "{value:?}");
+                    assert!(problems.is_empty(), "{value:?}");
+                }
+                None => {
+                    let e = gds_marks(value).unwrap_err();
+                    assert_eq!(e.kind(), BAD_VALUE);
+                    assert!(hook, "{value:?}: an unknown value is taken as marking");
+                    assert_eq!(problems, std::slice::from_ref(&e), "{value:?}");
+                    assert_eq!(
+                        e.to_string(),
+                        format!("nfs-gds/gds is {value:?}, which is neither yes nor no: true, yes, y, 1, on mark every NFS volume for GDS; false, no, n, 0, off or empty do not (case aside)")
+                    );
+                }
+            }
+        }
     }
 
     #[test]

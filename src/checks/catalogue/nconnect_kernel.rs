@@ -10,7 +10,7 @@ use crate::checks::check::{Check, Detail, MountSubject, Scope};
 use crate::checks::{CheckId, CheckResult, Level};
 use crate::host::kernel::KernelInfo;
 use crate::host::mounts::nconnect_rdma::{nconnect_rdma, NconnectRdma, COMMIT};
-use crate::nfs::NfsVersion;
+use crate::nfs::{NfsVersion, OptionDefaults};
 
 pub const ID: CheckId = CheckId::new("nconnect-kernel");
 
@@ -40,12 +40,14 @@ fn run(subject: &MountSubject, _detail: Detail) -> CheckResult {
     }
 }
 
-/// The NFS version an ask names (`vers=`, `nfsvers=`), else `default`.
+/// The NFS version an ask names, else `default`: [`OptionDefaults::version_of`], the helper's
+/// rule.
 fn version_of(a: &Asked, default: NfsVersion) -> NfsVersion {
-    a.option("vers")
-        .or_else(|| a.option("nfsvers"))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+    let defaults = OptionDefaults {
+        vers: default,
+        ..OptionDefaults::default()
+    };
+    defaults.version_of(a.options.split(','))
 }
 
 /// Judges what each ask (with the version it mounts when it names none) will get from

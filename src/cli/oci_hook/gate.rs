@@ -101,7 +101,8 @@ pub fn decide(state: &State, inputs: &Inputs) -> (Answer, Noted) {
     (answer, noted)
 }
 
-/// The annotations' problems: unknown keys, and listed paths the container has no volume at
+/// The annotations' problems: unknown keys, a `nfs-gds/gds` value neither yes nor no, and listed
+/// paths the container has no volume at
 /// (unless it has no volume at all: a pod's infra container gets the pod's annotations too).
 fn annotation_problems(
     state: &State,
@@ -115,6 +116,10 @@ fn annotation_problems(
             .filter(|k| !state.annotations.contains_key(*k)),
     );
     let mut problems = oci::unknown_annotations(keys.map(String::as_str));
+    problems.extend(oci::bad_values(&state.annotations));
+    if !state.annotations.contains_key(oci::GDS_ANNOTATION) {
+        problems.extend(oci::bad_values(&config.annotations));
+    }
     let mounted: Vec<PathBuf> = config
         .mounts
         .iter()

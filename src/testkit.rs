@@ -20,3 +20,27 @@ pub fn table(mountinfo: &str, mountstats: &str) -> MountTable {
         parse_mountstats(mountstats.as_bytes()),
     )
 }
+
+/// Runs `f` on a thread of its own that is in a private mount namespace (`unshare`, then `/`
+/// made private recursively): real mounts, seen by nothing outside the thread. Where the
+/// namespace cannot be made (no root, a seccomp filter), says so and runs nothing.
+pub fn in_private_mount_namespace(f: impl FnOnce() + Send + 'static) {
+    std::thread::spawn(move || {
+        if let Err(e) = nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNS) {
+            eprintln!("skipped: no private mount namespace here ({e})");
+            return;
+        }
+        let none: Option<&str> = None;
+        nix::mount::mount(
+            none,
+            "/",
+            none,
+            nix::mount::MsFlags::MS_REC | nix::mount::MsFlags::MS_PRIVATE,
+            none,
+        )
+        .unwrap();
+        f();
+    })
+    .join()
+    .unwrap();
+}

@@ -223,13 +223,8 @@ mod tests {
         use nix::mount::{mount, MsFlags};
         let dir = tempfile::tempdir().unwrap();
         let base = dir.path().to_owned();
-        std::thread::spawn(move || {
-            if let Err(e) = nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNS) {
-                eprintln!("skipped: no private mount namespace here ({e})");
-                return;
-            }
+        crate::testkit::in_private_mount_namespace(move || {
             let none: Option<&str> = None;
-            mount(none, "/", none, MsFlags::MS_REC | MsFlags::MS_PRIVATE, none).unwrap();
             mount(Some("run"), &base, Some("tmpfs"), MsFlags::empty(), none).unwrap();
             mount(none, &base, none, MsFlags::MS_SHARED, none).unwrap();
             let (area, target) = (base.join("stage"), base.join("data"));
@@ -279,9 +274,7 @@ mod tests {
             let on_dir = after.topmost_at(&target).unwrap();
             assert_eq!(on_dir.info.mount_id, ours.mount_id, "the move keeps the id");
             assert_eq!(on_dir.info.source(), "nfs-like");
-        })
-        .join()
-        .unwrap();
+        });
     }
 
     #[test]

@@ -278,13 +278,8 @@ mod tests {
         use nix::mount::{mount, MsFlags};
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().to_owned();
-        std::thread::spawn(move || {
-            if let Err(e) = nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNS) {
-                eprintln!("skipped: no private mount namespace here ({e})");
-                return;
-            }
+        crate::testkit::in_private_mount_namespace(move || {
             let none: Option<&str> = None;
-            mount(none, "/", none, MsFlags::MS_REC | MsFlags::MS_PRIVATE, none).unwrap();
             for _ in 0..2 {
                 mount(Some("t"), &target, Some("tmpfs"), MsFlags::empty(), none).unwrap();
             }
@@ -325,8 +320,6 @@ mod tests {
             assert_eq!(after[0], before[0]);
             u.unmount(sys, &lower).unwrap();
             assert!(table().is_empty());
-        })
-        .join()
-        .unwrap();
+        });
     }
 }

@@ -672,3 +672,30 @@ fn a_staged_mount_is_named_and_never_judged_as_a_node_mount() {
         "{doc:#}"
     );
 }
+
+/// A hardened node whose kernel loads no more modules (`kernel.modules_disabled = 1`): the plan
+/// says so before any step that installs or reloads a module, and none of them is run by
+/// `provision --apply`.
+#[test]
+fn a_kernel_that_loads_no_more_modules_is_said_before_the_module_steps() {
+    let f = rhel_mlnx_ofed_plain();
+    let (_, before) = doctor_json(&f, &[]);
+    let steps = plan_titles(&before);
+    assert!(!steps.is_empty(), "{before:#}");
+    f.write("proc/sys/kernel/modules_disabled", "1\n");
+    let (_, doc) = doctor_json(&f, &[]);
+    let locked = plan_titles(&doc);
+    assert_eq!(
+        locked[0],
+        "This kernel loads no more modules: the steps below take effect only after a reboot"
+    );
+    assert_eq!(locked[1..], steps[..]);
+    assert!(
+        doc["plan"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s.get("action").is_none()),
+        "{doc:#}"
+    );
+}

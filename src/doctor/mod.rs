@@ -247,6 +247,10 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
                 .ok()
                 .and_then(|nb| nb.release.as_deref())
                 .and_then(|r| facts.boot.other(r)),
+            modules_locked: facts
+                .root
+                .read_text_lossy("proc/sys/kernel/modules_disabled")?
+                .is_some_and(|t| t.trim() == "1"),
         })
     };
     Ok(Diagnosis {

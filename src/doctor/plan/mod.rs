@@ -35,7 +35,21 @@ pub struct PlanInput<'a> {
     pub gds_mount: Option<&'a str>,
     /// The kernel the next boot starts, when it is not the running one.
     pub next_boot: Option<&'a KernelRpcrdma>,
+    /// `kernel.modules_disabled` is 1: the running kernel loads no module until it reboots.
+    pub modules_locked: bool,
 }
+
+/// The fixes whose steps install, load or reload a kernel module.
+const LOAD_MODULES: &[Fix] = &[
+    Fix::NvidiaFs,
+    Fix::RebuildNvidiaFs,
+    Fix::UpgradeNvidiaFs,
+    Fix::HookedRpcrdma,
+    Fix::GplExport,
+    Fix::AbiRpcrdma,
+    Fix::SignModules,
+    Fix::ReloadRpcrdma,
+];
 
 /// Builds the ordered plan: one group of steps per kind of fix the failing checks call for, in
 /// the order of [`Fix`], then a proof run.
@@ -184,7 +198,30 @@ pub fn plan(input: &PlanInput) -> Vec<Step> {
             ],
         ));
     }
+    if input.modules_locked && LOAD_MODULES.iter().any(|f| fixes.contains(f)) {
+        modules_locked_first(&mut steps);
+    }
     steps
+}
+
+/// On a kernel that loads no more modules (`kernel.modules_disabled = 1`, which stays set until
+/// the next boot), nothing that loads a module can work now: say so first, and leave every step
+/// to the admin (`provision --apply` would only fail at its `modprobe`).
+fn modules_locked_first(steps: &mut Vec<Step>) {
+    for s in steps.iter_mut() {
+        s.action = None;
+    }
+    steps.insert(
+        0,
+        Step::manual(
+            "This kernel loads no more modules: the steps below take effect only after a reboot",
+            "kernel.modules_disabled is 1 (set by a hardening profile or a sysctl once the boot's modules were loaded); it cannot be unset without rebooting, so nvidia_fs and a hooked rpcrdma can neither be loaded nor reloaded now",
+            vec![
+                "grep -rs modules_disabled /etc/sysctl.conf /etc/sysctl.d/ /usr/lib/sysctl.d/ /run/sysctl.d/".into(),
+                "# make sure nvidia_fs and rpcrdma are loaded before it is set (/etc/modules-load.d/), or set it later in the boot; then do the steps below and reboot".into(),
+            ],
+        ),
+    );
 }
 
 /// The command that comments out the configuration line at `origin`; the kernel command line

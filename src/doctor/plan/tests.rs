@@ -44,6 +44,7 @@ fn plan_for(s: &Stack, checks: &[CheckResult], usage: &RpcrdmaUsage) -> Vec<Step
         compat_allowed: false,
         gds_mount: None,
         next_boot: None,
+        modules_locked: false,
     })
 }
 
@@ -237,5 +238,49 @@ fn a_known_bad_nvidia_fs_gets_its_upgrade() {
         p[0].commands[0].starts_with("dnf upgrade nvidia-gds nvidia-fs-dkms"),
         "{:?}",
         p[0].commands
+    );
+}
+
+#[test]
+fn a_kernel_that_loads_no_more_modules_is_said_first_and_nothing_is_run() {
+    let s = stack(Family::Debian, Ofed::None, &inbox::Inbox);
+    let c = results(&[
+        (nvidia_fs_loaded::ID, Status::Pass),
+        (rpcrdma_hooks::ID, Status::Fail),
+    ]);
+    let unlocked = plan_for(&s, &c, &RpcrdmaUsage::default());
+    let locked = plan(&PlanInput {
+        stack: &s,
+        checks: &c,
+        usage: &RpcrdmaUsage::default(),
+        compat_allowed: false,
+        gds_mount: None,
+        next_boot: None,
+        modules_locked: true,
+    });
+    assert_eq!(locked.len(), unlocked.len() + 1);
+    assert_eq!(
+        locked[0].title,
+        "This kernel loads no more modules: the steps below take effect only after a reboot"
+    );
+    assert!(locked[0].why.contains("kernel.modules_disabled is 1"));
+    assert!(
+        locked.iter().all(|s| s.is_manual()),
+        "provision --apply runs nothing"
+    );
+    assert_eq!(titles(&locked[1..]), titles(&unlocked));
+    // Nothing to load, nothing said: a plan without module steps is left as it is.
+    let only_proof = plan(&PlanInput {
+        stack: &s,
+        checks: &results(&[(nvidia_fs_loaded::ID, Status::Pass)]),
+        usage: &RpcrdmaUsage::default(),
+        compat_allowed: true,
+        gds_mount: None,
+        next_boot: None,
+        modules_locked: true,
+    });
+    assert_eq!(
+        titles(&only_proof),
+        vec!["Prove GDS once with compatibility mode off"]
     );
 }

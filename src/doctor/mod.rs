@@ -29,7 +29,7 @@ use serde::Serialize;
 
 use crate::checks::{fix, registry, CheckResult, Verdict, SCHEMA_VERSION};
 use crate::host::mounts::staged::{staged_nfs, STAGE_AREA};
-use crate::host::mounts::{read_mount_table, read_mount_table_in_flight, MountsError};
+use crate::host::mounts::{read_mount_table, read_staged, MountsError};
 use crate::host::stack_facts::StackFacts;
 use crate::host::{HostError, HostFacts};
 use crate::nfs::ServerAddrs;
@@ -196,7 +196,7 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
             );
         }
     }
-    if let Ok(in_flight) = read_mount_table_in_flight(&facts.root) {
+    if let Ok(in_flight) = read_staged(&facts.root) {
         let staged = staged_nfs(&in_flight);
         if !staged.is_empty() {
             findings.push(finding(

@@ -13,13 +13,13 @@
 //! fixture root the tree's own `mount` program is run as `mount --move STAGED DIR` (a recording
 //! fake), as unmounting runs the tree's `umount`; trees have no propagation to isolate.
 
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 use rustix::fs::{fstat, FileType};
 
 use super::identity::MountIdentity;
-use super::unmount::{mismatch, seen};
+use super::unmount::{fd_path, not_held};
 use crate::host::mounts::MountTable;
 use crate::system::held::hold;
 use crate::system::System;
@@ -83,10 +83,6 @@ impl HeldTarget {
             fd: None,
         }
     }
-}
-
-fn fd_path(fd: &OwnedFd) -> PathBuf {
-    PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()))
 }
 
 /// Whether the staging area is a mount of its own that propagates nowhere.
@@ -160,8 +156,7 @@ impl Mover {
                     source,
                 };
                 let src = hold(from).map_err(failed)?;
-                let s = seen(&src).map_err(failed)?;
-                if let Some(why) = mismatch(staged, &s) {
+                if let Some(why) = not_held(&src, staged).map_err(failed)? {
                     return Err(MoveError::NotThatMount {
                         staged: from.clone(),
                         why,

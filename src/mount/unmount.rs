@@ -59,13 +59,13 @@ pub enum Unmounter {
 
 /// What `statx` says about the mount a descriptor is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Seen {
+struct Seen {
     mount_id: u64,
     unique_id: Option<u64>,
     device: (u32, u32),
 }
 
-pub(super) fn open_target(target: &Path) -> std::io::Result<OwnedFd> {
+fn open_target(target: &Path) -> std::io::Result<OwnedFd> {
     Ok(rustix::fs::open(
         target,
         OFlags::PATH | OFlags::NOFOLLOW | OFlags::DIRECTORY | OFlags::CLOEXEC,
@@ -73,7 +73,7 @@ pub(super) fn open_target(target: &Path) -> std::io::Result<OwnedFd> {
     )?)
 }
 
-pub(super) fn seen(fd: &OwnedFd) -> std::io::Result<Seen> {
+fn seen(fd: &OwnedFd) -> std::io::Result<Seen> {
     let old = statx(fd, "", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID)?;
     if old.stx_mask & StatxFlags::MNT_ID.bits() == 0 {
         return Err(std::io::Error::other(
@@ -96,6 +96,17 @@ pub(super) fn seen(fd: &OwnedFd) -> std::io::Result<Seen> {
     })
 }
 
+/// Why the mount the descriptor `fd` holds is not `mount`, when it is not (the check before
+/// acting on a held mount, an unmount or a move).
+pub(super) fn not_held(fd: &OwnedFd, mount: &MountIdentity) -> std::io::Result<Option<String>> {
+    Ok(mismatch(mount, &seen(fd)?))
+}
+
+/// What a path-taking system call is given to act on exactly the mount `fd` holds.
+pub(super) fn fd_path(fd: &OwnedFd) -> PathBuf {
+    PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+}
+
 /// The mount points of the mounts whose parent is mount `id`, in this thread's namespace.
 fn children_of(id: u32) -> std::io::Result<Vec<String>> {
     let text = std::fs::read("/proc/thread-self/mountinfo")?;
@@ -109,7 +120,7 @@ fn children_of(id: u32) -> std::io::Result<Vec<String>> {
 }
 
 /// Why the mount on the descriptor is not `mount`, if it is not.
-pub(super) fn mismatch(mount: &MountIdentity, seen: &Seen) -> Option<String> {
+fn mismatch(mount: &MountIdentity, seen: &Seen) -> Option<String> {
     if seen.mount_id != u64::from(mount.mount_id) {
         return Some(format!(
             "the mount on it now has id {}, not {}",
@@ -155,8 +166,7 @@ impl Unmounter {
                     source,
                 };
                 let fd = open_target(target).map_err(syscall)?;
-                let s = seen(&fd).map_err(syscall)?;
-                if let Some(why) = mismatch(mount, &s) {
+                if let Some(why) = not_held(&fd, mount).map_err(syscall)? {
                     return Err(UnmountError::NotThatMount {
                         target: target.to_owned(),
                         why,
@@ -169,8 +179,7 @@ impl Unmounter {
                         why: format!("something is mounted on it now ({})", children.join(", ")),
                     });
                 }
-                let held = format!("/proc/self/fd/{}", fd.as_raw_fd());
-                system.unmount(Path::new(&held), true).map_err(syscall)
+                system.unmount(&fd_path(&fd), true).map_err(syscall)
             }
             Unmounter::Program(program) => {
                 let status = system

@@ -204,6 +204,26 @@ pub fn read_mount_table_in_flight(root: &Root) -> Result<MountTable, MountsError
 /// the mounts in flight included: what the helper asks of its staging area before each mount,
 /// at a fraction of a whole table's cost.
 pub fn read_mounts_at(root: &Root, path: &std::path::Path) -> Result<MountTable, MountsError> {
+    read_mounts_naming(root, path, |point| point == path)
+}
+
+/// The mounts below the helper's staging area, the area's own included (mountinfo only, the
+/// other lines not parsed): what `doctor` says is staged, without a second whole table.
+pub fn read_staged(root: &Root) -> Result<MountTable, MountsError> {
+    read_mounts_naming(
+        root,
+        std::path::Path::new(staged::STAGE_AREA),
+        staged::is_staged,
+    )
+}
+
+/// The mounts whose line names `path` and whose mount point `keep` takes, the mounts in flight
+/// included; mountstats is not read.
+fn read_mounts_naming(
+    root: &Root,
+    path: &std::path::Path,
+    keep: impl Fn(&std::path::Path) -> bool,
+) -> Result<MountTable, MountsError> {
     use std::os::unix::ffi::OsStrExt;
     let want = path.as_os_str().as_bytes();
     let mut mounts = Vec::new();
@@ -213,7 +233,7 @@ pub fn read_mounts_at(root: &Root, path: &std::path::Path) -> Result<MountTable,
         |line| memchr::memmem::find(line, want).is_some(),
         InFlight::Seen,
         |e| {
-            if e.mount_point() == path {
+            if keep(e.mount_point()) {
                 mounts.push(e)
             }
         },

@@ -145,24 +145,7 @@ fn sweep_staging(ctx: &Ctx) {
     match crate::mount::stage::sweep(&ctx.host.root, ctx.host.system(), mounter.as_mut()) {
         Ok(swept) => {
             for s in swept {
-                errln!(
-                    "nfs-gds agent: removed what a mount.nfs-gds that did not finish left in {}: {}{}",
-                    s.dir.display(),
-                    if s.unmounted.is_empty() {
-                        "no mount".to_string()
-                    } else {
-                        s.unmounted
-                            .iter()
-                            .map(|p| p.display().to_string())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    },
-                    if s.problems.is_empty() {
-                        String::new()
-                    } else {
-                        format!("; not undone: {}", s.problems.join("; "))
-                    }
-                );
+                errln!("nfs-gds agent: cleaned up after a mount.nfs-gds that did not finish: {s}");
             }
         }
         Err(e) => tracing::debug!("staging area not swept: {e}"),

@@ -344,26 +344,8 @@ impl<'a> Helper<'a> {
     /// Says what a sweep of the staging area took back from helpers that died.
     fn report_swept(&mut self, swept: &[Swept]) {
         for s in swept {
-            let what = if s.unmounted.is_empty() {
-                "nothing was mounted there".to_string()
-            } else {
-                format!(
-                    "unmounted {}",
-                    s.unmounted
-                        .iter()
-                        .map(|p| p.display().to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            };
             self.say(&format!(
-                "cleaned up after an nfs-gds helper that did not finish: {} ({what}{})",
-                s.dir.display(),
-                if s.problems.is_empty() {
-                    String::new()
-                } else {
-                    format!("; not undone: {}", s.problems.join("; "))
-                }
+                "cleaned up after an nfs-gds helper that did not finish: {s}"
             ));
         }
     }

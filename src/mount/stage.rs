@@ -62,6 +62,28 @@ pub struct Swept {
     pub problems: Vec<String>,
 }
 
+/// "DIR (unmounted MOUNT, …; not undone: WHY)": what a sweep did for one dead run, as the
+/// helper and the agent both say it.
+impl std::fmt::Display for Swept {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (", self.dir.display())?;
+        if self.unmounted.is_empty() {
+            f.write_str("nothing was mounted there")?;
+        } else {
+            let points: Vec<String> = self
+                .unmounted
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect();
+            write!(f, "unmounted {}", points.join(", "))?;
+        }
+        if !self.problems.is_empty() {
+            write!(f, "; not undone: {}", self.problems.join("; "))?;
+        }
+        f.write_str(")")
+    }
+}
+
 /// This run's directory below the staging area, removed when dropped.
 #[derive(Debug)]
 pub struct Stage {

@@ -257,6 +257,15 @@ fn the_plugin_refuses_the_transport_trap_with_the_verdict_creates_the_rest_and_e
     assert_eq!(counts["refusals"], 2, "{counts}");
     // No NFS volume: created, nothing adjusted.
     assert_eq!(rt.create("sidecar", "/var/lib/local"), None);
+    // The mount is made again over RDMA: the next answer rests on the new table (a fixture's
+    // mountinfo is no procfs, so it is read for every answer).
+    let (info, stats) = with_mount(70, "/mnt/gds", "rdma");
+    f.table(&info, &stats);
+    assert_eq!(
+        rt.create("trainer", "/mnt/gds/train"),
+        None,
+        "judged on the new table"
+    );
     assert_eq!(agent_says_connected(&f), "nfs_gds_nri_connected 1");
     assert_eq!(rt.call("Shutdown", Vec::new()).status, None);
     assert_eq!(wait_exit(&mut child, Duration::from_secs(10)), Some(0));
@@ -287,6 +296,41 @@ fn when_the_runtime_closes_the_socket_the_plugin_connects_again_and_judges_again
         "judged again after reconnecting"
     );
     assert_eq!(rt.call("Shutdown", Vec::new()).status, None);
+    assert_eq!(wait_exit(&mut child, Duration::from_secs(10)), Some(0));
+}
+
+#[test]
+fn a_mount_table_that_cannot_be_read_leaves_the_answer_to_when_unsure() {
+    let f = trap_node();
+    std::fs::remove_file(f.path("proc/self/mountinfo")).unwrap();
+    let listener = UnixListener::bind(f.path("var/run/nri/nri.sock")).unwrap();
+    let mut child = plugin(&f);
+    let mut rt = Runtime::new(accept(&listener, Duration::from_secs(30)));
+    rt.accept_registration();
+    rt.configure();
+    // Not marked: started (start-unless-marked, the default).
+    assert_eq!(rt.create("trainer", "/mnt/gds/train"), None);
+    // Marked by the pod's annotation: refused, saying why.
+    let mut marked = create_request("trainer", "/mnt/gds/train");
+    marked
+        .pod
+        .as_mut()
+        .unwrap()
+        .annotations
+        .insert("nfs-gds/gds".into(), "true".into());
+    let status = rt
+        .call("CreateContainer", marked.encode_to_vec())
+        .status
+        .expect("refused");
+    assert!(
+        status.message.starts_with(
+            "refusing pod ml/train-0 container trainer: cannot judge its volumes meant for GDS: "
+        ),
+        "{}",
+        status.message
+    );
+    assert!(status.message.contains("mountinfo"), "{}", status.message);
+    rt.call("Shutdown", Vec::new());
     assert_eq!(wait_exit(&mut child, Duration::from_secs(10)), Some(0));
 }
 

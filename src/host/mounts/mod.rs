@@ -9,6 +9,7 @@
 
 use std::path::PathBuf;
 
+pub mod change;
 pub mod counters;
 mod escape;
 mod fields;

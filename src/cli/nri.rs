@@ -34,7 +34,9 @@ use crate::agent::nri_gate::{self, Held};
 use crate::escape::escape_control;
 use crate::host::io::env::Env;
 use crate::host::mounts::change::MountsChange;
-use crate::host::mounts::{read_mount_points, read_nfs_mount_table, MountPoints, MountTable};
+use crate::host::mounts::{
+    host_tables, read_mount_points_at, read_nfs_mount_table_at, MountPoints, MountTable,
+};
 use crate::host::HostFacts;
 use crate::nri::api::{self, CreateContainerRequest};
 use crate::nri::plugin::{self, End, Handler, Identity};
@@ -197,20 +199,22 @@ impl<'a> Judge<'a> {
             registered: false,
             limit: LogLimit::default(),
             // Opened before the first read, so no change after it is missed.
-            change: MountsChange::open(&ctx.host.root),
+            change: MountsChange::open(&ctx.host.root, host_tables(&ctx.host.root).0),
             mounts: None,
             facts: RefCell::new(None),
         }
     }
 
     /// Reads the mount tables again when a mount event happened since they were read (or
-    /// always, where mountinfo is not procfs).
+    /// always, where mountinfo is not procfs): the host's ([`host_tables`]), in whose namespace
+    /// the runtime's bind sources are paths, whether the plugin runs on the host or in a pod.
     fn refresh_mounts(&mut self) {
         if self.change.since_last() || self.mounts.is_none() {
             let root = &self.ctx.host.root;
+            let (info, stats) = host_tables(root);
             self.mounts = Some((
-                read_mount_points(root).map_err(|e| e.to_string()),
-                read_nfs_mount_table(root).map_err(|e| e.to_string()),
+                read_mount_points_at(root, info).map_err(|e| e.to_string()),
+                read_nfs_mount_table_at(root, info, stats).map_err(|e| e.to_string()),
             ));
         }
     }

@@ -1,4 +1,4 @@
-//! Whether the mount table may have changed since it was last read, for a reader that keeps it
+//! Whether a mount table may have changed since it was last read, for a reader that keeps it
 //! (the NRI plugin answers every container from one kept table). The kernel marks an open
 //! `/proc/self/mountinfo` with `POLLPRI` (and `POLLERR`) after any mount or unmount in the
 //! namespace, and clears the mark when polled: a zero-timeout poll before each answer says
@@ -10,6 +10,7 @@ use std::fs::File;
 use std::os::fd::AsFd;
 use std::os::unix::fs::OpenOptionsExt;
 
+#[cfg(test)]
 use super::MOUNTINFO;
 use crate::host::Root;
 
@@ -26,8 +27,8 @@ pub struct MountsChange {
 impl MountsChange {
     /// Opens `proc/self/mountinfo` below `root` for polling: open it before the first read of
     /// the table, so a change between that read and the first poll is seen.
-    pub fn open(root: &Root) -> MountsChange {
-        Self::open_path(&root.join(MOUNTINFO))
+    pub fn open(root: &Root, mountinfo: &str) -> MountsChange {
+        Self::open_path(&root.join(mountinfo))
     }
 
     fn open_path(path: &std::path::Path) -> MountsChange {
@@ -82,7 +83,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("proc/self")).unwrap();
         std::fs::write(dir.path().join(MOUNTINFO), "").unwrap();
-        let mut c = MountsChange::open(&Root::new(dir.path()));
+        let mut c = MountsChange::open(&Root::new(dir.path()), MOUNTINFO);
         assert!(!c.polled());
         assert!(c.since_last() && c.since_last());
     }
@@ -92,7 +93,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("proc/self")).unwrap();
         nix::unistd::mkfifo(&dir.path().join(MOUNTINFO), nix::sys::stat::Mode::S_IRWXU).unwrap();
-        let mut c = MountsChange::open(&Root::new(dir.path()));
+        let mut c = MountsChange::open(&Root::new(dir.path()), MOUNTINFO);
         assert!(!c.polled());
         assert!(c.since_last());
     }

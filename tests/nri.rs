@@ -108,15 +108,7 @@ fn wait_exit(child: &mut Child, within: Duration) -> Option<i32> {
 }
 
 fn agent_says_connected(f: &Fixture) -> String {
-    let out = tempfile::tempdir().unwrap();
-    let a = f
-        .nfs_gds()
-        .args(["agent", "--once", "--textfile-dir"])
-        .arg(out.path())
-        .output()
-        .unwrap();
-    assert!(a.status.code().is_some());
-    let prom = std::fs::read_to_string(out.path().join("nfs-gds.prom")).unwrap();
+    let prom = f.agent_prom();
     prom.lines()
         .find(|l| l.starts_with("nfs_gds_nri_connected "))
         .unwrap_or("none")

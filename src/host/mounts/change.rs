@@ -14,9 +14,6 @@ use std::os::unix::fs::OpenOptionsExt;
 use super::MOUNTINFO;
 use crate::host::Root;
 
-/// procfs's `f_type` (statfs(2)).
-const PROC_SUPER_MAGIC: i64 = 0x9fa0;
-
 /// An open procfs mountinfo to poll, or nothing to poll.
 #[derive(Debug)]
 pub struct MountsChange {
@@ -40,7 +37,7 @@ impl MountsChange {
             .ok()
             .filter(|f| {
                 nix::sys::statfs::fstatfs(f.as_fd())
-                    .is_ok_and(|s| s.filesystem_type().0 as i64 == PROC_SUPER_MAGIC)
+                    .is_ok_and(|s| s.filesystem_type() == nix::sys::statfs::PROC_SUPER_MAGIC)
             });
         if proc.is_none() {
             tracing::debug!(

@@ -9,7 +9,7 @@
 //! mount cannot change.
 
 use crate::checks::Level;
-use crate::nfs::{NfsVersion, OptionDefaults, ServerHost};
+use crate::nfs::{NfsVersion, OptionDefaults, ServerHost, RDMA_NETIDS};
 
 /// What an option means to the helper.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,12 +118,12 @@ const TABLE: &[(Pattern, Kind)] = &[
     (Flag("runbindable"), Userspace),
     // Transport.
     (Flag("rdma"), Rdma),
-    (KeyValue("proto", &["rdma", "rdma6"]), Rdma),
+    (KeyValue("proto", &RDMA_NETIDS), Rdma),
     // `tcp=1` and `bg=1` are still tcp and bg to mount.nfs, which looks at the keyword only.
     (FlagOrKey("tcp"), OtherTransport),
     (FlagOrKey("udp"), OtherTransport),
     (Key("proto"), OtherTransport),
-    (KeyValue("mountproto", &["rdma", "rdma6"]), MountProtoRdma),
+    (KeyValue("mountproto", &RDMA_NETIDS), MountProtoRdma),
     (FlagOrKey("bg"), Background),
     // Version.
     (Key("vers"), Version),

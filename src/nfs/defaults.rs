@@ -10,6 +10,15 @@ use super::NfsVersion;
 /// The port NFS/RDMA servers listen on (`NFS_RDMA_PORT`); the kernel's default for RDMA mounts.
 pub const NFS_RDMA_PORT: u16 = 20049;
 
+/// The RPC netids of NFS over RDMA (`proto=`, `mountproto=`, mountstats' `xprt:`).
+pub const RDMA_NETIDS: [&str; 2] = ["rdma", "rdma6"];
+
+/// Whether an RPC netid / `proto=` value is RDMA: the one rule the helper, the checks, `lint`
+/// and the mount table share.
+pub fn is_rdma_netid(netid: &str) -> bool {
+    RDMA_NETIDS.contains(&netid)
+}
+
 /// The port NFSv4 uses when the kernel prints none (it omits `port=` when it is 2049).
 pub const NFS_PORT: u16 = 2049;
 

@@ -252,16 +252,18 @@ fn the_judges_import_only_lower_judges_and_nothing_from_mod_rs() {
         let text = std::fs::read_to_string(&p).unwrap();
         if name == "mod" {
             // Only the list of judges and what it re-exports: no logic a judge could import.
-            for line in text.lines().filter(|l| !l.starts_with("//") && !l.trim().is_empty()) {
+            for line in text
+                .lines()
+                .filter(|l| !l.starts_with("//") && !l.trim().is_empty())
+            {
                 if !(line.starts_with("pub mod ") || line.starts_with("pub use ")) {
                     wrong.push(format!("src/judge/mod.rs holds more than its list: {line}"));
                 }
             }
             continue;
         }
-        let own = wing_of(&name).unwrap_or_else(|| {
-            panic!("src/judge/{name} is in no place: add it to JUDGE_WINGS")
-        });
+        let own = wing_of(&name)
+            .unwrap_or_else(|| panic!("src/judge/{name} is in no place: add it to JUDGE_WINGS"));
         for line in text.lines() {
             let code = line.split("//").next().unwrap_or("");
             for prefix in ["super::", "crate::judge::"] {

@@ -10,12 +10,7 @@ fn second_copy(t: &Tree, proto: &'static str) -> RecordingMounter {
 }
 
 /// [`second_copy`] on a table that also has `info` (and its `stats`).
-fn second_copy_beside(
-    t: &Tree,
-    proto: &'static str,
-    info: &str,
-    stats: &str,
-) -> RecordingMounter {
+fn second_copy_beside(t: &Tree, proto: &'static str, info: &str, stats: &str) -> RecordingMounter {
     let first = format!("{BEFORE}{info}{}", nfs_info(70, "/mnt/data", proto));
     let first_stats = format!("{BEFORE_STATS}{stats}{}", nfs_stats("/mnt/data", proto));
     t.table(&first, &first_stats);

@@ -9,7 +9,7 @@
 //! mount cannot change.
 
 use crate::checks::Level;
-use crate::nfs::{NfsVersion, OptionDefaults, ServerHost, RDMA_NETIDS};
+use crate::nfs::{NfsVersion, OptionDefaults, ServerHost, RDMA6_NETID, RDMA_NETID, RDMA_NETIDS};
 
 /// What an option means to the helper.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -357,7 +357,7 @@ pub fn rebuild(
             MountProtoRdma => return Err(OptionError::MountProtoRdma(opt)),
             Background => return Err(OptionError::Background(opt)),
             Rdma => {
-                if value_of(&opt) == "rdma6" {
+                if value_of(&opt) == RDMA6_NETID {
                     rdma6 = Some(opt.clone());
                 }
                 if remount {
@@ -386,14 +386,14 @@ pub fn rebuild(
         }
     }
     let netid = if server.is_ipv6() {
-        "rdma6"
+        RDMA6_NETID
     } else if let Some(opt) = rdma6 {
         if matches!(server, ServerHost::V4(_)) {
             return Err(OptionError::Rdma6ForIpv4(opt));
         }
-        "rdma6"
+        RDMA6_NETID
     } else {
-        "rdma"
+        RDMA_NETID
     };
     let user_port = port.is_some();
     let version = defaults.version(version.map(|(v, _)| v));

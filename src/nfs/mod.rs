@@ -8,7 +8,7 @@ pub mod version;
 
 pub use defaults::{
     is_rdma_netid, named_version, rdma_port_warning, OptionDefaults, NFS_MAX_CONNECTIONS, NFS_PORT,
-    NFS_RDMA_PORT, RDMA_NETIDS,
+    NFS_RDMA_PORT, RDMA6_NETID, RDMA_NETID, RDMA_NETIDS,
 };
 pub use export_identity::{ServerAddrs, ShownExport};
 pub use source::{NfsSource, Sameness, ServerHost, SourceError};

@@ -49,6 +49,7 @@ mod mount_signals;
 mod nri;
 mod nri_proto;
 mod oci_hook;
+mod one_source;
 mod packaging;
 mod platform;
 mod policy;

@@ -123,7 +123,7 @@ pub fn run(args: &NriArgs, ctx: &Ctx) -> Result<u8, CmdError> {
             wait = BACKOFF_MIN;
         }
         tracing::info!("connecting again in {} s", wait.as_secs());
-        std::thread::sleep(wait);
+        ctx.host.system().sleep(wait);
         wait = (wait * 2).min(BACKOFF_MAX);
     }
 }

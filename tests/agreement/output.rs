@@ -243,6 +243,9 @@ fn cases() -> Vec<Case> {
         case("oci-hook", ReadOnly, node, |_| {
             strings(&["-v", "oci-hook", "--install"])
         }),
+        // The plugin itself runs until its runtime ends it and writes no stdout: that it goes
+        // on without stderr is tests/nri.rs's. Here, its help.
+        case("nri", ReadOnly, node, |_| strings(&["nri", "--help"])),
         case("policy", ReadOnly, node, |_| {
             strings(&["-v", "policy", "show"])
         }),

@@ -19,6 +19,7 @@ pub mod mount;
 pub mod nfs;
 pub mod oci;
 pub mod policy;
+pub mod slurm;
 pub mod system;
 #[cfg(test)]
 mod testkit;

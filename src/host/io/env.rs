@@ -12,6 +12,8 @@
 //! | `CUFILE_ENV_PATH_JSON` | the cufile.json cuFile reads on this machine (never in a tree) |
 //! | `PATH` | whether programs started get [`SEARCH_PATH`](super::programs::SEARCH_PATH) |
 //! | `NO_COLOR` | no colour on a terminal (`--color=auto`) |
+//! | `SLURMD_NODENAME` | the Slurm node name `slurm health` drains or resumes (slurmd sets it for its health check and prolog) |
+//! | `SLURM_JOB_CONSTRAINTS`, `SLURM_JOB_ID` | whether the job `slurm prolog` runs for asks for the GDS feature, and which job it is |
 
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
@@ -34,6 +36,12 @@ pub struct Env {
     pub path_set: bool,
     /// `NO_COLOR`.
     pub no_color: bool,
+    /// `SLURMD_NODENAME`.
+    pub slurmd_nodename: Option<String>,
+    /// `SLURM_JOB_CONSTRAINTS`: the job's `--constraint`, as slurmd passes it to the prolog.
+    pub slurm_job_constraints: Option<String>,
+    /// `SLURM_JOB_ID`.
+    pub slurm_job_id: Option<String>,
 }
 
 impl Env {
@@ -54,6 +62,10 @@ impl Env {
             cufile_json: set("CUFILE_ENV_PATH_JSON").and_then(|v| v.into_string().ok()),
             path_set: lookup("PATH").is_some(),
             no_color: set("NO_COLOR").is_some(),
+            slurmd_nodename: set("SLURMD_NODENAME").and_then(|v| v.into_string().ok()),
+            slurm_job_constraints: set("SLURM_JOB_CONSTRAINTS")
+                .map(|v| v.to_string_lossy().into_owned()),
+            slurm_job_id: set("SLURM_JOB_ID").map(|v| v.to_string_lossy().into_owned()),
         }
     }
 }

@@ -26,6 +26,7 @@ pub mod provision;
 pub mod reference;
 pub mod report;
 pub mod shared;
+pub mod slurm;
 pub mod verify;
 pub mod watch;
 
@@ -133,6 +134,9 @@ pub enum Command {
     Watch(watch::WatchArgs),
     /// OCI runtime hook: refuse a container whose NFS volume meant for GDS is not ready (state on stdin)
     OciHook(oci_hook::OciHookArgs),
+    /// Slurm: a HealthCheckProgram that drains a node whose GDS over NFS is not ready, and a Prolog for jobs that ask for the GDS feature
+    #[command(subcommand)]
+    Slurm(slurm::SlurmCommand),
     /// Validate a policy file, or show the level of every check for a mount
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
@@ -332,6 +336,7 @@ pub fn run(argv: Vec<OsString>) -> u8 {
         Command::Watch(args) => watch::report(&args, &ctx)
             .and_then(|r| report::show(&r, args.output.format(), ctx.style)),
         Command::OciHook(args) => oci_hook::run(&args, &ctx),
+        Command::Slurm(cmd) => slurm::run(&cmd, &ctx),
         Command::Policy(cmd) => policy::run(&cmd, &ctx),
         Command::Lint(args) => lint::report(&args, &ctx)
             .and_then(|r| report::show(&r, args.output.format(), ctx.style)),

@@ -22,7 +22,7 @@
 
 mod gate;
 pub mod install;
-mod syslog;
+pub(crate) mod syslog;
 
 use std::io::{IsTerminal, Read};
 use std::os::fd::AsFd;

@@ -123,7 +123,8 @@ pub fn judge_node_and_mounts<'t>(
     table: &'t mut MountTable,
 ) -> Result<Judged<'t>, CmdError> {
     let facts = memo.read(&ctx.host.root)?.clone();
-    let (facts, node) = super::check::judge_facts(facts, policy, probe);
+    let (facts, node) =
+        crate::judge::node::judge(facts, policy, crate::judge::node::Ask::new(probe), None);
     let table_path;
     (*table, table_path) = read_init_mount_table(&ctx.host.root)?;
     let declared = read_declared(&ctx.host.root)?;

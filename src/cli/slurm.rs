@@ -18,7 +18,6 @@ use std::time::Duration;
 use clap::{Args, Subcommand};
 
 use super::agent::{judge_node_and_mounts, Judged};
-use super::oci_hook::syslog::{self, Severity};
 use super::{exit, CmdError, Ctx};
 use crate::checks::{CheckResult, Status};
 use crate::escape::escape_control;
@@ -26,6 +25,7 @@ use crate::host::facts_memo::FactsMemo;
 use crate::host::io::env::Env;
 use crate::host::io::programs;
 use crate::host::mounts::MountTable;
+use crate::host::syslog::{self, Severity};
 use crate::host::Root;
 use crate::policy::{JobWhenUnsure, Level, SLURM_FEATURE};
 use crate::slurm::decide::{decide, needs_node_state, Action};

@@ -33,13 +33,14 @@ use super::stage::{Stage, StageError, Swept};
 use super::target_lock::{self, LockError};
 use super::{signals, wait};
 use crate::checks::asked::{Asked, AskedBy};
-use crate::checks::registry::{self, MountSubject};
+use crate::checks::registry::{self, Detail, MountSubject};
 use crate::checks::render::plural;
 use crate::checks::{fix, render, CheckResult};
 use crate::escape::escape_control;
 use crate::host::mounts::staged::STAGE_AREA;
 use crate::host::mounts::{read_mount_table, Mount, MountTable, MountsError};
 use crate::host::{HostError, HostFacts, Root};
+use crate::judge::node::{self, Ask};
 use crate::kmod::RPCRDMA;
 use crate::policy::intent::{expected_port, read_declared};
 use crate::policy::{Level, MountPolicy};
@@ -144,23 +145,16 @@ fn precheck(
         }
         *load_tried = true;
     }
-    let probe = policy.runs_probe(false);
-    if probe {
-        facts.run_probe(None);
-    }
-    let mut results = registry::node_checks(&facts, probe);
+    let mut results = node::checks(&mut facts, policy, Ask::new(false));
     let table = read_mount_table(root)?;
-    results.extend(registry::before_mount(&MountSubject::Planned {
+    let planned = registry::before_mount(&MountSubject::Planned {
         server: &req.source.server,
         version: req.options.version,
         table: &table,
         asked: &[Asked::new(AskedBy::Helper, req.options.option_string())],
         kernel: Some(&facts.kernel),
-    }));
-    let results = results
-        .into_iter()
-        .map(|r| r.with_pointer(fix::TO_DOCTOR))
-        .collect();
+    });
+    results.extend(planned.into_iter().map(|r| r.with_pointer(fix::TO_DOCTOR)));
     Ok((results, facts))
 }
 
@@ -392,13 +386,14 @@ impl<'a> Helper<'a> {
             ));
             return Ok(FAIL);
         };
-        // Not made with this request's options: it is judged as verify and the agent judge it,
+        // Not made with this request's options: it is judged as verify and the agent judge it
+        // (every mount check, the trap among them as context),
         // on the port and with the asks the node declared for it (the helper's record, the
         // fstab line), the request's port where nothing was recorded.
         let declared = read_declared(self.root)?;
         let port = expected_port(m, &declared, req.options.port);
         let post = judge(
-            registry::after_mount(m, table, port, &declared.asked(m)),
+            registry::verify_mount(m, table, port, &declared.asked(m), Detail::Full),
             policy,
         );
         if post.refused() {

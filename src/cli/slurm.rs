@@ -366,9 +366,7 @@ fn prolog(ctx: &Ctx, env: &Env) -> u8 {
     let when_unsure = policy
         .as_ref()
         .map_or(JobWhenUnsure::default(), |p| p.slurm.when_unsure);
-    let judged = policy
-        .map_err(CmdError::from)
-        .and_then(|p| judge(ctx, &p, true));
+    let judged = policy.and_then(|p| judge(ctx, &p, true));
     match judged {
         Ok(Health::NotReady { reason, all, .. }) => {
             for f in all.iter().filter(|f| f.enforced) {

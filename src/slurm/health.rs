@@ -97,7 +97,7 @@ pub(crate) mod tests {
         }
         assert_eq!(
             Health::of(true, vec![warn.clone()]),
-            Health::Warned(vec![warn.clone()])
+            Health::Warned(vec![warn])
         );
         assert_eq!(Health::of(true, vec![]), Health::Ready);
     }

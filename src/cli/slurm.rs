@@ -32,7 +32,7 @@ use crate::slurm::decide::{decide, needs_node_state, Action};
 use crate::slurm::health::{Finding, Health};
 use crate::slurm::reason::module_of;
 use crate::slurm::{constraints, scontrol, state};
-use crate::system::Output;
+use crate::system::{Output, System};
 
 #[derive(Debug, Subcommand)]
 pub enum SlurmCommand {
@@ -128,17 +128,28 @@ fn judge(ctx: &Ctx, policy: &crate::policy::Policy, gds_wanted: bool) -> Result<
     Ok(health_of(&judged, gds_wanted))
 }
 
-/// The time left of the check's `--timeout`, on the host's clock.
+/// The time left of the check's `--timeout`, on the host's clock, and where `scontrol` runs.
 struct Budget<'c> {
-    ctx: &'c Ctx,
+    system: &'c dyn System,
+    root: &'c Root,
     deadline: Duration,
     timeout: u64,
 }
 
-impl Budget<'_> {
+impl<'c> Budget<'c> {
+    /// `timeout` seconds from now.
+    fn start(system: &'c dyn System, root: &'c Root, timeout: u64) -> Self {
+        Budget {
+            system,
+            root,
+            deadline: system.now() + Duration::from_secs(timeout),
+            timeout,
+        }
+    }
+
     /// How long the next `scontrol` may take: at most [`scontrol::LIMIT`], and what is left.
     fn next_limit(&self) -> Result<Duration, CmdError> {
-        let left = self.deadline.saturating_sub(self.ctx.host.system().now());
+        let left = self.deadline.saturating_sub(self.system.now());
         if left.is_zero() {
             return Err(format!(
                 "the check ran out of its {} s (--timeout) before asking slurmctld",
@@ -151,7 +162,7 @@ impl Budget<'_> {
 
     /// Runs `scontrol ARGS` within the budget: its stdout, or why it gave none.
     fn scontrol(&self, args: &[String]) -> Result<String, CmdError> {
-        let root = &self.ctx.host.root;
+        let root = self.root;
         let shown = format!("scontrol {}", args.join(" "));
         let program = programs::find(root, scontrol::PROGRAM).ok_or_else(|| {
             format!(
@@ -166,7 +177,7 @@ impl Budget<'_> {
         })?;
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let limit = self.next_limit()?;
-        match self.ctx.host.system().run_host(&program, &args, limit) {
+        match self.system.run_host(&program, &args, limit) {
             Output::Missing => Err(format!("cannot run {}", program.display()).into()),
             Output::Ran {
                 code: Some(0),
@@ -210,11 +221,7 @@ fn node_name(ctx: &Ctx, env: &Env, given: Option<&str>) -> Result<String, CmdErr
 /// `slurm health`.
 fn health(args: &HealthArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let root = &ctx.host.root;
-    let budget = Budget {
-        ctx,
-        deadline: ctx.host.system().now() + Duration::from_secs(args.timeout),
-        timeout: args.timeout,
-    };
+    let budget = Budget::start(ctx.host.system(), root, args.timeout);
     let health = judge(ctx, &ctx.policy()?, false)?;
     let warned = match &health {
         Health::Warned(w) => w.as_slice(),
@@ -228,21 +235,35 @@ fn health(args: &HealthArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         return nhc_answer(&health);
     }
     let drained_by_us = state::drained_by_us(root)?;
-    let node = if needs_node_state(&health, drained_by_us) {
-        let name = node_name(ctx, Env::get(), args.node_name.as_deref())?;
+    carry_out(&budget, &health, drained_by_us, || {
+        node_name(ctx, Env::get(), args.node_name.as_deref())
+    })?;
+    Ok(health_code(&health))
+}
+
+/// What the health check does with slurmctld for `health`: asks `scontrol show node` only when
+/// that decides anything ([`needs_node_state`]; `node_name` is asked then too), then drains,
+/// resumes, keeps or forgets ([`decide`]).
+fn carry_out(
+    budget: &Budget,
+    health: &Health,
+    drained_by_us: bool,
+    node_name: impl FnOnce() -> Result<String, CmdError>,
+) -> Result<(), CmdError> {
+    let node = if needs_node_state(health, drained_by_us) {
+        let name = node_name()?;
         let shown = budget.scontrol(&scontrol::show_node(&name))?;
         Some((scontrol::parse_show_node(&shown, &name)?, name))
     } else {
         None
     };
-    let action = decide(&health, drained_by_us, node.as_ref().map(|(n, _)| n));
+    let action = decide(health, drained_by_us, node.as_ref().map(|(n, _)| n));
     act(
-        &budget,
-        &health,
+        budget,
+        health,
         action,
         node.as_ref().map(|(_, name)| name.as_str()),
-    )?;
-    Ok(health_code(&health))
+    )
 }
 
 fn health_code(health: &Health) -> u8 {
@@ -272,7 +293,7 @@ fn act(
     action: Action,
     node: Option<&str>,
 ) -> Result<(), CmdError> {
-    let root = &budget.ctx.host.root;
+    let root = budget.root;
     let node = node.unwrap_or_default();
     let problem = match health {
         Health::NotReady { first, .. } => first.line(),
@@ -405,6 +426,222 @@ fn prolog(ctx: &Ctx, env: &Env) -> u8 {
                     exit::NOT_READY
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::catalogue::{nvidia_fs_devices, rpcrdma_hooks};
+    use crate::slurm::health::tests::finding;
+    use crate::slurm::scontrol::tests::show;
+    use crate::system::{Answer, Call, Fake};
+
+    /// A root with an `scontrol` to find, and a fake system whose `scontrol show node` shows
+    /// gpu01 in `state` with `reason` and whose every other `scontrol` succeeds.
+    fn slurmctld(state: &str, reason: Option<&str>) -> (tempfile::TempDir, Root, Fake) {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("usr/bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::write(bin.join("scontrol"), "#!/bin/sh\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(bin.join("scontrol"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        let root = Root::new(dir.path());
+        let shown = show(state, reason);
+        let fake = Fake::new().on(move |call| match call {
+            Call::Run { args, .. } => Some(Answer::Output(Output::Ran {
+                code: Some(0),
+                stdout: if args[0] == "show" {
+                    shown.clone()
+                } else {
+                    String::new()
+                },
+                stderr: String::new(),
+            })),
+            _ => None,
+        });
+        (dir, root, fake)
+    }
+
+    /// The scontrol calls, as their arguments.
+    fn scontrol_calls(fake: &Fake, root: &Root) -> Vec<String> {
+        let prefix = format!("run {} ", root.join("usr/bin/scontrol").display());
+        fake.calls()
+            .iter()
+            .filter_map(|c| c.strip_prefix(&prefix))
+            .map(|c| c.trim_end_matches(" (at most 10 s)").to_string())
+            .collect()
+    }
+
+    fn not_ready() -> Health {
+        Health::of(true, vec![finding(rpcrdma_hooks::ID, "rpcrdma", true)])
+    }
+
+    fn warned() -> Health {
+        Health::of(
+            true,
+            vec![finding(nvidia_fs_devices::ID, "nvidia_fs", false)],
+        )
+    }
+
+    const SHOW: &str = "show node gpu01";
+    const DRAIN: &str = "update NodeName=gpu01 State=DRAIN Reason=nfs-gds: rpcrdma-hooks rpcrdma";
+    const RESUME: &str = "update NodeName=gpu01 State=RESUME";
+    const OURS: Option<&str> = Some("nfs-gds: rpcrdma-hooks rpcrdma");
+
+    /// Every row of the decision table: health × drained by nfs-gds × what slurmctld shows, the
+    /// scontrol calls made and whether the record of a drain is left.
+    #[test]
+    fn the_decision_table_counts_every_scontrol_call() {
+        let cases: Vec<(Health, bool, &str, Option<&str>, Vec<&str>, bool)> = vec![
+            (Health::Ready, false, "IDLE", None, vec![], false),
+            (warned(), false, "IDLE", None, vec![], false),
+            (Health::NotApplicable, false, "IDLE", None, vec![], false),
+            // Not asked, so a reason of ours without the record changes nothing.
+            (Health::Ready, false, "IDLE+DRAIN", OURS, vec![], false),
+            (
+                Health::Ready,
+                true,
+                "IDLE+DRAIN",
+                OURS,
+                vec![SHOW, RESUME],
+                false,
+            ),
+            (
+                warned(),
+                true,
+                "IDLE+DRAIN",
+                OURS,
+                vec![SHOW, RESUME],
+                false,
+            ),
+            (
+                Health::NotApplicable,
+                true,
+                "IDLE+DRAIN",
+                OURS,
+                vec![SHOW, RESUME],
+                false,
+            ),
+            (
+                Health::Ready,
+                true,
+                "IDLE+DRAIN",
+                Some("bad DIMM"),
+                vec![SHOW],
+                false,
+            ),
+            (
+                Health::Ready,
+                true,
+                "DOWN*",
+                Some("Not responding"),
+                vec![SHOW],
+                false,
+            ),
+            (Health::Ready, true, "IDLE", None, vec![SHOW], false),
+            (not_ready(), false, "IDLE", None, vec![SHOW, DRAIN], true),
+            (not_ready(), true, "MIXED", None, vec![SHOW, DRAIN], true),
+            (not_ready(), true, "IDLE+DRAIN", OURS, vec![SHOW], true),
+            (not_ready(), false, "IDLE+DRAIN", OURS, vec![SHOW], true),
+            (
+                not_ready(),
+                false,
+                "IDLE+DRAIN",
+                Some("bad DIMM"),
+                vec![SHOW],
+                false,
+            ),
+            (
+                not_ready(),
+                true,
+                "DOWN+DRAIN",
+                Some("reboot"),
+                vec![SHOW],
+                false,
+            ),
+        ];
+        for (health, drained_by_us, state, reason, want, recorded) in cases {
+            let (_dir, root, fake) = slurmctld(state, reason);
+            if drained_by_us {
+                state::remember(&root, "gpu01", "nfs-gds: rpcrdma-hooks rpcrdma").unwrap();
+            }
+            let budget = Budget::start(&fake, &root, 30);
+            let mut asked_name = false;
+            carry_out(&budget, &health, drained_by_us, || {
+                asked_name = true;
+                Ok("gpu01".into())
+            })
+            .unwrap_or_else(|e| panic!("{health:?} {drained_by_us} {state}: {e}"));
+            let case = format!("{health:?}, drained by us {drained_by_us}, {state} {reason:?}");
+            assert_eq!(scontrol_calls(&fake, &root), want, "{case}");
+            assert_eq!(asked_name, !want.is_empty(), "{case}");
+            assert_eq!(state::drained_by_us(&root), Ok(recorded), "{case}");
+        }
+    }
+
+    #[test]
+    fn each_scontrol_gets_at_most_ten_seconds_and_what_is_left_of_the_timeout() {
+        let (_dir, root, fake) = slurmctld("IDLE", None);
+        let budget = Budget::start(&fake, &root, 30);
+        budget.scontrol(&scontrol::show_node("gpu01")).unwrap();
+        (&fake as &dyn System).sleep(Duration::from_secs(26));
+        budget.scontrol(&scontrol::show_node("gpu01")).unwrap();
+        let calls = fake.calls();
+        assert!(
+            calls[0].ends_with("show node gpu01 (at most 10 s)"),
+            "{calls:?}"
+        );
+        assert!(
+            calls[1].ends_with("show node gpu01 (at most 4 s)"),
+            "{calls:?}"
+        );
+        (&fake as &dyn System).sleep(Duration::from_secs(5));
+        let e = budget.scontrol(&scontrol::resume("gpu01")).unwrap_err();
+        assert!(e.to_string().contains("ran out of its 30 s"), "{e}");
+        assert_eq!(fake.calls().len(), 2, "nothing is run past the deadline");
+    }
+
+    #[test]
+    fn no_scontrol_a_failing_or_a_stopped_one_is_an_error_that_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path());
+        let fake = Fake::new();
+        let budget = Budget::start(&fake, &root, 30);
+        let e = carry_out(&budget, &not_ready(), false, || Ok("gpu01".into())).unwrap_err();
+        assert!(e.to_string().contains("scontrol is not installed"), "{e}");
+        assert_eq!(fake.calls(), Vec::<String>::new());
+
+        for (answer, said) in [
+            (
+                Output::Ran {
+                    code: Some(1),
+                    stdout: String::new(),
+                    stderr: "slurm_load_node error: Unable to contact slurm controller\n".into(),
+                },
+                "failed (exit 1): slurm_load_node error: Unable to contact slurm controller",
+            ),
+            (
+                Output::Ran {
+                    code: None,
+                    stdout: String::new(),
+                    stderr: "scontrol did not finish within 10 s and was stopped".into(),
+                },
+                "did not finish: scontrol did not finish within 10 s",
+            ),
+        ] {
+            let (_dir, root, _) = slurmctld("IDLE", None);
+            let fake = Fake::new().on(move |call| match call {
+                Call::Run { .. } => Some(Answer::Output(answer.clone())),
+                _ => None,
+            });
+            let budget = Budget::start(&fake, &root, 30);
+            let e = carry_out(&budget, &not_ready(), false, || Ok("gpu01".into())).unwrap_err();
+            assert!(e.to_string().contains(said), "{e}");
+            assert_eq!(scontrol_calls(&fake, &root), [SHOW]);
+            assert_eq!(state::drained_by_us(&root), Ok(false));
         }
     }
 }

@@ -450,3 +450,28 @@ fn the_nhc_check_runs_the_real_binary_on_a_fixture() {
         err(&o)
     );
 }
+
+#[test]
+fn policy_check_names_every_error_of_the_slurm_table() {
+    let f = Fixture::ready();
+    let p = f.write(
+        "draft.toml",
+        "[slurm]\nfeature = \"gds nfs\"\nwhen-unsure = \"maybe\"\n",
+    );
+    let o = f
+        .nfs_gds()
+        .args(["policy", "check"])
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let said = format!("{}{}", out(&o), err(&o));
+    assert!(
+        said.contains("draft.toml:2:11: feature \"gds nfs\" is not a Slurm feature name"),
+        "{said}"
+    );
+    assert!(
+        said.contains("draft.toml:3:15: unknown variant `maybe`, expected `start` or `refuse`"),
+        "{said}"
+    );
+}

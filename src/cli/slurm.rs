@@ -29,7 +29,7 @@ use crate::host::syslog::{self, Severity};
 use crate::host::Root;
 use crate::policy::{JobWhenUnsure, Level, SLURM_FEATURE};
 use crate::slurm::decide::{decide, needs_node_state, Action};
-use crate::slurm::health::{Finding, Health};
+use crate::slurm::health::{Finding, GdsNode, Health};
 use crate::slurm::reason::module_of;
 use crate::slurm::{constraints, scontrol, state};
 use crate::system::{Output, System};
@@ -89,17 +89,15 @@ fn finding(r: &CheckResult, subject: &str) -> Option<Finding> {
     })
 }
 
-/// Whether this is a GDS node at all: the GDS stack is there (nvidia_fs loaded, its devices,
-/// its DKMS source, cuFile's configuration), or the node itself declares a mount for GDS (the
-/// helper's records, an `nfs-gds` fstab line, mounted now or not). A `[[mount]]` table of a
-/// policy file shared by the cluster, or a `proto=rdma` mount, does not make a CPU node one.
-fn is_gds_node(judged: &Judged) -> bool {
+/// What makes this node a GDS node ([`GdsNode`]), from the facts the judge read.
+fn gds_node(judged: &Judged) -> GdsNode {
     let nvfs = &judged.facts.nvidia_fs;
-    nvfs.loaded
-        || !nvfs.devices.is_empty()
-        || !nvfs.source_versions.is_empty()
-        || judged.facts.cufile.is_some()
-        || judged.declared.declares_any()
+    GdsNode {
+        driver: nvfs.loaded || !nvfs.devices.is_empty(),
+        declared_mount: judged.declared.declares_any(),
+        installed: !nvfs.source_versions.is_empty(),
+        gpu: !judged.facts.pci.gpus.is_empty(),
+    }
 }
 
 /// The node's health from the judge: its own checks first (about a module), then each mount's.
@@ -116,7 +114,7 @@ fn health_of(judged: &Judged, gds_wanted: bool) -> Health {
         .iter()
         .flat_map(|m| m.checks.iter().filter_map(|r| finding(r, &m.mountpoint)));
     Health::of(
-        gds_wanted || is_gds_node(judged),
+        gds_wanted || gds_node(judged).is_one(),
         node.chain(mounts).collect(),
     )
 }

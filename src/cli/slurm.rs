@@ -489,11 +489,22 @@ mod tests {
     const RESUME: &str = "update NodeName=gpu01 State=RESUME";
     const OURS: Option<&str> = Some("nfs-gds: rpcrdma-hooks rpcrdma");
 
+    /// One row: the health, whether nfs-gds drained the node, the state and reason slurmctld
+    /// shows, the scontrol calls made, and whether the record of a drain is left.
+    type Row = (
+        Health,
+        bool,
+        &'static str,
+        Option<&'static str>,
+        Vec<&'static str>,
+        bool,
+    );
+
     /// Every row of the decision table: health × drained by nfs-gds × what slurmctld shows, the
     /// scontrol calls made and whether the record of a drain is left.
     #[test]
     fn the_decision_table_counts_every_scontrol_call() {
-        let cases: Vec<(Health, bool, &str, Option<&str>, Vec<&str>, bool)> = vec![
+        let cases: Vec<Row> = vec![
             (Health::Ready, false, "IDLE", None, vec![], false),
             (warned(), false, "IDLE", None, vec![], false),
             (Health::NotApplicable, false, "IDLE", None, vec![], false),

@@ -7,7 +7,7 @@ use clap::Args;
 
 use super::{CmdError, Ctx};
 use crate::checks::Report;
-use crate::host::mounts::fstab::parse_nfs_gds_entries;
+use crate::host::mounts::fstab::read_fstab;
 use crate::host::HostFacts;
 use crate::judge::node::{self, Ask};
 use crate::policy::Policy;
@@ -30,12 +30,7 @@ pub fn judge_node(
     probe: bool,
 ) -> Result<(HostFacts, Judgement), CmdError> {
     let facts = HostFacts::read(&ctx.host.root)?;
-    let text = facts.root.read_text_lossy("etc/fstab")?.unwrap_or_default();
-    let planned = node::planned_lines(
-        &facts.kernel,
-        &policy.options,
-        &parse_nfs_gds_entries(&text),
-    );
+    let planned = node::planned_lines(&facts.kernel, &policy.options, &read_fstab(&facts.root)?);
     Ok(node::judge(facts, policy, Ask::new(probe), planned))
 }
 

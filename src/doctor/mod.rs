@@ -128,14 +128,10 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
     let mut with_log = facts.clone();
     with_log.kernel_log = found.kernel_log.clone();
     with_log.gdscheck = found.gdscheck_run.clone();
-    let fstab_entries = facts
-        .root
-        .read_text_lossy("etc/fstab")?
-        .map(|t| fstab::parse_nfs_gds_entries(&t))
-        .unwrap_or_default();
+    let fstab_entries = declared.fstab_entries();
     // What the kernel will do with the lines' nconnect, judged with the node as `check` judges
     // it.
-    let planned = node::planned_lines(&facts.kernel, &policy.options, &fstab_entries);
+    let planned = node::planned_lines(&facts.kernel, &policy.options, fstab_entries);
     let ask = node::Ask {
         probe,
         kernel_log: found.kernel_log.as_deref(),
@@ -153,7 +149,7 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
     };
     let mut findings = sections::findings(sections::NODE, &seen);
     findings.extend(gdscheck::findings(facts, &checks));
-    for entry in &fstab_entries {
+    for entry in fstab_entries {
         for p in fstab::problems(entry) {
             findings.push(finding("fstab", p));
         }
@@ -162,7 +158,7 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
     match &table {
         Ok(table) => {
             let addrs = ServerAddrs::new(system);
-            let review = mounts::review(table, &fstab_entries, declared, policy, &addrs);
+            let review = mounts::review(table, fstab_entries, declared, policy, &addrs);
             verdict = verdict.max(review.verdict);
             gds_mount = gds_mount.or(review.gds_mounts.first().cloned());
             findings.extend(review.findings);

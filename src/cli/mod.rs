@@ -286,6 +286,8 @@ pub fn run(argv: Vec<OsString>) -> u8 {
     match &cli.command {
         Command::Mount(_) | Command::Agent(_) => err_out::keep_going(),
         Command::OciHook(a) if a.judges() => err_out::keep_going(),
+        // slurmd acts on the drain and the prolog's exit code, not on what they print.
+        Command::Slurm(_) => err_out::keep_going(),
         _ => {}
     }
     // The helper starts its own logging, at the level of `-v` before or after `mount`.

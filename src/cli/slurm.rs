@@ -233,9 +233,11 @@ fn health(args: &HealthArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         return nhc_answer(&health);
     }
     let drained_by_us = state::drained_by_us(root)?;
-    carry_out(&budget, &health, drained_by_us, || {
+    // Said once the work is done: a closed stdout ends the command only after it.
+    let outcome = carry_out(&budget, &health, drained_by_us, || {
         node_name(ctx, Env::get(), args.node_name.as_deref())
     })?;
+    outln!("nfs-gds slurm health: {}", escape_control(&outcome));
     Ok(health_code(&health))
 }
 
@@ -247,7 +249,7 @@ fn carry_out(
     health: &Health,
     drained_by_us: bool,
     node_name: impl FnOnce() -> Result<String, CmdError>,
-) -> Result<(), CmdError> {
+) -> Result<String, CmdError> {
     let node = if needs_node_state(health, drained_by_us) {
         let name = node_name()?;
         let shown = budget.scontrol(&scontrol::show_node(&name))?;
@@ -284,29 +286,28 @@ fn nhc_answer(health: &Health) -> Result<u8, CmdError> {
     }
 }
 
-/// Carries out `action` on `node` (named when slurmctld was asked).
+/// Carries out `action` on `node` (named when slurmctld was asked): what changed is said on
+/// stderr and in the system log; the one-line outcome is returned, for stdout.
 fn act(
     budget: &Budget,
     health: &Health,
     action: Action,
     node: Option<&str>,
-) -> Result<(), CmdError> {
+) -> Result<String, CmdError> {
     let root = budget.root;
     let node = node.unwrap_or_default();
     let problem = match health {
         Health::NotReady { first, .. } => first.line(),
         _ => String::new(),
     };
-    match action {
-        Action::Nothing => {
-            let said = match health {
-                Health::NotApplicable => {
-                    "not a GDS node (no nvidia_fs, no mount declared for GDS): nothing to do"
-                }
-                _ => "ready",
-            };
-            outln!("nfs-gds slurm health: {said}");
-        }
+    let outcome = match action {
+        Action::Nothing => match health {
+            Health::NotApplicable => {
+                "not a GDS node (no nvidia_fs, no mount declared for GDS): nothing to do".into()
+            }
+            Health::Warned(_) => "ready, with warnings".into(),
+            _ => "ready".into(),
+        },
         Action::Drain(reason) => {
             budget.scontrol(&scontrol::drain(node, &reason))?;
             state::remember(root, node, reason.as_str()).map_err(|e| {
@@ -320,15 +321,13 @@ fn act(
                 Severity::Err,
                 &format!("drained node {node} ({reason}): {problem} | fix: run `nfs-gds doctor` on the node; it is resumed by the next check that finds it ready"),
             );
+            format!("not ready: drained node {node} ({reason})")
         }
         Action::KeepOurs => {
             if let Health::NotReady { reason, .. } = health {
                 state::remember(root, node, reason.as_str())?;
             }
-            outln!(
-                "nfs-gds slurm health: node {node} stays drained by nfs-gds: {}",
-                escape_control(&problem)
-            );
+            format!("not ready: node {node} stays drained by nfs-gds ({problem})")
         }
         Action::KeepTheirs { reason } => {
             let reason = reason.unwrap_or_else(|| "no reason given".into());
@@ -341,26 +340,23 @@ fn act(
                 format!("ready, but node {node} is held for another reason, which it keeps (not resumed): {reason}")
             };
             say(root, Severity::Notice, &what);
+            what
         }
         Action::Resume => {
             budget.scontrol(&scontrol::resume(node))?;
             state::forget(root)?;
-            say(
-                root,
-                Severity::Notice,
-                &format!("resumed node {node}: GDS over NFS is ready again"),
-            );
+            let what = format!("resumed node {node}: GDS over NFS is ready again");
+            say(root, Severity::Notice, &what);
+            format!("ready: {what}")
         }
         Action::Forget => {
             state::forget(root)?;
-            say(
-                root,
-                Severity::Notice,
-                &format!("ready; node {node} was already resumed by someone else"),
-            );
+            let what = format!("ready; node {node} was already resumed by someone else");
+            say(root, Severity::Notice, &what);
+            what
         }
-    }
-    Ok(())
+    };
+    Ok(outcome)
 }
 
 /// `slurm prolog`: the exit code slurmd acts on. Decided from the environment first: a job with

@@ -343,6 +343,8 @@ pub fn load_facts(rel: &str, signature: SignatureFacts) -> LoadFacts {
             crcs: Default::default(),
         },
         signature,
+        vermagic: None,
+        btf: None,
     }
 }
 

@@ -74,8 +74,9 @@ pub const DEFAULT_DIR: &str = "var/cache/nfs-gds";
 /// Bumped whenever the entry format or what the readers conclude changes. 2: identities
 /// without a content hash; `load` and `abi` entries. 3: module facts name versioned variants of
 /// the hooks; `abi` keyed on the build symvers. 4: import versions externally tagged. 5: each
-/// import version a `[symbol, crc]` pair. 6: symbol-version verdicts externally tagged.
-const FORMAT: u32 = 6;
+/// import version a `[symbol, crc]` pair. 6: symbol-version verdicts externally tagged. 7: load
+/// facts carry the vermagic and the split BTF.
+const FORMAT: u32 = 7;
 
 #[derive(Debug, Serialize, Deserialize)]
 struct ModuleEntry {
@@ -637,6 +638,8 @@ mod tests {
                 crcs: [("ib_event_msg".to_string(), 0x1234_u32)].into(),
             },
             signature: SignatureFacts::Unsigned,
+            vermagic: None,
+            btf: None,
         };
         assert_eq!(cache.load_facts(&key), None);
         cache.store_load_facts(&key, &load);

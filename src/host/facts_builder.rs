@@ -147,6 +147,9 @@ fn ordinary() -> HostFacts {
                 enforcement: Enforcement::NotEnforced,
                 evidence: "no Secure Boot, no module.sig_enforce".into(),
             }),
+            crcless_kernel: None,
+            crcless: None,
+            nvidia_fs_crcless: None,
         },
         boot: BootKernels {
             running: Some(RELEASE.into()),

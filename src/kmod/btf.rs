@@ -156,26 +156,22 @@ fn walk(data: &[u8]) -> Result<Walk<'_>, BtfError> {
         let index = w.types + 1;
         let truncated = BtfError::Truncated { index };
         let rec = types.get(at..at + 12).ok_or(truncated.clone())?;
-        let (name, info, size_or_type) = (
-            word_of(rec, 0),
-            word_of(rec, 4),
-            word_of(rec, 8),
-        );
+        let (name, info, size_or_type) = (word_of(rec, 0), word_of(rec, 4), word_of(rec, 8));
         let (kind, vlen) = ((info >> 24) & 0x1f, (info & 0xffff) as usize);
         w.name(name);
         // (bytes after the record, bytes per member, offset of a member's name, of its type)
         let (fixed, member, name_at, type_at): (usize, usize, Option<usize>, Option<usize>) =
             match kind {
-                1 => (4, 0, None, None),              // INT
+                1 => (4, 0, None, None),               // INT
                 2 | 8..=12 | 18 => (0, 0, None, None), // PTR, TYPEDEF, VOLATILE, CONST, RESTRICT, FUNC, TYPE_TAG
-                3 => (12, 0, None, None),             // ARRAY
-                4 | 5 => (0, 12, Some(0), Some(4)),   // STRUCT, UNION
-                6 => (0, 8, Some(0), None),           // ENUM
-                7 | 16 => (0, 0, None, None),         // FWD, FLOAT
-                13 => (0, 8, Some(0), Some(4)),       // FUNC_PROTO
-                14 | 17 => (4, 0, None, None),        // VAR, DECL_TAG
-                15 => (0, 12, None, Some(0)),         // DATASEC
-                19 => (0, 12, Some(0), None),         // ENUM64
+                3 => (12, 0, None, None),              // ARRAY
+                4 | 5 => (0, 12, Some(0), Some(4)),    // STRUCT, UNION
+                6 => (0, 8, Some(0), None),            // ENUM
+                7 | 16 => (0, 0, None, None),          // FWD, FLOAT
+                13 => (0, 8, Some(0), Some(4)),        // FUNC_PROTO
+                14 | 17 => (4, 0, None, None),         // VAR, DECL_TAG
+                15 => (0, 12, None, Some(0)),          // DATASEC
+                19 => (0, 12, Some(0), None),          // ENUM64
                 _ => return Err(BtfError::UnknownKind { index, kind }),
             };
         if matches!(kind, 2 | 8..=14 | 17 | 18) {
@@ -185,14 +181,15 @@ fn walk(data: &[u8]) -> Result<Walk<'_>, BtfError> {
             w.struct_names.push(name);
         }
         let body_len = fixed + member * vlen;
-        let body = types
-            .get(at + 12..at + 12 + body_len)
-            .ok_or(truncated)?;
+        let body = types.get(at + 12..at + 12 + body_len).ok_or(truncated)?;
         if kind == 3 {
             w.type_ref(word_of(body, 0));
             w.type_ref(word_of(body, 4));
         }
-        for m in body.chunks_exact(member.max(1)).take(if member == 0 { 0 } else { vlen }) {
+        for m in body
+            .chunks_exact(member.max(1))
+            .take(if member == 0 { 0 } else { vlen })
+        {
             if let Some(n) = name_at {
                 w.name(word_of(m, n));
             }
@@ -323,7 +320,13 @@ mod tests {
     /// A blob of `types` (raw records) and `strings`.
     fn blob(types: &[u8], strings: &[u8]) -> Vec<u8> {
         let mut b = vec![0x9f, 0xeb, 1, 0];
-        for w in [24u32, 0, types.len() as u32, types.len() as u32, strings.len() as u32] {
+        for w in [
+            24u32,
+            0,
+            types.len() as u32,
+            types.len() as u32,
+            strings.len() as u32,
+        ] {
             b.extend_from_slice(&w.to_le_bytes());
         }
         b.extend_from_slice(types);
@@ -400,10 +403,7 @@ mod tests {
     #[test]
     fn bad_blobs_are_errors_not_panics() {
         assert_eq!(module_btf(b"\x9f\xeb", false), Err(BtfError::Short(2)));
-        assert!(matches!(
-            base_btf(&[0u8; 24]),
-            Err(BtfError::Magic(0))
-        ));
+        assert!(matches!(base_btf(&[0u8; 24]), Err(BtfError::Magic(0))));
         let unknown = blob(&rec(0, 30, 0, 0, &[]), b"\0");
         assert_eq!(
             base_btf(&unknown),

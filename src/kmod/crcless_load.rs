@@ -193,7 +193,7 @@ pub fn judge(
             reason: format!("its BTF was built against a kernel BTF of {built} bytes of names, this kernel's has {running}: another build, whose types the kernel almost always fails to validate ({refusal}; {evidence})"),
         },
         BtfFit::Consistent { built } => CrclessVerdict::Loads {
-            evidence: format!("{vermagic_words}; its BTF was built against a kernel BTF of this kernel's size ({built} bytes of names) and its {} type references are in range ({evidence})", btf.own_types),
+            evidence: format!("{vermagic_words}; its BTF was built against a kernel BTF of this kernel's size ({built} bytes of names) and refers to no type beyond this kernel's {} and its own {} ({evidence})", base.types, btf.own_types),
         },
         BtfFit::InRange => CrclessVerdict::Undecided {
             reason: format!("{vermagic_words}; its BTF is in range of this kernel's, but which kernel it was built against is not told ({evidence})"),
@@ -304,7 +304,10 @@ mod tests {
         let CrclessVerdict::Refused { reason } = v else {
             panic!()
         };
-        assert!(reason.contains("should be '7.3.4+deb13-amd64 SMP preempt mod_unload'"), "{reason}");
+        assert!(
+            reason.contains("should be '7.3.4+deb13-amd64 SMP preempt mod_unload'"),
+            "{reason}"
+        );
     }
 
     #[test]

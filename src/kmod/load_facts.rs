@@ -70,7 +70,14 @@ pub fn load_facts_of_bytes(path: &Path, bytes: &[u8]) -> Result<LoadFacts, KmodE
     let imports = modversions::import_versions_of(&parsed).map_err(elf_err)?;
     let exports = modversions::export_crcs_of(&parsed).map_err(elf_err)?;
     let vermagic = match parsed.find_section(".modinfo") {
-        Some((_, sh)) => parse_modinfo(parsed.section_data(sh, "section .modinfo").map_err(elf_err)?).vermagic,
+        Some((_, sh)) => {
+            parse_modinfo(
+                parsed
+                    .section_data(sh, "section .modinfo")
+                    .map_err(elf_err)?,
+            )
+            .vermagic
+        }
         None => None,
     };
     let btf = match parsed.find_section(".BTF") {
@@ -143,7 +150,12 @@ mod tests {
             );
             let btf = f.btf.unwrap().unwrap();
             assert_eq!(
-                (btf.own_types, btf.base_str_len, btf.frwr, btf.distilled_base),
+                (
+                    btf.own_types,
+                    btf.base_str_len,
+                    btf.frwr,
+                    btf.distilled_base
+                ),
                 (types, Some(base), frwr, false),
                 "{release}"
             );

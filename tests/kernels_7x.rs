@@ -1,0 +1,113 @@
+//! Debian's 7.x kernels, which carry no symbol CRCs: `rpcrdma-abi` judges Debian's own
+//! `rpcrdma.ko` of 7.3.4 and 7.2.13 (shrunk, `tests/fixtures/kernels/README.md`) on a 7.3.4 node
+//! with that kernel's real configuration, by the vermagic and the BTF the kernel checks instead,
+//! and `inspect-module` says what such a module carries.
+
+use std::io::Read;
+
+use crate::support::*;
+
+const RELEASE: &str = "7.3.4+deb13-amd64";
+
+fn fixture_file(name: &str) -> Vec<u8> {
+    let path = format!(
+        "{}/tests/fixtures/kernels/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn unxz(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    liblzma::read::XzDecoder::new(bytes)
+        .read_to_end(&mut out)
+        .expect("xz");
+    out
+}
+
+/// A BTF blob with `types` records and `str_len` bytes of names: what the prediction reads of
+/// `/sys/kernel/btf/vmlinux` (the real one is 5 MB; its two numbers are in the README).
+fn vmlinux_btf(types: u32, str_len: u32) -> Vec<u8> {
+    let type_len = types * 12;
+    let mut b = vec![0x9f, 0xeb, 1, 0];
+    for w in [24u32, 0, type_len, type_len, str_len] {
+        b.extend_from_slice(&w.to_le_bytes());
+    }
+    for _ in 0..types {
+        b.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0]); // PTR to void
+    }
+    b.resize(b.len() + str_len as usize, 0);
+    b
+}
+
+/// A 7.3.4 node with Debian's configuration, the kernel's BTF of `base` dimensions (none:
+/// not there), and `module` (a fixture file name) as its in-tree rpcrdma.
+fn node(module: &str, base: Option<(u32, u32)>) -> Fixture {
+    let f = Fixture::new(RELEASE);
+    f.write(
+        format!("{}/config", f.tree()),
+        unxz(&fixture_file(&format!("config-{RELEASE}.xz"))),
+    );
+    if let Some((types, str_len)) = base {
+        f.write("sys/kernel/btf/vmlinux", vmlinux_btf(types, str_len));
+    }
+    f.install_rpcrdma(INBOX, ".ko.xz", &fixture_file(module));
+    f
+}
+
+const BASE_73: (u32, u32) = (127_424, 2_317_542);
+const BASE_72: (u32, u32) = (124_639, 2_273_004);
+
+fn abi(f: &Fixture) -> (String, String) {
+    let (_, doc) = check_json(f);
+    let r = check_result(&doc, "rpcrdma-abi");
+    (
+        status(&doc, "rpcrdma-abi"),
+        r["summary"].as_str().unwrap_or_default().to_string(),
+    )
+}
+
+#[test]
+fn the_kernels_own_rpcrdma_passes_by_vermagic_and_btf() {
+    let (status, summary) = abi(&node("rpcrdma-7.3.4+deb13-amd64.ko.xz", Some(BASE_73)));
+    assert_eq!(status, "pass", "{summary}");
+    assert!(
+        summary.contains("vermagic `7.3.4+deb13-amd64 SMP preempt mod_unload` is this kernel's"),
+        "{summary}"
+    );
+    assert!(summary.contains("2317542 bytes of names"), "{summary}");
+}
+
+#[test]
+fn a_module_without_btf_loads_on_its_vermagic_alone() {
+    let (status, summary) = abi(&node(
+        "rpcrdma-7.3.4+deb13-amd64-nobtf.ko.xz",
+        Some(BASE_73),
+    ));
+    assert_eq!(status, "pass", "{summary}");
+    assert!(summary.contains("carries no BTF"), "{summary}");
+}
+
+#[test]
+fn another_builds_module_is_refused_for_what_the_kernel_checks() {
+    let (status, summary) = abi(&node("rpcrdma-7.2.13+deb14-amd64.ko.xz", Some(BASE_73)));
+    assert_eq!(status, "fail", "{summary}");
+    assert!(
+        summary.contains("version magic '7.2.13+deb14-amd64 SMP preempt mod_unload' should be '7.3.4+deb13-amd64 SMP preempt mod_unload'"),
+        "{summary}"
+    );
+    // The same release, built against a smaller kernel BTF (7.2.13's dimensions).
+    let (status, summary) = abi(&node("rpcrdma-7.3.4+deb13-amd64.ko.xz", Some(BASE_72)));
+    assert_eq!(status, "fail", "{summary}");
+    assert!(
+        summary.contains("failed to validate module [rpcrdma] BTF"),
+        "{summary}"
+    );
+}
+
+#[test]
+fn without_the_kernels_btf_nothing_decides() {
+    let (status, summary) = abi(&node("rpcrdma-7.3.4+deb13-amd64.ko.xz", None));
+    assert_eq!(status, "unknown", "{summary}");
+    assert!(summary.contains("/sys/kernel/btf/vmlinux"), "{summary}");
+}

@@ -111,3 +111,70 @@ fn without_the_kernels_btf_nothing_decides() {
     assert_eq!(status, "unknown", "{summary}");
     assert!(summary.contains("/sys/kernel/btf/vmlinux"), "{summary}");
 }
+
+fn inspect(path: &std::path::Path) -> String {
+    let f = Fixture::new(RELEASE);
+    let out = run(&f, &["inspect-module", &path.display().to_string()]);
+    stdout(&out)
+}
+
+#[test]
+fn inspect_module_says_a_kernel_build_without_crcs_and_the_frwr_generation() {
+    let dir = tempfile::tempdir().unwrap();
+    let put = |name: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, fixture_file(name)).unwrap();
+        p
+    };
+    let text = inspect(&put("rpcrdma-7.3.4+deb13-amd64.ko.xz"));
+    assert!(
+        text.contains("symbol CRCs:  none: built for a kernel without CONFIG_MODVERSIONS"),
+        "{text}"
+    );
+    assert!(
+        text.contains("built against a kernel BTF of 2317542 bytes of names"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "frwr_map:     rpcrdma_xdr_cursor (frwr_map of 7.2 and later) (from its BTF)"
+        ),
+        "{text}"
+    );
+    let text = inspect(&put("rpcrdma-7.2.13+deb14-amd64.ko.xz"));
+    assert!(text.contains("frwr_map:     rpcrdma_xdr_cursor"), "{text}");
+    let text = inspect(&put("rpcrdma-6.12.117+deb13-amd64.ko.xz"));
+    assert!(
+        text.contains("symbol CRCs:  199 imports versioned"),
+        "{text}"
+    );
+    assert!(
+        text.contains("frwr_map:     rpcrdma_mr_seg (frwr_map of 7.1 and before) (from its BTF)"),
+        "{text}"
+    );
+    let text = inspect(&put("rpcrdma-7.3.4+deb13-amd64-nobtf.ko.xz"));
+    assert!(text.contains("BTF:          none"), "{text}");
+    assert!(
+        text.contains("frwr_map:     unknown (neither its BTF nor its symbols tell)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn without_btf_the_symbol_table_can_still_tell_the_segment_generation() {
+    let spec = ModuleSpec {
+        other_exports: vec![("rpcrdma_convert_iovs".into(), true)],
+        ..ModuleSpec::rpcrdma("6.12.117+deb13-amd64")
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("rpcrdma.ko");
+    std::fs::write(&p, build(&spec)).unwrap();
+    let text = inspect(&p);
+    assert!(
+        text.contains("frwr_map:     rpcrdma_mr_seg (frwr_map of 7.1 and before) (from its symbols: rpcrdma_convert_iovs)"),
+        "{text}"
+    );
+    let plain = dir.path().join("plain.ko");
+    std::fs::write(&plain, build(&ModuleSpec::rpcrdma("6.12.117+deb13-amd64"))).unwrap();
+    assert!(inspect(&plain).contains("frwr_map:     unknown"));
+}

@@ -348,6 +348,7 @@ pub fn load_facts(rel: &str, signature: SignatureFacts) -> LoadFacts {
         signature,
         vermagic: None,
         btf: None,
+        frwr_map: None,
     }
 }
 

@@ -71,6 +71,21 @@ impl FrwrGeneration {
     }
 }
 
+/// Where a module's [`FrwrGeneration`] was told from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FrwrEvidence {
+    /// The struct names of its BTF.
+    Btf,
+    /// Its symbol table: `rpcrdma_convert_iovs`, which fills the `rpcrdma_mr_seg` array and
+    /// went with it (present in 6.12.117's `rpcrdma.ko`, absent from 7.2.13's and 7.3.4's). Its
+    /// absence tells nothing: the compiler may inline it.
+    Symbols,
+}
+
+/// The symbol whose definition tells [`FrwrGeneration::MrSeg`].
+pub const MR_SEG_FILLER: &[u8] = b"rpcrdma_convert_iovs";
+
 /// Struct names that tell the generations apart.
 const MR_SEG: &[u8] = b"rpcrdma_mr_seg";
 const XDR_CURSOR: &[u8] = b"rpcrdma_xdr_cursor";

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::btf::{self, ModuleBtf};
+use super::btf::{self, FrwrEvidence, FrwrGeneration, ModuleBtf};
 use super::elf::Image;
 use super::modinfo::parse_modinfo;
 use super::modversions::{self, ExportCrcs, ImportVersions};
@@ -56,6 +56,9 @@ pub struct LoadFacts {
     /// The module's split BTF (`.BTF`), or why it could not be read; `None` without one.
     #[serde(default)]
     pub btf: Option<Result<ModuleBtf, String>>,
+    /// rpcrdma's `frwr_map()` generation and what told it; `None` where nothing does.
+    #[serde(default)]
+    pub frwr_map: Option<(FrwrGeneration, FrwrEvidence)>,
 }
 
 /// Load facts of module file bytes (plain or compressed); `path` names the file.
@@ -88,6 +91,19 @@ pub fn load_facts_of_bytes(path: &Path, bytes: &[u8]) -> Result<LoadFacts, KmodE
         }
         None => None,
     };
+    let from_btf = match &btf {
+        Some(Ok(b)) if b.frwr != FrwrGeneration::Unknown => Some((b.frwr, FrwrEvidence::Btf)),
+        _ => None,
+    };
+    let frwr_map = from_btf.or_else(|| {
+        parsed
+            .defined_symbols()
+            .any(|(name, _)| {
+                name.strip_prefix(btf::MR_SEG_FILLER)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with(b"."))
+            })
+            .then_some((FrwrGeneration::MrSeg, FrwrEvidence::Symbols))
+    });
     Ok(LoadFacts {
         path: path.to_owned(),
         compression,
@@ -96,6 +112,7 @@ pub fn load_facts_of_bytes(path: &Path, bytes: &[u8]) -> Result<LoadFacts, KmodE
         signature: SignatureFacts::of_image(&image),
         vermagic,
         btf,
+        frwr_map,
     })
 }
 
@@ -163,5 +180,9 @@ mod tests {
         let without = debian_rpcrdma("7.3.4+deb13-amd64-nobtf");
         assert_eq!(without.btf, None);
         assert!(without.vermagic.is_some());
+        assert_eq!(
+            without.frwr_map, None,
+            "no BTF and no symbol table: nothing tells"
+        );
     }
 }

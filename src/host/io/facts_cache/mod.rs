@@ -640,6 +640,7 @@ mod tests {
             signature: SignatureFacts::Unsigned,
             vermagic: None,
             btf: None,
+            frwr_map: None,
         };
         assert_eq!(cache.load_facts(&key), None);
         cache.store_load_facts(&key, &load);

@@ -178,3 +178,60 @@ fn without_btf_the_symbol_table_can_still_tell_the_segment_generation() {
     std::fs::write(&plain, build(&ModuleSpec::rpcrdma("6.12.117+deb13-amd64"))).unwrap();
     assert!(inspect(&plain).contains("frwr_map:     unknown"));
 }
+
+/// A Debian 12 node with its hooked DKMS rpcrdma, rebooting into Debian's 7.3.4 whose only
+/// rpcrdma is its own (cursor generation, no hooks).
+fn rebooting_into_73() -> Fixture {
+    let mut f = Fixture::debian12();
+    let running = f.release.clone();
+    f.install_rpcrdma(DKMS, ".ko", &build(&ModuleSpec::rpcrdma(&running)));
+    f.nvidia_fs("2.28.4", 1);
+    f.write("etc/os-release", "ID=debian\nVERSION_ID=\"12\"\n");
+    let tree = format!("lib/modules/{RELEASE}");
+    f.write(
+        format!("{tree}/{INBOX}.ko.xz"),
+        fixture_file("rpcrdma-7.3.4+deb13-amd64.ko.xz"),
+    );
+    f.write(
+        format!("{tree}/modules.dep"),
+        format!("{INBOX}.ko.xz: kernel/net/sunrpc/sunrpc.ko\nkernel/net/sunrpc/sunrpc.ko:\n"),
+    );
+    f.boot_image(b"");
+    f.write(format!("boot/vmlinuz-{RELEASE}"), b"");
+    let mut cfg = String::from("set default=\"${saved_entry}\"\n");
+    for rel in [running.as_str(), RELEASE] {
+        cfg.push_str(&format!(
+            "menuentry 'Debian GNU/Linux, with Linux {rel}' $menuentry_id_option 'gnulinux-{rel}-advanced-1b2c' {{\n\tlinux\t/boot/vmlinuz-{rel} root=UUID=1b2c ro quiet\n}}\n"
+        ));
+    }
+    f.write("boot/grub/grub.cfg", cfg);
+    f.write(
+        "boot/grub/grubenv",
+        format!("# GRUB Environment Block\nsaved_entry=gnulinux-{RELEASE}-advanced-1b2c\n"),
+    );
+    f
+}
+
+#[test]
+fn doctor_names_an_unported_hook_patch_for_a_cursor_generation_next_boot() {
+    let f = rebooting_into_73();
+    let (_, doc) = check_json(&f);
+    assert_eq!(status(&doc, "next-boot"), "fail", "{doc:#}");
+    let ev = serde_json::to_string(&check_result(&doc, "next-boot")["evidence"]).unwrap();
+    assert!(
+        ev.contains("rpcrdma_xdr_cursor (frwr_map of 7.2 and later)"),
+        "{ev}"
+    );
+
+    let out = run(&f, &["doctor", "--json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("doctor --json");
+    let plan = serde_json::to_string(&doc["plan"]).unwrap();
+    assert!(
+        plan.contains("the likely cause is a hook patch not yet re-ported to it"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("whether its hooked rpcrdma supports 7.3.4+deb13-amd64"),
+        "{plan}"
+    );
+}

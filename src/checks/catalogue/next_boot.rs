@@ -119,7 +119,9 @@ fn judge(k: &KernelRpcrdma) -> CheckResult {
         None => return CheckResult::unknown(id, format!("the rpcrdma of {rel} was not inspected")),
     };
     let evidence = |r: CheckResult| {
-        let r = r.with("file", f.path.display().to_string());
+        let r = r
+            .with("file", f.path.display().to_string())
+            .with_if("frwr_map", k.frwr_map.map(|g| g.describe().to_string()));
         f.symbols.iter().fold(r, |r, s| {
             r.with(
                 s.symbol.clone(),
@@ -263,6 +265,7 @@ mod tests {
             file: Some(Ok(file)),
             gpl_rule: None,
             dkms,
+            frwr_map: None,
         }
     }
 

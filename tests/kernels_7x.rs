@@ -235,3 +235,29 @@ fn doctor_names_an_unported_hook_patch_for_a_cursor_generation_next_boot() {
         "{plan}"
     );
 }
+
+#[test]
+fn doctor_explains_what_replaced_the_crc_refusal() {
+    let f = node("rpcrdma-7.3.4+deb13-amd64.ko.xz", Some(BASE_73));
+    let out = run(&f, &["doctor", "--json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("doctor --json");
+    let text: Vec<&str> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["topic"] == "symbol-crcs")
+        .map(|f| f["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(text.len(), 1, "{doc:#}");
+    for words in [
+        "this kernel checks no symbol CRCs (CONFIG_MODVERSIONS is not set in /lib/modules/7.3.4+deb13-amd64/config)",
+        "no longer fails with `disagrees about version of symbol`",
+        "failed to validate module [rpcrdma] BTF",
+        "loads on its vermagic alone",
+    ] {
+        assert!(text[0].contains(words), "{words}: {}", text[0]);
+    }
+    // A kernel with CRCs gets no such finding.
+    let out = run(&Fixture::debian12(), &["doctor", "--json"]);
+    assert!(!stdout(&out).contains("symbol-crcs"));
+}

@@ -8,6 +8,7 @@ use crate::host::boot::boot_kernels::KernelRpcrdma;
 use crate::host::boot::dkms::{DkmsState, MLNX_NFSRDMA};
 use crate::host::modules::gpl_rule::Enforcement;
 use crate::host::modules::Resolution;
+use crate::host::platform::kernel_packages::debian_kernel_packages;
 use crate::host::HostFacts;
 use crate::kmod::Export;
 
@@ -65,7 +66,11 @@ fn run(facts: &HostFacts) -> CheckResult {
                 format!("after reboot into {release}, modprobe finds no module tree: that kernel has no /lib/modules/{release}"),
             )
             .fix(Fix::NextBootModules)
-            .remedy(format!("install the modules of {release}, or make the bootloader start a kernel that has them")),
+            .remedy(match debian_kernel_packages(release, facts.inventory.debs.as_deref()) {
+                Some(p) if p.split() => format!("`apt-get install {}` (Debian ships a kernel's modules in their own package, which {} depends on; {}), or make the bootloader start a kernel that has them", p.modules, p.image, p.evidence),
+                Some(p) => format!("`apt-get install --reinstall {}` (it holds the kernel's modules), or make the bootloader start a kernel that has them", p.image),
+                None => format!("install the modules of {release}, or make the bootloader start a kernel that has them"),
+            }),
         );
     };
     with_boot(judge(k))
@@ -355,6 +360,30 @@ mod tests {
         let r = run(&booting(None));
         says(&r, Status::Fail, &[&format!("no /lib/modules/{NEXT}")]);
         assert_eq!(r.fixes, vec![Fix::NextBootModules]);
+    }
+
+    #[test]
+    fn a_split_debian_kernel_without_its_modules_names_the_modules_package() {
+        const DEB: &str = "7.3.4+deb13-amd64";
+        let mut facts = booting(None);
+        if let Ok(nb) = &mut facts.boot.next_boot {
+            nb.release = Some(DEB.into());
+        }
+        facts.inventory.debs = Some(vec![
+            (format!("linux-image-{DEB}"), "7.3.4-1~bpo13+1".into()),
+            (format!("linux-binary-{DEB}"), "7.3.4-1~bpo13+1".into()),
+        ]);
+        let r = run(&facts);
+        says(&r, Status::Fail, &[&format!("no /lib/modules/{DEB}")]);
+        let remedy = r.remedy.clone().unwrap_or_default();
+        assert!(
+            remedy.starts_with(&format!("`apt-get install linux-modules-{DEB}`")),
+            "{remedy}"
+        );
+        assert!(
+            remedy.contains(&format!("which linux-image-{DEB} depends on")),
+            "{remedy}"
+        );
     }
 
     #[test]

@@ -48,6 +48,7 @@ mod mount_helper;
 mod mount_scale;
 mod mount_signals;
 mod oci_hook;
+mod one_source;
 mod packaging;
 mod platform;
 mod policy;

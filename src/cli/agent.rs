@@ -107,7 +107,12 @@ fn check_node<'t>(
 ) -> Result<(Pass<'t>, HostFacts), CmdError> {
     let policy = ctx.policy()?;
     let facts = memo.read(&ctx.host.root)?.clone();
-    let (facts, judged) = super::check::judge_facts(facts, &policy, args.probe.probe);
+    let (facts, judged) = crate::judge::node::judge(
+        facts,
+        &policy,
+        crate::judge::node::Ask::new(args.probe.probe),
+        None,
+    );
     let table_path;
     (*table, table_path) = read_init_mount_table(&ctx.host.root)?;
     let declared = read_declared(&ctx.host.root)?;

@@ -119,7 +119,7 @@ pub fn run(args: &CollectArgs, ctx: &Ctx) -> Result<u8, CmdError> {
             &policy_path,
             &policy,
             system,
-            &crate::policy::intent::read_declared,
+            &crate::policy::intent::read_declared_strict,
             out,
             &manifest,
         )

@@ -375,7 +375,7 @@ mod tests {
         ]);
         let r = run(&facts);
         says(&r, Status::Fail, &[&format!("no /lib/modules/{DEB}")]);
-        let remedy = r.remedy.clone().unwrap_or_default();
+        let remedy = r.remedy.unwrap_or_default();
         assert!(
             remedy.starts_with(&format!("`apt-get install linux-modules-{DEB}`")),
             "{remedy}"

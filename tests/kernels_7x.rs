@@ -198,17 +198,7 @@ fn rebooting_into_73() -> Fixture {
     );
     f.boot_image(b"");
     f.write(format!("boot/vmlinuz-{RELEASE}"), b"");
-    let mut cfg = String::from("set default=\"${saved_entry}\"\n");
-    for rel in [running.as_str(), RELEASE] {
-        cfg.push_str(&format!(
-            "menuentry 'Debian GNU/Linux, with Linux {rel}' $menuentry_id_option 'gnulinux-{rel}-advanced-1b2c' {{\n\tlinux\t/boot/vmlinuz-{rel} root=UUID=1b2c ro quiet\n}}\n"
-        ));
-    }
-    f.write("boot/grub/grub.cfg", cfg);
-    f.write(
-        "boot/grub/grubenv",
-        format!("# GRUB Environment Block\nsaved_entry=gnulinux-{RELEASE}-advanced-1b2c\n"),
-    );
+    grub_menu(&f, &[running.as_str(), RELEASE], RELEASE);
     f
 }
 

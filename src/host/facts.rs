@@ -312,7 +312,7 @@ fn read_rpcrdma(
         Some(Resolution::File {
             path, exists: true, ..
         }) => {
-            let cache = crate::host::io::facts_cache::FactsCache::for_root(root);
+            let cache = crate::host::io::facts_cache::FactsCache::of(root);
             Some(
                 super::modules::module_files::inspect_with_load_facts(
                     root,

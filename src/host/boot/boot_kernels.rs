@@ -76,7 +76,7 @@ pub fn read_boot_kernels(root: &Root, running: &KernelInfo) -> Result<BootKernel
     let installed = read_installed_kernels(root, running.release.as_deref())?;
     let next_boot = read_next_boot(root, &installed).map_err(|e| e.to_string());
     let dkms = dkms::read_dkms_tree(root)?;
-    let cache = crate::host::io::facts_cache::FactsCache::for_root(root);
+    let cache = crate::host::io::facts_cache::FactsCache::of(root);
     let mut others = Vec::new();
     for k in installed.iter().filter(|k| !k.running) {
         let resolution = ModuleTree::read(root, &k.release)

@@ -90,9 +90,11 @@ impl System for TreeSystem {
                     .resolve(host)
                     .map_err(|e| e.to_string()),
             ),
-            Call::Exec { .. } | Call::Now | Call::Sleep { .. } | Call::Credentials => {
-                self.live.effect(call)
-            }
+            Call::Exec { .. }
+            | Call::Now
+            | Call::WallClock
+            | Call::Sleep { .. }
+            | Call::Credentials => self.live.effect(call),
         }
     }
 }

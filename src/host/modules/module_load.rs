@@ -144,7 +144,7 @@ pub fn read_module_load(
         path, exists: true, ..
     } = tree.resolve(root, NVIDIA_FS)?
     {
-        let cache = FactsCache::for_root(root);
+        let cache = FactsCache::of(root);
         let nvfs = load_facts_below(root, &path, cache.as_ref()).0;
         if let Ok(f) = &nvfs {
             let (verdict, divergent) = compare(root, tree, f, &load.modversions, NVIDIA_FS)?;
@@ -191,7 +191,7 @@ fn compare(
     modversions: &KernelModversions,
     module: &str,
 ) -> Result<(AbiVerdict, Vec<DivergentProvider>), HostError> {
-    let cache = FactsCache::for_root(root);
+    let cache = FactsCache::of(root);
     let key = cache.as_ref().map(|_| AbiKey {
         module: normalize_name(module),
         imports: imports_hash(file),
@@ -323,7 +323,7 @@ fn divergent(
         return Ok(None);
     };
     let path = tree.path_of(&entry.file);
-    let cache = FactsCache::for_root(root);
+    let cache = FactsCache::of(root);
     let on_disk = crate::host::modules::module_files::inspect_file_with_cache(
         root,
         &path,

@@ -33,6 +33,7 @@ mod hostile_bundle;
 mod ignored;
 mod inspect_module;
 mod io_path;
+mod kernels_7x;
 mod layers;
 mod lint;
 mod load_checks;

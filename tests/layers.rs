@@ -23,7 +23,7 @@ const LAYERS: &[&[&str]] = &[
     // the helper, check, verify, doctor, the agent, the container gates and the Slurm commands.
     &["judge"],
     &["mount", "doctor", "watch"],
-    &["agent"],
+    &["agent", "slurm"],
     &["cli"],
 ];
 

@@ -33,6 +33,7 @@ mod hostile_bundle;
 mod ignored;
 mod inspect_module;
 mod io_path;
+mod kernels_7x;
 mod layers;
 mod lint;
 mod load_checks;
@@ -56,6 +57,7 @@ mod policy;
 mod readme;
 mod schemas;
 mod setuid;
+mod slurm;
 mod stack_ownership;
 #[cfg(feature = "external-tools")]
 mod systemd_unit;

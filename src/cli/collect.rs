@@ -91,7 +91,7 @@ fn manifest(ctx: &Ctx) -> Result<Vec<u8>, CmdError> {
     };
     let m = Manifest {
         version: super::LONG_VERSION,
-        collected_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        collected_at: humantime::format_rfc3339_seconds(ctx.host.system().wall_clock()).to_string(),
         hostname: first_line("proc/sys/kernel/hostname")?,
         kernel: first_line("proc/sys/kernel/osrelease")?,
         command_line: std::env::args_os()

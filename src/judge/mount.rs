@@ -76,6 +76,12 @@ impl<'t, 'p> MountJudge<'t, 'p> {
     /// The mount checks `verify` runs on `m`, judged at the levels of the first `[[mount]]`
     /// table that covers it (`doctor`, the container hook: every result is kept).
     pub fn judge(&mut self, m: &Mount) -> Judgement {
+        self.judge_on(m, None)
+    }
+
+    /// [`MountJudge::judge`], on `port` when the caller names one (`verify --port`), else on
+    /// the port the node declares for `m`.
+    pub fn judge_on(&mut self, m: &Mount, port: Option<u16>) -> Judgement {
         let MountJudge {
             declared,
             policy,
@@ -87,7 +93,7 @@ impl<'t, 'p> MountJudge<'t, 'p> {
         let rule = rule_of(m, declared, &policy.mounts, addrs);
         let under = levels[rule.unwrap_or(policy.mounts.len())]
             .get_or_insert_with(|| policy.for_rule(rule));
-        let port = expected_port(m, declared, policy.options.port);
+        let port = port.unwrap_or_else(|| expected_port(m, declared, policy.options.port));
         let results = registry::verify_mount(
             m,
             suspects.narrowed_for(m),

@@ -125,6 +125,12 @@ impl Declared {
         );
     }
 
+    /// Whether the node declares any mount for GDS: a mount the helper recorded, or an
+    /// `nfs-gds` line of fstab (mounted now or not).
+    pub fn declares_any(&self) -> bool {
+        !self.records.is_empty() || !self.fstab.is_empty()
+    }
+
     /// The `nfs-gds` lines of fstab as read, in file order.
     pub fn fstab_entries(&self) -> &[FstabEntry] {
         &self.entries

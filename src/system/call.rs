@@ -21,6 +21,15 @@ pub enum Call {
         args: Vec<String>,
         limit: Option<Duration>,
     },
+    /// Run `program`, an absolute path of the host's (below a tree's root: the tree's own
+    /// recording fake, as for [`Call::Exec`]), for what it prints: stdin empty, `LC_ALL=C`,
+    /// stdout and stderr kept, and stopped after `limit`. For a program whose answer decides
+    /// what nfs-gds does next (`scontrol`), which a bundle's recorded outputs cannot stand in for.
+    Run {
+        program: PathBuf,
+        args: Vec<String>,
+        limit: Duration,
+    },
     /// Run `program` (an absolute path) with nfs-gds's own stdin, stdout and stderr, and wait
     /// for it; when `pass_signals`, a held signal (see `mount::signals`) is passed on to it
     /// (`mount.nfs`, which may be retrying; never `umount` or `modprobe`).
@@ -68,6 +77,8 @@ pub enum Call {
     },
     /// Monotonic time since an arbitrary start.
     Now,
+    /// The wall clock: time since the Unix epoch (a file's age, a bundle's date).
+    WallClock,
     Sleep {
         duration: Duration,
     },
@@ -91,6 +102,8 @@ pub enum Answer {
     /// A mount, an unmount, a namespace entered, a sleep.
     Done(Result<(), Failure>),
     Time(Duration),
+    /// The wall clock, as time since the Unix epoch.
+    WallTime(Duration),
     Credentials(Credentials),
     HasSysAdmin(Result<bool, String>),
     Addresses(Result<Vec<IpAddr>, String>),
@@ -188,7 +201,7 @@ impl Call {
     /// it did not expect, so that a departure is a failure the caller reports, never a guess.
     pub fn refused(&self, why: &str) -> Answer {
         match self {
-            Call::Output { .. } => Answer::Output(Output::Ran {
+            Call::Output { .. } | Call::Run { .. } => Answer::Output(Output::Ran {
                 code: None,
                 stdout: String::new(),
                 stderr: why.to_string(),
@@ -202,6 +215,7 @@ impl Call {
             | Call::EnterNamespace { .. } => Answer::Done(Err(Failure::other(why))),
             Call::Sleep { .. } => Answer::Done(Ok(())),
             Call::Now => Answer::Time(Duration::ZERO),
+            Call::WallClock => Answer::WallTime(Duration::ZERO),
             Call::Credentials => Answer::Credentials(Credentials {
                 uids: (u32::MAX, u32::MAX),
                 gids: (u32::MAX, u32::MAX),
@@ -229,6 +243,17 @@ impl std::fmt::Display for Call {
                     write!(f, " (at most {} s)", l.as_secs())?;
                 }
                 Ok(())
+            }
+            Call::Run {
+                program,
+                args,
+                limit,
+            } => {
+                write!(f, "run {}", program.display())?;
+                for a in args {
+                    write!(f, " {a}")?;
+                }
+                write!(f, " (at most {} s)", limit.as_secs())
             }
             Call::Exec { program, args, .. } => {
                 write!(f, "exec {}", program.display())?;
@@ -263,6 +288,7 @@ impl std::fmt::Display for Call {
             ),
             Call::EnterNamespace { path } => write!(f, "setns {}", path.display()),
             Call::Now => f.write_str("now"),
+            Call::WallClock => f.write_str("wall clock"),
             Call::Sleep { duration } => write!(f, "sleep {duration:?}"),
             Call::Credentials => f.write_str("credentials"),
             Call::HasSysAdmin => f.write_str("has CAP_SYS_ADMIN"),

@@ -2,8 +2,8 @@
 //!
 //! Models no kernel behaviour by itself. By default: time stands still until something sleeps
 //! (a sleep advances it), the process is root with CAP_SYS_ADMIN, a program run for its output is
-//! missing unless [`Fake::answer`] gave it one, a program run with the terminal exits 0, a mount,
-//! an unmount and a namespace succeed, and no name resolves. [`Fake::on`] replaces any of that
+//! missing unless [`Fake::answer`] gave it one (by its name, or a host program by its path), a
+//! program run with the terminal exits 0, a mount, an unmount and a namespace succeed, and no name resolves. [`Fake::on`] replaces any of that
 //! for the calls it answers (`Some`); the simulated kernels of the mount flow's tests use it to
 //! change a fixture's mount table as the VM suite showed the real kernel does.
 
@@ -13,6 +13,9 @@ use std::time::Duration;
 
 use super::call::{Answer, Call, Credentials, Output};
 use super::System;
+
+/// Where the fake's wall clock starts: 2026-01-01T00:00:00Z.
+const FAKE_EPOCH: Duration = Duration::from_secs(1_767_225_600);
 
 type Script = Box<dyn FnMut(&Call) -> Option<Answer> + Send>;
 
@@ -106,19 +109,23 @@ impl Fake {
         self.sleeps.lock().map(|s| s.clone()).unwrap_or_default()
     }
 
+    /// What [`Fake::answer`] gave `program args`, else missing.
+    fn answered(&self, program: &str, args: &[String]) -> Answer {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let line = Call::command_line(program, &args);
+        Answer::Output(
+            self.outputs
+                .iter()
+                .find(|(l, _)| *l == line)
+                .map(|(_, o)| o.clone())
+                .unwrap_or(Output::Missing),
+        )
+    }
+
     fn default_answer(&self, call: &Call) -> Answer {
         match call {
-            Call::Output { program, args, .. } => {
-                let args: Vec<&str> = args.iter().map(String::as_str).collect();
-                let line = Call::command_line(program, &args);
-                Answer::Output(
-                    self.outputs
-                        .iter()
-                        .find(|(l, _)| *l == line)
-                        .map(|(_, o)| o.clone())
-                        .unwrap_or(Output::Missing),
-                )
-            }
+            Call::Output { program, args, .. } => self.answered(program, args),
+            Call::Run { program, args, .. } => self.answered(&program.to_string_lossy(), args),
             Call::Exec { .. } => Answer::Exited(Ok(0)),
             Call::Mount { .. }
             | Call::Bind { .. }
@@ -127,6 +134,10 @@ impl Fake {
             | Call::Unmount { .. }
             | Call::EnterNamespace { .. } => Answer::Done(Ok(())),
             Call::Now => Answer::Time(self.now.lock().map(|n| *n).unwrap_or_default()),
+            // The fake's wall clock starts at 2026-01-01 and moves with its sleeps.
+            Call::WallClock => {
+                Answer::WallTime(FAKE_EPOCH + self.now.lock().map(|n| *n).unwrap_or_default())
+            }
             Call::Sleep { .. } => Answer::Done(Ok(())),
             Call::Credentials => Answer::Credentials(self.credentials),
             Call::HasSysAdmin => Answer::HasSysAdmin(self.sys_admin.clone()),
@@ -144,7 +155,7 @@ impl Fake {
 impl System for Fake {
     fn effect(&self, call: &Call) -> Answer {
         match call {
-            Call::Now | Call::Credentials | Call::HasSysAdmin => {}
+            Call::Now | Call::WallClock | Call::Credentials | Call::HasSysAdmin => {}
             Call::Sleep { duration } => {
                 if let Ok(mut n) = self.now.lock() {
                     *n += *duration;

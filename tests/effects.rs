@@ -69,6 +69,11 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ),
     (
         "locks a file",
+        "src/agent/nri_gate.rs",
+        "the NRI plugin's lock, on nfs-gds's own file under /run: held for the plugin's life, tried by the agent",
+    ),
+    (
+        "locks a file",
         "src/mount/stage.rs",
         "a staging run's lock, on nfs-gds's own file: its life is the run's",
     ),
@@ -116,6 +121,11 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "reads the clock",
         "src/host/platform/nvfs_probe.rs",
         "the live probe times its own close of the device it opened",
+    ),
+    (
+        "reads the clock",
+        "src/nri/plugin.rs",
+        "the registration deadline of one NRI connection, in the wire layer below the layer that has a system",
     ),
     (
         "reads the clock",

@@ -23,7 +23,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clap::Args;
 
@@ -161,7 +161,7 @@ struct Judge<'a> {
     /// The mount points and the NFS mount table, read after the last change (`None`: never).
     mounts: Option<(Result<MountPoints, String>, Result<MountTable, String>)>,
     /// The node facts and when they were read (at most [`FACTS_MAX_AGE`] old when used).
-    facts: RefCell<Option<(Instant, Result<HostFacts, String>)>>,
+    facts: RefCell<Option<(Duration, Result<HostFacts, String>)>>,
 }
 
 /// The oldest node facts an answer may rest on.
@@ -170,19 +170,20 @@ pub const FACTS_MAX_AGE: Duration = Duration::from_secs(60);
 /// When each (pod, line) last went to the system log.
 #[derive(Debug, Default)]
 struct LogLimit {
-    logged: HashMap<(String, String), Instant>,
+    logged: HashMap<(String, String), Duration>,
 }
 
 impl LogLimit {
-    /// Whether `line` about `pod` goes to the system log at `now`: once per [`LOG_EVERY`].
-    fn allow(&mut self, pod: &str, line: &str, now: Instant) -> bool {
+    /// Whether `line` about `pod` goes to the system log at `now` (the monotonic clock): once
+    /// per [`LOG_EVERY`].
+    fn allow(&mut self, pod: &str, line: &str, now: Duration) -> bool {
         if self.logged.len() > 4096 {
             self.logged
-                .retain(|_, at| now.duration_since(*at) < LOG_EVERY);
+                .retain(|_, at| now.saturating_sub(*at) < LOG_EVERY);
         }
         let key = (pod.to_string(), line.to_string());
         match self.logged.get(&key) {
-            Some(at) if now.duration_since(*at) < LOG_EVERY => false,
+            Some(at) if now.saturating_sub(*at) < LOG_EVERY => false,
             _ => {
                 self.logged.insert(key, now);
                 true
@@ -223,12 +224,13 @@ impl<'a> Judge<'a> {
     /// The node facts, read again when older than [`FACTS_MAX_AGE`].
     fn facts(&self) -> Result<HostFacts, String> {
         let mut kept = self.facts.borrow_mut();
+        let now = self.ctx.host.system().now();
         let fresh = kept
             .as_ref()
-            .is_some_and(|(at, _)| at.elapsed() < FACTS_MAX_AGE);
+            .is_some_and(|(at, _)| now.saturating_sub(*at) < FACTS_MAX_AGE);
         if !fresh {
             let read = HostFacts::read(&self.ctx.host.root).map_err(|e| e.to_string());
-            *kept = Some((Instant::now(), read));
+            *kept = Some((now, read));
         }
         kept.as_ref().expect("set above").1.clone()
     }
@@ -238,7 +240,8 @@ impl Handler for Judge<'_> {
     fn registered(&mut self) {
         self.registered = true;
         tracing::info!("registered with the runtime");
-        if let Err(e) = self.held.registered(self.socket) {
+        let at = self.ctx.host.system().wall_clock();
+        if let Err(e) = self.held.registered(self.socket, at) {
             tracing::warn!("cannot record the registration: {e}");
         }
     }
@@ -272,7 +275,7 @@ impl Handler for Judge<'_> {
         let Some(said) = container::lines(&answer, &who, when_unsure) else {
             return Ok(());
         };
-        let now = Instant::now();
+        let now = self.ctx.host.system().now();
         oci_hook::tell(root, &said, |line| self.limit.allow(&pod, line, now));
         if said.refused {
             Err(refusal(&said))
@@ -448,7 +451,7 @@ mod tests {
     #[test]
     fn the_system_log_gets_one_line_per_pod_and_reason_per_ten_minutes() {
         let mut j = LogLimit::default();
-        let t0 = Instant::now();
+        let t0 = Duration::from_secs(1000);
         assert!(j.allow("ml/a", "refusing x", t0));
         assert!(!j.allow("ml/a", "refusing x", t0 + Duration::from_secs(599)));
         assert!(j.allow("ml/b", "refusing x", t0 + Duration::from_secs(1)));

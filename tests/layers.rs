@@ -315,3 +315,116 @@ fn no_source_file_is_over_800_lines() {
         long.join("\n")
     );
 }
+
+/// The folders whose `mod.rs` files only list their children and say what they re-export: a
+/// child imports what it needs from the sibling that defines it, never from its parent's
+/// `mod.rs` (where a fat parent grows a knot of everything its children share).
+const THIN_PARENTS: &[&str] = &["src/doctor", "src/policy", "src/judge"];
+
+/// The names `mod.rs` declares as modules, and whether each is test-only.
+fn children_of(mod_rs: &str) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    let mut test_only = false;
+    for line in mod_rs.lines() {
+        let t = line.trim();
+        if t == "#[cfg(test)]" {
+            test_only = true;
+            continue;
+        }
+        let decl = t
+            .strip_prefix("pub mod ")
+            .or_else(|| t.strip_prefix("pub(crate) mod "))
+            .or_else(|| t.strip_prefix("mod "));
+        if let Some(name) = decl.and_then(|d| d.strip_suffix(';')) {
+            out.push((name.to_string(), test_only));
+        }
+        test_only = false;
+    }
+    out
+}
+
+/// `super::NAME` (and `super::{A, B}`) in the code of `text`, before its unit tests.
+fn super_names(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for line in text.lines() {
+        if line.trim() == "#[cfg(test)]" {
+            break;
+        }
+        let code = line.split("//").next().unwrap_or("");
+        let mut rest = code;
+        while let Some(i) = rest.find("super::") {
+            let after = &rest[i + "super::".len()..];
+            if let Some(group) = after.strip_prefix('{') {
+                for item in group.split('}').next().unwrap_or("").split(',') {
+                    let name = item.trim().split("::").next().unwrap_or("").trim();
+                    if !name.is_empty() {
+                        found.push(name.to_string());
+                    }
+                }
+            } else {
+                let name: String = after
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                found.push(name);
+            }
+            rest = after;
+        }
+    }
+    found
+}
+
+fn fat_parent_imports(dir: &Path, wrong: &mut Vec<String>) {
+    let mod_rs = dir.join("mod.rs");
+    let Ok(text) = std::fs::read_to_string(&mod_rs) else {
+        return;
+    };
+    let children = children_of(&text);
+    for (child, test_only) in &children {
+        let file = if dir.join(child).is_dir() {
+            dir.join(child).join("mod.rs")
+        } else {
+            dir.join(format!("{child}.rs"))
+        };
+        if dir.join(child).is_dir() {
+            fat_parent_imports(&dir.join(child), wrong);
+        }
+        if *test_only {
+            continue;
+        }
+        let Ok(code) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        for name in super_names(&code) {
+            let known = children.iter().any(|(c, _)| *c == name);
+            if !known && !matches!(name.as_str(), "super" | "self" | "*") {
+                wrong.push(format!(
+                    "{} imports super::{name} from its parent's mod.rs",
+                    file.display()
+                ));
+            }
+        }
+    }
+}
+
+#[test]
+fn no_child_imports_from_its_parents_mod_rs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut wrong = Vec::new();
+    for dir in THIN_PARENTS {
+        fat_parent_imports(&root.join(dir), &mut wrong);
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_thin_parent_guard_sees_a_name_from_mod_rs_and_not_a_sibling() {
+    let children = children_of("pub mod a;\n#[cfg(test)]\nmod t;\nmod b;\n");
+    assert_eq!(
+        children,
+        [("a".into(), false), ("t".into(), true), ("b".into(), false)]
+    );
+    let names =
+        super_names("use super::{a::X, Fat};\nuse super::b;\n#[cfg(test)]\nuse super::Late;\n");
+    assert_eq!(names, ["a", "Fat", "b"]);
+}

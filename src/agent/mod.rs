@@ -8,6 +8,7 @@
 //! labels, metrics and JSON always agree.
 
 pub mod hook_counts;
+pub mod judged;
 pub mod kubelet;
 pub mod labels;
 pub mod metrics;

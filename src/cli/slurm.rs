@@ -2,7 +2,7 @@
 //!
 //! - `slurm health`, the `HealthCheckProgram` (root, every `HealthCheckInterval`, cluster-wide):
 //!   judges the node and every mount meant for GDS as the agent does
-//!   ([`super::agent::judge_node_and_mounts`]) and drains the node with one `scontrol update`
+//!   ([`crate::agent::judged::judge_node_and_mounts`]) and drains the node with one `scontrol update`
 //!   when a check at `enforce` fails; resumes it only from a drain of its own; asks slurmctld
 //!   nothing on a node that is healthy and that it did not drain ([`crate::slurm::decide`]).
 //!   With `--nhc` it only judges and prints the reason, for the NHC check
@@ -17,8 +17,8 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
-use super::agent::{judge_node_and_mounts, Judged};
 use super::{exit, CmdError, Ctx};
+use crate::agent::judged::{judge_node_and_mounts, Judged};
 use crate::checks::{CheckResult, Status};
 use crate::escape::escape_control;
 use crate::host::facts_memo::FactsMemo;
@@ -122,7 +122,14 @@ fn health_of(judged: &Judged, gds_wanted: bool) -> Health {
 /// Judges the node and its mounts as the agent does, under the policy in force.
 fn judge(ctx: &Ctx, policy: &crate::policy::Policy, gds_wanted: bool) -> Result<Health, CmdError> {
     let mut table = MountTable::default();
-    let judged = judge_node_and_mounts(ctx, policy, false, &mut FactsMemo::default(), &mut table)?;
+    let judged = judge_node_and_mounts(
+        &ctx.host.root,
+        ctx.host.system(),
+        policy,
+        false,
+        &mut FactsMemo::default(),
+        &mut table,
+    )?;
     Ok(health_of(&judged, gds_wanted))
 }
 

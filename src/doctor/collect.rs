@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::kernel_log::relevant_log_lines;
 use super::redact;
-use super::relevant_log_lines;
 use crate::host::io::inputs::Seen;
 use crate::host::io::recorded::{record_key, RECORDED_DIR};
 use crate::host::{HostError, HostFacts, Root};
@@ -184,9 +184,9 @@ pub fn collect(
         }
         // Read through the recording root: the helper's records and fstab go in the bundle.
         let declared = read_declared(root)?;
-        super::diagnose(
+        super::diagnose::diagnose(
             &facts,
-            super::Inputs {
+            super::diagnose::Inputs {
                 system,
                 policy,
                 probe: false,

@@ -3,7 +3,7 @@
 //! explain it. The `gdscheck-nfs` check judges gdscheck's line; this says how it relates to the
 //! rest.
 
-use super::{finding, Finding};
+use super::finding::{finding, Finding};
 use crate::checks::catalogue::gdscheck_nfs::{self, P2PDMA_WHY};
 use crate::checks::{CheckResult, Status};
 use crate::host::HostFacts;

@@ -4,7 +4,7 @@
 
 use std::net::IpAddr;
 
-use super::{finding, Finding};
+use super::finding::{finding, Finding};
 use crate::host::mounts::MountTable;
 use crate::host::HostFacts;
 

@@ -11,8 +11,8 @@ use crate::nfs::ServerAddrs;
 use crate::policy::intent::Declared;
 use crate::policy::Policy;
 
+use super::finding::Finding;
 use super::fstab::FstabEntry;
-use super::Finding;
 
 /// Findings and checks about the mounts.
 #[derive(Debug, Default)]

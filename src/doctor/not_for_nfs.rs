@@ -2,7 +2,7 @@
 //! set or read as proof, which for NFS over RDMA (nvidia-fs and rpcrdma's hooks) neither help nor
 //! prove anything — said only where the node has them. `libcufile_rdma` is said by doctor itself.
 
-use super::{finding, Finding};
+use super::finding::{finding, Finding};
 use crate::host::stack_facts::StackFacts;
 use crate::host::HostFacts;
 

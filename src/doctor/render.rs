@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::Diagnosis;
+use super::diagnose::Diagnosis;
 use crate::checks::render::{check_text, TextStyle};
 use crate::checks::{CheckResult, Status};
 use crate::escape::escape_control;

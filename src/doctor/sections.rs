@@ -4,9 +4,10 @@
 //! of [`NODE`] (before the mounts) and [`CLUSTER`] (after them); a new section is a function and
 //! its place in one of the lists.
 
+use super::finding::{finding, Finding};
+use super::kernel_log::relevant_log_lines;
 use super::stack::Stack;
 use super::stacks::{self, driver_container};
-use super::{finding, relevant_log_lines, Finding};
 use crate::host::io::recorded::{record_key, RECORDED_DIR};
 use crate::host::mounts::MountTable;
 use crate::host::platform::nvidia_fs::GpuDriverFlavour;

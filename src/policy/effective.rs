@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use super::{Backend, Level, Policy};
+use super::model::{Backend, Policy};
+use crate::checks::level::Level;
 use crate::checks::{registry, CheckId};
 use crate::nfs::{ServerAddrs, ShownExport};
 
@@ -67,7 +68,7 @@ impl Policy {
     }
 
     /// The index of the `[[mount]]` table that applies to the mount of `export` on `target`
-    /// ([`MountRule::matches`](super::MountRule::matches)).
+    /// ([`MountRule::matches`](super::model::MountRule::matches)).
     pub fn rule_for(
         &self,
         target: &Path,

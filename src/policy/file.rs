@@ -11,7 +11,8 @@ use std::path::PathBuf;
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
-use super::{Backend, JobWhenUnsure, Level, MountRule, Policy, SlurmPolicy, WhenUnsure};
+use super::model::{Backend, JobWhenUnsure, MountRule, Policy, SlurmPolicy, WhenUnsure};
+use crate::checks::level::Level;
 use crate::checks::CheckId;
 use crate::nfs::NfsVersion;
 use crate::nfs::OptionDefaults;
@@ -95,16 +96,16 @@ fn deserialize_port<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u16>, D::E
 }
 
 fn deserialize_wait<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-    bounded_int(d, 0, super::MAX_WAIT_SECS, |n| {
+    bounded_int(d, 0, super::model::MAX_WAIT_SECS, |n| {
         if n.starts_with('-') {
             format!(
                 "the wait is a number of seconds from 0 to {}, not {n}",
-                super::MAX_WAIT_SECS
+                super::model::MAX_WAIT_SECS
             )
         } else {
             format!(
                 "the wait is at most {} seconds (one hour), not {n}",
-                super::MAX_WAIT_SECS
+                super::model::MAX_WAIT_SECS
             )
         }
     })
@@ -138,7 +139,7 @@ struct SlurmTable {
 
 fn deserialize_feature<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     let name = String::deserialize(d)?;
-    super::check_slurm_feature(&name).map_err(serde::de::Error::custom)?;
+    super::model::check_slurm_feature(&name).map_err(serde::de::Error::custom)?;
     Ok(Some(name))
 }
 
@@ -165,10 +166,10 @@ impl TryFrom<MountTable> for MountRule {
             );
         }
         if let Some(target) = &t.target {
-            super::check_rule_target(target)?;
+            super::model::check_rule_target(target)?;
         }
         if let Some(source) = &t.source {
-            super::check_rule_source(source)?;
+            super::model::check_rule_source(source)?;
         }
         Ok(MountRule {
             target: t.target,

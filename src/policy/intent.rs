@@ -18,7 +18,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::MountRule;
+use super::model::MountRule;
 use crate::checks::asked::{Asked, AskedBy};
 use crate::host::mounts::fstab::{read_fstab, FstabEntry};
 use crate::host::mounts::records::{read_records, MountRecord};

@@ -1,7 +1,7 @@
 //! rpcrdma compiled into the kernel image: nothing on disk to replace, so the fixes are the
 //! distribution-inbox ones (install NVIDIA's mlnx-nfsrdma).
 
-use super::{Detection, RpcrdmaStack};
+use super::contract::{Detection, RpcrdmaStack};
 use crate::doctor::stack::Stack;
 use crate::host::modules::Resolution;
 

@@ -7,7 +7,7 @@
 //! others are removed NFS-side first (vastnfs, mlnx-nfsrdma), then the RDMA core they build on;
 //! the plan then refreshes the module index and initramfs, as after a rebuild.
 
-use super::Remedy;
+use super::remedy::Remedy;
 use crate::doctor::stack::{Family, Stack};
 use crate::doctor::step::Step;
 use crate::host::modules::module_owners::PackageFamily;

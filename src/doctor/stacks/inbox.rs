@@ -5,7 +5,8 @@
 //! is the `override` line that ranks the link first (the one the package writes), or the
 //! package built for this kernel.
 
-use super::{Detection, Remedy, RpcrdmaStack};
+use super::contract::{Detection, RpcrdmaStack};
+use super::remedy::Remedy;
 use crate::doctor::stack::{Family, Stack};
 use crate::doctor::step::Step;
 use crate::host::modules::module_owners::{target_release, ModuleCopy};

@@ -1,7 +1,7 @@
 //! No rpcrdma for this kernel at all (or no module tree): NVIDIA's mlnx-nfsrdma is what a GDS
 //! node installs.
 
-use super::{Detection, RpcrdmaStack};
+use super::contract::{Detection, RpcrdmaStack};
 use crate::doctor::stack::Stack;
 use crate::host::modules::Resolution;
 

@@ -19,7 +19,7 @@ macro_rules! stack {
         /// Its name in doctor's JSON (`stack.provenance`).
         pub const ID: &str = $id;
 
-        impl super::StackId for $name {
+        impl $crate::doctor::stacks::contract::StackId for $name {
             fn id(&self) -> &'static str {
                 ID
             }
@@ -29,6 +29,7 @@ macro_rules! stack {
 
 pub mod built_in;
 pub mod conflicts;
+pub mod contract;
 pub mod driver_container;
 pub mod inbox;
 pub mod missing;
@@ -37,17 +38,16 @@ pub mod mofed_package;
 pub mod nvidia_kernel;
 pub mod ofed;
 pub mod other_out_of_tree;
+pub mod remedy;
 pub mod ubuntu_doca_ofed;
 pub mod vastnfs;
 pub mod weak_updates;
 
 use super::stack::Stack;
-use super::step::Step;
-use crate::host::boot::dkms::DkmsEntry;
 use crate::host::facts::HostFacts;
-use crate::host::modules::module_place::{ModulePlace, PackageFamily};
-use crate::host::modules::{ModuleOrigin, Resolution};
 use crate::host::stack_facts::StackFacts;
+pub use contract::{Detection, RpcrdmaStack, StackId, ABI_WHY};
+pub use remedy::Remedy;
 
 /// Every stack, in the order they are asked: the first that recognises the rpcrdma modprobe
 /// resolves provides it, so a narrow marker comes before the layout it shares with others.
@@ -63,127 +63,6 @@ pub const ALL: &[&dyn RpcrdmaStack] = &[
     &mofed_package::MofedPackage,
     &other_out_of_tree::OtherOutOfTree,
 ];
-
-/// What the host facts say about the rpcrdma file, for recognising its stack.
-#[derive(Debug, Clone, Copy)]
-pub struct Detection<'a> {
-    /// What `modprobe rpcrdma` resolves to.
-    pub resolution: Option<&'a Resolution>,
-    /// The running kernel release (empty when unknown).
-    pub release: &'a str,
-    /// The package owning the rpcrdma file.
-    pub package: Option<&'a str>,
-    pub dkms: &'a [DkmsEntry],
-    /// The running sunrpc says it is VAST's bundle.
-    pub vastnfs: bool,
-    /// The resolved module file defines both nvfs hooks.
-    pub file_hooked: bool,
-}
-
-impl<'a> Detection<'a> {
-    /// The resolved module file: its path below the release's module directory and its origin.
-    pub fn file(&self) -> Option<(&'a str, &'a ModuleOrigin)> {
-        match self.resolution {
-            Some(Resolution::File {
-                rel_path, origin, ..
-            }) => Some((rel_path.as_str(), origin)),
-            _ => None,
-        }
-    }
-
-    /// Where the resolved file sits, taken apart by the one decider of who ships a module file.
-    pub fn place(&self) -> Option<ModulePlace<'a>> {
-        self.file().map(|(rel, _)| ModulePlace::of(rel))
-    }
-
-    /// Who ships the resolved file, from where it sits.
-    pub fn family(&self) -> Option<PackageFamily> {
-        self.place().map(|p| p.family())
-    }
-
-    /// The file sits in an mlnx-nfsrdma directory, or its package names mlnx-nfsrdma.
-    pub fn names_mlnx_nfsrdma(&self) -> bool {
-        self.place()
-            .is_some_and(|p| p.in_directory_of("mlnx-nfsrdma"))
-            || self.package.is_some_and(|p| p.contains("mlnx-nfsrdma"))
-    }
-
-    /// `dkms status` lists the module.
-    pub fn dkms_has(&self, module: &str) -> bool {
-        self.dkms.iter().any(|e| e.module == module)
-    }
-}
-
-/// Steps for one kind of fix, and whether they rebuild module files (which then need a fresh
-/// module index, an initramfs and a reload).
-#[derive(Debug, Default)]
-pub struct Remedy {
-    pub steps: Vec<Step>,
-    pub rebuilt: bool,
-}
-
-impl Remedy {
-    pub fn manual(step: Step) -> Self {
-        Remedy {
-            steps: vec![step],
-            rebuilt: false,
-        }
-    }
-
-    pub fn none() -> Self {
-        Remedy::default()
-    }
-}
-
-/// Why an rpcrdma built against other ib_core/rdma_cm CRCs must be replaced.
-pub const ABI_WHY: &str = "the rpcrdma modprobe loads was built against other ib_core/rdma_cm symbol CRCs than the installed modules export: modprobe refuses it (`disagrees about version of symbol`) and mount.nfs then reports a misleading \"incorrect mount option\"";
-
-/// A stack's name in doctor's JSON (`stack.provenance`); [`stack!`] declares it.
-pub trait StackId {
-    fn id(&self) -> &'static str;
-}
-
-/// One stack that can provide rpcrdma. The provided methods are the distribution-inbox answers:
-/// install NVIDIA's mlnx-nfsrdma, upgrade NVIDIA's OFED for GPL exports.
-pub trait RpcrdmaStack: StackId + Sync + std::fmt::Debug {
-    /// Whether it provides the rpcrdma modprobe resolves.
-    fn detect(&self, d: &Detection) -> bool;
-
-    /// Where rpcrdma comes from, in words: the start of the `rpcrdma-source` finding.
-    fn describe(&self, s: &Stack) -> String;
-
-    /// Whether it is NVIDIA's or a vendor's (not the distribution's own rpcrdma, or none).
-    fn is_vendor(&self) -> bool {
-        true
-    }
-
-    /// The rpcrdma modprobe loads has no hooks: what installs or rebuilds one.
-    fn hooked(&self, s: &Stack) -> Remedy {
-        Remedy::manual(ofed::install_nfsrdma_step(s))
-    }
-
-    /// The rpcrdma modprobe loads does not match the installed RDMA ABI. `hooked` says the hooks
-    /// fix already installs a new rpcrdma.
-    fn abi(&self, s: &Stack, hooked: bool) -> Remedy {
-        if hooked {
-            return Remedy::none();
-        }
-        let mut step = ofed::install_nfsrdma_step(s);
-        step.title = "Install the mlnx-nfsrdma built for this MOFED".into();
-        step.why = ABI_WHY.into();
-        Remedy::manual(step)
-    }
-
-    /// The hooks are exported plain where the kernel takes only GPL exports.
-    fn gpl_export(&self, s: &Stack) -> Step {
-        ofed::gpl_upgrade_step(s)
-    }
-
-    /// What it adds to the Machine Owner Key steps when modules must be signed.
-    fn sign_note(&self, _s: &Stack) -> Option<String> {
-        None
-    }
-}
 
 /// The stack that provides rpcrdma: the first of [`ALL`] that recognises it.
 pub fn detect(d: &Detection) -> &'static dyn RpcrdmaStack {
@@ -291,8 +170,7 @@ mod tests {
 
     #[test]
     fn every_layout_gets_the_stack_of_its_family() {
-        use crate::host::modules::module_place::LAYOUTS;
-        use PackageFamily::*;
+        use crate::host::modules::module_place::{PackageFamily, PackageFamily::*, LAYOUTS};
         let expected = [
             inbox::ID,
             ubuntu_doca_ofed::ID,

@@ -1,7 +1,9 @@
 //! mlnx-nfsrdma built by DKMS from DOCA-OFED or MLNX_OFED: rebuilt with `dkms`, against an
 //! mlnx-ofa_kernel configured with GDS.
 
-use super::{ofed, Detection, Remedy, RpcrdmaStack, ABI_WHY};
+use super::contract::{Detection, RpcrdmaStack, ABI_WHY};
+use super::ofed;
+use super::remedy::Remedy;
 use crate::doctor::stack::Stack;
 use crate::doctor::step::{Action, Step};
 use crate::host::modules::module_place::PackageFamily;

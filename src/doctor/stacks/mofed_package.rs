@@ -2,7 +2,9 @@
 //! `kmod-mlnx-nfsrdma`): reinstalled from the repository of the installed OFED, and signed by
 //! NVIDIA rather than by a local key.
 
-use super::{ofed, Detection, Remedy, RpcrdmaStack, ABI_WHY};
+use super::contract::{Detection, RpcrdmaStack, ABI_WHY};
+use super::ofed;
+use super::remedy::Remedy;
 use crate::doctor::stack::{Family, Stack};
 use crate::doctor::step::Step;
 use crate::host::modules::module_place::PackageFamily;

@@ -9,7 +9,8 @@
 //! judges that export like any other, and this stack's fix is a kernel whose in-tree export is GPL
 //! (verified with `inspect-module` before booting it) or the field patch rebuilt through DKMS.
 
-use super::{Detection, Remedy, RpcrdmaStack, ABI_WHY};
+use super::contract::{Detection, RpcrdmaStack, ABI_WHY};
+use super::remedy::Remedy;
 use crate::doctor::stack::Stack;
 use crate::doctor::step::Step;
 use crate::host::modules::ModuleOrigin;

@@ -2,7 +2,7 @@
 //! (the MLNX_OFED installer, or DOCA-OFED's repository packages), rebuilding mlnx-ofa_kernel and
 //! mlnx-nfsrdma with GDS, and upgrading to a release that exports the hooks GPL.
 
-use super::Remedy;
+use super::remedy::Remedy;
 use crate::doctor::stack::{Family, Ofed, Stack};
 use crate::doctor::step::{Action, Step};
 

@@ -1,7 +1,7 @@
 //! An out-of-tree rpcrdma no other stack claims: doctor cannot tell who built it, so the fixes
 //! install NVIDIA's mlnx-nfsrdma (the catalogue's default steps).
 
-use super::{Detection, RpcrdmaStack};
+use super::contract::{Detection, RpcrdmaStack};
 use crate::doctor::stack::Stack;
 
 stack!(OtherOutOfTree, "other-out-of-tree");

@@ -1,6 +1,6 @@
 //! Stacks and detections without a host, for the unit tests beside each stack.
 
-use super::{Detection, RpcrdmaStack};
+use super::contract::{Detection, RpcrdmaStack};
 use crate::doctor::stack::{Family, Ofed, OsRelease, Stack};
 use crate::host::modules::{ModuleOrigin, Resolution};
 use crate::host::platform::nvidia_fs::{GpuDriver, GpuDriverFlavour};

@@ -5,7 +5,8 @@
 //! packages; the archive's DKMS source (`doca-ofed-<ver>-dkms`) is the fallback. DOCA-OFED from
 //! NVIDIA's repository must not be installed beside them.
 
-use super::{Detection, Remedy, RpcrdmaStack};
+use super::contract::{Detection, RpcrdmaStack};
+use super::remedy::Remedy;
 use crate::doctor::stack::Stack;
 use crate::doctor::step::Step;
 use crate::host::modules::module_place::PackageFamily;
@@ -83,7 +84,7 @@ impl RpcrdmaStack for UbuntuDocaOfed {
         }
         Remedy::manual(Step::manual(
             "Install the archive's DOCA-OFED modules of the running kernel",
-            super::ABI_WHY,
+            super::contract::ABI_WHY,
             vec![
                 format!("apt-get install --reinstall {}   # kernel-ABI package: it must be the one of {}", package(s), s.kernel()),
                 "apt-get install doca-ofed-generic   # or the meta-package of your kernel flavour (doca-ofed-aws, -azure, …), which follows the kernel".into(),

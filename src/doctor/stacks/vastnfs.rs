@@ -1,7 +1,8 @@
 //! VAST's NFS client bundle (vastnfs): it compiles the hooks in unconditionally, and 4.0
 //! exports them plain, so its fixes are VAST's packages, not NVIDIA's OFED.
 
-use super::{Detection, Remedy, RpcrdmaStack, ABI_WHY};
+use super::contract::{Detection, RpcrdmaStack, ABI_WHY};
+use super::remedy::Remedy;
 use crate::doctor::stack::Stack;
 use crate::doctor::step::Step;
 use crate::host::modules::module_place::PackageFamily;

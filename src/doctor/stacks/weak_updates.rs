@@ -4,7 +4,8 @@
 //! `weak-updates` last, so such a link loads only where nothing else provides rpcrdma. The fix is
 //! the package built for this kernel, not a new link.
 
-use super::{Detection, Remedy, RpcrdmaStack, ABI_WHY};
+use super::contract::{Detection, RpcrdmaStack, ABI_WHY};
+use super::remedy::Remedy;
 use crate::doctor::stack::{Family, Stack};
 use crate::doctor::step::Step;
 use crate::host::modules::module_owners::{target_release, tree_relative_target};

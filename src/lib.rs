@@ -17,6 +17,7 @@ pub mod kmod;
 pub mod lint;
 pub mod mount;
 pub mod nfs;
+pub mod nri;
 pub mod oci;
 pub mod policy;
 pub mod system;

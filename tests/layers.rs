@@ -12,6 +12,8 @@ const LAYERS: &[&[&str]] = &[
     // Every side effect on the machine, behind one trait.
     &["system"],
     &["nfs", "escape", "oci"],
+    // The wire of NRI (the runtime's plugin interface): speaks to nothing else in the crate.
+    &["nri"],
     &["kmod", "lint"],
     &["host"],
     &["checks"],

@@ -195,6 +195,63 @@ fn an_nfs_volume_not_meant_for_gds_starts_quietly() {
     assert!(logged(&log).is_empty());
 }
 
+/// Rewrites the bundle's `config.json` with `linux` (devices and device rules) added.
+fn with_linux(f: &Fixture, linux: serde_json::Value) {
+    let path = f.path(format!("{BUNDLE_BELOW}/config.json"));
+    let mut config: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    config["linux"] = linux;
+    std::fs::write(path, serde_json::to_vec(&config).unwrap()).unwrap();
+}
+
+#[test]
+fn the_gds_cdi_device_marks_a_tcp_volume_unless_the_container_is_privileged() {
+    let gds = json!({"path": "/dev/nvidia-fs0", "type": "c", "major": 245, "minor": 0});
+    let deny_all = json!({"allow": false, "access": "rwm"});
+    let allow_all = json!({"allow": true, "access": "rwm"});
+    let cases = [
+        (
+            "the device node",
+            json!({"devices": [gds], "resources": {"devices": [deny_all]}}),
+            json!({}),
+            1,
+        ),
+        (
+            "privileged: every host device",
+            json!({"devices": [gds], "resources": {"devices": [deny_all, allow_all]}}),
+            json!({}),
+            0,
+        ),
+        ("no device", json!({"devices": []}), json!({}), 0),
+        (
+            "NVIDIA's CDI annotation for this container",
+            json!({"devices": []}),
+            json!({"io.kubernetes.cri.container-name": "train", "nvidia.cdi.k8s.io/container.train": "nvidia.com/gds=all"}),
+            1,
+        ),
+        (
+            "the annotation for another container",
+            json!({"devices": []}),
+            json!({"io.kubernetes.cri.container-name": "train", "nvidia.cdi.k8s.io/container.other": "nvidia.com/gds=all"}),
+            0,
+        ),
+    ];
+    for (what, linux, annotations, code) in cases {
+        let f = node_with_mount("tcp");
+        let st = bundle(&f, &[("/mnt/gds/x", "/data")], annotations);
+        with_linux(&f, linux);
+        let o = hook(&f, st);
+        assert_eq!(o.status.code(), Some(code), "{what}: {}", stderr(&o));
+        if code == 1 {
+            assert!(
+                stderr(&o).contains("refusing container c0ffee: /data: 10.0.2.15:/export"),
+                "{what}: {}",
+                stderr(&o)
+            );
+        }
+    }
+}
+
 #[test]
 fn an_annotation_marks_a_tcp_volume_for_gds_and_refuses_it() {
     for annotations in [

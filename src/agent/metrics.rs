@@ -122,6 +122,17 @@ fn hook_series(pass: &Pass, out: &mut impl Write) -> io::Result<()> {
             "nfs_gds_hook_annotation_problems_total{{kind=\"{kind}\"}} {n}"
         )?;
     }
+    typed_header(
+        out,
+        "nfs_gds_nri_connected",
+        "1 while nfs-gds nri, the NRI plugin, runs (holds its lock) and registered with the runtime after the runtime last started; 0 otherwise: containers start unjudged (NRI fails open).",
+        "gauge",
+    )?;
+    writeln!(
+        out,
+        "nfs_gds_nri_connected {}",
+        u8::from(pass.nri_connected)
+    )?;
     Ok(())
 }
 
@@ -216,6 +227,10 @@ mod tests {
             "# TYPE nfs_gds_oci_hook_refusals_total counter\nnfs_gds_oci_hook_refusals_total 0\n"
         ));
         assert!(text.contains("nfs_gds_oci_hook_warnings_total 0\n"));
+        assert!(text.contains("# TYPE nfs_gds_nri_connected gauge\nnfs_gds_nri_connected 0\n"));
+        let mut up = p.clone();
+        up.nri_connected = true;
+        assert!(prometheus_file(&up, &[]).contains("nfs_gds_nri_connected 1\n"));
         assert!(text.contains("nfs_gds_last_run_timestamp_seconds 1800000000\n"));
         // Every sample line's metric has HELP and TYPE before it.
         for line in text.lines().filter(|l| !l.starts_with('#')) {

@@ -13,6 +13,7 @@ pub mod labels;
 pub mod metrics;
 pub mod mounts;
 mod mounts_json;
+pub mod nri_gate;
 mod nvfs_metrics;
 pub mod outputs;
 mod plain;
@@ -66,6 +67,8 @@ pub struct Pass<'a> {
     pub nvfs_stats: Option<Result<NvfsStats, String>>,
     /// What the container hook refused and warned about since boot.
     pub oci_hook: hook_counts::HookCounts,
+    /// Whether the NRI plugin is the runtime's gate now ([`nri_gate::connected`]).
+    pub nri_connected: bool,
 }
 
 impl Pass<'_> {
@@ -154,6 +157,7 @@ pub(crate) mod tests {
             interval: Duration::from_secs(60),
             nvfs_stats: None,
             oci_hook: hook_counts::HookCounts::default(),
+            nri_connected: false,
         }
     }
 

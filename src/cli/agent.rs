@@ -128,6 +128,7 @@ fn check_node<'t>(
         interval: Duration::from_secs(args.interval),
         nvfs_stats: read_nvfs_stats(&ctx.host.root)?,
         oci_hook: crate::agent::hook_counts::read(&ctx.host.root),
+        nri_connected: crate::agent::nri_gate::connected(&ctx.host.root),
     };
     Ok((pass, facts))
 }

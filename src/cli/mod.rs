@@ -20,6 +20,7 @@ pub mod host;
 pub mod inspect_module;
 pub mod lint;
 pub mod mount_helper;
+pub mod nri;
 pub mod oci_hook;
 pub mod policy;
 pub mod provision;
@@ -133,6 +134,8 @@ pub enum Command {
     Watch(watch::WatchArgs),
     /// OCI runtime hook: refuse a container whose NFS volume meant for GDS is not ready (state on stdin)
     OciHook(oci_hook::OciHookArgs),
+    /// NRI plugin: refuse, at CreateContainer, a container whose NFS volume meant for GDS is not ready (containerd, CRI-O)
+    Nri(nri::NriArgs),
     /// Validate a policy file, or show the level of every check for a mount
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
@@ -332,6 +335,7 @@ pub fn run(argv: Vec<OsString>) -> u8 {
         Command::Watch(args) => watch::report(&args, &ctx)
             .and_then(|r| report::show(&r, args.output.format(), ctx.style)),
         Command::OciHook(args) => oci_hook::run(&args, &ctx),
+        Command::Nri(args) => nri::run(&args, &ctx),
         Command::Policy(cmd) => policy::run(&cmd, &ctx),
         Command::Lint(args) => lint::report(&args, &ctx)
             .and_then(|r| report::show(&r, args.output.format(), ctx.style)),

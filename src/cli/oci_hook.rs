@@ -20,9 +20,9 @@
 //! warning also goes to the system log ([`syslog`]) and to the counters the agent exports
 //! ([`crate::agent::hook_counts`]).
 
-mod gate;
+pub(crate) mod gate;
 pub mod install;
-mod syslog;
+pub(crate) mod syslog;
 
 use std::io::{IsTerminal, Read};
 use std::os::fd::AsFd;
@@ -179,8 +179,9 @@ pub fn run(args: &OciHookArgs, ctx: &Ctx) -> Result<u8, CmdError> {
                     policy: &policy,
                 };
                 let (answer, noted) = gate::decide(&state, &inputs);
-                say_problems(&ctx.host.root, &state, &noted.problems);
-                say_unresolved(&ctx.host.root, &state, &noted.unresolved);
+                let who = container(Some(&state));
+                say_problems(&ctx.host.root, &who, &noted.problems);
+                say_unresolved(&ctx.host.root, &who, &noted.unresolved);
                 (Some(state), answer)
             }
             Err(reason) => (
@@ -205,11 +206,10 @@ pub fn run(args: &OciHookArgs, ctx: &Ctx) -> Result<u8, CmdError> {
 
 /// Says each annotation problem where people read it (stderr, one system log line each) and
 /// counts it: a misspelt key or path would otherwise switch the gate off silently.
-fn say_problems(root: &Root, state: &oci::State, problems: &[oci::AnnotationProblem]) {
+pub(crate) fn say_problems(root: &Root, who: &str, problems: &[oci::AnnotationProblem]) {
     if problems.is_empty() {
         return;
     }
-    let who = container(Some(state));
     for p in problems {
         let taken = match p {
             oci::AnnotationProblem::BadValue { .. } => ", so the container is taken as marked",
@@ -232,8 +232,7 @@ fn say_problems(root: &Root, state: &oci::State, problems: &[oci::AnnotationProb
 
 /// Says each bind source whose resolution stopped inside an NFS mount after a link (stderr,
 /// one system log line each): the only case in which the gate warns about a link.
-fn say_unresolved(root: &Root, state: &oci::State, unresolved: &[String]) {
-    let who = container(Some(state));
+pub(crate) fn say_unresolved(root: &Root, who: &str, unresolved: &[String]) {
     for u in unresolved {
         let line = escape_control(&format!("warning: {who}: {u}")).into_owned();
         let _ = std::io::Write::write_all(
@@ -293,7 +292,7 @@ fn volume_line(v: &VolumeVerdict, refused: bool) -> String {
     };
     let mut line = format!("{}: {on}: {}", v.destination.display(), reasons.join("; "));
     if !fixes.is_empty() {
-        line.push_str(" | fix: ");
+        line.push_str(FIX);
         line.push_str(&fixes.join("; "));
     }
     escape_control(&line).into_owned()
@@ -307,9 +306,32 @@ fn answer_runtime(
     answer: &Answer,
     when_unsure: WhenUnsure,
 ) -> u8 {
-    let who = container(state);
+    let Some(verdict) = verdict(&container(state), answer, when_unsure) else {
+        return super::exit::READY;
+    };
+    tell(root, &verdict, |_| true);
+    if verdict.refused {
+        REFUSE
+    } else {
+        super::exit::READY
+    }
+}
+
+/// What the gate says of one container: one line per volume (or one for a container it could
+/// not judge), each with its severity, and whether the container is refused.
+#[derive(Debug)]
+pub(crate) struct Verdict {
+    pub lines: Vec<(Severity, String)>,
+    pub refused: bool,
+}
+
+/// The separator between a line's reason and its fix.
+pub(crate) const FIX: &str = " | fix: ";
+
+/// The lines for `answer` on the container `who` names; `None` when there is nothing to say.
+pub(crate) fn verdict(who: &str, answer: &Answer, when_unsure: WhenUnsure) -> Option<Verdict> {
     let (lines, refused): (Vec<(Severity, String)>, bool) = match answer {
-        Answer::Quiet => return super::exit::READY,
+        Answer::Quiet => return None,
         Answer::Unsure { reason, meant } => {
             let refuse = match when_unsure {
                 WhenUnsure::Refuse => true,
@@ -319,7 +341,7 @@ fn answer_runtime(
             let reason = escape_control(reason);
             let line = if refuse {
                 format!(
-                    "refusing {who}: cannot judge its volumes meant for GDS: {reason} | fix: make the container's bundle and the node readable, or set [oci-hook] when-unsure in the policy"
+                    "refusing {who}: cannot judge its volumes meant for GDS: {reason}{FIX}make the container's bundle and the node readable, or set [oci-hook] when-unsure in the policy"
                 )
             } else {
                 format!(
@@ -358,24 +380,28 @@ fn answer_runtime(
             (lines, refused)
         }
     };
-    for (severity, line) in &lines {
+    Some(Verdict { lines, refused })
+}
+
+/// Says the verdict on stderr and, where `log_line` allows it, to the system log, and counts it
+/// (every time: the counters count each answer).
+pub(crate) fn tell(root: &Root, verdict: &Verdict, mut log_line: impl FnMut(&str) -> bool) {
+    for (severity, line) in &verdict.lines {
         // A closed stderr never changes the verdict: the exit code is the answer.
         let _ = std::io::Write::write_all(
             &mut std::io::stderr(),
             format!("nfs-gds: {line}\n").as_bytes(),
         );
+        if !log_line(line) {
+            continue;
+        }
         if let Err(e) = syslog::log(root, *severity, line) {
             tracing::debug!("no system log: {e}");
         }
     }
-    let (refusals, warnings) = if refused { (1, 0) } else { (0, 1) };
+    let (refusals, warnings) = if verdict.refused { (1, 0) } else { (0, 1) };
     if let Err(e) = hook_counts::add(root, refusals, warnings) {
         // The line above is the answer; the system log has it even when it cannot be counted.
         tracing::debug!("cannot count the hook's answer: {e}");
-    }
-    if refused {
-        REFUSE
-    } else {
-        super::exit::READY
     }
 }

@@ -14,6 +14,12 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::Deserialize;
 
+mod gds_request;
+pub use gds_request::{
+    allows_every_device, gds_requested, DeviceRule, GdsRequest, CDI_ANNOTATION_PREFIX,
+    GDS_CDI_KIND, GDS_DEVICE_PREFIX, NVIDIA_CDI_CONTAINER_PREFIX,
+};
+
 /// The most bytes of container state read from stdin: a state is a few hundred bytes plus the
 /// annotations (Kubernetes caps a pod's at 256 KiB).
 pub const MAX_STATE_BYTES: u64 = 1 << 20;
@@ -211,6 +217,51 @@ pub struct Config {
     pub mounts: Vec<OciMount>,
     #[serde(default, deserialize_with = "annotations")]
     pub annotations: BTreeMap<String, String>,
+    /// The devices and device rules, for [`gds_requested`].
+    #[serde(default)]
+    pub linux: Option<Linux>,
+}
+
+/// What the hook reads of `config.json`'s `linux`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct Linux {
+    #[serde(default, deserialize_with = "null_is_empty")]
+    pub devices: Vec<Device>,
+    #[serde(default)]
+    pub resources: Option<Resources>,
+}
+
+/// One entry of `linux.devices`: only its path is read.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct Device {
+    #[serde(default)]
+    pub path: String,
+}
+
+/// What the hook reads of `linux.resources`: the device cgroup rules.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct Resources {
+    #[serde(default, deserialize_with = "null_is_empty")]
+    pub devices: Vec<DeviceRule>,
+}
+
+impl Config {
+    /// Whether the container asked for the GDS CDI device, by the state's and the
+    /// configuration's annotations (`annotations`), its name, and its devices.
+    pub fn gds_request(
+        &self,
+        annotations: &BTreeMap<String, String>,
+        name: Option<&str>,
+    ) -> Option<GdsRequest> {
+        let linux = self.linux.as_ref();
+        let devices = linux
+            .into_iter()
+            .flat_map(|l| l.devices.iter().map(|d| d.path.as_str()));
+        let privileged = linux
+            .and_then(|l| l.resources.as_ref())
+            .is_some_and(|r| allows_every_device(&r.devices));
+        gds_requested(annotations, name, devices, privileged)
+    }
 }
 
 /// One entry of `config.json`'s `mounts`.

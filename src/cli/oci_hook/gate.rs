@@ -134,7 +134,7 @@ fn annotation_problems(
 }
 
 fn decide_noting(state: &State, inputs: &Inputs, noted: &mut Noted) -> Answer {
-    let mut marks = Marks::of(&state.annotations);
+    let marks = Marks::of(&state.annotations);
     let config_rel = match oci::config_path(state) {
         Ok(p) => p,
         Err(e) => return unsure(e.to_string(), marks.any()),
@@ -149,11 +149,46 @@ fn decide_noting(state: &State, inputs: &Inputs, noted: &mut Noted) -> Answer {
         Ok(c) => c,
         Err(e) => return unsure(e.to_string(), marks.any()),
     };
+    decide_config(state, &config, inputs, noted)
+}
+
+/// The container names the runtimes write into `config.json`'s annotations (containerd's CRI,
+/// CRI-O's): what NVIDIA's per-container CDI annotation is keyed by.
+pub const CONTAINER_NAME_KEYS: [&str; 2] = [
+    "io.kubernetes.cri.container-name",
+    "io.kubernetes.container.name",
+];
+
+/// The gate for a container whose configuration is known: the hook's `config.json`, or what
+/// another runtime interface (NRI) says of the container in the same form. The state gives the
+/// annotations the runtime passed and the bundle relative sources lie in.
+pub fn decide_config(
+    state: &State,
+    config: &oci::Config,
+    inputs: &Inputs,
+    noted: &mut Noted,
+) -> Answer {
+    let mut marks = Marks::of(&state.annotations);
     let config_marks = Marks::of(&config.annotations);
     marks.all |= config_marks.all;
     marks.volumes.extend(config_marks.volumes);
     marks.volumes.dedup();
-    noted.problems = annotation_problems(state, &config, &marks);
+    let mut all_annotations = config.annotations.clone();
+    all_annotations.extend(
+        state
+            .annotations
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone())),
+    );
+    let name = CONTAINER_NAME_KEYS
+        .iter()
+        .find_map(|k| all_annotations.get(*k))
+        .map(String::as_str);
+    if let Some(request) = config.gds_request(&all_annotations, name) {
+        tracing::debug!("meant for GDS: {request}");
+        marks.all = true;
+    }
+    noted.problems = annotation_problems(state, config, &marks);
     let points = match read_mount_points(inputs.root) {
         Ok(p) => p,
         Err(e) => return unsure(e.to_string(), marks.any()),

@@ -12,6 +12,7 @@
 //! | `CUFILE_ENV_PATH_JSON` | the cufile.json cuFile reads on this machine (never in a tree) |
 //! | `PATH` | whether programs started get [`SEARCH_PATH`](super::programs::SEARCH_PATH) |
 //! | `NO_COLOR` | no colour on a terminal (`--color=auto`) |
+//! | `NRI_PLUGIN_SOCKET`, `NRI_PLUGIN_NAME`, `NRI_PLUGIN_IDX` | `nri` started by the runtime (pre-registered): the connection's descriptor, the name and index it registers under |
 
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
@@ -34,6 +35,12 @@ pub struct Env {
     pub path_set: bool,
     /// `NO_COLOR`.
     pub no_color: bool,
+    /// `NRI_PLUGIN_SOCKET`: the descriptor of the connection a runtime started `nri` with.
+    pub nri_plugin_socket: Option<String>,
+    /// `NRI_PLUGIN_NAME`.
+    pub nri_plugin_name: Option<String>,
+    /// `NRI_PLUGIN_IDX`.
+    pub nri_plugin_idx: Option<String>,
 }
 
 impl Env {
@@ -54,6 +61,9 @@ impl Env {
             cufile_json: set("CUFILE_ENV_PATH_JSON").and_then(|v| v.into_string().ok()),
             path_set: lookup("PATH").is_some(),
             no_color: set("NO_COLOR").is_some(),
+            nri_plugin_socket: set("NRI_PLUGIN_SOCKET").and_then(|v| v.into_string().ok()),
+            nri_plugin_name: set("NRI_PLUGIN_NAME").and_then(|v| v.into_string().ok()),
+            nri_plugin_idx: set("NRI_PLUGIN_IDX").and_then(|v| v.into_string().ok()),
         }
     }
 }

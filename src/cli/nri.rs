@@ -1,0 +1,415 @@
+//! `nfs-gds nri`: the container gate as an NRI plugin, for runtimes that read no hooks.d
+//! (containerd) or where NRI is the gate chosen (CRI-O ≥ 1.30). It connects to the runtime's NRI
+//! socket — or uses the connection the runtime started it with (`NRI_PLUGIN_SOCKET`, the
+//! pre-registered form) —, registers, and for each `CreateContainer` asks the one container
+//! judge `oci-hook` asks ([`gate::decide_config`]): same policy, same lines, same counters.
+//! An enforced check that fails refuses the container with the verdict as the error the runtime
+//! returns to kubelet; otherwise nothing is adjusted. kubelet retries a refused container for
+//! hours: every refusal is counted, but the system log gets one line per pod and reason per
+//! [`LOG_EVERY`].
+//!
+//! It holds `run/nfs-gds/nri.lock` while it runs and records each registration
+//! ([`nri_gate`]), so the agent can say whether the gate is up. When the runtime closes the
+//! socket it connects again, after 1 s, doubling to 30 s; a plugin the runtime started ends with
+//! its connection.
+
+use std::collections::{BTreeMap, HashMap};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use clap::Args;
+
+use super::oci_hook::gate::{self, Inputs, Noted};
+use super::oci_hook::{self, Verdict, FIX};
+use super::{CmdError, Ctx};
+use crate::agent::nri_gate::{self, Held};
+use crate::escape::escape_control;
+use crate::host::io::env::Env;
+use crate::nri::api::{self, CreateContainerRequest};
+use crate::nri::plugin::{self, End, Handler, Identity};
+use crate::oci;
+use crate::policy::WhenUnsure;
+
+#[derive(Debug, Args)]
+pub struct NriArgs {
+    /// The runtime's NRI socket, below the root (not read when the runtime started the plugin)
+    #[arg(long, value_name = "PATH", default_value = "/var/run/nri/nri.sock")]
+    pub socket: PathBuf,
+    /// The name the plugin registers under (NRI_PLUGIN_NAME wins when the runtime started it)
+    #[arg(long, default_value = "nfs-gds")]
+    pub name: String,
+    /// The plugin's index: the runtime calls plugins in ascending index order (NRI_PLUGIN_IDX wins when the runtime started it)
+    #[arg(long, value_name = "NN", default_value = "10")]
+    pub idx: String,
+}
+
+/// The runtime's `plugin_registration_timeout` default: the registration is answered within it,
+/// or the connection is given up.
+const REGISTER_WITHIN: Duration = Duration::from_secs(5);
+/// The first wait before connecting again; doubled after each failed try, up to [`BACKOFF_MAX`].
+const BACKOFF_MIN: Duration = Duration::from_secs(1);
+const BACKOFF_MAX: Duration = Duration::from_secs(30);
+/// The system log gets one line per (pod, reason) per this long.
+pub const LOG_EVERY: Duration = Duration::from_secs(600);
+/// The most bytes of the refusal's first line.
+pub const FIRST_LINE_MAX: usize = 512;
+
+pub fn run(args: &NriArgs, ctx: &Ctx) -> Result<u8, CmdError> {
+    let root = &ctx.host.root;
+    let Some(held) = nri_gate::hold(root)? else {
+        return Err(format!(
+            "another nfs-gds nri holds {}: one plugin per node",
+            root.join(crate::host::io::out_dir::RUN_DIR)
+                .join(nri_gate::LOCK)
+                .display()
+        )
+        .into());
+    };
+    let env = Env::get();
+    if let Some(fd) = env.nri_plugin_socket.as_deref() {
+        let me = Identity {
+            name: env
+                .nri_plugin_name
+                .clone()
+                .unwrap_or_else(|| args.name.clone()),
+            idx: env
+                .nri_plugin_idx
+                .clone()
+                .unwrap_or_else(|| args.idx.clone()),
+        };
+        let mut conn = inherited(fd)?;
+        let mut judge = Judge::new(ctx, &held, None);
+        let end = plugin::serve(&mut conn, &me, REGISTER_WITHIN, &mut judge)?;
+        tracing::info!("the runtime's connection ended ({end:?})");
+        return Ok(super::exit::READY);
+    }
+    let me = Identity {
+        name: args.name.clone(),
+        idx: args.idx.clone(),
+    };
+    let path = root.join(args.socket.strip_prefix("/").unwrap_or(&args.socket));
+    let mut judge = Judge::new(ctx, &held, Some(&args.socket));
+    let mut wait = BACKOFF_MIN;
+    loop {
+        judge.registered = false;
+        match UnixStream::connect(&path) {
+            Ok(mut conn) => match plugin::serve(&mut conn, &me, REGISTER_WITHIN, &mut judge) {
+                Ok(End::Shutdown) => {
+                    tracing::info!("the runtime shut the plugin down");
+                    return Ok(super::exit::READY);
+                }
+                Ok(End::Closed) => {
+                    tracing::warn!("{}: the runtime closed the connection", path.display())
+                }
+                Err(e) => tracing::warn!("{}: {e}", path.display()),
+            },
+            Err(e) => tracing::warn!("cannot connect to {}: {e}", path.display()),
+        }
+        if judge.registered {
+            wait = BACKOFF_MIN;
+        }
+        tracing::info!("connecting again in {} s", wait.as_secs());
+        std::thread::sleep(wait);
+        wait = (wait * 2).min(BACKOFF_MAX);
+    }
+}
+
+/// The connection a runtime started the plugin with: descriptor `fd` (from
+/// `NRI_PLUGIN_SOCKET`), taken once.
+#[allow(unsafe_code)]
+fn inherited(fd: &str) -> Result<UnixStream, CmdError> {
+    use std::os::fd::FromRawFd;
+    let n: i32 = fd
+        .parse()
+        .ok()
+        .filter(|n| *n > 2)
+        .ok_or_else(|| format!("NRI_PLUGIN_SOCKET={fd:?} is not a descriptor above 2"))?;
+    // SAFETY: the runtime that started this process passed descriptor `n` for the plugin's
+    // connection and nothing else in this process uses it; it is taken exactly once, here.
+    let stream = unsafe { UnixStream::from_raw_fd(n) };
+    stream
+        .local_addr()
+        .map_err(|e| format!("NRI_PLUGIN_SOCKET={fd}: not a Unix socket: {e}"))?;
+    Ok(stream)
+}
+
+/// The plugin's judge: each container to the gate, the answer said, counted and returned.
+struct Judge<'a> {
+    ctx: &'a Ctx,
+    held: &'a Held,
+    /// The runtime's socket as given (`None`: pre-registered).
+    socket: Option<&'a Path>,
+    /// Registered on the current connection.
+    registered: bool,
+    limit: LogLimit,
+}
+
+/// When each (pod, line) last went to the system log.
+#[derive(Debug, Default)]
+struct LogLimit {
+    logged: HashMap<(String, String), Instant>,
+}
+
+impl LogLimit {
+    /// Whether `line` about `pod` goes to the system log at `now`: once per [`LOG_EVERY`].
+    fn allow(&mut self, pod: &str, line: &str, now: Instant) -> bool {
+        if self.logged.len() > 4096 {
+            self.logged
+                .retain(|_, at| now.duration_since(*at) < LOG_EVERY);
+        }
+        let key = (pod.to_string(), line.to_string());
+        match self.logged.get(&key) {
+            Some(at) if now.duration_since(*at) < LOG_EVERY => false,
+            _ => {
+                self.logged.insert(key, now);
+                true
+            }
+        }
+    }
+}
+
+impl<'a> Judge<'a> {
+    fn new(ctx: &'a Ctx, held: &'a Held, socket: Option<&'a Path>) -> Self {
+        Judge {
+            ctx,
+            held,
+            socket,
+            registered: false,
+            limit: LogLimit::default(),
+        }
+    }
+}
+
+impl Handler for Judge<'_> {
+    fn registered(&mut self) {
+        self.registered = true;
+        tracing::info!("registered with the runtime");
+        if let Err(e) = self.held.registered(self.socket) {
+            tracing::warn!("cannot record the registration: {e}");
+        }
+    }
+
+    fn create_container(&mut self, request: &CreateContainerRequest) -> Result<(), String> {
+        let root = &self.ctx.host.root;
+        let (state, config, pod, who) = container_of(request);
+        let policy = || self.ctx.policy_with_path().map(|(_, p)| p);
+        let inputs = Inputs {
+            root,
+            system: self.ctx.host.system(),
+            policy: &policy,
+        };
+        let mut noted = Noted::default();
+        let answer = gate::decide_config(&state, &config, &inputs, &mut noted);
+        oci_hook::say_problems(root, &who, &noted.problems);
+        oci_hook::say_unresolved(root, &who, &noted.unresolved);
+        let when_unsure = match &answer {
+            gate::Answer::Unsure { .. } => {
+                policy().map_or(WhenUnsure::default(), |p| p.oci_hook_when_unsure)
+            }
+            _ => WhenUnsure::default(),
+        };
+        let Some(verdict) = oci_hook::verdict(&who, &answer, when_unsure) else {
+            return Ok(());
+        };
+        let now = Instant::now();
+        oci_hook::tell(root, &verdict, |line| self.limit.allow(&pod, line, now));
+        if verdict.refused {
+            Err(refusal(&verdict))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// The NRI container of `request` in the gate's form: the pod's annotations as the state's,
+/// the container's mounts, annotations (with its name under containerd's key) and devices as
+/// its configuration's; the pod (`namespace/name`); how lines name the container.
+fn container_of(request: &CreateContainerRequest) -> (oci::State, oci::Config, String, String) {
+    let pod = request.pod.clone().unwrap_or_default();
+    let c = request.container.clone().unwrap_or_default();
+    let pod_name = format!("{}/{}", pod.namespace, pod.name);
+    let who = format!(
+        "pod {} container {}",
+        escape_control(&pod_name),
+        escape_control(&c.name)
+    );
+    let state = oci::State {
+        oci_version: String::new(),
+        id: c.id.clone(),
+        pid: None,
+        bundle: Some(PathBuf::from("/")),
+        annotations: pod.annotations.into_iter().collect(),
+    };
+    let mut annotations: BTreeMap<String, String> = c.annotations.into_iter().collect();
+    annotations
+        .entry(gate::CONTAINER_NAME_KEYS[0].to_string())
+        .or_insert(c.name);
+    let mounts = c
+        .mounts
+        .into_iter()
+        .map(|m| oci::OciMount {
+            destination: m.destination,
+            kind: Some(m.r#type).filter(|t| !t.is_empty()),
+            source: Some(m.source),
+            options: m.options,
+        })
+        .collect();
+    let linux = c.linux.map(|l| oci::Linux {
+        devices: l
+            .devices
+            .into_iter()
+            .map(|d| oci::Device { path: d.path })
+            .collect(),
+        resources: l.resources.map(|r| oci::Resources {
+            devices: r.devices.into_iter().map(device_rule).collect(),
+        }),
+    });
+    let config = oci::Config {
+        mounts,
+        annotations,
+        linux,
+    };
+    (state, config, pod_name, who)
+}
+
+fn device_rule(r: api::LinuxDeviceCgroup) -> oci::DeviceRule {
+    oci::DeviceRule {
+        allow: r.allow,
+        kind: Some(r.r#type).filter(|t| !t.is_empty()),
+        major: r.major.map(|v| v.value),
+        minor: r.minor.map(|v| v.value),
+        access: Some(r.access).filter(|a| !a.is_empty()),
+    }
+}
+
+/// The error the runtime returns for a refused container: each refused volume's line (pod,
+/// container path, export, reason), the first at most [`FIRST_LINE_MAX`] bytes, each followed
+/// by its fix on a line of its own.
+fn refusal(verdict: &Verdict) -> String {
+    let mut out: Vec<String> = Vec::new();
+    for (severity, line) in &verdict.lines {
+        if *severity != oci_hook::syslog::Severity::Err {
+            continue;
+        }
+        let (head, fix) = match line.split_once(FIX) {
+            Some((h, f)) => (h, Some(f)),
+            None => (line.as_str(), None),
+        };
+        out.push(cut(head, FIRST_LINE_MAX).to_string());
+        if let Some(fix) = fix {
+            out.push(format!("fix: {fix}"));
+        }
+    }
+    out.join("\n")
+}
+
+/// `s` cut to at most `max` bytes, on a character boundary.
+fn cut(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oci_hook::syslog::Severity;
+
+    #[test]
+    fn the_refusal_puts_each_fix_under_its_line_and_cuts_the_first_line_at_512_bytes() {
+        let long = format!("refusing pod ns/p container c: /data: {}", "é".repeat(400));
+        let v = Verdict {
+            lines: vec![
+                (Severity::Err, format!("{long}{FIX}mount it over RDMA")),
+                (Severity::Warning, "warning: not this".into()),
+                (
+                    Severity::Err,
+                    format!("refusing pod ns/p container c: /ckpt: x{FIX}y"),
+                ),
+            ],
+            refused: true,
+        };
+        let text = refusal(&v);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4, "{text}");
+        assert!(
+            lines[0].len() <= FIRST_LINE_MAX && lines[0].len() > 500,
+            "{}",
+            lines[0].len()
+        );
+        assert!(lines[0].starts_with("refusing pod ns/p container c: /data: "));
+        assert_eq!(lines[1], "fix: mount it over RDMA");
+        assert_eq!(lines[2], "refusing pod ns/p container c: /ckpt: x");
+        assert_eq!(lines[3], "fix: y");
+    }
+
+    #[test]
+    fn an_nri_container_becomes_the_gates_state_and_configuration() {
+        let req = CreateContainerRequest {
+            pod: Some(api::PodSandbox {
+                name: "train-0".into(),
+                namespace: "ml".into(),
+                annotations: [("nfs-gds/gds".to_string(), "true".to_string())].into(),
+                ..Default::default()
+            }),
+            container: Some(api::Container {
+                id: "abc".into(),
+                name: "trainer".into(),
+                mounts: vec![api::Mount {
+                    destination: "/data".into(),
+                    r#type: "bind".into(),
+                    source: "/mnt/gds/x".into(),
+                    options: vec!["rbind".into()],
+                }],
+                linux: Some(api::LinuxContainer {
+                    devices: vec![api::LinuxDevice {
+                        path: "/dev/nvidia-fs0".into(),
+                        r#type: "c".into(),
+                    }],
+                    resources: Some(api::LinuxResources {
+                        devices: vec![api::LinuxDeviceCgroup {
+                            allow: true,
+                            access: "rwm".into(),
+                            ..Default::default()
+                        }],
+                    }),
+                }),
+                ..Default::default()
+            }),
+        };
+        let (state, config, pod, who) = container_of(&req);
+        assert_eq!(pod, "ml/train-0");
+        assert_eq!(who, "pod ml/train-0 container trainer");
+        assert_eq!(
+            state.annotations.get("nfs-gds/gds").map(String::as_str),
+            Some("true")
+        );
+        assert!(config.mounts[0].is_bind());
+        assert_eq!(
+            config
+                .annotations
+                .get(gate::CONTAINER_NAME_KEYS[0])
+                .map(String::as_str),
+            Some("trainer")
+        );
+        // Privileged (allow-all rule): the device node alone does not mark it.
+        assert_eq!(config.gds_request(&BTreeMap::new(), Some("trainer")), None);
+    }
+
+    #[test]
+    fn the_system_log_gets_one_line_per_pod_and_reason_per_ten_minutes() {
+        let mut j = LogLimit::default();
+        let t0 = Instant::now();
+        assert!(j.allow("ml/a", "refusing x", t0));
+        assert!(!j.allow("ml/a", "refusing x", t0 + Duration::from_secs(599)));
+        assert!(j.allow("ml/b", "refusing x", t0 + Duration::from_secs(1)));
+        assert!(j.allow("ml/a", "refusing y", t0 + Duration::from_secs(1)));
+        assert!(j.allow("ml/a", "refusing x", t0 + Duration::from_secs(601)));
+    }
+}

@@ -20,6 +20,7 @@ pub mod nfs;
 pub mod nri;
 pub mod oci;
 pub mod policy;
+pub mod slurm;
 pub mod system;
 #[cfg(test)]
 mod testkit;

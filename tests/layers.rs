@@ -23,7 +23,7 @@ const LAYERS: &[&[&str]] = &[
     // doctor and the container hook.
     &["judge"],
     &["mount", "doctor", "watch"],
-    &["agent"],
+    &["agent", "slurm"],
     &["cli"],
 ];
 

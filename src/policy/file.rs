@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
-use super::{Backend, Level, MountRule, Policy, WhenUnsure};
+use super::{Backend, JobWhenUnsure, Level, MountRule, Policy, SlurmPolicy, WhenUnsure};
 use crate::checks::CheckId;
 use crate::nfs::NfsVersion;
 use crate::nfs::OptionDefaults;
@@ -127,6 +127,21 @@ struct OciHookTable {
     when_unsure: Option<WhenUnsure>,
 }
 
+/// `[slurm]`: the Slurm health check and prolog.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct SlurmTable {
+    #[serde(default, deserialize_with = "deserialize_feature")]
+    feature: Option<String>,
+    when_unsure: Option<JobWhenUnsure>,
+}
+
+fn deserialize_feature<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let name = String::deserialize(d)?;
+    super::check_slurm_feature(&name).map_err(serde::de::Error::custom)?;
+    Ok(Some(name))
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct MountTable {
@@ -193,6 +208,8 @@ struct PolicyFile {
     mount: Vec<MountEntry>,
     #[serde(default)]
     oci_hook: OciHookTable,
+    #[serde(default)]
+    slurm: SlurmTable,
 }
 
 /// A parse error with its 1-based position.
@@ -323,12 +340,36 @@ pub fn parse(text: &str) -> Result<Policy, ParseError> {
             .oci_hook
             .when_unsure
             .unwrap_or(builtin.oci_hook_when_unsure),
+        slurm: SlurmPolicy {
+            feature: raw.slurm.feature.unwrap_or(builtin.slurm.feature),
+            when_unsure: raw.slurm.when_unsure.unwrap_or(builtin.slurm.when_unsure),
+        },
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_slurm_table_names_a_feature_and_what_the_prolog_does_when_unsure() {
+        let p = parse("").unwrap();
+        assert_eq!(p.slurm, SlurmPolicy::default());
+        assert_eq!(p.slurm.feature, "gds_nfs");
+        assert_eq!(p.slurm.when_unsure, JobWhenUnsure::Start);
+        let p = parse("[slurm]\nfeature = \"gds\"\nwhen-unsure = \"refuse\"\n").unwrap();
+        assert_eq!(p.slurm.feature, "gds");
+        assert_eq!(p.slurm.when_unsure, JobWhenUnsure::Refuse);
+        let e = parse("[slurm]\nfeature = \"gds&nfs\"\n").unwrap_err();
+        assert_eq!(e.line, 2, "{e:?}");
+        assert!(e.message.contains("not a Slurm feature name"), "{e:?}");
+        let e = parse("[slurm]\nfeature = \"\"\n").unwrap_err();
+        assert!(e.message.contains("not a Slurm feature name"), "{e:?}");
+        let e = parse("[slurm]\nwhen-unsure = \"start-unless-marked\"\n").unwrap_err();
+        assert!(e.message.contains("unknown variant"), "{e:?}");
+        let e = parse("[slurm]\nfeatures = \"gds\"\n").unwrap_err();
+        assert!(e.message.contains("unknown field"), "{e:?}");
+    }
 
     #[test]
     fn the_container_hooks_answer_when_unsure_is_one_of_three_words() {

@@ -123,6 +123,12 @@ impl Declared {
         );
     }
 
+    /// Whether the node declares any mount for GDS: a mount the helper recorded, or an
+    /// `nfs-gds` line of fstab (mounted now or not).
+    pub fn declares_any(&self) -> bool {
+        !self.records.is_empty() || !self.fstab.is_empty()
+    }
+
     /// That line `line` of fstab mounts something on `target` as `nfs-gds` with `options`.
     pub fn fstab_line(&mut self, target: impl Into<PathBuf>, line: usize, options: &str) {
         self.fstab.insert(

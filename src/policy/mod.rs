@@ -61,6 +61,58 @@ pub enum WhenUnsure {
     Refuse,
 }
 
+/// What the Slurm prolog (`nfs-gds slurm prolog`) does when it cannot judge a job that wants
+/// GDS: the policy file or the node unreadable. (`[slurm] when-unsure` in the file.) A typo in
+/// the policy must not drain every node, so the job runs by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum JobWhenUnsure {
+    /// Let the job start and log why.
+    #[default]
+    Start,
+    /// Fail the prolog: Slurm drains the node and requeues the job.
+    Refuse,
+}
+
+/// The node feature a Slurm job asks for with `--constraint` when it wants GDS over NFS.
+pub const SLURM_FEATURE: &str = "gds_nfs";
+
+/// `[slurm]`: the Slurm health check and prolog.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlurmPolicy {
+    /// The feature (`Feature=` in slurm.conf, `--constraint` of a job) that marks a job wanting
+    /// GDS.
+    pub feature: String,
+    pub when_unsure: JobWhenUnsure,
+}
+
+impl Default for SlurmPolicy {
+    fn default() -> Self {
+        SlurmPolicy {
+            feature: SLURM_FEATURE.to_string(),
+            when_unsure: JobWhenUnsure::default(),
+        }
+    }
+}
+
+/// Whether `name` can be a Slurm node feature as a job names it in `--constraint`: letters,
+/// digits, `_`, `-` and `.`; the operators of a constraint (`&|,*[]()!:`) and spaces cannot be
+/// part of one.
+pub fn check_slurm_feature(name: &str) -> Result<(), String> {
+    if !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+    {
+        Ok(())
+    } else {
+        Err(format!(
+            "feature {name:?} is not a Slurm feature name: 1 to 64 letters, digits, `_`, `-` or `.`"
+        ))
+    }
+}
+
 /// One `[[mount]]` table: overrides for the mounts it matches.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct MountRule {
@@ -148,6 +200,7 @@ pub struct Policy {
     pub mounts: Vec<MountRule>,
     /// The container hook's answer when it cannot tell.
     pub oci_hook_when_unsure: WhenUnsure,
+    pub slurm: SlurmPolicy,
 }
 
 impl Default for Policy {
@@ -162,6 +215,7 @@ impl Default for Policy {
             options: OptionDefaults::default(),
             mounts: Vec::new(),
             oci_hook_when_unsure: WhenUnsure::default(),
+            slurm: SlurmPolicy::default(),
         }
     }
 }

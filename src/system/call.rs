@@ -21,6 +21,15 @@ pub enum Call {
         args: Vec<String>,
         limit: Option<Duration>,
     },
+    /// Run `program`, an absolute path of the host's (below a tree's root: the tree's own
+    /// recording fake, as for [`Call::Exec`]), for what it prints: stdin empty, `LC_ALL=C`,
+    /// stdout and stderr kept, and stopped after `limit`. For a program whose answer decides
+    /// what nfs-gds does next (`scontrol`), which a bundle's recorded outputs cannot stand in for.
+    Run {
+        program: PathBuf,
+        args: Vec<String>,
+        limit: Duration,
+    },
     /// Run `program` (an absolute path) with nfs-gds's own stdin, stdout and stderr, and wait
     /// for it; when `pass_signals`, a held signal (see `mount::signals`) is passed on to it
     /// (`mount.nfs`, which may be retrying; never `umount` or `modprobe`).
@@ -188,7 +197,7 @@ impl Call {
     /// it did not expect, so that a departure is a failure the caller reports, never a guess.
     pub fn refused(&self, why: &str) -> Answer {
         match self {
-            Call::Output { .. } => Answer::Output(Output::Ran {
+            Call::Output { .. } | Call::Run { .. } => Answer::Output(Output::Ran {
                 code: None,
                 stdout: String::new(),
                 stderr: why.to_string(),
@@ -229,6 +238,17 @@ impl std::fmt::Display for Call {
                     write!(f, " (at most {} s)", l.as_secs())?;
                 }
                 Ok(())
+            }
+            Call::Run {
+                program,
+                args,
+                limit,
+            } => {
+                write!(f, "run {}", program.display())?;
+                for a in args {
+                    write!(f, " {a}")?;
+                }
+                write!(f, " (at most {} s)", limit.as_secs())
             }
             Call::Exec { program, args, .. } => {
                 write!(f, "exec {}", program.display())?;

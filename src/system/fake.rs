@@ -2,8 +2,8 @@
 //!
 //! Models no kernel behaviour by itself. By default: time stands still until something sleeps
 //! (a sleep advances it), the process is root with CAP_SYS_ADMIN, a program run for its output is
-//! missing unless [`Fake::answer`] gave it one, a program run with the terminal exits 0, a mount,
-//! an unmount and a namespace succeed, and no name resolves. [`Fake::on`] replaces any of that
+//! missing unless [`Fake::answer`] gave it one (by its name, or a host program by its path), a
+//! program run with the terminal exits 0, a mount, an unmount and a namespace succeed, and no name resolves. [`Fake::on`] replaces any of that
 //! for the calls it answers (`Some`); the simulated kernels of the mount flow's tests use it to
 //! change a fixture's mount table as the VM suite showed the real kernel does.
 
@@ -106,19 +106,23 @@ impl Fake {
         self.sleeps.lock().map(|s| s.clone()).unwrap_or_default()
     }
 
+    /// What [`Fake::answer`] gave `program args`, else missing.
+    fn answered(&self, program: &str, args: &[String]) -> Answer {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let line = Call::command_line(program, &args);
+        Answer::Output(
+            self.outputs
+                .iter()
+                .find(|(l, _)| *l == line)
+                .map(|(_, o)| o.clone())
+                .unwrap_or(Output::Missing),
+        )
+    }
+
     fn default_answer(&self, call: &Call) -> Answer {
         match call {
-            Call::Output { program, args, .. } => {
-                let args: Vec<&str> = args.iter().map(String::as_str).collect();
-                let line = Call::command_line(program, &args);
-                Answer::Output(
-                    self.outputs
-                        .iter()
-                        .find(|(l, _)| *l == line)
-                        .map(|(_, o)| o.clone())
-                        .unwrap_or(Output::Missing),
-                )
-            }
+            Call::Output { program, args, .. } => self.answered(program, args),
+            Call::Run { program, args, .. } => self.answered(&program.to_string_lossy(), args),
             Call::Exec { .. } => Answer::Exited(Ok(0)),
             Call::Mount { .. }
             | Call::Bind { .. }

@@ -61,11 +61,14 @@ impl dyn System + '_ {
     }
 
     fn output(&self, program: &str, args: &[&str], limit: Option<Duration>) -> Output {
-        let call = Call::Output {
+        self.output_of(Call::Output {
             program: program.to_string(),
             args: args.iter().map(|a| a.to_string()).collect(),
             limit,
-        };
+        })
+    }
+
+    fn output_of(&self, call: Call) -> Output {
         match self.effect(&call) {
             Answer::Output(o) => o,
             other => Output::Ran {
@@ -74,6 +77,16 @@ impl dyn System + '_ {
                 stderr: wrong(&call, &other),
             },
         }
+    }
+
+    /// Runs the host's `program` (an absolute path) for its output, stopped after `limit` (see
+    /// [`Call::Run`]).
+    pub fn run_host(&self, program: &Path, args: &[&str], limit: Duration) -> Output {
+        self.output_of(Call::Run {
+            program: program.to_owned(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            limit,
+        })
     }
 
     /// Runs `program` with nfs-gds's own stdin, stdout and stderr and waits for it.

@@ -13,6 +13,8 @@
 //! | `PATH` | whether programs started get [`SEARCH_PATH`](super::programs::SEARCH_PATH) |
 //! | `NO_COLOR` | no colour on a terminal (`--color=auto`) |
 //! | `NRI_PLUGIN_SOCKET`, `NRI_PLUGIN_NAME`, `NRI_PLUGIN_IDX` | `nri` started by the runtime (pre-registered): the connection's descriptor, the name and index it registers under |
+//! | `SLURMD_NODENAME` | the Slurm node name `slurm health` drains or resumes (slurmd sets it for its health check and prolog) |
+//! | `SLURM_JOB_CONSTRAINTS`, `SLURM_JOB_ID` | whether the job `slurm prolog` runs for asks for the GDS feature, and which job it is |
 
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
@@ -41,6 +43,12 @@ pub struct Env {
     pub nri_plugin_name: Option<String>,
     /// `NRI_PLUGIN_IDX`.
     pub nri_plugin_idx: Option<String>,
+    /// `SLURMD_NODENAME`.
+    pub slurmd_nodename: Option<String>,
+    /// `SLURM_JOB_CONSTRAINTS`: the job's `--constraint`, as slurmd passes it to the prolog.
+    pub slurm_job_constraints: Option<String>,
+    /// `SLURM_JOB_ID`.
+    pub slurm_job_id: Option<String>,
 }
 
 impl Env {
@@ -64,6 +72,10 @@ impl Env {
             nri_plugin_socket: set("NRI_PLUGIN_SOCKET").and_then(|v| v.into_string().ok()),
             nri_plugin_name: set("NRI_PLUGIN_NAME").and_then(|v| v.into_string().ok()),
             nri_plugin_idx: set("NRI_PLUGIN_IDX").and_then(|v| v.into_string().ok()),
+            slurmd_nodename: set("SLURMD_NODENAME").and_then(|v| v.into_string().ok()),
+            slurm_job_constraints: set("SLURM_JOB_CONSTRAINTS")
+                .map(|v| v.to_string_lossy().into_owned()),
+            slurm_job_id: set("SLURM_JOB_ID").map(|v| v.to_string_lossy().into_owned()),
         }
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! - a program run for its output is never run: its output is the bundle's ([`recorded`]);
 //! - a program run with the terminal (the tree's own `mount.nfs`, `modprobe`, `umount`:
-//!   recording fakes found below the root) runs, as on the machine;
+//!   recording fakes found below the root) runs, as on the machine; so does one run for an
+//!   answer that decides the next step (the tree's own `scontrol`, [`Call::Run`]);
 //! - mount(2) and umount2(2) are never called on a tree's path;
 //! - a mount namespace is the tree's file, which must exist; nothing is entered;
 //! - CAP_SYS_ADMIN is read from the tree's `proc/self/status` (CapEff), so tests take both
@@ -90,7 +91,7 @@ impl System for TreeSystem {
                     .resolve(host)
                     .map_err(|e| e.to_string()),
             ),
-            Call::Exec { .. } | Call::Now | Call::Sleep { .. } | Call::Credentials => {
+            Call::Run { .. } | Call::Exec { .. } | Call::Now | Call::Sleep { .. } | Call::Credentials => {
                 self.live.effect(call)
             }
         }

@@ -130,21 +130,25 @@ expect_cri_refusal() {
 # here: no systemd in this guest).
 nri_start() {
     nri_running && return 0
-    local from
-    from=$(wc -l <"$CONTAINERD_LOG")
+    local since
+    since=$(date +%s)
     nfs-gds nri --socket "$NRI_SOCKET" </dev/null >>"$NRI_LOG" 2>&1 &
     echo $! >"$NRI_PIDFILE"
-    nri_wait_registered "$from" || { tail -n 20 "$NRI_LOG"; abort "the plugin did not register with containerd"; }
+    nri_wait_registered "$since" || { tail -n 20 "$NRI_LOG"; abort "the plugin did not register with containerd"; }
 }
 
 nri_running() { pid_alive "$NRI_PIDFILE"; }
 nri_stop() { stop_pid "$NRI_PIDFILE"; }
 
-# containerd logs each plugin that registers; wait until nfs-gds has (after LOG-LINE).
+# The plugin records each registration the runtime answered in /run/nfs-gds/nri.registered;
+# wait until it has one at or after SINCE (seconds since the epoch), for up to 90 s (the plugin
+# connects again after 1 s, doubling up to 30 s).
+NRI_REGISTERED=/run/nfs-gds/nri.registered
 nri_wait_registered() {
-    local from=${1:-0} i
-    for i in $(seq 60); do
-        tail -n "+$((from + 1))" "$CONTAINERD_LOG" | grep -Eq 'plugin.*nfs-gds.*(registered|connected|synchroniz)|(registered|connected).*nfs-gds' && return 0
+    local since=$1 i at
+    for i in $(seq 180); do
+        at=$(jq -r '.at_secs // 0' "$NRI_REGISTERED" 2>/dev/null || echo 0)
+        [ "${at:-0}" -ge "$since" ] && return 0
         sleep 0.5
     done
     return 1

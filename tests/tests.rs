@@ -54,6 +54,7 @@ mod policy;
 mod readme;
 mod schemas;
 mod setuid;
+mod slurm;
 mod stack_ownership;
 #[cfg(feature = "external-tools")]
 mod systemd_unit;

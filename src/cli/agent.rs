@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime};
 use clap::Args;
 
 use super::{exit, CmdError, Ctx};
+use crate::agent::mounts::MountVerdict;
 use crate::agent::outputs::{self, Outputs};
 use crate::agent::schedule::{self, MAX_INTERVAL_SECS};
 use crate::agent::shutdown::{Shutdown, Wake};
@@ -18,7 +19,9 @@ use crate::host::mounts::{read_init_mount_table, MountTable};
 use crate::host::platform::nvfs_stats::read_nvfs_stats;
 use crate::host::HostFacts;
 use crate::nfs::ServerAddrs;
-use crate::policy::intent::read_declared;
+use crate::policy::intent::{read_declared, Declared};
+use crate::policy::Policy;
+use crate::verdict::Judgement;
 
 #[derive(Debug, Args)]
 pub struct AgentArgs {
@@ -95,9 +98,48 @@ fn health(args: &AgentArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     }
 }
 
-/// Reads and judges everything once: the node (its facts from `memo` when nothing they were
-/// derived from changed since the last pass), then the mounts of `table` (filled here, and
-/// borrowed by the pass).
+/// The node and every mount meant for GDS, judged once as each pass of the agent judges them;
+/// the Slurm health check and prolog judge through here too.
+#[derive(Debug)]
+pub struct Judged<'t> {
+    pub facts: HostFacts,
+    pub node: Judgement,
+    pub mounts: Vec<MountVerdict<'t>>,
+    /// The mount table read (`proc/1/…` for the host's, seen from a container).
+    pub table_path: PathBuf,
+    /// What the node declares for GDS (the helper's records, `nfs-gds` fstab lines).
+    pub declared: Declared,
+}
+
+/// Reads and judges everything once under `policy`: the node (its facts from `memo` when
+/// nothing they were derived from changed since the last pass), then the mounts of `table`
+/// (filled here, and borrowed by the result). Reads mountinfo and mountstats, never a path on
+/// an NFS mount.
+pub fn judge_node_and_mounts<'t>(
+    ctx: &Ctx,
+    policy: &Policy,
+    probe: bool,
+    memo: &mut FactsMemo,
+    table: &'t mut MountTable,
+) -> Result<Judged<'t>, CmdError> {
+    let facts = memo.read(&ctx.host.root)?.clone();
+    let (facts, node) = super::check::judge_facts(facts, policy, probe);
+    let table_path;
+    (*table, table_path) = read_init_mount_table(&ctx.host.root)?;
+    let declared = read_declared(&ctx.host.root)?;
+    let table: &'t MountTable = table;
+    let addrs = ServerAddrs::new(ctx.host.system());
+    let mounts = mounts::verify_meant_for_rdma(table, &declared, policy, &addrs);
+    Ok(Judged {
+        facts,
+        node,
+        mounts,
+        table_path,
+        declared,
+    })
+}
+
+/// Reads and judges everything once ([`judge_node_and_mounts`]) into a pass.
 fn check_node<'t>(
     args: &AgentArgs,
     ctx: &Ctx,
@@ -106,15 +148,14 @@ fn check_node<'t>(
     at: SystemTime,
 ) -> Result<(Pass<'t>, HostFacts), CmdError> {
     let policy = ctx.policy()?;
-    let facts = memo.read(&ctx.host.root)?.clone();
-    let (facts, judged) = super::check::judge_facts(facts, &policy, args.probe.probe);
-    let table_path;
-    (*table, table_path) = read_init_mount_table(&ctx.host.root)?;
-    let declared = read_declared(&ctx.host.root)?;
-    let table: &'t MountTable = table;
-    let addrs = ServerAddrs::new(ctx.host.system());
-    let mounts = mounts::verify_meant_for_rdma(table, &declared, &policy, &addrs);
-    let node = judged.into_report(
+    let Judged {
+        facts,
+        node,
+        mounts,
+        table_path,
+        ..
+    } = judge_node_and_mounts(ctx, &policy, args.probe.probe, memo, table)?;
+    let node = node.into_report(
         "agent",
         &ctx.host.root.dir().display().to_string(),
         facts.kernel.release.clone(),

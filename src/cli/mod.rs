@@ -27,6 +27,7 @@ pub mod provision;
 pub mod reference;
 pub mod report;
 pub mod shared;
+pub mod slurm;
 pub mod verify;
 pub mod watch;
 
@@ -136,6 +137,9 @@ pub enum Command {
     OciHook(oci_hook::OciHookArgs),
     /// NRI plugin: refuse, at CreateContainer, a container whose NFS volume meant for GDS is not ready (containerd, CRI-O)
     Nri(nri::NriArgs),
+    /// Slurm: a HealthCheckProgram that drains a node whose GDS over NFS is not ready, and a Prolog for jobs that ask for the GDS feature
+    #[command(subcommand)]
+    Slurm(slurm::SlurmCommand),
     /// Validate a policy file, or show the level of every check for a mount
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
@@ -336,6 +340,7 @@ pub fn run(argv: Vec<OsString>) -> u8 {
             .and_then(|r| report::show(&r, args.output.format(), ctx.style)),
         Command::OciHook(args) => oci_hook::run(&args, &ctx),
         Command::Nri(args) => nri::run(&args, &ctx),
+        Command::Slurm(cmd) => slurm::run(&cmd, &ctx),
         Command::Policy(cmd) => policy::run(&cmd, &ctx),
         Command::Lint(args) => lint::report(&args, &ctx)
             .and_then(|r| report::show(&r, args.output.format(), ctx.style)),

@@ -40,7 +40,14 @@ mod tests {
 
     #[test]
     fn a_longer_name_a_negation_or_nothing_is_not_the_feature() {
-        for c in ["", "gds_nfs_old", "old_gds_nfs", "gds", "!gds_nfs", "intel&!gds_nfs"] {
+        for c in [
+            "",
+            "gds_nfs_old",
+            "old_gds_nfs",
+            "gds",
+            "!gds_nfs",
+            "intel&!gds_nfs",
+        ] {
             assert!(!asks_for(c, "gds_nfs"), "{c}");
         }
     }

@@ -148,7 +148,10 @@ mod tests {
                 decide(
                     &h,
                     drained_by_us,
-                    Some(&node("IDLE+DRAIN", Some("nfs-gds: transport-trap /mnt/gds")))
+                    Some(&node(
+                        "IDLE+DRAIN",
+                        Some("nfs-gds: transport-trap /mnt/gds")
+                    ))
                 ),
                 Action::KeepOurs
             );

@@ -104,7 +104,11 @@ pub(crate) mod tests {
 
     #[test]
     fn a_node_without_gds_is_not_applicable_whatever_failed() {
-        let missing = finding(crate::checks::catalogue::nvidia_fs_loaded::ID, "nvidia_fs", true);
+        let missing = finding(
+            crate::checks::catalogue::nvidia_fs_loaded::ID,
+            "nvidia_fs",
+            true,
+        );
         assert_eq!(Health::of(false, vec![missing]), Health::NotApplicable);
     }
 }

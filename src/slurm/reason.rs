@@ -89,7 +89,10 @@ mod tests {
         let rest = s.strip_prefix("nfs-gds: ").expect(s);
         let (check, subject) = rest.split_once(' ').expect(s);
         assert!(!check.is_empty() && check.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'));
-        assert!(!subject.is_empty() && !subject.contains(char::is_whitespace), "{s}");
+        assert!(
+            !subject.is_empty() && !subject.contains(char::is_whitespace),
+            "{s}"
+        );
         assert!(!s.contains(['"', '\'', '\n', '\r', '\\', '`']), "{s}");
         assert!(is_ours(s));
     }
@@ -110,7 +113,10 @@ mod tests {
         let r = DrainReason::new(transport_trap::ID, &long);
         assert_eq!(r.as_str().len(), MAX_BYTES, "{r}");
         assert!(r.as_str().ends_with("/tail-that-tells"), "{r}");
-        assert!(r.as_str().starts_with("nfs-gds: transport-trap ...deep/"), "{r}");
+        assert!(
+            r.as_str().starts_with("nfs-gds: transport-trap ...deep/"),
+            "{r}"
+        );
         assert_valid(&r);
     }
 

@@ -60,7 +60,12 @@ impl NodeState {
     pub fn is_held(&self) -> bool {
         self.state
             .split(['+', '*', '~', '#', '!', '%', '$', '@', '^'])
-            .any(|flag| matches!(flag, "DRAIN" | "DRAINING" | "DRAINED" | "DOWN" | "FAIL" | "FAILING"))
+            .any(|flag| {
+                matches!(
+                    flag,
+                    "DRAIN" | "DRAINING" | "DRAINED" | "DOWN" | "FAIL" | "FAILING"
+                )
+            })
     }
 
     /// Whether its reason is one nfs-gds gave.
@@ -186,7 +191,14 @@ NodeName=gpu01 Arch=x86_64 CoresPerSocket=1
     fn a_node_name_that_would_be_another_argument_is_refused() {
         assert!(check_node_name("gpu01").is_ok());
         assert!(check_node_name("dgx-a100-017.cluster").is_ok());
-        for bad in ["", "gpu01 State=RESUME", "a=b", "x\ny", "q\"", &"n".repeat(256)] {
+        for bad in [
+            "",
+            "gpu01 State=RESUME",
+            "a=b",
+            "x\ny",
+            "q\"",
+            &"n".repeat(256),
+        ] {
             assert!(check_node_name(bad).is_err(), "{bad:?}");
         }
     }

@@ -91,9 +91,11 @@ impl System for TreeSystem {
                     .resolve(host)
                     .map_err(|e| e.to_string()),
             ),
-            Call::Run { .. } | Call::Exec { .. } | Call::Now | Call::Sleep { .. } | Call::Credentials => {
-                self.live.effect(call)
-            }
+            Call::Run { .. }
+            | Call::Exec { .. }
+            | Call::Now
+            | Call::Sleep { .. }
+            | Call::Credentials => self.live.effect(call),
         }
     }
 }

@@ -46,6 +46,7 @@ mod mount_fixture;
 mod mount_helper;
 mod mount_scale;
 mod mount_signals;
+mod nri;
 mod nri_proto;
 mod oci_hook;
 mod packaging;

@@ -126,13 +126,21 @@ expect_cri_refusal() {
 
 # ---------------------------------------------------------------- the plugin
 
+# NFS_GDS_VM_NRI_ALLOW_ALL=1 on the host: the plugin runs with every check off, so it registers
+# and answers OK to every container (how each case was seen failing against such a plugin).
+NRI_ENV=()
+if [ -n "$(. "$PAYLOAD/config.env" 2>/dev/null; echo "${NFS_GDS_VM_NRI_ALLOW_ALL:-}")" ]; then
+    NRI_ENV=(NFS_GDS_CONFIG=/etc/nfs-gds-vm-allow-all.toml)
+    printf 'default = "off"\n' >/etc/nfs-gds-vm-allow-all.toml 2>/dev/null
+fi
+
 # The plugin as its systemd unit runs it, connecting to the NRI socket (a background process
 # here: no systemd in this guest).
 nri_start() {
     nri_running && return 0
     local since
     since=$(date +%s)
-    nfs-gds nri --socket "$NRI_SOCKET" </dev/null >>"$NRI_LOG" 2>&1 &
+    env "${NRI_ENV[@]}" nfs-gds nri --socket "$NRI_SOCKET" </dev/null >>"$NRI_LOG" 2>&1 &
     echo $! >"$NRI_PIDFILE"
     nri_wait_registered "$since" || { tail -n 20 "$NRI_LOG"; abort "the plugin did not register with containerd"; }
 }

@@ -167,7 +167,7 @@ scn_nri_k() {
     expect_cri_refusal pod-service 'mount-transport|transport-trap'
     nri_stop
     mkdir -p "$(dirname "$NRI_PREREG")"
-    printf '#!/bin/sh\nexec /usr/sbin/nfs-gds nri "$@" 2>>%s\n' "$NRI_LOG" >"$NRI_PREREG"
+    printf '#!/bin/sh\nexec env %s /usr/sbin/nfs-gds nri "$@" 2>>%s\n' "${NRI_ENV[*]}" "$NRI_LOG" >"$NRI_PREREG"
     chmod 0755 "$NRI_PREREG"
     restart_containerd_timed pre-registered
     cri pod-prereg run --name trapped --bind /mnt/tcp:/data -- echo NRI-RAN

@@ -27,6 +27,12 @@ expect_drained_by_nfs_gds() {
     [ "${#r}" -le 128 ] || fail "the drain reason is ${#r} bytes, more than 128"
 }
 
+# How many node queries (REQUEST_NODE_INFO, REQUEST_NODE_INFO_SINGLE: scontrol show node, sinfo)
+# slurmctld has answered, from sdiag's RPC statistics.
+node_info_rpcs() {
+    sdiag | grep -E '^\s*REQUEST_NODE_INFO(_SINGLE)?\s' | grep -oE 'count:[0-9]+' | cut -d: -f2 | awk '{ n += $1 } END { print n + 0 }'
+}
+
 scn_slurm_a() {
     note "(a) a ready node with a verified RDMA mount: a GDS job runs and reads the server's file;"
     note "the health checks of a healthy node make no slurmctld node query"
@@ -42,9 +48,9 @@ scn_slurm_a() {
     [ "$(job_field "$job" JobState)" = COMPLETED ] || fail "job $job: $(job_field "$job" JobState) ($(job_field "$job" Reason))"
     [ "$(cat "$SLURM_RUN/a-$job.out" 2>&1)" = "$c" ] || fail "the job wrote '$(cat "$SLURM_RUN/a-$job.out" 2>&1)', expected '$c'"
     # sdiag counts slurmctld's RPCs by type; scontrol show node is REQUEST_NODE_INFO(_SINGLE).
-    before=$(sdiag | awk '/REQUEST_NODE_INFO/ { sub(/count:/, "", $4); n += $4 } END { print n + 0 }')
+    before=$(node_info_rpcs)
     wait_health_runs 3
-    after=$(sdiag | awk '/REQUEST_NODE_INFO/ { sub(/count:/, "", $4); n += $4 } END { print n + 0 }')
+    after=$(node_info_rpcs)
     note "node-info RPCs during 3 health checks of a healthy node: $((after - before))"
     echo "node-info-rpcs-in-3-healthy-checks $((after - before))" >"$SCN_DIR/figures"
     [ "$((after - before))" = 0 ] || fail "the health checks of a healthy node queried slurmctld $((after - before)) times"

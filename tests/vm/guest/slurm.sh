@@ -128,6 +128,8 @@ slurm_prepare() {
     slurm_pid_alive slurmctld && slurm_pid_alive slurmd && return 0
     [ -f "$SLURM_CONF" ] || slurm_write_conf
     slurm_write_wrappers
+    # Both commands also say what they did in the system log.
+    syslog_up
     slurm_daemons_up || abort "Slurm did not come up (see $SLURM_LOGS)"
 }
 

@@ -115,12 +115,18 @@ scn_infra_slurm() {
 # shellcheck source=runtimes-slurm.sh
 . "$here/runtimes-slurm.sh"
 
+# The daemons' own logs, for whoever reads a failure (after each scenario: the guest's watchdog
+# harvests whatever is there).
+copy_runtime_logs() {
+    mkdir -p "$RESULTS/runtime-logs"
+    cp "$CONTAINERD_LOG" "$NRI_LOG" "$OCI_SYSLOG" "$SLURM_LOGS"/* "$SLURM_RUN"/*.log "$SLURM_RUN"/*.runs \
+        "$RESULTS/runtime-logs/" 2>/dev/null
+}
+
 reset_runtimes() {
+    copy_runtime_logs
     cri_reset
     slurm_reset
     reset_guest_state
 }
 run_plan reset_runtimes
-# The daemons' own logs, for whoever reads a failure.
-mkdir -p "$RESULTS/runtime-logs"
-cp "$CONTAINERD_LOG" "$NRI_LOG" "$OCI_SYSLOG" "$SLURM_LOGS"/* "$SLURM_RUN"/*.log "$SLURM_RUN"/*.runs "$RESULTS/runtime-logs/" 2>/dev/null

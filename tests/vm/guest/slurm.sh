@@ -103,8 +103,8 @@ slurm_daemons_up() {
     done
     slurm_pid_alive slurmctld || slurmctld </dev/null >>"$SLURM_LOGS/slurmctld.out" 2>&1 || { echo "slurmctld did not start"; return 1; }
     slurm_pid_alive slurmd || slurmd </dev/null >>"$SLURM_LOGS/slurmd.out" 2>&1 || { echo "slurmd did not start"; return 1; }
-    local i
-    for i in $(seq 90); do
+    local deadline=$((SECONDS + 90))
+    while [ $SECONDS -lt $deadline ]; do
         case $(node_state) in
             IDLE* | MIXED* | ALLOCATED* | DRAIN* ) return 0 ;;
         esac
@@ -133,10 +133,11 @@ slurm_prepare() {
     slurm_daemons_up || abort "Slurm did not come up (see $SLURM_LOGS)"
 }
 
-# The node's state and reason as slurmctld has them.
-node_state() { scontrol show node "$SLURM_NODE" 2>/dev/null | sed -n 's/.* State=\([^ ]*\).*/\1/p'; }
-node_reason() { scontrol show node "$SLURM_NODE" 2>/dev/null | sed -n 's/^ *Reason=\(.*\) \[.*/\1/p'; }
-job_field() { scontrol show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1; }
+# The node's state and reason as slurmctld has them (each query bounded: a slurmctld that does
+# not answer would otherwise hold scontrol for MessageTimeout, and the waits below for minutes).
+node_state() { timeout 10 scontrol show node "$SLURM_NODE" 2>/dev/null | sed -n 's/.* State=\([^ ]*\).*/\1/p'; }
+node_reason() { timeout 10 scontrol show node "$SLURM_NODE" 2>/dev/null | sed -n 's/^ *Reason=\(.*\) \[.*/\1/p'; }
+job_field() { timeout 10 scontrol show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1; }
 
 # Wait until at least N more health checks have finished (N defaults to 2).
 wait_health_runs() {
@@ -152,8 +153,8 @@ wait_health_runs() {
 
 # wait_node ERE SECS — until the node's state matches ERE.
 wait_node() {
-    local re=$1 secs=$2 i
-    for i in $(seq $((secs * 2))); do
+    local re=$1 deadline=$((SECONDS + $2))
+    while [ $SECONDS -lt $deadline ]; do
         [[ $(node_state) =~ $re ]] && return 0
         sleep 0.5
     done
@@ -162,20 +163,23 @@ wait_node() {
 
 # wait_job JOB ERE SECS — until the job's state matches ERE.
 wait_job() {
-    local job=$1 re=$2 secs=$3 i
-    for i in $(seq $((secs * 2))); do
+    local job=$1 re=$2 deadline=$((SECONDS + $3))
+    while [ $SECONDS -lt $deadline ]; do
         [[ $(job_field "$job" JobState) =~ $re ]] && return 0
         sleep 0.5
     done
     return 1
 }
 
-# submit NAME ARGS... — sbatch --parsable, captured as NAME; prints the job id.
+# submit NAME ARGS... — sbatch --parsable, captured as NAME; prints the job id (the transcript
+# goes to stderr, which is the scenario's log too).
 submit() {
     local name=$1
     shift
-    run "$name" 60 sbatch --parsable "$@"
-    expect_rc "$name" 0
+    {
+        run "$name" 60 sbatch --parsable "$@"
+        expect_rc "$name" 0
+    } >&2
     cut -d';' -f1 "$SCN_DIR/$name.out"
 }
 

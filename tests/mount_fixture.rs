@@ -192,6 +192,23 @@ impl Fixture {
         c
     }
 
+    /// One agent pass (`agent --once`) and the Prometheus textfile it wrote.
+    pub fn agent_prom(&self) -> String {
+        let out = tempfile::tempdir().unwrap();
+        let a = self
+            .nfs_gds()
+            .args(["agent", "--once", "--textfile-dir"])
+            .arg(out.path())
+            .output()
+            .unwrap();
+        assert!(
+            a.status.code().is_some(),
+            "{}",
+            String::from_utf8_lossy(&a.stderr)
+        );
+        std::fs::read_to_string(out.path().join("nfs-gds.prom")).unwrap()
+    }
+
     /// `nfs-gds --root ROOT ARGS…`, also without PATH.
     pub fn nfs_gds(&self) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_nfs-gds"));

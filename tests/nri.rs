@@ -4,121 +4,24 @@
 //! shutdown; the socket closing and the plugin connecting again; the pre-registered form on an
 //! inherited descriptor; and what the agent then says of the gate.
 
-use std::io::{Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use nfs_gds::nri::api;
-use nfs_gds::nri::mux::{self, Demux, PLUGIN_CONN, RUNTIME_CONN};
-use nfs_gds::nri::ttrpc;
 use prost::Message;
 
 use crate::mount_fixture::*;
+use crate::support::fake_nri::Runtime;
 
 const RULE: &str = "[[mount]]\nsource = \"10.0.2.15:/export\"\n";
 
-/// The runtime's end of one plugin connection.
-struct Runtime {
-    s: UnixStream,
-    demux: Demux,
-    calls: ttrpc::Stream,
-    answers: ttrpc::Stream,
-    next: u32,
-}
-
-impl Runtime {
-    fn new(s: UnixStream) -> Self {
-        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-        Runtime {
-            s,
-            demux: Demux::default(),
-            calls: ttrpc::Stream::default(),
-            answers: ttrpc::Stream::default(),
-            next: 1,
-        }
-    }
-
-    /// The next ttrpc message on connection `conn`.
-    fn read(&mut self, conn: u32) -> ttrpc::Frame {
-        let mut buf = [0u8; 65536];
-        loop {
-            let stream = if conn == PLUGIN_CONN {
-                &mut self.answers
-            } else {
-                &mut self.calls
-            };
-            if let Some(f) = stream.next_frame().unwrap() {
-                return f;
-            }
-            let n = self
-                .s
-                .read(&mut buf)
-                .expect("the plugin answers within 30 s");
-            assert!(n > 0, "the plugin closed the connection");
-            self.demux.push(&buf[..n]);
-            while let Some((id, p)) = self.demux.next_frame().unwrap() {
-                // The plugin answers on 1 (its service) and calls on 2 (the runtime's).
-                if id == PLUGIN_CONN {
-                    self.answers.push(&p);
-                } else {
-                    self.calls.push(&p);
-                }
-            }
-        }
-    }
-
-    /// Reads the plugin's RegisterPlugin and answers it; returns (name, idx).
-    fn accept_registration(&mut self) -> (String, String) {
-        let f = self.read(RUNTIME_CONN);
-        let req = ttrpc::Request::decode(f.payload.as_slice()).unwrap();
-        assert_eq!(
-            (req.service.as_str(), req.method.as_str()),
-            (api::RUNTIME_SERVICE, "RegisterPlugin")
-        );
-        let reg = api::RegisterPluginRequest::decode(req.payload.as_slice()).unwrap();
-        let answer = ttrpc::response(f.stream, Ok(Vec::new()));
-        self.s
-            .write_all(&mux::encode(RUNTIME_CONN, &answer))
-            .unwrap();
-        (reg.plugin_name, reg.plugin_idx)
-    }
-
-    fn call(&mut self, method: &str, payload: Vec<u8>) -> ttrpc::Response {
-        let stream = self.next;
-        self.next += 2;
-        let bytes = ttrpc::request(stream, api::PLUGIN_SERVICE, method, payload);
-        self.s.write_all(&mux::encode(PLUGIN_CONN, &bytes)).unwrap();
-        let f = self.read(PLUGIN_CONN);
-        assert_eq!(f.stream, stream);
-        ttrpc::Response::decode(f.payload.as_slice()).unwrap()
-    }
-
-    /// Configure and Synchronize, as the runtime does after a registration.
-    fn configure(&mut self) {
-        let conf = self.call(
-            "Configure",
-            api::ConfigureRequest {
-                runtime_name: "containerd".into(),
-                ..Default::default()
-            }
-            .encode_to_vec(),
-        );
-        assert_eq!(conf.status, None);
-        let events = api::ConfigureResponse::decode(conf.payload.as_slice())
-            .unwrap()
-            .events;
-        assert_eq!(events, 1 << 3, "subscribed to CreateContainer alone");
-        assert_eq!(self.call("Synchronize", Vec::new()).status, None);
-    }
-
-    fn create(&mut self, container: &str, source: &str) -> Option<ttrpc::Status> {
-        self.call(
-            "CreateContainer",
-            create_request(container, source).encode_to_vec(),
-        )
-        .status
-    }
+fn create(rt: &mut Runtime, container: &str, source: &str) -> Option<nfs_gds::nri::ttrpc::Status> {
+    rt.call(
+        "CreateContainer",
+        create_request(container, source).encode_to_vec(),
+    )
+    .status
 }
 
 /// A pod ml/train-0 whose container `name` binds `source` at /data.
@@ -205,15 +108,7 @@ fn wait_exit(child: &mut Child, within: Duration) -> Option<i32> {
 }
 
 fn agent_says_connected(f: &Fixture) -> String {
-    let out = tempfile::tempdir().unwrap();
-    let a = f
-        .nfs_gds()
-        .args(["agent", "--once", "--textfile-dir"])
-        .arg(out.path())
-        .output()
-        .unwrap();
-    assert!(a.status.code().is_some());
-    let prom = std::fs::read_to_string(out.path().join("nfs-gds.prom")).unwrap();
+    let prom = f.agent_prom();
     prom.lines()
         .find(|l| l.starts_with("nfs_gds_nri_connected "))
         .unwrap_or("none")
@@ -237,7 +132,7 @@ fn the_plugin_refuses_the_transport_trap_with_the_verdict_creates_the_rest_and_e
     );
     rt.configure();
     // The transport trap: refused, the error is the verdict.
-    let status = rt.create("trainer", "/mnt/gds/train").expect("refused");
+    let status = create(&mut rt, "trainer", "/mnt/gds/train").expect("refused");
     let text = status.message;
     let first = text.lines().next().unwrap();
     assert!(first.len() <= 512, "{first}");
@@ -250,13 +145,22 @@ fn the_plugin_refuses_the_transport_trap_with_the_verdict_creates_the_rest_and_e
         "{text}"
     );
     // Refused again (kubelet retries): counted each time.
-    assert!(rt.create("trainer", "/mnt/gds/train").is_some());
+    assert!(create(&mut rt, "trainer", "/mnt/gds/train").is_some());
     let counts: serde_json::Value =
         serde_json::from_slice(&std::fs::read(f.path("run/nfs-gds/oci-hook.counts")).unwrap())
             .unwrap();
     assert_eq!(counts["refusals"], 2, "{counts}");
     // No NFS volume: created, nothing adjusted.
-    assert_eq!(rt.create("sidecar", "/var/lib/local"), None);
+    assert_eq!(create(&mut rt, "sidecar", "/var/lib/local"), None);
+    // The mount is made again over RDMA: the next answer rests on the new table (a fixture's
+    // mountinfo is no procfs, so it is read for every answer).
+    let (info, stats) = with_mount(70, "/mnt/gds", "rdma");
+    f.table(&info, &stats);
+    assert_eq!(
+        create(&mut rt, "trainer", "/mnt/gds/train"),
+        None,
+        "judged on the new table"
+    );
     assert_eq!(agent_says_connected(&f), "nfs_gds_nri_connected 1");
     assert_eq!(rt.call("Shutdown", Vec::new()).status, None);
     assert_eq!(wait_exit(&mut child, Duration::from_secs(10)), Some(0));
@@ -283,10 +187,66 @@ fn when_the_runtime_closes_the_socket_the_plugin_connects_again_and_judges_again
     rt.accept_registration();
     rt.configure();
     assert!(
-        rt.create("trainer", "/mnt/gds/train").is_some(),
+        create(&mut rt, "trainer", "/mnt/gds/train").is_some(),
         "judged again after reconnecting"
     );
     assert_eq!(rt.call("Shutdown", Vec::new()).status, None);
+    assert_eq!(wait_exit(&mut child, Duration::from_secs(10)), Some(0));
+}
+
+#[test]
+fn a_mount_table_that_cannot_be_read_leaves_the_answer_to_when_unsure() {
+    let f = trap_node();
+    std::fs::remove_file(f.path("proc/self/mountinfo")).unwrap();
+    let listener = UnixListener::bind(f.path("var/run/nri/nri.sock")).unwrap();
+    let mut child = plugin(&f);
+    let mut rt = Runtime::new(accept(&listener, Duration::from_secs(30)));
+    rt.accept_registration();
+    rt.configure();
+    // Not marked: started (start-unless-marked, the default).
+    assert_eq!(create(&mut rt, "trainer", "/mnt/gds/train"), None);
+    // Marked by the pod's annotation: refused, saying why.
+    let mut marked = create_request("trainer", "/mnt/gds/train");
+    marked
+        .pod
+        .as_mut()
+        .unwrap()
+        .annotations
+        .insert("nfs-gds/gds".into(), "true".into());
+    let status = rt
+        .call("CreateContainer", marked.encode_to_vec())
+        .status
+        .expect("refused");
+    assert!(
+        status.message.starts_with(
+            "refusing pod ml/train-0 container trainer: cannot judge its volumes meant for GDS: "
+        ),
+        "{}",
+        status.message
+    );
+    assert!(status.message.contains("mountinfo"), "{}", status.message);
+    rt.call("Shutdown", Vec::new());
+    assert_eq!(wait_exit(&mut child, Duration::from_secs(10)), Some(0));
+}
+
+#[test]
+fn in_a_pod_with_the_hosts_pids_the_hosts_mount_table_is_judged() {
+    let f = trap_node();
+    // The pod's own table (proc/self) has no NFS mount; the host's (proc/1) has the trap.
+    let (info, stats) = with_mount(70, "/mnt/gds", "tcp");
+    f.write("proc/1/mountinfo", &info);
+    f.write("proc/1/mountstats", &stats);
+    f.table(BEFORE, BEFORE_STATS);
+    let listener = UnixListener::bind(f.path("var/run/nri/nri.sock")).unwrap();
+    let mut child = plugin(&f);
+    let mut rt = Runtime::new(accept(&listener, Duration::from_secs(30)));
+    rt.accept_registration();
+    rt.configure();
+    assert!(
+        create(&mut rt, "trainer", "/mnt/gds/train").is_some(),
+        "judged on the host's table"
+    );
+    rt.call("Shutdown", Vec::new());
     assert_eq!(wait_exit(&mut child, Duration::from_secs(10)), Some(0));
 }
 
@@ -332,7 +292,7 @@ fn started_by_the_runtime_it_uses_the_inherited_connection_and_ends_with_it() {
         ("gate".to_string(), "07".to_string())
     );
     rt.configure();
-    assert!(rt.create("trainer", "/mnt/gds/train").is_some());
+    assert!(create(&mut rt, "trainer", "/mnt/gds/train").is_some());
     assert_eq!(agent_says_connected(&f), "nfs_gds_nri_connected 1");
     // The runtime goes away: the plugin ends, and does not connect anywhere else.
     drop(rt);

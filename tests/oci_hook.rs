@@ -149,15 +149,7 @@ fn the_transport_trap_refuses_with_one_line_per_volume_logged_and_counted() {
     assert!(logged[0].contains("refusing container c0ffee: /data: "));
     assert_eq!(counts(&f), Some(json!({"refusals": 1, "warnings": 0})));
     // The agent exports the counter.
-    let out = tempfile::tempdir().unwrap();
-    let a = f
-        .nfs_gds()
-        .args(["agent", "--once", "--textfile-dir"])
-        .arg(out.path())
-        .output()
-        .unwrap();
-    assert!(a.status.code().is_some(), "{}", stderr(&a));
-    let prom = std::fs::read_to_string(out.path().join("nfs-gds.prom")).unwrap();
+    let prom = f.agent_prom();
     assert!(
         prom.contains("\nnfs_gds_oci_hook_refusals_total 1\n"),
         "{prom}"

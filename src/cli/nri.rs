@@ -8,11 +8,18 @@
 //! hours: every refusal is counted, but the system log gets one line per pod and reason per
 //! [`LOG_EVERY`].
 //!
+//! Fast and never stale: the mount tables are kept and read again only after a mount event
+//! ([`MountsChange`]: a poll that does not wait, before each answer; every answer where
+//! mountinfo is not procfs), the node facts at most [`FACTS_MAX_AGE`] old; nothing in the call
+//! probes, scans modules or reads below an NFS mount. A table that cannot be read leaves the
+//! answer to `[oci-hook] when-unsure`, as in the hook.
+//!
 //! It holds `run/nfs-gds/nri.lock` while it runs and records each registration
 //! ([`nri_gate`]), so the agent can say whether the gate is up. When the runtime closes the
 //! socket it connects again, after 1 s, doubling to 30 s; a plugin the runtime started ends with
 //! its connection.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -20,12 +27,17 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 
-use super::oci_hook::gate::{self, Inputs, Noted};
+use super::oci_hook::gate::{self, Inputs, Kept, Noted};
 use super::oci_hook::{self, Verdict, FIX};
 use super::{CmdError, Ctx};
 use crate::agent::nri_gate::{self, Held};
 use crate::escape::escape_control;
 use crate::host::io::env::Env;
+use crate::host::mounts::change::MountsChange;
+use crate::host::mounts::{
+    host_tables, read_mount_points_at, read_nfs_mount_table_at, MountPoints, MountTable,
+};
+use crate::host::HostFacts;
 use crate::nri::api::{self, CreateContainerRequest};
 use crate::nri::plugin::{self, End, Handler, Identity};
 use crate::oci;
@@ -143,7 +155,16 @@ struct Judge<'a> {
     /// Registered on the current connection.
     registered: bool,
     limit: LogLimit,
+    /// Whether the mount table changed since it was read.
+    change: MountsChange,
+    /// The mount points and the NFS mount table, read after the last change (`None`: never).
+    mounts: Option<(Result<MountPoints, String>, Result<MountTable, String>)>,
+    /// The node facts and when they were read (at most [`FACTS_MAX_AGE`] old when used).
+    facts: RefCell<Option<(Instant, Result<HostFacts, String>)>>,
 }
+
+/// The oldest node facts an answer may rest on.
+pub const FACTS_MAX_AGE: Duration = Duration::from_secs(60);
 
 /// When each (pod, line) last went to the system log.
 #[derive(Debug, Default)]
@@ -177,7 +198,38 @@ impl<'a> Judge<'a> {
             socket,
             registered: false,
             limit: LogLimit::default(),
+            // Opened before the first read, so no change after it is missed.
+            change: MountsChange::open(&ctx.host.root, host_tables(&ctx.host.root).0),
+            mounts: None,
+            facts: RefCell::new(None),
         }
+    }
+
+    /// Reads the mount tables again when a mount event happened since they were read (or
+    /// always, where mountinfo is not procfs): the host's ([`host_tables`]), in whose namespace
+    /// the runtime's bind sources are paths, whether the plugin runs on the host or in a pod.
+    fn refresh_mounts(&mut self) {
+        if self.change.since_last() || self.mounts.is_none() {
+            let root = &self.ctx.host.root;
+            let (info, stats) = host_tables(root);
+            self.mounts = Some((
+                read_mount_points_at(root, info).map_err(|e| e.to_string()),
+                read_nfs_mount_table_at(root, info, stats).map_err(|e| e.to_string()),
+            ));
+        }
+    }
+
+    /// The node facts, read again when older than [`FACTS_MAX_AGE`].
+    fn facts(&self) -> Result<HostFacts, String> {
+        let mut kept = self.facts.borrow_mut();
+        let fresh = kept
+            .as_ref()
+            .is_some_and(|(at, _)| at.elapsed() < FACTS_MAX_AGE);
+        if !fresh {
+            let read = HostFacts::read(&self.ctx.host.root).map_err(|e| e.to_string());
+            *kept = Some((Instant::now(), read));
+        }
+        kept.as_ref().expect("set above").1.clone()
     }
 }
 
@@ -191,13 +243,21 @@ impl Handler for Judge<'_> {
     }
 
     fn create_container(&mut self, request: &CreateContainerRequest) -> Result<(), String> {
+        self.refresh_mounts();
         let root = &self.ctx.host.root;
         let (state, config, pod, who) = container_of(request);
         let policy = || self.ctx.policy_with_path().map(|(_, p)| p);
+        let facts = || self.facts();
+        let (points, nfs) = self.mounts.as_ref().expect("refreshed above");
         let inputs = Inputs {
             root,
             system: self.ctx.host.system(),
             policy: &policy,
+            kept: Some(Kept {
+                points,
+                nfs,
+                facts: &facts,
+            }),
         };
         let mut noted = Noted::default();
         let answer = gate::decide_config(&state, &config, &inputs, &mut noted);

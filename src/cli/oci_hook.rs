@@ -177,6 +177,7 @@ pub fn run(args: &OciHookArgs, ctx: &Ctx) -> Result<u8, CmdError> {
                     root: &ctx.host.root,
                     system: ctx.host.system(),
                     policy: &policy,
+                    kept: None,
                 };
                 let (answer, noted) = gate::decide(&state, &inputs);
                 let who = container(Some(&state));

@@ -124,7 +124,9 @@ mod tests {
         let fs0 = ["/dev/nvidia-fs0", "/dev/null"];
         let none: [&str; 0] = [];
         let gpu_only = ["/dev/nvidia0", "/dev/nvidiactl"];
-        let cases: Vec<(&str, BTreeMap<String, String>, Vec<&str>, bool, bool)> = vec![
+        // (what, annotations, devices, privileged, marked)
+        type Case<'a> = (&'a str, BTreeMap<String, String>, Vec<&'a str>, bool, bool);
+        let cases: Vec<Case> = vec![
             ("nothing", map(&[]), none.to_vec(), false, false),
             ("the GDS device node", map(&[]), fs0.to_vec(), false, true),
             ("a GPU alone", map(&[]), gpu_only.to_vec(), false, false),

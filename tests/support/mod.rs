@@ -5,6 +5,7 @@
 
 #![allow(dead_code)] // each test module uses a different part
 
+pub mod fake_nri;
 pub mod fixture;
 pub mod generated;
 pub mod json_schema;

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::cli::check::judge_facts;
 use crate::host::io::reader::FileKind;
 use crate::host::mounts::resolve::resolve_beside_nfs;
-use crate::host::mounts::{read_mount_points, read_nfs_mount_table, MountPoints};
+use crate::host::mounts::{read_mount_points, read_nfs_mount_table, MountPoints, MountTable};
 use crate::host::{HostFacts, Root};
 use crate::judge::MountJudge;
 use crate::nfs::ServerAddrs;
@@ -68,6 +68,23 @@ pub struct Inputs<'a> {
     pub root: &'a Root,
     pub system: &'a dyn System,
     pub policy: &'a dyn Fn() -> Result<Policy, PolicyError>,
+    /// What a long-lived caller keeps between containers; `None`: everything is read now.
+    pub kept: Option<Kept<'a>>,
+}
+
+/// What a long-lived caller (the NRI plugin) keeps between containers: the mount tables, read
+/// again after each mount event, and the node facts, at most a minute old. An error is why the
+/// table could not be read.
+pub struct Kept<'a> {
+    pub points: &'a Result<MountPoints, String>,
+    pub nfs: &'a Result<MountTable, String>,
+    pub facts: &'a dyn Fn() -> Result<HostFacts, String>,
+}
+
+impl std::fmt::Debug for Kept<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kept").finish_non_exhaustive()
+    }
 }
 
 impl std::fmt::Debug for Inputs<'_> {
@@ -189,9 +206,19 @@ pub fn decide_config(
         marks.all = true;
     }
     noted.problems = annotation_problems(state, config, &marks);
-    let points = match read_mount_points(inputs.root) {
-        Ok(p) => p,
-        Err(e) => return unsure(e.to_string(), marks.any()),
+    let read_points;
+    let points: &MountPoints = match &inputs.kept {
+        Some(kept) => match kept.points {
+            Ok(p) => p,
+            Err(e) => return unsure(e.clone(), marks.any()),
+        },
+        None => match read_mount_points(inputs.root) {
+            Ok(p) => {
+                read_points = p;
+                &read_points
+            }
+            Err(e) => return unsure(e.to_string(), marks.any()),
+        },
     };
     if !points.any_nfs() && marks.volumes.is_empty() {
         return Answer::Quiet;
@@ -207,7 +234,7 @@ pub fn decide_config(
         };
         // The runtime binds what the source's links lead to: a link on the local disk may
         // lead into an NFS mount.
-        let resolved = match resolve_beside_nfs(inputs.root, &points, &source) {
+        let resolved = match resolve_beside_nfs(inputs.root, points, &source) {
             Ok(r) => r,
             Err(e) => return unsure(e.to_string(), marks.any()),
         };
@@ -224,7 +251,7 @@ pub fn decide_config(
         let source = resolved.path;
         binds.push((destination, source));
     }
-    let volumes = volumes_of(&binds, &points, &marks);
+    let volumes = volumes_of(&binds, points, &marks);
     if volumes.is_empty() {
         return Answer::Quiet;
     }
@@ -262,16 +289,26 @@ fn volumes_of(binds: &[(PathBuf, PathBuf)], points: &MountPoints, marks: &Marks)
 /// Judges the volumes with the whole mount table, what the node declares, and the node checks.
 fn judge_volumes(inputs: &Inputs, policy: &Policy, volumes: &[Volume], marked: bool) -> Answer {
     let root = inputs.root;
-    let table = match read_nfs_mount_table(root) {
-        Ok(t) => t,
-        Err(e) => return unsure(e.to_string(), marked),
+    let read_table;
+    let table: &MountTable = match &inputs.kept {
+        Some(kept) => match kept.nfs {
+            Ok(t) => t,
+            Err(e) => return unsure(e.clone(), marked),
+        },
+        None => match read_nfs_mount_table(root) {
+            Ok(t) => {
+                read_table = t;
+                &read_table
+            }
+            Err(e) => return unsure(e.to_string(), marked),
+        },
     };
     let declared = match read_declared(root) {
         Ok(d) => d,
         Err(e) => return unsure(e.to_string(), marked),
     };
     let addrs = ServerAddrs::new(inputs.system);
-    let mut judge = MountJudge::new(&table, &declared, policy, &addrs);
+    let mut judge = MountJudge::new(table, &declared, policy, &addrs);
     let mut found = Vec::new();
     let mut not_nfs = Vec::new();
     for v in volumes {
@@ -288,7 +325,11 @@ fn judge_volumes(inputs: &Inputs, policy: &Policy, volumes: &[Volume], marked: b
     if found.is_empty() && not_nfs.is_empty() {
         return Answer::Quiet;
     }
-    let node = match HostFacts::read(root) {
+    let facts = match &inputs.kept {
+        Some(kept) => (kept.facts)(),
+        None => HostFacts::read(root).map_err(|e| e.to_string()),
+    };
+    let node = match facts {
         Ok(facts) => judge_facts(facts, policy, false).1,
         Err(e) => return unsure(format!("the node: {e}"), true),
     };

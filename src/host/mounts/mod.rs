@@ -9,6 +9,7 @@
 
 use std::path::PathBuf;
 
+pub mod change;
 pub mod counters;
 mod escape;
 mod fields;
@@ -32,7 +33,7 @@ pub use mountstats::{
     is_rdma_netid, parse_mountstats, MountStats, MountStatsParser, MountStatsRecord, Xprt,
 };
 pub use options::{option_value, KEPT_OPTIONS, KEPT_SUPER_OPTIONS};
-pub use points::{read_mount_points, MountPoints, Under};
+pub use points::{read_mount_points, read_mount_points_at, MountPoints, Under};
 
 pub use table::{Mount, MountTable};
 
@@ -171,16 +172,25 @@ fn read_table_seeing(
 /// (the transport trap at those of the same server), so its verdicts are those of the whole
 /// table; which mount a path lies on, and what is stacked over what, is for the whole table.
 pub fn read_nfs_mount_table(root: &Root) -> Result<MountTable, MountsError> {
+    read_nfs_mount_table_at(root, MOUNTINFO, MOUNTSTATS)
+}
+
+/// [`read_nfs_mount_table`] of the files at `mountinfo` and `mountstats` below `root`.
+pub fn read_nfs_mount_table_at(
+    root: &Root,
+    mountinfo: &str,
+    mountstats: &str,
+) -> Result<MountTable, MountsError> {
     let mut mounts = Vec::new();
     stream_mountinfo_where(
         root,
-        MOUNTINFO,
+        mountinfo,
         points::is_nfs_line,
         InFlight::LeftOut,
         |e| mounts.push(Mount::unpaired(e)),
     )?;
     let mut pairing = Pairing::new(&mounts);
-    stream_mountstats_at(root, MOUNTSTATS, |rec| {
+    stream_mountstats_at(root, mountstats, |rec| {
         if matches!(rec.fstype.as_str(), "nfs" | "nfs4") {
             pairing.offer(rec)
         }
@@ -244,6 +254,17 @@ fn read_mounts_naming(
 /// PID 1's mount table, the host's as seen from a container that has the host's `/proc`.
 pub const INIT_MOUNTINFO: &str = "proc/1/mountinfo";
 pub const INIT_MOUNTSTATS: &str = "proc/1/mountstats";
+
+/// The mountinfo and mountstats below `root` of the namespace a container runtime's bind
+/// sources are paths in: PID 1's when `proc/1/mountinfo` exists (the host's, also from a pod
+/// with the host's PID namespace, where `/proc/self` is the pod's), else this process's.
+pub fn host_tables(root: &Root) -> (&'static str, &'static str) {
+    if root.exists(INIT_MOUNTINFO) {
+        (INIT_MOUNTINFO, INIT_MOUNTSTATS)
+    } else {
+        (MOUNTINFO, MOUNTSTATS)
+    }
+}
 
 /// The mount table of PID 1's mount namespace when `proc/1/mountinfo` exists below the root,
 /// else this process's; with the path of the mountinfo read. In a container `/proc/self` is the

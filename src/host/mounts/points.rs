@@ -180,10 +180,15 @@ impl MountPoints {
 
 /// The mount points of this process's mountinfo below the root.
 pub fn read_mount_points(root: &Root) -> Result<MountPoints, MountsError> {
+    read_mount_points_at(root, MOUNTINFO)
+}
+
+/// The mount points of the mountinfo at `rel` below `root`.
+pub fn read_mount_points_at(root: &Root, rel: &str) -> Result<MountPoints, MountsError> {
     let read = root
-        .read_file(MOUNTINFO, FileKind::MountTable)?
+        .read_file(rel, FileKind::MountTable)?
         .ok_or_else(|| MountsError::Missing {
-            path: root.join(MOUNTINFO),
+            path: root.join(rel),
         })?;
     MountPoints::parse(&read.bytes).map_err(|e| MountsError::Parse {
         path: read.path,

@@ -36,7 +36,7 @@ PLAN=(
     "scenario slurm-d-admin-drain-kept       scn_slurm_d"
     "scenario slurm-e-prolog-requeues        scn_slurm_e"
     "scenario slurm-g-costs                  scn_slurm_g"
-    "scenario slurm-helpers-experiment       scn_slurm_helpers"
+    "optin    slurm-helpers-experiment       scn_slurm_helpers"
 )
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -119,7 +119,7 @@ scn_infra_slurm() {
 # harvests whatever is there).
 copy_runtime_logs() {
     mkdir -p "$RESULTS/runtime-logs"
-    cp "$CONTAINERD_LOG" "$NRI_LOG" "$OCI_SYSLOG" "$SLURM_LOGS"/* "$SLURM_RUN"/*.log "$SLURM_RUN"/*.runs \
+    cp "$CONTAINERD_LOG" "$NRI_LOG" "$OCI_SYSLOG" "$SLURM_LOGS"/* "$SLURM_RUN"/*.log "$SLURM_RUN"/*.runs "$SLURM_RUN"/prolog.env.* \
         "$RESULTS/runtime-logs/" 2>/dev/null
 }
 

@@ -108,6 +108,7 @@ slurm_daemons_up() {
         case $(node_state) in
             IDLE* | MIXED* | ALLOCATED* | DRAIN* ) return 0 ;;
         esac
+        slurm_pid_alive slurmctld || { echo "slurmctld exited:"; grep -E 'error|fatal' "$SLURM_LOGS/slurmctld.log" | tail -n 5; return 1; }
         sleep 1
     done
     echo "the node did not become usable: $(scontrol show node "$SLURM_NODE" 2>&1 | tr '\n' ' ')"

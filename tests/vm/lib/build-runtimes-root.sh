@@ -52,11 +52,7 @@ fi
 [ "$(id -u)" = 0 ] || die "building the runtimes root needs root (chroot)"
 
 tmp="$out.tmp"
-if [ -e "$tmp" ]; then
-    awk -v d="$tmp/" 'index($2 "/", d) == 1 { found=1 } END { exit found }' /proc/mounts ||
-        die "$tmp still has mounts under it (see /proc/mounts); unmount them, then remove it"
-    rm -rf --one-file-system "$tmp"
-fi
+remove_tree "$tmp"
 mkdir -p "$tmp/debs"
 t0=$SECONDS
 
@@ -153,11 +149,11 @@ log "runtimes root: making ext4 image ($IMAGE_SIZE, sparse)"
 mkfs.ext4 -q -F -L nfs-gds-root -d "$rootfs" "$tmp/root.img" "$IMAGE_SIZE"
 rm -rf "$tmp/debs" "$tmp"/apt-* "$tmp/cri-api"
 touch "$tmp/.complete"
-[ ! -e "$out" ] || rm -rf --one-file-system "$out"
+remove_tree "$out"
 mv "$tmp" "$out"
 log "runtimes root: built in $((SECONDS - t0)) s → $out"
 
 for old in "$cache"/runtimes-bookworm-*; do
-    [ "$old" = "$out" ] || [ "$old" = "$out.tmp" ] || [ ! -d "$old" ] || { log "runtimes root: removing outdated cache $old"; rm -rf --one-file-system "$old"; }
+    [ "$old" = "$out" ] || [ "$old" = "$out.tmp" ] || [ ! -d "$old" ] || { log "runtimes root: removing outdated cache $old"; remove_tree "$old"; }
 done
 printf '%s\n' "$out" >&3

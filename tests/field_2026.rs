@@ -488,6 +488,18 @@ fn gdscheck_agreeing_and_explained_and_p2pdma_never_counted() {
     );
     assert!(finding_text(&doc, "gdscheck").contains("never counted as direct"));
 
+    // gdscheck 1.16 with nvidia-fs not loaded: `compat` alone.
+    let f = crate::doctor::ubuntu_doca_dkms();
+    gdscheck_says(&f, "1.16-compat.txt");
+    let (code, doc) = doctor_json(&f, &[]);
+    assert_eq!(code, 1, "{doc:#}");
+    assert_eq!(status(&doc, "gdscheck-nfs"), "fail");
+    assert!(
+        summary(&doc, "gdscheck-nfs")
+            .contains(": compat`: compat mode only, so NFS is not GPU-direct"),
+        "{doc:#}"
+    );
+
     // DOCA 26.01's plain export: gdscheck's `Unsupported` is explained.
     let f = doca_26_01(HookExport::Plain);
     gdscheck_says(&f, "1.16-unsupported.txt");

@@ -19,8 +19,8 @@ const LAYERS: &[&[&str]] = &[
     &["checks"],
     &["policy"],
     &["verdict"],
-    // Whether an existing mount is meant for GDS, and its verdict: one judge for the agent,
-    // doctor and the container hook.
+    // Every verdict: the node judge, the mount judge and the container judge, one each for
+    // the helper, check, verify, doctor, the agent, the container gates and the Slurm commands.
     &["judge"],
     &["mount", "doctor", "watch"],
     &["agent", "slurm"],
@@ -123,7 +123,7 @@ fn every_top_level_module_has_a_layer() {
 /// below it. The types `host/mod.rs` re-exports belong to the wing that defines them.
 const HOST_WINGS: &[&[&str]] = &[
     &["io"],
-    &["kernel", "kernel_cmdline"],
+    &["kernel", "kernel_cmdline", "syslog"],
     &["modules", "platform", "mounts"],
     &["boot"],
     &["facts"],
@@ -237,6 +237,60 @@ fn every_host_wing_has_a_place_and_host_has_no_loose_files() {
             "src/host/{name} is in no wing: add it to HOST_WINGS"
         );
     }
+}
+
+/// The judges inside `src/judge`, lowest first: the container judge asks the node judge and the
+/// mount judge, never the other way.
+const JUDGE_WINGS: &[&[&str]] = &[&["node", "mount"], &["container"]];
+
+#[test]
+fn the_judges_import_only_lower_judges_and_nothing_from_mod_rs() {
+    let judge = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/judge");
+    let wing_of = |n: &str| JUDGE_WINGS.iter().position(|l| l.contains(&n));
+    let mut wrong = Vec::new();
+    for e in std::fs::read_dir(&judge).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_stem().unwrap().to_str().unwrap().to_string();
+        let text = std::fs::read_to_string(&p).unwrap();
+        if name == "mod" {
+            // Only the list of judges and what it re-exports: no logic a judge could import.
+            for line in text
+                .lines()
+                .filter(|l| !l.starts_with("//") && !l.trim().is_empty())
+            {
+                if !(line.starts_with("pub mod ") || line.starts_with("pub use ")) {
+                    wrong.push(format!("src/judge/mod.rs holds more than its list: {line}"));
+                }
+            }
+            continue;
+        }
+        let own = wing_of(&name)
+            .unwrap_or_else(|| panic!("src/judge/{name} is in no place: add it to JUDGE_WINGS"));
+        for line in text.lines() {
+            let code = line.split("//").next().unwrap_or("");
+            for prefix in ["super::", "crate::judge::"] {
+                let mut rest = code;
+                while let Some(i) = rest.find(prefix) {
+                    let after = &rest[i + prefix.len()..];
+                    let r: String = after
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    match wing_of(&r) {
+                        Some(theirs) if r != name && theirs >= own => {
+                            wrong.push(format!("src/judge/{name}.rs uses judge::{r}"))
+                        }
+                        None if !r.is_empty() && r != "tests" => wrong.push(format!(
+                            "src/judge/{name}.rs uses judge::{r}, which is not a judge"
+                        )),
+                        _ => {}
+                    }
+                    rest = after;
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 /// The most lines a source file under `src/` may have: past it, a file holds more than one idea.

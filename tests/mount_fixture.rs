@@ -144,6 +144,20 @@ impl Fixture {
         f
     }
 
+    /// The node's rpcrdma replaced by the same build without the nvfs hooks, loaded: not ready
+    /// at `enforce` (`rpcrdma-hooks`).
+    pub fn without_rpcrdma_hooks(&self) {
+        self.write(
+            format!("lib/modules/{RELEASE}/updates/dkms/rpcrdma.ko"),
+            support::build(
+                &support::ModuleSpec::rpcrdma(RELEASE)
+                    .hooks(None)
+                    .build_id(Some(BUILD_ID.to_vec())),
+            ),
+        );
+        self.write("proc/kallsyms", "");
+    }
+
     /// What `tool` does when run.
     pub fn scenario(&self, tool: &str, file: &str, text: &str) {
         self.write(format!("scenario/{tool}/{file}"), text);

@@ -251,6 +251,30 @@ fn in_a_pod_with_the_hosts_pids_the_hosts_mount_table_is_judged() {
 }
 
 #[test]
+fn a_closed_stderr_never_ends_the_plugin() {
+    let f = trap_node();
+    let listener = UnixListener::bind(f.path("var/run/nri/nri.sock")).unwrap();
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut child = f
+        .nfs_gds()
+        .args(["-vv", "nri"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(writer)
+        .spawn()
+        .unwrap();
+    let mut rt = Runtime::new(accept(&listener, Duration::from_secs(30)));
+    rt.accept_registration();
+    rt.configure();
+    // A refusal writes its lines to stderr, which is gone: still answered, still counted.
+    assert!(create(&mut rt, "trainer", "/mnt/gds/train").is_some());
+    assert!(create(&mut rt, "trainer", "/mnt/gds/train").is_some());
+    assert_eq!(rt.call("Shutdown", Vec::new()).status, None);
+    assert_eq!(wait_exit(&mut child, Duration::from_secs(10)), Some(0));
+}
+
+#[test]
 fn a_second_plugin_on_the_same_node_is_refused() {
     let f = trap_node();
     let listener = UnixListener::bind(f.path("var/run/nri/nri.sock")).unwrap();

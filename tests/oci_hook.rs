@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::mount_fixture::*;
-use crate::support::{self, ModuleSpec};
 
 /// The bundle as the state names it, and below the fixture's root (never the machine's `/run`).
 const BUNDLE: &str = "/run/containers/b1";
@@ -279,15 +278,7 @@ fn an_annotation_marks_a_tcp_volume_for_gds_and_refuses_it() {
 #[test]
 fn a_node_whose_rpcrdma_has_no_hooks_refuses_the_rdma_volume_under_enforce() {
     let f = node_with_mount("rdma");
-    f.write(
-        format!("lib/modules/{RELEASE}/updates/dkms/rpcrdma.ko"),
-        support::build(
-            &ModuleSpec::rpcrdma(RELEASE)
-                .hooks(None)
-                .build_id(Some(vec![0x5a; 20])),
-        ),
-    );
-    f.write("proc/kallsyms", "");
+    f.without_rpcrdma_hooks();
     let st = bundle(&f, &[("/mnt/gds", "/data")], json!({}));
     let o = hook(&f, st);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));

@@ -395,3 +395,63 @@ fn test_packages_names_a_missing_tool_not_a_finding() {
     }
     assert!(!err.contains("reported errors"), "{err}");
 }
+
+/// The Slurm programs (slurm.conf names a program without arguments) and the NHC check ship in
+/// both packages, the programs executable, where nothing runs them until slurm.conf names them.
+#[test]
+fn the_slurm_programs_and_the_nhc_check_ship_in_both_packages() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let cargo: toml::Value =
+        toml::from_str(&std::fs::read_to_string(repo.join("Cargo.toml")).unwrap()).unwrap();
+    let assets = cargo["package"]["metadata"]["deb"]["assets"]
+        .as_array()
+        .unwrap();
+    let spec = std::fs::read_to_string(repo.join("packaging/rpm/nfs-gds.spec")).unwrap();
+    for (src, deb, rpm, mode) in [
+        (
+            "contrib/slurm/health-check",
+            "usr/libexec/nfs-gds/slurm-health-check",
+            "install -D -m 0755 $src/contrib/slurm/health-check %{buildroot}%{_libexecdir}/nfs-gds/slurm-health-check",
+            "755",
+        ),
+        (
+            "contrib/slurm/prolog",
+            "usr/libexec/nfs-gds/slurm-prolog",
+            "install -D -m 0755 $src/contrib/slurm/prolog %{buildroot}%{_libexecdir}/nfs-gds/slurm-prolog",
+            "755",
+        ),
+        (
+            "contrib/slurm/nfs-gds.nhc",
+            "usr/share/doc/nfs-gds/examples/slurm/nfs-gds.nhc",
+            "install -D -m 0644 -t $doc/examples/slurm $src/contrib/slurm/nfs-gds.nhc",
+            "644",
+        ),
+    ] {
+        let shipped: Vec<(&str, &str)> = assets
+            .iter()
+            .filter_map(|a| a.as_array())
+            .filter(|a| a[0].as_str() == Some(src))
+            .map(|a| (a[1].as_str().unwrap(), a[2].as_str().unwrap()))
+            .collect();
+        assert_eq!(shipped, [(deb, mode)], "{src}");
+        assert!(spec.contains(rpm), "the RPM does not ship {src}");
+    }
+    assert!(spec.contains("%{_libexecdir}/nfs-gds\n"));
+    for program in ["health-check", "prolog"] {
+        let text = std::fs::read_to_string(repo.join("contrib/slurm").join(program)).unwrap();
+        let last = text.lines().last().unwrap();
+        assert_eq!(
+            last,
+            format!(
+                "exec /usr/sbin/nfs-gds slurm {}",
+                program.replace("-check", "")
+            )
+        );
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(repo.join("contrib/slurm").join(program))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o111, 0o111, "{program} is not executable");
+    }
+}

@@ -8,7 +8,6 @@ use std::process::Output;
 use std::time::{Duration, Instant};
 
 use crate::mount_fixture::*;
-use crate::support::{self, ModuleSpec};
 
 /// `scontrol show node gpu01` of Slurm 22.05 for `state` and `reason`.
 fn show_node(state: &str, reason: Option<&str>) -> String {
@@ -27,19 +26,6 @@ fn node(state: &str, reason: Option<&str>) -> Fixture {
     f.executable("usr/bin/scontrol", FAKE_TOOL);
     f.scenario("scontrol", "stdout", &show_node(state, reason));
     f
-}
-
-/// The node's rpcrdma replaced by one without the nvfs hooks: not ready at `enforce`.
-fn break_rpcrdma(f: &Fixture) {
-    f.write(
-        format!("lib/modules/{RELEASE}/updates/dkms/rpcrdma.ko"),
-        support::build(
-            &ModuleSpec::rpcrdma(RELEASE)
-                .hooks(None)
-                .build_id(Some(vec![0x5a; 20])),
-        ),
-    );
-    f.write("proc/kallsyms", "");
 }
 
 /// A node with no GDS stack at all: no nvidia_fs loaded or installed, no device.
@@ -96,7 +82,7 @@ fn a_healthy_node_nfs_gds_did_not_drain_costs_slurmctld_nothing() {
 #[test]
 fn a_node_that_is_not_ready_is_drained_once_with_a_parsable_reason_and_remembered() {
     let f = node("IDLE", None);
-    break_rpcrdma(&f);
+    f.without_rpcrdma_hooks();
     let o = health(&f);
     assert_eq!(o.status.code(), Some(1), "{}", err(&o));
     assert_eq!(
@@ -128,7 +114,7 @@ fn a_node_that_is_not_ready_is_drained_once_with_a_parsable_reason_and_remembere
 #[test]
 fn a_node_drained_for_another_reason_keeps_it() {
     let f = node("IDLE+DRAIN", Some("bad DIMM, ticket 7"));
-    break_rpcrdma(&f);
+    f.without_rpcrdma_hooks();
     let o = health(&f);
     assert_eq!(o.status.code(), Some(1), "{}", err(&o));
     assert_eq!(f.record("scontrol"), [SHOW]);
@@ -172,7 +158,7 @@ fn a_node_ready_again_is_resumed_only_from_a_drain_of_its_own() {
 #[test]
 fn a_node_without_gds_is_never_drained_even_with_a_hookless_rpcrdma() {
     let f = node("IDLE", None);
-    break_rpcrdma(&f);
+    f.without_rpcrdma_hooks();
     remove_gds(&f);
     let o = health(&f);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
@@ -191,7 +177,7 @@ fn a_node_without_gds_is_never_drained_even_with_a_hookless_rpcrdma() {
 #[test]
 fn warnings_are_logged_and_never_drained() {
     let f = node("IDLE", None);
-    break_rpcrdma(&f);
+    f.without_rpcrdma_hooks();
     f.policy("default = \"warn\"\n");
     let o = health(&f);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
@@ -224,14 +210,14 @@ fn a_transport_trap_on_a_gds_mount_names_the_mount() {
 #[test]
 fn no_scontrol_or_no_controller_is_said_and_changes_nothing() {
     let f = Fixture::ready();
-    break_rpcrdma(&f);
+    f.without_rpcrdma_hooks();
     let o = health(&f);
     assert_eq!(o.status.code(), Some(2), "{}", err(&o));
     assert!(err(&o).contains("scontrol is not installed"), "{}", err(&o));
     assert!(!drained_record(&f).exists());
 
     let f = node("IDLE", None);
-    break_rpcrdma(&f);
+    f.without_rpcrdma_hooks();
     f.scenario(
         "scontrol",
         "stderr",
@@ -252,7 +238,7 @@ fn no_scontrol_or_no_controller_is_said_and_changes_nothing() {
 #[test]
 fn a_scontrol_that_hangs_is_stopped_within_the_timeout() {
     let f = Fixture::ready();
-    break_rpcrdma(&f);
+    f.without_rpcrdma_hooks();
     f.executable("usr/bin/scontrol", "#!/bin/sh\nexec /bin/sleep 60\n");
     let started = Instant::now();
     let o = slurm(
@@ -273,7 +259,7 @@ fn a_scontrol_that_hangs_is_stopped_within_the_timeout() {
 #[test]
 fn the_node_name_is_slurmds_then_the_option_then_the_short_host_name() {
     let f = node("IDLE", None);
-    break_rpcrdma(&f);
+    f.without_rpcrdma_hooks();
     f.scenario(
         "scontrol",
         "stdout",
@@ -305,7 +291,7 @@ fn the_node_name_is_slurmds_then_the_option_then_the_short_host_name() {
 #[test]
 fn under_nhc_it_prints_the_reason_and_asks_slurmctld_nothing() {
     let f = node("IDLE", None);
-    break_rpcrdma(&f);
+    f.without_rpcrdma_hooks();
     let o = slurm(&f, &["health", "--nhc"], &[]);
     assert_eq!(o.status.code(), Some(1), "{}", err(&o));
     assert_eq!(out(&o), "nfs-gds: rpcrdma-hooks rpcrdma\n");
@@ -331,7 +317,7 @@ fn prolog(f: &Fixture, constraints: Option<&str>) -> Output {
 #[test]
 fn the_prolog_fails_a_gds_job_on_a_node_that_is_not_ready_and_passes_every_other() {
     let f = node("IDLE", None);
-    break_rpcrdma(&f);
+    f.without_rpcrdma_hooks();
     let o = prolog(&f, Some("gds_nfs&[rack1|rack2]"));
     assert_eq!(o.status.code(), Some(1), "{}", err(&o));
     assert!(
@@ -354,7 +340,7 @@ fn the_prolog_fails_a_gds_job_on_a_node_that_is_not_ready_and_passes_every_other
 #[test]
 fn the_prolog_reads_the_feature_from_the_policy() {
     let f = node("IDLE", None);
-    break_rpcrdma(&f);
+    f.without_rpcrdma_hooks();
     f.policy("[slurm]\nfeature = \"gds\"\n");
     assert_eq!(prolog(&f, Some("gds_nfs")).status.code(), Some(0));
     assert_eq!(prolog(&f, Some("gds*2")).status.code(), Some(1));
@@ -363,7 +349,7 @@ fn the_prolog_reads_the_feature_from_the_policy() {
 #[test]
 fn a_bad_policy_lets_the_gds_job_start_and_says_why() {
     let f = node("IDLE", None);
-    break_rpcrdma(&f);
+    f.without_rpcrdma_hooks();
     f.policy("defualt = \"warn\"\n");
     let o = prolog(&f, Some("gds_nfs"));
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
@@ -443,7 +429,7 @@ fn the_nhc_check_dies_with_the_reason_only_when_the_node_is_not_ready() {
 #[test]
 fn the_nhc_check_runs_the_real_binary_on_a_fixture() {
     let f = Fixture::ready();
-    break_rpcrdma(&f);
+    f.without_rpcrdma_hooks();
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/slurm/nfs-gds.nhc");
     let script = format!(
         "die() {{ echo \"DIE $1: $2\"; return \"$1\"; }}\n. '{}'\nNFS_GDS_NHC_BIN='{}' check_nfs_gds --root '{}'\necho \"RC $?\"\n",
@@ -462,5 +448,30 @@ fn the_nhc_check_runs_the_real_binary_on_a_fixture() {
         said.contains("DIE 1: nfs-gds: rpcrdma-hooks rpcrdma\n"),
         "{said}{}",
         err(&o)
+    );
+}
+
+#[test]
+fn policy_check_names_every_error_of_the_slurm_table() {
+    let f = Fixture::ready();
+    let p = f.write(
+        "draft.toml",
+        "[slurm]\nfeature = \"gds nfs\"\nwhen-unsure = \"maybe\"\n",
+    );
+    let o = f
+        .nfs_gds()
+        .args(["policy", "check"])
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let said = format!("{}{}", out(&o), err(&o));
+    assert!(
+        said.contains("draft.toml:2:11: feature \"gds nfs\" is not a Slurm feature name"),
+        "{said}"
+    );
+    assert!(
+        said.contains("draft.toml:3:15: unknown variant `maybe`, expected `start` or `refuse`"),
+        "{said}"
     );
 }

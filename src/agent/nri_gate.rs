@@ -54,11 +54,9 @@ pub fn hold(root: &Root) -> io::Result<Option<Held>> {
 }
 
 impl Held {
-    /// Records a registration just answered, on `socket` (`None`: pre-registered).
-    pub fn registered(&self, socket: Option<&Path>) -> io::Result<()> {
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default();
+    /// Records a registration answered at `at`, on `socket` (`None`: pre-registered).
+    pub fn registered(&self, socket: Option<&Path>, at: SystemTime) -> io::Result<()> {
+        let now = at.duration_since(UNIX_EPOCH).unwrap_or_default();
         let r = Registration {
             at_secs: now.as_secs(),
             at_nanos: now.subsec_nanos(),
@@ -137,7 +135,7 @@ mod tests {
             hold(&root).unwrap().is_none(),
             "a second plugin is kept out"
         );
-        held.registered(Some(Path::new("/var/run/nri/nri.sock")))
+        held.registered(Some(Path::new("/var/run/nri/nri.sock")), SystemTime::now())
             .unwrap();
         assert!(connected(&root));
         // The runtime restarts: its socket is newer than the registration.
@@ -145,7 +143,7 @@ mod tests {
         std::fs::remove_file(&socket).unwrap();
         std::fs::write(&socket, "").unwrap();
         assert!(!connected(&root), "registered before the runtime's restart");
-        held.registered(Some(Path::new("/var/run/nri/nri.sock")))
+        held.registered(Some(Path::new("/var/run/nri/nri.sock")), SystemTime::now())
             .unwrap();
         assert!(connected(&root));
         drop(held);
@@ -157,7 +155,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = Root::new(dir.path());
         let held = hold(&root).unwrap().unwrap();
-        held.registered(None).unwrap();
+        held.registered(None, SystemTime::now()).unwrap();
         assert!(connected(&root));
         drop(held);
         assert!(!connected(&root));

@@ -194,6 +194,10 @@ mod tests {
         assert_eq!(matching("nvidia-fs", "2.25.7", &any).len(), 1);
         assert!(matching("nvidia-fs", "2.28.4", &any).is_empty());
         assert!(matching("nvidia-fs", "2.29.1", &any).is_empty());
+        // GPU Operator 26.7's release and the newest listed are not below 2.28.4.
+        assert!(matching("nvidia-fs", "2.29.4", &any).is_empty());
+        assert!(matching("nvidia-fs", "2.30", &any).is_empty());
+        assert_eq!(matching("nvidia-fs", "2.28", &any).len(), 1);
         assert!(matching("mlnx-nfsrdma", "2.25.6", &any).is_empty());
     }
 

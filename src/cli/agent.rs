@@ -74,7 +74,7 @@ fn health(args: &AgentArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let interval = Duration::from_secs(args.interval);
     let status = status.path();
     match std::fs::metadata(&status).and_then(|m| m.modified()) {
-        Ok(at) if schedule::is_fresh(at, SystemTime::now(), interval) => {
+        Ok(at) if schedule::is_fresh(at, ctx.host.system().wall_clock(), interval) => {
             outln!(
                 "nfs-gds agent: alive (last pass {})",
                 humantime::format_rfc3339_seconds(at)
@@ -123,7 +123,8 @@ pub fn judge_node_and_mounts<'t>(
     table: &'t mut MountTable,
 ) -> Result<Judged<'t>, CmdError> {
     let facts = memo.read(&ctx.host.root)?.clone();
-    let (facts, node) = super::check::judge_facts(facts, policy, probe);
+    let (facts, node) =
+        crate::judge::node::judge(facts, policy, crate::judge::node::Ask::new(probe), None);
     let table_path;
     (*table, table_path) = read_init_mount_table(&ctx.host.root)?;
     let declared = read_declared(&ctx.host.root)?;
@@ -222,7 +223,7 @@ fn one_pass(
     table: &mut MountTable,
 ) -> Result<Outcome, CmdError> {
     sweep_staging(ctx);
-    let (pass, facts) = check_node(args, ctx, memo, table, SystemTime::now())?;
+    let (pass, facts) = check_node(args, ctx, memo, table, ctx.host.system().wall_clock())?;
     let out = outputs_of(args, ctx);
     let nvfs = facts.nvidia_fs.version.clone().unwrap_or_default();
     let kernel = facts.kernel.release.unwrap_or_default();

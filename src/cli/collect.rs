@@ -91,7 +91,7 @@ fn manifest(ctx: &Ctx) -> Result<Vec<u8>, CmdError> {
     };
     let m = Manifest {
         version: super::LONG_VERSION,
-        collected_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        collected_at: humantime::format_rfc3339_seconds(ctx.host.system().wall_clock()).to_string(),
         hostname: first_line("proc/sys/kernel/hostname")?,
         kernel: first_line("proc/sys/kernel/osrelease")?,
         command_line: std::env::args_os()
@@ -119,7 +119,7 @@ pub fn run(args: &CollectArgs, ctx: &Ctx) -> Result<u8, CmdError> {
             &policy_path,
             &policy,
             system,
-            &crate::policy::intent::read_declared,
+            &crate::policy::intent::read_declared_strict,
             out,
             &manifest,
         )

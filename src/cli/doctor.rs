@@ -6,7 +6,7 @@ use super::report::Format;
 use super::{CmdError, Ctx};
 use crate::doctor;
 use crate::host::HostFacts;
-use crate::policy::intent::read_declared;
+use crate::policy::intent::read_declared_strict;
 
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
@@ -26,7 +26,7 @@ pub fn diagnose_host(ctx: &Ctx, probe: bool) -> Result<doctor::Diagnosis, CmdErr
     let facts = HostFacts::read(&ctx.host.root)?;
     let system = ctx.host.system();
     let policy = ctx.policy()?;
-    let declared = read_declared(&ctx.host.root)?;
+    let declared = read_declared_strict(&ctx.host.root)?;
     Ok(doctor::diagnose(
         &facts,
         doctor::Inputs {

@@ -10,6 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::host::io::context::NodeContext;
 use crate::host::io::env::Env;
 use crate::host::io::programs;
 use crate::host::io::tree_system::TreeSystem;
@@ -60,18 +61,23 @@ impl Host {
 
     fn of(root: Root) -> Self {
         let machine = root.is_host();
+        let env = Env::get();
         let cwd = if machine {
             std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"))
         } else {
             PathBuf::from("/")
         };
         // A program waited for gets a held signal passed on (see `mount::signals`).
-        let live = Live::new(Env::get().path_set).forwarding(crate::mount::signals::caught_number);
+        let live = Live::new(env.path_set).forwarding(crate::mount::signals::caught_number);
         let system: Arc<dyn System + Send + Sync> = if machine {
             Arc::new(live)
         } else {
             Arc::new(TreeSystem::new(root.clone(), live))
         };
+        // What the run decides about the node, once: the facts cache and cufile.json.
+        let euid = (&*system as &dyn System).credentials().uids.1;
+        let context = NodeContext::decide(machine, env, euid);
+        let root = root.with_context(context);
         Host {
             root,
             machine,

@@ -7,7 +7,10 @@
 //! defined and exported in a way the kernel accepts, 1 when they are missing or exported in a way
 //! the kernel refuses or may refuse, 2 when the file cannot be found, read or parsed. A module
 //! that is not rpcrdma and defines no hook (sunrpc, ib_core, nvidia-fs) gets its facts and no
-//! hook verdict, and exit 0: the hooks are rpcrdma's to carry.
+//! hook verdict, and exit 0: the hooks are rpcrdma's to carry. Every file's report also says
+//! whether it carries symbol CRCs (a module built for a kernel without CONFIG_MODVERSIONS has
+//! none, and such a kernel checks its vermagic and BTF instead), its split BTF, and for rpcrdma
+//! which `frwr_map()` generation it was built from, where its BTF or symbols tell.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -24,7 +27,10 @@ use crate::host::kernel::KernelInfo;
 use crate::host::modules::gpl_rule::{self, GplRule};
 use crate::host::modules::{ModuleOrigin, ModuleTree, Resolution};
 use crate::host::Root;
-use crate::kmod::{Export, ExportLayout, ModuleFile, RPCRDMA_HOOKS};
+use crate::kmod::btf::{FrwrEvidence, FrwrGeneration, ModuleBtf};
+use crate::kmod::load_facts::LoadFacts;
+use crate::kmod::modversions::ImportVersions;
+use crate::kmod::{Export, ExportLayout, ModuleFile, RPCRDMA, RPCRDMA_HOOKS};
 
 #[derive(Debug, Args)]
 pub struct InspectArgs {
@@ -69,6 +75,76 @@ pub struct Inspected {
     checks: Option<[CheckResult; 2]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     kernel_rule: Option<GplRule>,
+    /// What the loader checks of the file; absent when its load facts could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    load: Option<LoadView>,
+}
+
+/// What the loader checks of a file besides its hooks.
+#[derive(Debug, Serialize)]
+struct LoadView {
+    /// Imports with a symbol CRC (`__versions`); 0 for a module built for a kernel without
+    /// CONFIG_MODVERSIONS.
+    versioned_imports: usize,
+    /// Its vermagic names `modversions`.
+    vermagic_modversions: bool,
+    /// Its split BTF, or why it could not be read; absent without `.BTF`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    btf: Option<Result<ModuleBtf, String>>,
+    /// rpcrdma's `frwr_map()` generation (`unknown` where nothing tells); absent for another
+    /// module.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    frwr_map: Option<FrwrGeneration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    frwr_map_from: Option<FrwrEvidence>,
+}
+
+impl LoadView {
+    fn of(f: &LoadFacts, rpcrdma: bool) -> Self {
+        LoadView {
+            versioned_imports: match &f.imports {
+                ImportVersions::Unversioned => 0,
+                ImportVersions::Versioned { versions, .. } => versions.len(),
+            },
+            vermagic_modversions: f
+                .vermagic
+                .as_deref()
+                .is_some_and(|v| v.split_whitespace().any(|w| w == "modversions")),
+            btf: f.btf.clone(),
+            frwr_map: rpcrdma.then(|| f.frwr_map.map_or(FrwrGeneration::Unknown, |(g, _)| g)),
+            frwr_map_from: f.frwr_map.filter(|_| rpcrdma).map(|(_, e)| e),
+        }
+    }
+
+    fn text(&self, out: &mut String) {
+        let crcs = match (self.versioned_imports, self.vermagic_modversions) {
+            (0, false) => "none: built for a kernel without CONFIG_MODVERSIONS (no `modversions` in its vermagic, no __versions); such a kernel checks no symbol CRCs, only the vermagic and, unless CONFIG_MODULE_ALLOW_BTF_MISMATCH is set, the BTF".to_string(),
+            (0, true) => "none, though its vermagic says `modversions`: a kernel that checks symbol versions refuses it".to_string(),
+            (n, _) => format!("{n} imports versioned (__versions)"),
+        };
+        let _ = writeln!(out, "symbol CRCs:  {crcs}");
+        let btf = match &self.btf {
+            None => "none (a build without vmlinux, as DKMS makes: a kernel without symbol CRCs checks its vermagic alone)".to_string(),
+            Some(Err(e)) => format!("unreadable: {e}"),
+            Some(Ok(b)) => format!(
+                "split, {} types of its own{}{}",
+                b.own_types,
+                b.base_str_len
+                    .map(|l| format!(", built against a kernel BTF of {l} bytes of names"))
+                    .unwrap_or_default(),
+                if b.distilled_base { ", distilled base (.BTF.base)" } else { "" }
+            ),
+        };
+        let _ = writeln!(out, "BTF:          {btf}");
+        if let Some(g) = self.frwr_map {
+            let from = match self.frwr_map_from {
+                Some(FrwrEvidence::Btf) => " (from its BTF)",
+                Some(FrwrEvidence::Symbols) => " (from its symbols: rpcrdma_convert_iovs)",
+                None => " (neither its BTF nor its symbols tell)",
+            };
+            let _ = writeln!(out, "frwr_map:     {}{from}", g.describe());
+        }
+    }
 }
 
 /// The endings of a module file's name, compressed or not.
@@ -159,6 +235,7 @@ fn verdict(f: &ModuleFile, checks: &[CheckResult; 2]) -> HooksVerdict {
 fn text(
     f: &ModuleFile,
     v: HooksVerdict,
+    load: Option<&LoadView>,
     rule: Option<&GplRule>,
     checks: Option<&[CheckResult; 2]>,
     style: TextStyle,
@@ -239,6 +316,9 @@ fn text(
             }
         };
         let _ = writeln!(out, "hook:         {:<33} {state}", s.symbol);
+    }
+    if let Some(l) = load {
+        l.text(&mut out);
     }
     if let Some(r) = rule {
         let _ = writeln!(
@@ -335,6 +415,16 @@ pub fn report(args: &InspectArgs, ctx: &Ctx) -> Result<Inspected, CmdError> {
         )?,
         None => crate::host::modules::module_files::inspect_file(&path, &RPCRDMA_HOOKS)?,
     };
+    let load = match origin {
+        Some(_) => {
+            crate::host::modules::module_files::load_facts_below(&ctx.host.root, &path, None).0
+        }
+        None => {
+            crate::host::modules::module_files::read_load_facts(&path).map_err(|e| e.to_string())
+        }
+    };
+    let is_rpcrdma = module_name(&file) == RPCRDMA;
+    let load = load.ok().map(|l| LoadView::of(&l, is_rpcrdma));
     // A module that is not rpcrdma and defines no hook (sunrpc, ib_core, nvidia-fs): its facts,
     // and no verdict on hooks it was never meant to carry.
     let (v, rule, checks) = if carries_hooks(&file) {
@@ -363,6 +453,7 @@ pub fn report(args: &InspectArgs, ctx: &Ctx) -> Result<Inspected, CmdError> {
         hooks: v,
         checks,
         kernel_rule: rule,
+        load,
     })
 }
 
@@ -371,6 +462,7 @@ impl super::report::Report for Inspected {
         text(
             &self.module,
             self.hooks,
+            self.load.as_ref(),
             self.kernel_rule.as_ref(),
             self.checks.as_ref(),
             style,

@@ -287,8 +287,10 @@ pub fn run(argv: Vec<OsString>) -> u8 {
     // The faces that must finish what they started are never stopped by a stderr that can no
     // longer be written, not even by their first message (a root that is not a directory).
     match &cli.command {
-        Command::Mount(_) | Command::Agent(_) => err_out::keep_going(),
+        Command::Mount(_) | Command::Agent(_) | Command::Nri(_) => err_out::keep_going(),
         Command::OciHook(a) if a.judges() => err_out::keep_going(),
+        // slurmd acts on the drain and the prolog's exit code, not on what they print.
+        Command::Slurm(_) => err_out::keep_going(),
         _ => {}
     }
     // The helper starts its own logging, at the level of `-v` before or after `mount`.

@@ -2,7 +2,7 @@
 //! (containerd) or where NRI is the gate chosen (CRI-O ≥ 1.30). It connects to the runtime's NRI
 //! socket — or uses the connection the runtime started it with (`NRI_PLUGIN_SOCKET`, the
 //! pre-registered form) —, registers, and for each `CreateContainer` asks the one container
-//! judge `oci-hook` asks ([`gate::decide_config`]): same policy, same lines, same counters.
+//! judge `oci-hook` asks ([`container::decide`]): same policy, same lines, same counters.
 //! An enforced check that fails refuses the container with the verdict as the error the runtime
 //! returns to kubelet; otherwise nothing is adjusted. kubelet retries a refused container for
 //! hours: every refusal is counted, but the system log gets one line per pod and reason per
@@ -23,12 +23,11 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clap::Args;
 
-use super::oci_hook::gate::{self, Inputs, Kept, Noted};
-use super::oci_hook::{self, Verdict, FIX};
+use super::oci_hook;
 use super::{CmdError, Ctx};
 use crate::agent::nri_gate::{self, Held};
 use crate::escape::escape_control;
@@ -37,7 +36,9 @@ use crate::host::mounts::change::MountsChange;
 use crate::host::mounts::{
     host_tables, read_mount_points_at, read_nfs_mount_table_at, MountPoints, MountTable,
 };
+use crate::host::syslog::Severity;
 use crate::host::HostFacts;
+use crate::judge::container::{self, Answer, Container, Inputs, Kept, Said, FIX};
 use crate::nri::api::{self, CreateContainerRequest};
 use crate::nri::plugin::{self, End, Handler, Identity};
 use crate::oci;
@@ -122,7 +123,7 @@ pub fn run(args: &NriArgs, ctx: &Ctx) -> Result<u8, CmdError> {
             wait = BACKOFF_MIN;
         }
         tracing::info!("connecting again in {} s", wait.as_secs());
-        std::thread::sleep(wait);
+        ctx.host.system().sleep(wait);
         wait = (wait * 2).min(BACKOFF_MAX);
     }
 }
@@ -160,7 +161,7 @@ struct Judge<'a> {
     /// The mount points and the NFS mount table, read after the last change (`None`: never).
     mounts: Option<(Result<MountPoints, String>, Result<MountTable, String>)>,
     /// The node facts and when they were read (at most [`FACTS_MAX_AGE`] old when used).
-    facts: RefCell<Option<(Instant, Result<HostFacts, String>)>>,
+    facts: RefCell<Option<(Duration, Result<HostFacts, String>)>>,
 }
 
 /// The oldest node facts an answer may rest on.
@@ -169,19 +170,20 @@ pub const FACTS_MAX_AGE: Duration = Duration::from_secs(60);
 /// When each (pod, line) last went to the system log.
 #[derive(Debug, Default)]
 struct LogLimit {
-    logged: HashMap<(String, String), Instant>,
+    logged: HashMap<(String, String), Duration>,
 }
 
 impl LogLimit {
-    /// Whether `line` about `pod` goes to the system log at `now`: once per [`LOG_EVERY`].
-    fn allow(&mut self, pod: &str, line: &str, now: Instant) -> bool {
+    /// Whether `line` about `pod` goes to the system log at `now` (the monotonic clock): once
+    /// per [`LOG_EVERY`].
+    fn allow(&mut self, pod: &str, line: &str, now: Duration) -> bool {
         if self.logged.len() > 4096 {
             self.logged
-                .retain(|_, at| now.duration_since(*at) < LOG_EVERY);
+                .retain(|_, at| now.saturating_sub(*at) < LOG_EVERY);
         }
         let key = (pod.to_string(), line.to_string());
         match self.logged.get(&key) {
-            Some(at) if now.duration_since(*at) < LOG_EVERY => false,
+            Some(at) if now.saturating_sub(*at) < LOG_EVERY => false,
             _ => {
                 self.logged.insert(key, now);
                 true
@@ -222,12 +224,13 @@ impl<'a> Judge<'a> {
     /// The node facts, read again when older than [`FACTS_MAX_AGE`].
     fn facts(&self) -> Result<HostFacts, String> {
         let mut kept = self.facts.borrow_mut();
+        let now = self.ctx.host.system().now();
         let fresh = kept
             .as_ref()
-            .is_some_and(|(at, _)| at.elapsed() < FACTS_MAX_AGE);
+            .is_some_and(|(at, _)| now.saturating_sub(*at) < FACTS_MAX_AGE);
         if !fresh {
             let read = HostFacts::read(&self.ctx.host.root).map_err(|e| e.to_string());
-            *kept = Some((Instant::now(), read));
+            *kept = Some((now, read));
         }
         kept.as_ref().expect("set above").1.clone()
     }
@@ -237,7 +240,8 @@ impl Handler for Judge<'_> {
     fn registered(&mut self) {
         self.registered = true;
         tracing::info!("registered with the runtime");
-        if let Err(e) = self.held.registered(self.socket) {
+        let at = self.ctx.host.system().wall_clock();
+        if let Err(e) = self.held.registered(self.socket, at) {
             tracing::warn!("cannot record the registration: {e}");
         }
     }
@@ -245,7 +249,7 @@ impl Handler for Judge<'_> {
     fn create_container(&mut self, request: &CreateContainerRequest) -> Result<(), String> {
         self.refresh_mounts();
         let root = &self.ctx.host.root;
-        let (state, config, pod, who) = container_of(request);
+        let (c, pod, who) = container_of(request);
         let policy = || self.ctx.policy_with_path().map(|(_, p)| p);
         let facts = || self.facts();
         let (points, nfs) = self.mounts.as_ref().expect("refreshed above");
@@ -259,33 +263,33 @@ impl Handler for Judge<'_> {
                 facts: &facts,
             }),
         };
-        let mut noted = Noted::default();
-        let answer = gate::decide_config(&state, &config, &inputs, &mut noted);
+        let (answer, noted) = container::decide(&c, &inputs);
         oci_hook::say_problems(root, &who, &noted.problems);
         oci_hook::say_unresolved(root, &who, &noted.unresolved);
         let when_unsure = match &answer {
-            gate::Answer::Unsure { .. } => {
+            Answer::Unsure { .. } => {
                 policy().map_or(WhenUnsure::default(), |p| p.oci_hook_when_unsure)
             }
             _ => WhenUnsure::default(),
         };
-        let Some(verdict) = oci_hook::verdict(&who, &answer, when_unsure) else {
+        let Some(said) = container::lines(&answer, &who, when_unsure) else {
             return Ok(());
         };
-        let now = Instant::now();
-        oci_hook::tell(root, &verdict, |line| self.limit.allow(&pod, line, now));
-        if verdict.refused {
-            Err(refusal(&verdict))
+        let now = self.ctx.host.system().now();
+        oci_hook::tell(root, &said, |line| self.limit.allow(&pod, line, now));
+        if said.refused {
+            Err(refusal(&said))
         } else {
             Ok(())
         }
     }
 }
 
-/// The NRI container of `request` in the gate's form: the pod's annotations as the state's,
-/// the container's mounts, annotations (with its name under containerd's key) and devices as
-/// its configuration's; the pod (`namespace/name`); how lines name the container.
-fn container_of(request: &CreateContainerRequest) -> (oci::State, oci::Config, String, String) {
+/// The NRI container of `request` as the container judge takes it: the pod's annotations, then
+/// the container's; its mounts, devices and name; privileged when a device rule allows every
+/// device (NRI 0.8 sends no privileged flag); with the pod (`namespace/name`) and how lines
+/// name the container.
+fn container_of(request: &CreateContainerRequest) -> (Container, String, String) {
     let pod = request.pod.clone().unwrap_or_default();
     let c = request.container.clone().unwrap_or_default();
     let pod_name = format!("{}/{}", pod.namespace, pod.name);
@@ -294,17 +298,6 @@ fn container_of(request: &CreateContainerRequest) -> (oci::State, oci::Config, S
         escape_control(&pod_name),
         escape_control(&c.name)
     );
-    let state = oci::State {
-        oci_version: String::new(),
-        id: c.id.clone(),
-        pid: None,
-        bundle: Some(PathBuf::from("/")),
-        annotations: pod.annotations.into_iter().collect(),
-    };
-    let mut annotations: BTreeMap<String, String> = c.annotations.into_iter().collect();
-    annotations
-        .entry(gate::CONTAINER_NAME_KEYS[0].to_string())
-        .or_insert(c.name);
     let mounts = c
         .mounts
         .into_iter()
@@ -315,22 +308,22 @@ fn container_of(request: &CreateContainerRequest) -> (oci::State, oci::Config, S
             options: m.options,
         })
         .collect();
-    let linux = c.linux.map(|l| oci::Linux {
-        devices: l
-            .devices
-            .into_iter()
-            .map(|d| oci::Device { path: d.path })
-            .collect(),
-        resources: l.resources.map(|r| oci::Resources {
-            devices: r.devices.into_iter().map(device_rule).collect(),
-        }),
-    });
-    let config = oci::Config {
+    let linux = c.linux.unwrap_or_default();
+    let rules: Vec<oci::DeviceRule> = linux
+        .resources
+        .map(|r| r.devices.into_iter().map(device_rule).collect())
+        .unwrap_or_default();
+    let container = Container {
+        annotations: vec![
+            pod.annotations.into_iter().collect::<BTreeMap<_, _>>(),
+            c.annotations.into_iter().collect(),
+        ],
         mounts,
-        annotations,
-        linux,
+        devices: linux.devices.into_iter().map(|d| d.path.into()).collect(),
+        privileged: oci::allows_every_device(&rules),
+        name: Some(c.name).filter(|n| !n.is_empty()),
     };
-    (state, config, pod_name, who)
+    (container, pod_name, who)
 }
 
 fn device_rule(r: api::LinuxDeviceCgroup) -> oci::DeviceRule {
@@ -346,10 +339,10 @@ fn device_rule(r: api::LinuxDeviceCgroup) -> oci::DeviceRule {
 /// The error the runtime returns for a refused container: each refused volume's line (pod,
 /// container path, export, reason), the first at most [`FIRST_LINE_MAX`] bytes, each followed
 /// by its fix on a line of its own.
-fn refusal(verdict: &Verdict) -> String {
+fn refusal(said: &Said) -> String {
     let mut out: Vec<String> = Vec::new();
-    for (severity, line) in &verdict.lines {
-        if *severity != oci_hook::syslog::Severity::Err {
+    for (severity, line) in &said.lines {
+        if *severity != Severity::Err {
             continue;
         }
         let (head, fix) = match line.split_once(FIX) {
@@ -379,12 +372,11 @@ fn cut(s: &str, max: usize) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use oci_hook::syslog::Severity;
 
     #[test]
     fn the_refusal_puts_each_fix_under_its_line_and_cuts_the_first_line_at_512_bytes() {
         let long = format!("refusing pod ns/p container c: /data: {}", "é".repeat(400));
-        let v = Verdict {
+        let v = Said {
             lines: vec![
                 (Severity::Err, format!("{long}{FIX}mount it over RDMA")),
                 (Severity::Warning, "warning: not this".into()),
@@ -443,29 +435,23 @@ mod tests {
                 ..Default::default()
             }),
         };
-        let (state, config, pod, who) = container_of(&req);
+        let (c, pod, who) = container_of(&req);
         assert_eq!(pod, "ml/train-0");
         assert_eq!(who, "pod ml/train-0 container trainer");
         assert_eq!(
-            state.annotations.get("nfs-gds/gds").map(String::as_str),
+            c.annotations[0].get("nfs-gds/gds").map(String::as_str),
             Some("true")
         );
-        assert!(config.mounts[0].is_bind());
-        assert_eq!(
-            config
-                .annotations
-                .get(gate::CONTAINER_NAME_KEYS[0])
-                .map(String::as_str),
-            Some("trainer")
-        );
-        // Privileged (allow-all rule): the device node alone does not mark it.
-        assert_eq!(config.gds_request(&BTreeMap::new(), Some("trainer")), None);
+        assert!(c.mounts[0].is_bind());
+        assert_eq!(c.name.as_deref(), Some("trainer"));
+        assert_eq!(c.devices, [std::path::PathBuf::from("/dev/nvidia-fs0")]);
+        assert!(c.privileged, "an allow-all device rule");
     }
 
     #[test]
     fn the_system_log_gets_one_line_per_pod_and_reason_per_ten_minutes() {
         let mut j = LogLimit::default();
-        let t0 = Instant::now();
+        let t0 = Duration::from_secs(1000);
         assert!(j.allow("ml/a", "refusing x", t0));
         assert!(!j.allow("ml/a", "refusing x", t0 + Duration::from_secs(599)));
         assert!(j.allow("ml/b", "refusing x", t0 + Duration::from_secs(1)));

@@ -1,8 +1,9 @@
 //! `nfs-gds oci-hook`: the gate at container start, an OCI runtime hook (`prestart` or
 //! `createRuntime`, in the runtime's namespace). It reads the container state on stdin, the
-//! bundle's `config.json`, and for each bind mount whose source lies on an NFS mount, asks the
-//! judge whether that volume is meant for GDS and what its checks and the node's say
-//! ([`gate`]). Then it answers the runtime with its exit code:
+//! bundle's `config.json`, and hands the container to the container judge
+//! ([`crate::judge::container`]), which asks, for each bind mount whose source lies on an NFS
+//! mount, whether that volume is meant for GDS and what its checks and the node's say. Then it
+//! answers the runtime with its exit code:
 //!
 //! - 0, silently: no NFS volume meant for GDS (nearly every container), or all of them ready;
 //! - 0 with one warning line per volume on stderr: a check at `warn` failed, or could not be
@@ -20,9 +21,7 @@
 //! warning also goes to the system log ([`syslog`]) and to the counters the agent exports
 //! ([`crate::agent::hook_counts`]).
 
-pub(crate) mod gate;
 pub mod install;
-pub(crate) mod syslog;
 
 use std::io::{IsTerminal, Read};
 use std::os::fd::AsFd;
@@ -33,11 +32,12 @@ use clap::Args;
 use super::{CmdError, Ctx};
 use crate::agent::hook_counts;
 use crate::escape::escape_control;
+use crate::host::io::reader::FileKind;
+use crate::host::syslog::{self, Severity};
 use crate::host::Root;
+use crate::judge::container::{self, Answer, Container, Inputs, Noted};
 use crate::oci::{self, Marks, MAX_STATE_BYTES};
 use crate::policy::WhenUnsure;
-use gate::{Answer, Inputs, VolumeVerdict};
-use syslog::Severity;
 
 #[derive(Debug, Args)]
 #[command(group = clap::ArgGroup::new("install_or_uninstall").args(["install", "uninstall"]))]
@@ -162,6 +162,63 @@ fn read_state(
     }
 }
 
+/// The container of `state` as the container judge takes it: the state's annotations, then
+/// `config.json`'s, and its mounts with bind sources made absolute against the bundle; or,
+/// when the bundle cannot be read, why (with whether its annotations mark it for GDS).
+fn container_of(state: &oci::State, root: &Root) -> Result<Container, Answer> {
+    let marked = || Marks::of(&state.annotations).any();
+    let config_rel =
+        oci::config_path(state).map_err(|e| container::unsure(e.to_string(), marked()))?;
+    let shown = root.join(&config_rel).display().to_string();
+    let bytes = match root.read_file(&config_rel, FileKind::Config) {
+        Ok(Some(read)) => read.bytes,
+        Ok(None) => {
+            return Err(container::unsure(
+                format!("{shown} does not exist"),
+                marked(),
+            ))
+        }
+        Err(e) => return Err(container::unsure(e.to_string(), marked())),
+    };
+    let config = oci::parse_config(&shown, &bytes)
+        .map_err(|e| container::unsure(e.to_string(), marked()))?;
+    let bundle = state.bundle.as_deref().unwrap_or(std::path::Path::new("/"));
+    let mounts = config
+        .mounts
+        .into_iter()
+        .map(|mut m| {
+            if m.is_bind() {
+                m.source = m
+                    .source
+                    .map(|s| bundle.join(s).to_string_lossy().into_owned());
+            }
+            m
+        })
+        .collect();
+    let linux = config.linux.unwrap_or_default();
+    let name = oci::CONTAINER_NAME_ANNOTATIONS
+        .iter()
+        .find_map(|k| state.annotations.get(*k).or(config.annotations.get(*k)))
+        .cloned();
+    Ok(Container {
+        annotations: vec![state.annotations.clone(), config.annotations],
+        mounts,
+        devices: linux.devices.into_iter().map(|d| d.path.into()).collect(),
+        privileged: linux
+            .resources
+            .is_some_and(|r| oci::allows_every_device(&r.devices)),
+        name,
+    })
+}
+
+/// The judge's answer for the container of `state`.
+fn decide(state: &oci::State, inputs: &Inputs) -> (Answer, Noted) {
+    match container_of(state, inputs.root) {
+        Ok(c) => container::decide(&c, inputs),
+        Err(answer) => (answer, Noted::default()),
+    }
+}
+
 pub fn run(args: &OciHookArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     if !args.judges() {
         return install_or_uninstall(args, ctx);
@@ -179,7 +236,7 @@ pub fn run(args: &OciHookArgs, ctx: &Ctx) -> Result<u8, CmdError> {
                     policy: &policy,
                     kept: None,
                 };
-                let (answer, noted) = gate::decide(&state, &inputs);
+                let (answer, noted) = decide(&state, &inputs);
                 let who = container(Some(&state));
                 say_problems(&ctx.host.root, &who, &noted.problems);
                 say_unresolved(&ctx.host.root, &who, &noted.unresolved);
@@ -271,34 +328,6 @@ fn container(state: Option<&oci::State>) -> String {
     }
 }
 
-/// One line for a volume: container path, NFS source and mount point, each failing check's
-/// reason, and the fixes.
-fn volume_line(v: &VolumeVerdict, refused: bool) -> String {
-    let judged = if refused { &v.refusals } else { &v.warnings };
-    let reasons: Vec<String> = judged
-        .iter()
-        .map(|j| format!("{}: {}", j.result.id, j.result.summary))
-        .collect();
-    let mut fixes: Vec<&str> = Vec::new();
-    for j in judged {
-        if let Some(fix) = j.result.remedy.as_deref() {
-            if !fixes.contains(&fix) {
-                fixes.push(fix);
-            }
-        }
-    }
-    let on = match &v.mount_point {
-        Some(mp) => format!("{} (NFS mount {mp})", v.source),
-        None => v.source.clone(),
-    };
-    let mut line = format!("{}: {on}: {}", v.destination.display(), reasons.join("; "));
-    if !fixes.is_empty() {
-        line.push_str(FIX);
-        line.push_str(&fixes.join("; "));
-    }
-    escape_control(&line).into_owned()
-}
-
 /// Says the answer where people read it (stderr, the system log), counts it, and returns the
 /// exit code.
 fn answer_runtime(
@@ -307,88 +336,24 @@ fn answer_runtime(
     answer: &Answer,
     when_unsure: WhenUnsure,
 ) -> u8 {
-    let Some(verdict) = verdict(&container(state), answer, when_unsure) else {
+    let who = container(state);
+    let Some(said) = container::lines(answer, &who, when_unsure) else {
         return super::exit::READY;
     };
-    tell(root, &verdict, |_| true);
-    if verdict.refused {
+    tell(root, &said, |_| true);
+    if said.refused {
         REFUSE
     } else {
         super::exit::READY
     }
 }
 
-/// What the gate says of one container: one line per volume (or one for a container it could
-/// not judge), each with its severity, and whether the container is refused.
-#[derive(Debug)]
-pub(crate) struct Verdict {
-    pub lines: Vec<(Severity, String)>,
-    pub refused: bool,
-}
-
-/// The separator between a line's reason and its fix.
-pub(crate) const FIX: &str = " | fix: ";
-
-/// The lines for `answer` on the container `who` names; `None` when there is nothing to say.
-pub(crate) fn verdict(who: &str, answer: &Answer, when_unsure: WhenUnsure) -> Option<Verdict> {
-    let (lines, refused): (Vec<(Severity, String)>, bool) = match answer {
-        Answer::Quiet => return None,
-        Answer::Unsure { reason, meant } => {
-            let refuse = match when_unsure {
-                WhenUnsure::Refuse => true,
-                WhenUnsure::Start => false,
-                WhenUnsure::StartUnlessMarked => *meant,
-            };
-            let reason = escape_control(reason);
-            let line = if refuse {
-                format!(
-                    "refusing {who}: cannot judge its volumes meant for GDS: {reason}{FIX}make the container's bundle and the node readable, or set [oci-hook] when-unsure in the policy"
-                )
-            } else {
-                format!(
-                    "warning: starting {who} unjudged: {reason} (the policy's [oci-hook] when-unsure = \"{}\")",
-                    match when_unsure {
-                        WhenUnsure::Start => "start",
-                        _ => "start-unless-marked",
-                    }
-                )
-            };
-            let severity = if refuse {
-                Severity::Err
-            } else {
-                Severity::Notice
-            };
-            (vec![(severity, line)], refuse)
-        }
-        Answer::Judged(volumes) => {
-            let refused = volumes.iter().any(|v| !v.refusals.is_empty());
-            let lines = volumes
-                .iter()
-                .map(|v| {
-                    if refused && !v.refusals.is_empty() {
-                        (
-                            Severity::Err,
-                            format!("refusing {who}: {}", volume_line(v, true)),
-                        )
-                    } else {
-                        (
-                            Severity::Warning,
-                            format!("warning: {who}: {}", volume_line(v, false)),
-                        )
-                    }
-                })
-                .collect();
-            (lines, refused)
-        }
-    };
-    Some(Verdict { lines, refused })
-}
-
-/// Says the verdict on stderr and, where `log_line` allows it, to the system log, and counts it
-/// (every time: the counters count each answer).
-pub(crate) fn tell(root: &Root, verdict: &Verdict, mut log_line: impl FnMut(&str) -> bool) {
-    for (severity, line) in &verdict.lines {
-        // A closed stderr never changes the verdict: the exit code is the answer.
+/// Says the judge's lines on stderr and, where `log_line` allows it, to the system log, and
+/// counts the answer (every time: the counters count each answer). The hook and the NRI plugin
+/// both say their answers here.
+pub(crate) fn tell(root: &Root, said: &container::Said, mut log_line: impl FnMut(&str) -> bool) {
+    for (severity, line) in &said.lines {
+        // A closed stderr never changes the verdict: the runtime gets the answer.
         let _ = std::io::Write::write_all(
             &mut std::io::stderr(),
             format!("nfs-gds: {line}\n").as_bytes(),
@@ -400,9 +365,9 @@ pub(crate) fn tell(root: &Root, verdict: &Verdict, mut log_line: impl FnMut(&str
             tracing::debug!("no system log: {e}");
         }
     }
-    let (refusals, warnings) = if verdict.refused { (1, 0) } else { (0, 1) };
+    let (refusals, warnings) = if said.refused { (1, 0) } else { (0, 1) };
     if let Err(e) = hook_counts::add(root, refusals, warnings) {
         // The line above is the answer; the system log has it even when it cannot be counted.
-        tracing::debug!("cannot count the hook's answer: {e}");
+        tracing::debug!("cannot count the answer: {e}");
     }
 }

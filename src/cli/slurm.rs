@@ -18,7 +18,6 @@ use std::time::Duration;
 use clap::{Args, Subcommand};
 
 use super::agent::{judge_node_and_mounts, Judged};
-use super::oci_hook::syslog::{self, Severity};
 use super::{exit, CmdError, Ctx};
 use crate::checks::{CheckResult, Status};
 use crate::escape::escape_control;
@@ -26,13 +25,14 @@ use crate::host::facts_memo::FactsMemo;
 use crate::host::io::env::Env;
 use crate::host::io::programs;
 use crate::host::mounts::MountTable;
+use crate::host::syslog::{self, Severity};
 use crate::host::Root;
 use crate::policy::{JobWhenUnsure, Level, SLURM_FEATURE};
 use crate::slurm::decide::{decide, needs_node_state, Action};
-use crate::slurm::health::{Finding, Health};
+use crate::slurm::health::{Finding, GdsNode, Health};
 use crate::slurm::reason::module_of;
 use crate::slurm::{constraints, scontrol, state};
-use crate::system::Output;
+use crate::system::{Output, System};
 
 #[derive(Debug, Subcommand)]
 pub enum SlurmCommand {
@@ -89,17 +89,15 @@ fn finding(r: &CheckResult, subject: &str) -> Option<Finding> {
     })
 }
 
-/// Whether this is a GDS node at all: the GDS stack is there (nvidia_fs loaded, its devices,
-/// its DKMS source, cuFile's configuration), or the node itself declares a mount for GDS (the
-/// helper's records, an `nfs-gds` fstab line, mounted now or not). A `[[mount]]` table of a
-/// policy file shared by the cluster, or a `proto=rdma` mount, does not make a CPU node one.
-fn is_gds_node(judged: &Judged) -> bool {
+/// What makes this node a GDS node ([`GdsNode`]), from the facts the judge read.
+fn gds_node(judged: &Judged) -> GdsNode {
     let nvfs = &judged.facts.nvidia_fs;
-    nvfs.loaded
-        || !nvfs.devices.is_empty()
-        || !nvfs.source_versions.is_empty()
-        || judged.facts.cufile.is_some()
-        || judged.declared.declares_any()
+    GdsNode {
+        driver: nvfs.loaded || !nvfs.devices.is_empty(),
+        declared_mount: judged.declared.declares_any(),
+        installed: !nvfs.source_versions.is_empty(),
+        gpu: !judged.facts.pci.gpus.is_empty(),
+    }
 }
 
 /// The node's health from the judge: its own checks first (about a module), then each mount's.
@@ -116,7 +114,7 @@ fn health_of(judged: &Judged, gds_wanted: bool) -> Health {
         .iter()
         .flat_map(|m| m.checks.iter().filter_map(|r| finding(r, &m.mountpoint)));
     Health::of(
-        gds_wanted || is_gds_node(judged),
+        gds_wanted || gds_node(judged).is_one(),
         node.chain(mounts).collect(),
     )
 }
@@ -128,17 +126,28 @@ fn judge(ctx: &Ctx, policy: &crate::policy::Policy, gds_wanted: bool) -> Result<
     Ok(health_of(&judged, gds_wanted))
 }
 
-/// The time left of the check's `--timeout`, on the host's clock.
+/// The time left of the check's `--timeout`, on the host's clock, and where `scontrol` runs.
 struct Budget<'c> {
-    ctx: &'c Ctx,
+    system: &'c dyn System,
+    root: &'c Root,
     deadline: Duration,
     timeout: u64,
 }
 
-impl Budget<'_> {
+impl<'c> Budget<'c> {
+    /// `timeout` seconds from now.
+    fn start(system: &'c dyn System, root: &'c Root, timeout: u64) -> Self {
+        Budget {
+            system,
+            root,
+            deadline: system.now() + Duration::from_secs(timeout),
+            timeout,
+        }
+    }
+
     /// How long the next `scontrol` may take: at most [`scontrol::LIMIT`], and what is left.
     fn next_limit(&self) -> Result<Duration, CmdError> {
-        let left = self.deadline.saturating_sub(self.ctx.host.system().now());
+        let left = self.deadline.saturating_sub(self.system.now());
         if left.is_zero() {
             return Err(format!(
                 "the check ran out of its {} s (--timeout) before asking slurmctld",
@@ -151,7 +160,7 @@ impl Budget<'_> {
 
     /// Runs `scontrol ARGS` within the budget: its stdout, or why it gave none.
     fn scontrol(&self, args: &[String]) -> Result<String, CmdError> {
-        let root = &self.ctx.host.root;
+        let root = self.root;
         let shown = format!("scontrol {}", args.join(" "));
         let program = programs::find(root, scontrol::PROGRAM).ok_or_else(|| {
             format!(
@@ -166,7 +175,7 @@ impl Budget<'_> {
         })?;
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let limit = self.next_limit()?;
-        match self.ctx.host.system().run_host(&program, &args, limit) {
+        match self.system.run_host(&program, &args, limit) {
             Output::Missing => Err(format!("cannot run {}", program.display()).into()),
             Output::Ran {
                 code: Some(0),
@@ -210,11 +219,7 @@ fn node_name(ctx: &Ctx, env: &Env, given: Option<&str>) -> Result<String, CmdErr
 /// `slurm health`.
 fn health(args: &HealthArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     let root = &ctx.host.root;
-    let budget = Budget {
-        ctx,
-        deadline: ctx.host.system().now() + Duration::from_secs(args.timeout),
-        timeout: args.timeout,
-    };
+    let budget = Budget::start(ctx.host.system(), root, args.timeout);
     let health = judge(ctx, &ctx.policy()?, false)?;
     let warned = match &health {
         Health::Warned(w) => w.as_slice(),
@@ -228,21 +233,37 @@ fn health(args: &HealthArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         return nhc_answer(&health);
     }
     let drained_by_us = state::drained_by_us(root)?;
-    let node = if needs_node_state(&health, drained_by_us) {
-        let name = node_name(ctx, Env::get(), args.node_name.as_deref())?;
+    // Said once the work is done: a closed stdout ends the command only after it.
+    let outcome = carry_out(&budget, &health, drained_by_us, || {
+        node_name(ctx, Env::get(), args.node_name.as_deref())
+    })?;
+    outln!("nfs-gds slurm health: {}", escape_control(&outcome));
+    Ok(health_code(&health))
+}
+
+/// What the health check does with slurmctld for `health`: asks `scontrol show node` only when
+/// that decides anything ([`needs_node_state`]; `node_name` is asked then too), then drains,
+/// resumes, keeps or forgets ([`decide`]).
+fn carry_out(
+    budget: &Budget,
+    health: &Health,
+    drained_by_us: bool,
+    node_name: impl FnOnce() -> Result<String, CmdError>,
+) -> Result<String, CmdError> {
+    let node = if needs_node_state(health, drained_by_us) {
+        let name = node_name()?;
         let shown = budget.scontrol(&scontrol::show_node(&name))?;
         Some((scontrol::parse_show_node(&shown, &name)?, name))
     } else {
         None
     };
-    let action = decide(&health, drained_by_us, node.as_ref().map(|(n, _)| n));
+    let action = decide(health, drained_by_us, node.as_ref().map(|(n, _)| n));
     act(
-        &budget,
-        &health,
+        budget,
+        health,
         action,
         node.as_ref().map(|(_, name)| name.as_str()),
-    )?;
-    Ok(health_code(&health))
+    )
 }
 
 fn health_code(health: &Health) -> u8 {
@@ -265,29 +286,28 @@ fn nhc_answer(health: &Health) -> Result<u8, CmdError> {
     }
 }
 
-/// Carries out `action` on `node` (named when slurmctld was asked).
+/// Carries out `action` on `node` (named when slurmctld was asked): what changed is said on
+/// stderr and in the system log; the one-line outcome is returned, for stdout.
 fn act(
     budget: &Budget,
     health: &Health,
     action: Action,
     node: Option<&str>,
-) -> Result<(), CmdError> {
-    let root = &budget.ctx.host.root;
+) -> Result<String, CmdError> {
+    let root = budget.root;
     let node = node.unwrap_or_default();
     let problem = match health {
         Health::NotReady { first, .. } => first.line(),
         _ => String::new(),
     };
-    match action {
-        Action::Nothing => {
-            let said = match health {
-                Health::NotApplicable => {
-                    "not a GDS node (no nvidia_fs, no mount declared for GDS): nothing to do"
-                }
-                _ => "ready",
-            };
-            outln!("nfs-gds slurm health: {said}");
-        }
+    let outcome = match action {
+        Action::Nothing => match health {
+            Health::NotApplicable => {
+                "not a GDS node (no nvidia_fs, no mount declared for GDS): nothing to do".into()
+            }
+            Health::Warned(_) => "ready, with warnings".into(),
+            _ => "ready".into(),
+        },
         Action::Drain(reason) => {
             budget.scontrol(&scontrol::drain(node, &reason))?;
             state::remember(root, node, reason.as_str()).map_err(|e| {
@@ -301,15 +321,13 @@ fn act(
                 Severity::Err,
                 &format!("drained node {node} ({reason}): {problem} | fix: run `nfs-gds doctor` on the node; it is resumed by the next check that finds it ready"),
             );
+            format!("not ready: drained node {node} ({reason})")
         }
         Action::KeepOurs => {
             if let Health::NotReady { reason, .. } = health {
                 state::remember(root, node, reason.as_str())?;
             }
-            outln!(
-                "nfs-gds slurm health: node {node} stays drained by nfs-gds: {}",
-                escape_control(&problem)
-            );
+            format!("not ready: node {node} stays drained by nfs-gds ({problem})")
         }
         Action::KeepTheirs { reason } => {
             let reason = reason.unwrap_or_else(|| "no reason given".into());
@@ -322,26 +340,23 @@ fn act(
                 format!("ready, but node {node} is held for another reason, which it keeps (not resumed): {reason}")
             };
             say(root, Severity::Notice, &what);
+            what
         }
         Action::Resume => {
             budget.scontrol(&scontrol::resume(node))?;
             state::forget(root)?;
-            say(
-                root,
-                Severity::Notice,
-                &format!("resumed node {node}: GDS over NFS is ready again"),
-            );
+            let what = format!("resumed node {node}: GDS over NFS is ready again");
+            say(root, Severity::Notice, &what);
+            format!("ready: {what}")
         }
         Action::Forget => {
             state::forget(root)?;
-            say(
-                root,
-                Severity::Notice,
-                &format!("ready; node {node} was already resumed by someone else"),
-            );
+            let what = format!("ready; node {node} was already resumed by someone else");
+            say(root, Severity::Notice, &what);
+            what
         }
-    }
-    Ok(())
+    };
+    Ok(outcome)
 }
 
 /// `slurm prolog`: the exit code slurmd acts on. Decided from the environment first: a job with
@@ -366,9 +381,7 @@ fn prolog(ctx: &Ctx, env: &Env) -> u8 {
     let when_unsure = policy
         .as_ref()
         .map_or(JobWhenUnsure::default(), |p| p.slurm.when_unsure);
-    let judged = policy
-        .map_err(CmdError::from)
-        .and_then(|p| judge(ctx, &p, true));
+    let judged = policy.and_then(|p| judge(ctx, &p, true));
     match judged {
         Ok(Health::NotReady { reason, all, .. }) => {
             for f in all.iter().filter(|f| f.enforced) {
@@ -407,6 +420,233 @@ fn prolog(ctx: &Ctx, env: &Env) -> u8 {
                     exit::NOT_READY
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::catalogue::{nvidia_fs_devices, rpcrdma_hooks};
+    use crate::slurm::health::tests::finding;
+    use crate::slurm::scontrol::tests::show;
+    use crate::system::{Answer, Call, Fake};
+
+    /// A root with an `scontrol` to find, and a fake system whose `scontrol show node` shows
+    /// gpu01 in `state` with `reason` and whose every other `scontrol` succeeds.
+    fn slurmctld(state: &str, reason: Option<&str>) -> (tempfile::TempDir, Root, Fake) {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("usr/bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::write(bin.join("scontrol"), "#!/bin/sh\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(bin.join("scontrol"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        let root = Root::new(dir.path());
+        let shown = show(state, reason);
+        let fake = Fake::new().on(move |call| match call {
+            Call::Run { args, .. } => Some(Answer::Output(Output::Ran {
+                code: Some(0),
+                stdout: if args[0] == "show" {
+                    shown.clone()
+                } else {
+                    String::new()
+                },
+                stderr: String::new(),
+            })),
+            _ => None,
+        });
+        (dir, root, fake)
+    }
+
+    /// The scontrol calls, as their arguments.
+    fn scontrol_calls(fake: &Fake, root: &Root) -> Vec<String> {
+        let prefix = format!("run {} ", root.join("usr/bin/scontrol").display());
+        fake.calls()
+            .iter()
+            .filter_map(|c| c.strip_prefix(&prefix))
+            .map(|c| c.trim_end_matches(" (at most 10 s)").to_string())
+            .collect()
+    }
+
+    fn not_ready() -> Health {
+        Health::of(true, vec![finding(rpcrdma_hooks::ID, "rpcrdma", true)])
+    }
+
+    fn warned() -> Health {
+        Health::of(
+            true,
+            vec![finding(nvidia_fs_devices::ID, "nvidia_fs", false)],
+        )
+    }
+
+    const SHOW: &str = "show node gpu01";
+    const DRAIN: &str = "update NodeName=gpu01 State=DRAIN Reason=nfs-gds: rpcrdma-hooks rpcrdma";
+    const RESUME: &str = "update NodeName=gpu01 State=RESUME";
+    const OURS: Option<&str> = Some("nfs-gds: rpcrdma-hooks rpcrdma");
+
+    /// One row: the health, whether nfs-gds drained the node, the state and reason slurmctld
+    /// shows, the scontrol calls made, and whether the record of a drain is left.
+    type Row = (
+        Health,
+        bool,
+        &'static str,
+        Option<&'static str>,
+        Vec<&'static str>,
+        bool,
+    );
+
+    /// Every row of the decision table: health × drained by nfs-gds × what slurmctld shows, the
+    /// scontrol calls made and whether the record of a drain is left.
+    #[test]
+    fn the_decision_table_counts_every_scontrol_call() {
+        let cases: Vec<Row> = vec![
+            (Health::Ready, false, "IDLE", None, vec![], false),
+            (warned(), false, "IDLE", None, vec![], false),
+            (Health::NotApplicable, false, "IDLE", None, vec![], false),
+            // Not asked, so a reason of ours without the record changes nothing.
+            (Health::Ready, false, "IDLE+DRAIN", OURS, vec![], false),
+            (
+                Health::Ready,
+                true,
+                "IDLE+DRAIN",
+                OURS,
+                vec![SHOW, RESUME],
+                false,
+            ),
+            (
+                warned(),
+                true,
+                "IDLE+DRAIN",
+                OURS,
+                vec![SHOW, RESUME],
+                false,
+            ),
+            (
+                Health::NotApplicable,
+                true,
+                "IDLE+DRAIN",
+                OURS,
+                vec![SHOW, RESUME],
+                false,
+            ),
+            (
+                Health::Ready,
+                true,
+                "IDLE+DRAIN",
+                Some("bad DIMM"),
+                vec![SHOW],
+                false,
+            ),
+            (
+                Health::Ready,
+                true,
+                "DOWN*",
+                Some("Not responding"),
+                vec![SHOW],
+                false,
+            ),
+            (Health::Ready, true, "IDLE", None, vec![SHOW], false),
+            (not_ready(), false, "IDLE", None, vec![SHOW, DRAIN], true),
+            (not_ready(), true, "MIXED", None, vec![SHOW, DRAIN], true),
+            (not_ready(), true, "IDLE+DRAIN", OURS, vec![SHOW], true),
+            (not_ready(), false, "IDLE+DRAIN", OURS, vec![SHOW], true),
+            (
+                not_ready(),
+                false,
+                "IDLE+DRAIN",
+                Some("bad DIMM"),
+                vec![SHOW],
+                false,
+            ),
+            (
+                not_ready(),
+                true,
+                "DOWN+DRAIN",
+                Some("reboot"),
+                vec![SHOW],
+                false,
+            ),
+        ];
+        for (health, drained_by_us, state, reason, want, recorded) in cases {
+            let (_dir, root, fake) = slurmctld(state, reason);
+            if drained_by_us {
+                state::remember(&root, "gpu01", "nfs-gds: rpcrdma-hooks rpcrdma").unwrap();
+            }
+            let budget = Budget::start(&fake, &root, 30);
+            let mut asked_name = false;
+            carry_out(&budget, &health, drained_by_us, || {
+                asked_name = true;
+                Ok("gpu01".into())
+            })
+            .unwrap_or_else(|e| panic!("{health:?} {drained_by_us} {state}: {e}"));
+            let case = format!("{health:?}, drained by us {drained_by_us}, {state} {reason:?}");
+            assert_eq!(scontrol_calls(&fake, &root), want, "{case}");
+            assert_eq!(asked_name, !want.is_empty(), "{case}");
+            assert_eq!(state::drained_by_us(&root), Ok(recorded), "{case}");
+        }
+    }
+
+    #[test]
+    fn each_scontrol_gets_at_most_ten_seconds_and_what_is_left_of_the_timeout() {
+        let (_dir, root, fake) = slurmctld("IDLE", None);
+        let budget = Budget::start(&fake, &root, 30);
+        budget.scontrol(&scontrol::show_node("gpu01")).unwrap();
+        (&fake as &dyn System).sleep(Duration::from_secs(26));
+        budget.scontrol(&scontrol::show_node("gpu01")).unwrap();
+        let calls = fake.calls();
+        assert!(
+            calls[0].ends_with("show node gpu01 (at most 10 s)"),
+            "{calls:?}"
+        );
+        assert!(
+            calls[1].ends_with("show node gpu01 (at most 4 s)"),
+            "{calls:?}"
+        );
+        (&fake as &dyn System).sleep(Duration::from_secs(5));
+        let e = budget.scontrol(&scontrol::resume("gpu01")).unwrap_err();
+        assert!(e.to_string().contains("ran out of its 30 s"), "{e}");
+        assert_eq!(fake.calls().len(), 2, "nothing is run past the deadline");
+    }
+
+    #[test]
+    fn no_scontrol_a_failing_or_a_stopped_one_is_an_error_that_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path());
+        let fake = Fake::new();
+        let budget = Budget::start(&fake, &root, 30);
+        let e = carry_out(&budget, &not_ready(), false, || Ok("gpu01".into())).unwrap_err();
+        assert!(e.to_string().contains("scontrol is not installed"), "{e}");
+        assert_eq!(fake.calls(), Vec::<String>::new());
+
+        for (answer, said) in [
+            (
+                Output::Ran {
+                    code: Some(1),
+                    stdout: String::new(),
+                    stderr: "slurm_load_node error: Unable to contact slurm controller\n".into(),
+                },
+                "failed (exit 1): slurm_load_node error: Unable to contact slurm controller",
+            ),
+            (
+                Output::Ran {
+                    code: None,
+                    stdout: String::new(),
+                    stderr: "scontrol did not finish within 10 s and was stopped".into(),
+                },
+                "did not finish: scontrol did not finish within 10 s",
+            ),
+        ] {
+            let (_dir, root, _) = slurmctld("IDLE", None);
+            let fake = Fake::new().on(move |call| match call {
+                Call::Run { .. } => Some(Answer::Output(answer.clone())),
+                _ => None,
+            });
+            let budget = Budget::start(&fake, &root, 30);
+            let e = carry_out(&budget, &not_ready(), false, || Ok("gpu01".into())).unwrap_err();
+            assert!(e.to_string().contains(said), "{e}");
+            assert_eq!(scontrol_calls(&fake, &root), [SHOW]);
+            assert_eq!(state::drained_by_us(&root), Ok(false));
         }
     }
 }

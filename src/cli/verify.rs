@@ -11,12 +11,12 @@ use clap::Args;
 
 use super::{CmdError, Ctx};
 use crate::checks::catalogue::{mount_options, mount_transport, transport_trap};
-use crate::checks::registry::{self, Detail};
 use crate::checks::{CheckResult, Report};
 use crate::host::kernel::KernelInfo;
 use crate::host::mounts::read_mount_table;
+use crate::judge::MountJudge;
 use crate::nfs::{ServerAddrs, ShownExport};
-use crate::policy::intent::{expected_port, read_declared, rule_of};
+use crate::policy::intent::read_declared;
 use crate::verdict;
 
 #[derive(Debug, Args)]
@@ -60,33 +60,28 @@ pub fn report(args: &VerifyArgs, ctx: &Ctx) -> Result<Report, CmdError> {
     let target = mounted.map_or(target, |m| m.info.mount_point().to_path_buf());
     let declared = read_declared(&ctx.host.root)?;
     let addrs = ServerAddrs::new(ctx.host.system());
-    let rule = match mounted {
-        Some(m) => rule_of(m, &declared, &policy.mounts, &addrs),
-        None => policy.rule_for(&target, ShownExport::written(""), &addrs),
-    };
-    let levels = policy.for_rule(rule);
-    let results = match mounted {
-        Some(m) => {
-            let port = args
-                .port
-                .unwrap_or_else(|| expected_port(m, &declared, policy.options.port));
-            registry::verify_mount(m, &table, port, &declared.asked(m), Detail::Full)
+    let judged = match mounted {
+        // The one mount judge, as the agent, doctor and the gates judge this mount.
+        Some(m) => MountJudge::new(&table, &declared, &policy, &addrs).judge_on(m, args.port),
+        None => {
+            let rule = policy.rule_for(&target, ShownExport::written(""), &addrs);
+            let results = vec![
+                CheckResult::skip(transport_trap::ID, "nothing is mounted"),
+                CheckResult::fail(
+                    mount_transport::ID,
+                    format!("nothing is mounted on {}", target.display()),
+                )
+                .remedy(format!(
+                    "mount it (`mount {}` for an fstab entry, or `mount -t nfs-gds SERVER:/EXPORT {}`)",
+                    target.display(),
+                    target.display()
+                )),
+                CheckResult::skip(mount_options::ID, "nothing is mounted"),
+            ];
+            verdict::judge(results, &policy.for_rule(rule))
         }
-        None => vec![
-            CheckResult::skip(transport_trap::ID, "nothing is mounted"),
-            CheckResult::fail(
-                mount_transport::ID,
-                format!("nothing is mounted on {}", target.display()),
-            )
-            .remedy(format!(
-                "mount it (`mount {}` for an fstab entry, or `mount -t nfs-gds SERVER:/EXPORT {}`)",
-                target.display(),
-                target.display()
-            )),
-            CheckResult::skip(mount_options::ID, "nothing is mounted"),
-        ],
     };
-    Ok(verdict::judge(results, &levels).into_report(
+    Ok(judged.into_report(
         "verify",
         &ctx.host.root.dir().display().to_string(),
         KernelInfo::read(&ctx.host.root)?.release,

@@ -6,36 +6,6 @@
 
 pub use crate::host::mounts::fstab::{parse_nfs_gds_entries, FstabEntry};
 
-use crate::checks::asked::{Asked, AskedBy};
-use crate::checks::catalogue::nconnect_kernel;
-use crate::checks::CheckResult;
-use crate::host::kernel::KernelInfo;
-use crate::nfs::{NfsVersion, OptionDefaults};
-
-/// What the running kernel will do with the `nconnect=` of the `nfs-gds` lines, before any of
-/// them is mounted (`nconnect-kernel`, each line at the version the helper mounts it with:
-/// the one it names, else the policy's `[options] vers`, by [`OptionDefaults::version_of`]);
-/// `None` without a line. `check` and `doctor` both say it.
-pub fn nconnect_before_mount(
-    kernel: &KernelInfo,
-    defaults: &OptionDefaults,
-    entries: &[FstabEntry],
-) -> Option<CheckResult> {
-    if entries.is_empty() {
-        return None;
-    }
-    let asks: Vec<(Asked, NfsVersion)> = entries
-        .iter()
-        .map(|e| {
-            let version = defaults.version_of(e.options.iter().map(String::as_str));
-            let asked = Asked::new(AskedBy::Fstab { line: e.line }, e.options.join(","));
-            (asked, version)
-        })
-        .collect();
-    let asks: Vec<(&Asked, NfsVersion)> = asks.iter().map(|(a, v)| (a, *v)).collect();
-    Some(nconnect_kernel::judge(kernel, &asks))
-}
-
 /// Problems with one entry, in words.
 pub fn problems(e: &FstabEntry) -> Vec<String> {
     let mut p = Vec::new();

@@ -27,15 +27,15 @@ pub mod usage;
 
 use serde::Serialize;
 
-use crate::checks::{fix, registry, CheckResult, Verdict, SCHEMA_VERSION};
+use crate::checks::{fix, CheckResult, Verdict, SCHEMA_VERSION};
 use crate::host::mounts::staged::{staged_nfs, STAGE_AREA};
 use crate::host::mounts::{read_mount_table, read_staged, MountsError};
 use crate::host::stack_facts::StackFacts;
 use crate::host::{HostError, HostFacts};
+use crate::judge::node;
 use crate::nfs::ServerAddrs;
 use crate::policy::Policy;
 use crate::system::System;
-use crate::verdict;
 use plan::PlanInput;
 use stack::{Ofed, Stack};
 use step::Step;
@@ -128,17 +128,17 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
     let mut with_log = facts.clone();
     with_log.kernel_log = found.kernel_log.clone();
     with_log.gdscheck = found.gdscheck_run.clone();
-    if probe {
-        with_log.run_probe(found.kernel_log.clone());
-    }
+    let fstab_entries = declared.fstab_entries();
+    // What the kernel will do with the lines' nconnect, judged with the node as `check` judges
+    // it.
+    let planned = node::planned_lines(&facts.kernel, &policy.options, fstab_entries);
+    let ask = node::Ask {
+        probe,
+        kernel_log: found.kernel_log.as_deref(),
+        pointer: fix::TO_PLAN,
+    };
+    let (with_log, node) = node::judge(with_log, policy, ask, planned);
     let facts = &with_log;
-    let node = verdict::judge(
-        registry::node_checks(facts, probe)
-            .into_iter()
-            .map(|r| r.with_pointer(fix::TO_PLAN))
-            .collect(),
-        &policy.for_node(),
-    );
     let mut verdict = node.verdict();
     let mut checks: Vec<CheckResult> = node.results;
     let seen = sections::Seen {
@@ -149,27 +149,16 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
     };
     let mut findings = sections::findings(sections::NODE, &seen);
     findings.extend(gdscheck::findings(facts, &checks));
-    let fstab_entries = facts
-        .root
-        .read_text_lossy("etc/fstab")?
-        .map(|t| fstab::parse_nfs_gds_entries(&t))
-        .unwrap_or_default();
-    for entry in &fstab_entries {
+    for entry in fstab_entries {
         for p in fstab::problems(entry) {
             findings.push(finding("fstab", p));
         }
-    }
-    // What the kernel will do with the lines' nconnect, judged as `check` judges it.
-    if let Some(r) = fstab::nconnect_before_mount(&facts.kernel, &policy.options, &fstab_entries) {
-        let planned = verdict::judge(vec![r.with_pointer(fix::TO_PLAN)], &policy.for_node());
-        verdict = verdict.max(planned.verdict());
-        checks.extend(planned.results);
     }
     let mut gds_mount = fstab_entries.first().map(|e| e.target.clone());
     match &table {
         Ok(table) => {
             let addrs = ServerAddrs::new(system);
-            let review = mounts::review(table, &fstab_entries, declared, policy, &addrs);
+            let review = mounts::review(table, fstab_entries, declared, policy, &addrs);
             verdict = verdict.max(review.verdict);
             gds_mount = gds_mount.or(review.gds_mounts.first().cloned());
             findings.extend(review.findings);

@@ -12,6 +12,7 @@ use crate::host::mounts::MountTable;
 use crate::host::platform::nvidia_fs::GpuDriverFlavour;
 use crate::host::stack_facts::StackFacts;
 use crate::host::HostFacts;
+use crate::kmod::abi::KernelModversions;
 
 /// What the sections read: the host facts (with the kernel log), the stack facts, the stack.
 #[derive(Debug, Clone, Copy)]
@@ -35,6 +36,7 @@ pub const NODE: &[Section] = &[
     not_for_nfs,
     ofa_gds_config,
     kernel_gpl_rule,
+    kernel_symbol_crcs,
     installed_kernels,
     kernel_log,
     cufile_json,
@@ -108,6 +110,25 @@ fn ofa_gds_config(seen: &Seen) -> Vec<Finding> {
         } else {
             format!("{path}: CONFIG_GPU_DIRECT_STORAGE is not y: mlnx-ofa_kernel was configured without GDS, so mlnx-nfsrdma compiles no hooks")
         },
+    )]
+}
+
+/// A kernel built without CONFIG_MODVERSIONS (Debian from 6.18): what replaced the CRC refusal
+/// an admin may remember.
+fn kernel_symbol_crcs(seen: &Seen) -> Vec<Finding> {
+    use crate::kmod::crcless_load::BtfPolicy;
+    let load = &seen.facts.rpcrdma_load;
+    let KernelModversions::Disabled { evidence } = &load.modversions else {
+        return vec![];
+    };
+    let btf = match load.crcless_kernel.as_ref().map(|k| &k.btf_policy) {
+        Some(BtfPolicy::Enforced { evidence }) => format!("and it refuses a module whose BTF does not validate against /sys/kernel/btf/vmlinux (`failed to validate module [rpcrdma] BTF`; {evidence}), though a module without BTF, as DKMS builds it without vmlinux, loads on its vermagic alone"),
+        Some(BtfPolicy::NotEnforced { evidence }) => format!("and it does not refuse a module for its BTF ({evidence})"),
+        _ => "and, unless CONFIG_MODULE_ALLOW_BTF_MISMATCH is set, its BTF".into(),
+    };
+    vec![finding(
+        "symbol-crcs",
+        format!("this kernel checks no symbol CRCs ({evidence}): a module built for another build no longer fails with `disagrees about version of symbol`. The loader compares its whole vermagic instead (`version magic '…' should be '…'` for another release or build options) {btf}. rpcrdma-abi and nvidia-fs-abi judge exactly that."),
     )]
 }
 

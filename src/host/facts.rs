@@ -225,8 +225,13 @@ impl HostFacts {
             .then(|| gpl_rule::read(root, &kernel));
         // The running kernel's configuration, read once for every reader that judges it.
         let config = module_load::read_running_config(root, &kernel);
-        let rpcrdma_load =
-            module_load::read_module_load(root, &config, tree.as_ref(), rpcrdma_load_facts)?;
+        let rpcrdma_load = module_load::read_module_load(
+            root,
+            kernel.release.as_deref(),
+            &config,
+            tree.as_ref(),
+            rpcrdma_load_facts,
+        )?;
         let boot = boot_kernels::read_boot_kernels(root, &kernel)?;
         let pci = PciFacts::read(root)?;
         let gpus: Vec<String> = pci.gpus.iter().map(|g| g.address.clone()).collect();
@@ -307,7 +312,7 @@ fn read_rpcrdma(
         Some(Resolution::File {
             path, exists: true, ..
         }) => {
-            let cache = crate::host::io::facts_cache::FactsCache::for_root(root);
+            let cache = crate::host::io::facts_cache::FactsCache::of(root);
             Some(
                 super::modules::module_files::inspect_with_load_facts(
                     root,

@@ -147,6 +147,9 @@ fn ordinary() -> HostFacts {
                 enforcement: Enforcement::NotEnforced,
                 evidence: "no Secure Boot, no module.sig_enforce".into(),
             }),
+            crcless_kernel: None,
+            crcless: None,
+            nvidia_fs_crcless: None,
         },
         boot: BootKernels {
             running: Some(RELEASE.into()),
@@ -343,6 +346,9 @@ pub fn load_facts(rel: &str, signature: SignatureFacts) -> LoadFacts {
             crcs: Default::default(),
         },
         signature,
+        vermagic: None,
+        btf: None,
+        frwr_map: None,
     }
 }
 

@@ -20,6 +20,7 @@ pub mod modules;
 pub mod mounts;
 pub mod platform;
 pub mod stack_facts;
+pub mod syslog;
 
 pub use facts::HostFacts;
 pub use io::error::HostError;

@@ -7,7 +7,9 @@
 //! `host::modules`, the layer above.
 
 pub mod abi;
+pub mod btf;
 pub mod build_id;
+pub mod crcless_load;
 pub mod decompress;
 pub mod elf;
 pub mod fnmatch;

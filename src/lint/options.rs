@@ -4,7 +4,9 @@
 
 use super::volumes::{MountOption, NfsVolume};
 use super::{Finding, Severity};
-use crate::nfs::{rdma_port_warning, NfsVersion, NFS_MAX_CONNECTIONS, NFS_RDMA_PORT};
+use crate::nfs::{
+    is_rdma_netid, rdma_port_warning, NfsVersion, NFS_MAX_CONNECTIONS, NFS_RDMA_PORT,
+};
 
 const RULE_PROTO: &str = "volume-proto";
 const RULE_PORT: &str = "volume-port";
@@ -17,7 +19,7 @@ pub fn judge(v: &NfsVolume, out: &mut Vec<Finding>) {
     }
     let what = &v.what;
     if let Some((proto, o)) = v.option(&["proto"]) {
-        if proto != "rdma" && proto != "rdma6" {
+        if !is_rdma_netid(proto) {
             out.push(v.finding_at(
                 o.line,
                 Severity::Fail,

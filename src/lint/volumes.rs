@@ -92,7 +92,7 @@ impl NfsVolume {
     /// Whether the options ask for RDMA (`proto=rdma|rdma6` or the bare `rdma`).
     pub fn asks_for_rdma(&self) -> bool {
         match self.option(&["proto"]) {
-            Some((p, _)) => p == "rdma" || p == "rdma6",
+            Some((p, _)) => crate::nfs::is_rdma_netid(p),
             None => self.flag("rdma").is_some(),
         }
     }

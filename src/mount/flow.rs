@@ -20,6 +20,10 @@
 //! A remount runs no pre-checks (the transport of an existing mount cannot change): it is
 //! passed to `mount.nfs`, then the existing mount is verified; a failure refuses (32) but the
 //! mount, which nfs-gds did not make, is left in place.
+//!
+//! This file orchestrates; each other part has its room: the checks before mounting
+//! ([`prechecks`]), the judgement of the staged mount ([`staged`]), mounts nfs-gds did not make
+//! ([`existing`]), `-f` ([`dry_run`]), and every line the helper says ([`say`]).
 
 use std::cell::RefCell;
 use std::io::Write;
@@ -33,13 +37,14 @@ use super::stage::{Stage, StageError, Swept};
 use super::target_lock::{self, LockError};
 use super::{signals, wait};
 use crate::checks::asked::{Asked, AskedBy};
-use crate::checks::registry::{self, MountSubject};
+use crate::checks::registry::{self, Detail, MountSubject};
 use crate::checks::render::plural;
 use crate::checks::{fix, render, CheckResult};
 use crate::escape::escape_control;
 use crate::host::mounts::staged::STAGE_AREA;
 use crate::host::mounts::{read_mount_table, Mount, MountTable, MountsError};
 use crate::host::{HostError, HostFacts, Root};
+use crate::judge::node::{self, Ask};
 use crate::kmod::RPCRDMA;
 use crate::policy::intent::{expected_port, read_declared};
 use crate::policy::{Level, MountPolicy};
@@ -104,66 +109,6 @@ impl std::fmt::Debug for Helper<'_> {
     }
 }
 
-/// One diagnostic line. What it quotes (a SPEC, a path, a line of a file) may hold a newline or
-/// a terminal escape; those are escaped so that nothing can forge a line of its own.
-fn write_line(w: &mut dyn Write, line: &str) {
-    let _ = writeln!(w, "{PREFIX}{}", escape_control(line));
-}
-
-/// The node checks and the transport trap, after loading rpcrdma when that is configured.
-/// Notes for the admin (a failed modprobe) go to `note`.
-fn precheck(
-    root: &Root,
-    system: &dyn System,
-    modprobe: Option<&Modprobe>,
-    req: &MountRequest,
-    policy: &MountPolicy,
-    load_tried: &mut bool,
-    note: &mut dyn FnMut(String),
-) -> Result<(Vec<CheckResult>, HostFacts), FlowError> {
-    let mut facts = HostFacts::read(root)?;
-    let wants_load = policy.modprobe_rpcrdma
-        && !req.fake
-        && !facts.rpcrdma.loaded
-        && !facts.rpcrdma.is_builtin();
-    if wants_load {
-        match modprobe {
-            Some(modprobe) => match modprobe.load(system, RPCRDMA) {
-                Ok(()) => facts = HostFacts::read(root)?,
-                Err(e) if !*load_tried => note(format!(
-                    "could not load {RPCRDMA} before checking ({e}); the checks judge the module file only"
-                )),
-                Err(_) => {}
-            },
-            None if !*load_tried => note(format!(
-                "no modprobe in {} below {}; the kernel loads {RPCRDMA} when mounting, so only the module file is checked",
-                crate::host::io::programs::SEARCH_PATH,
-                root.dir().display()
-            )),
-            None => {}
-        }
-        *load_tried = true;
-    }
-    let probe = policy.runs_probe(false);
-    if probe {
-        facts.run_probe(None);
-    }
-    let mut results = registry::node_checks(&facts, probe);
-    let table = read_mount_table(root)?;
-    results.extend(registry::before_mount(&MountSubject::Planned {
-        server: &req.source.server,
-        version: req.options.version,
-        table: &table,
-        asked: &[Asked::new(AskedBy::Helper, req.options.option_string())],
-        kernel: Some(&facts.kernel),
-    }));
-    let results = results
-        .into_iter()
-        .map(|r| r.with_pointer(fix::TO_DOCTOR))
-        .collect();
-    Ok((results, facts))
-}
-
 impl<'a> Helper<'a> {
     /// The flow with these effects and outputs.
     pub fn new(
@@ -199,67 +144,6 @@ impl<'a> Helper<'a> {
                 e.exit_code()
             }
         }
-    }
-
-    fn say(&mut self, line: &str) {
-        write_line(self.err, line);
-    }
-
-    fn subject(req: &MountRequest) -> String {
-        format!("{} on {}", req.spec, req.target.display())
-    }
-
-    /// The lines of a judgement; a staged mount's checks name DIR, where the admin asked for
-    /// the mount, not the staging point.
-    fn print_judgement_lines(&mut self, j: &Judgement) {
-        for line in journal_lines(j) {
-            match &self.shown_as {
-                Some((staged, target)) if line.contains(staged.as_str()) => {
-                    write_line(self.err, &line.replace(staged.as_str(), target))
-                }
-                _ => write_line(self.err, &line),
-            }
-        }
-    }
-
-    /// The pre-checks, waited for as the policy says (not under `-f`), with the facts the last
-    /// round judged.
-    fn prechecks(
-        &mut self,
-        req: &MountRequest,
-        policy: &MountPolicy,
-    ) -> Result<(Judgement, HostFacts), FlowError> {
-        let root = self.root;
-        let system = self.system;
-        let modprobe = self.modprobe;
-        let err = RefCell::new(&mut *self.err);
-        let mut load_tried = false;
-        let limit = if req.fake {
-            std::time::Duration::ZERO
-        } else {
-            policy.wait
-        };
-        let mut last_facts = None;
-        let judgement = wait::until_accepted(
-            limit,
-            system,
-            || {
-                let (results, facts) = precheck(
-                    root,
-                    system,
-                    modprobe,
-                    req,
-                    policy,
-                    &mut load_tried,
-                    &mut |l| write_line(*err.borrow_mut(), &l),
-                )?;
-                last_facts = Some(facts);
-                Ok::<_, FlowError>(judge(results, policy))
-            },
-            |l| write_line(*err.borrow_mut(), &l),
-        )?;
-        let facts = last_facts.unwrap_or_else(|| unreachable!("until_accepted attempts once"));
-        Ok((judgement, facts))
     }
 
     fn mount(&mut self, req: &MountRequest, policy: &MountPolicy) -> Result<u8, FlowError> {
@@ -341,15 +225,6 @@ impl<'a> Helper<'a> {
         }
     }
 
-    /// Says what a sweep of the staging area took back from helpers that died.
-    fn report_swept(&mut self, swept: &[Swept]) {
-        for s in swept {
-            self.say(&format!(
-                "cleaned up after an nfs-gds helper that did not finish: {s}"
-            ));
-        }
-    }
-
     /// A new mount that passed: warnings, the record for the agent, the proof under `-v`.
     fn keep(&mut self, req: &MountRequest, new: &Mount, post: &Judgement, after: &MountTable) {
         self.warn_if_needed(req, post, "mounted");
@@ -375,215 +250,12 @@ impl<'a> Helper<'a> {
             ));
         }
     }
-
-    /// Judges a mount nfs-gds did not make (already mounted, remount). It is never unmounted.
-    fn verify_existing(
-        &mut self,
-        req: &MountRequest,
-        policy: &MountPolicy,
-        table: &MountTable,
-        id: u32,
-        why_kept: &str,
-    ) -> Result<u8, FlowError> {
-        let Some(m) = table.by_id(id) else {
-            self.say(&format!(
-                "mount id {id} on {} is gone; nothing to verify",
-                req.target.display()
-            ));
-            return Ok(FAIL);
-        };
-        // Not made with this request's options: it is judged as verify and the agent judge it,
-        // on the port and with the asks the node declared for it (the helper's record, the
-        // fstab line), the request's port where nothing was recorded.
-        let declared = read_declared(self.root)?;
-        let port = expected_port(m, &declared, req.options.port);
-        let post = judge(
-            registry::after_mount(m, table, port, &declared.asked(m)),
-            policy,
-        );
-        if post.refused() {
-            self.say(&format!(
-                "REFUSED {}: the mount on it (id {id}) failed {} under policy enforce; {why_kept}, so nfs-gds leaves it mounted: unmount it (`{}`) and mount again",
-                req.target.display(),
-                plural(post.refusals.len(), "check"),
-                self.mounter.unmount_command(&req.target)
-            ));
-            self.print_judgement_lines(&post);
-            self.say(DOCTOR_HINT);
-            return Ok(FAIL);
-        }
-        self.warn_if_needed(req, &post, "keeping");
-        if req.verbose > 0 && post.warnings.is_empty() {
-            self.say(&format!(
-                "verified {} (mount id {id}): {}",
-                req.target.display(),
-                Self::proof(m)
-            ));
-        }
-        Ok(SUCCESS)
-    }
-
-    fn proof(m: &Mount) -> String {
-        format!(
-            "{} over {}, proto={}, port={}",
-            if m.transports().len() == 1 {
-                "runs".to_string()
-            } else {
-                format!("all {} transports run", m.transports().len())
-            },
-            m.transports().join("+"),
-            m.option("proto").unwrap_or("?"),
-            m.port()
-                .map_or_else(|| "unknown (rpcbind)".to_string(), |p| p.to_string())
-        )
-    }
-
-    /// Prints the warnings of a judgement that did not refuse.
-    fn warn_if_needed(&mut self, req: &MountRequest, j: &Judgement, doing: &str) {
-        if j.warnings.is_empty() {
-            return;
-        }
-        let failed = j.failed_warnings();
-        if failed > 0 {
-            self.say(&format!(
-                "WARNING: {doing} {} although {} failed (policy warn): GPU I/O may silently go through bounce buffers",
-                Self::subject(req),
-                plural(failed, "check")
-            ));
-        }
-        self.print_judgement_lines(j);
-    }
-
-    fn fake(
-        &mut self,
-        req: &MountRequest,
-        policy: &MountPolicy,
-        pre: &Judgement,
-        facts: &HostFacts,
-    ) -> Result<u8, FlowError> {
-        // The judged verdict, as `check` prints it, not the policy-blind one of the results.
-        let report = pre.clone().into_report(
-            "mount",
-            &self.root.dir().display().to_string(),
-            facts.kernel.release.clone(),
-            Some(Self::subject(req)),
-        );
-        let _ = write!(
-            self.out,
-            "{}",
-            render::text(&report, render::TextStyle::default())
-        );
-        let _ = writeln!(self.out, "plan (-f: nothing is run):");
-        let rpcrdma = &facts.rpcrdma;
-        if policy.modprobe_rpcrdma && !rpcrdma.loaded && !rpcrdma.is_builtin() {
-            let line = match self.modprobe {
-                Some(l) => l.plan(RPCRDMA),
-                None => format!("(no modprobe found; the kernel loads {RPCRDMA} at mount time)"),
-            };
-            let _ = writeln!(self.out, "  load:    {}", escape_control(&line));
-        }
-        if !policy.wait.is_zero() {
-            let _ = writeln!(
-                self.out,
-                "  wait:    up to {} s for failing checks that may clear",
-                policy.wait.as_secs()
-            );
-        }
-        // SPEC, DIR and the options are quoted as given: escaped, as every message is.
-        let staging = std::path::Path::new(STAGE_AREA).join("RUN/mnt");
-        let dir = escape_control(&req.target.display().to_string()).into_owned();
-        let _ = writeln!(
-            self.out,
-            "  mount:   {}",
-            escape_control(&self.mounter.plan(&req.staged_call(&staging)))
-        );
-        let _ = writeln!(
-            self.out,
-            "  verify:  the mount at that staging point (RUN: this run's own directory); every xprt: line rdma; proto={}; port={}",
-            req.options.netid,
-            req.options.port
-        );
-        let any_enforced = registry::all()
-            .iter()
-            .any(|c| policy.level(c.id) == Level::Enforce);
-        let _ = writeln!(
-            self.out,
-            "  move:    onto {dir}{}",
-            if any_enforced {
-                " if no enforced check fails"
-            } else {
-                ""
-            }
-        );
-        let _ = writeln!(
-            self.out,
-            "  refuse:  {}",
-            if any_enforced {
-                format!("unmount it from the staging point if an enforced check fails; nothing ever appears on {dir}")
-            } else {
-                "never (no check is enforced)".to_string()
-            }
-        );
-        if pre.refused() {
-            self.say(&format!(
-                "would REFUSE to mount {}: {} failed under policy enforce",
-                Self::subject(req),
-                plural(pre.refusals.len(), "check")
-            ));
-            self.print_judgement_lines(pre);
-            self.say(DOCTOR_HINT);
-            return Ok(FAIL);
-        }
-        self.warn_if_needed(req, pre, "would mount");
-        Ok(SUCCESS)
-    }
-
-    fn remount(&mut self, req: &MountRequest, policy: &MountPolicy) -> Result<u8, FlowError> {
-        let call = req.call();
-        if req.verbose > 0 {
-            self.say("remount: the transport of an existing mount cannot change, so no pre-checks; the mount is verified afterwards");
-        }
-        if req.fake {
-            let _ = writeln!(self.out, "plan (-f: nothing is run):");
-            let _ = writeln!(
-                self.out,
-                "  remount: {}",
-                escape_control(&self.mounter.plan(&call))
-            );
-            let _ = writeln!(
-                self.out,
-                "  verify:  the mount on {}: every xprt: line rdma; proto=rdma|rdma6; port={}",
-                escape_control(&req.target.display().to_string()),
-                req.options.port
-            );
-            return Ok(SUCCESS);
-        }
-        let status = self.mounter.mount(self.system, &call)?;
-        if !status.success() {
-            self.say(&format!(
-                "the remount of {} failed ({status})",
-                req.target.display()
-            ));
-            return Ok(status.exit_code());
-        }
-        let after = read_mount_table(self.root)?;
-        let Some(id) = after.topmost_at(&req.target).map(|m| m.info.mount_id) else {
-            self.say(&format!(
-                "the remount reported success, but nothing is mounted on {}",
-                req.target.display()
-            ));
-            return Ok(FAIL);
-        };
-        self.verify_existing(
-            req,
-            policy,
-            &after,
-            id,
-            "the remount was applied to a mount nfs-gds did not make",
-        )
-    }
 }
 
+mod dry_run;
+mod existing;
+mod prechecks;
+mod say;
 mod staged;
 #[cfg(test)]
 mod tests;

@@ -9,7 +9,7 @@
 //! mount cannot change.
 
 use crate::checks::Level;
-use crate::nfs::{NfsVersion, OptionDefaults, ServerHost};
+use crate::nfs::{NfsVersion, OptionDefaults, ServerHost, RDMA6_NETID, RDMA_NETID, RDMA_NETIDS};
 
 /// What an option means to the helper.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,12 +118,12 @@ const TABLE: &[(Pattern, Kind)] = &[
     (Flag("runbindable"), Userspace),
     // Transport.
     (Flag("rdma"), Rdma),
-    (KeyValue("proto", &["rdma", "rdma6"]), Rdma),
+    (KeyValue("proto", &RDMA_NETIDS), Rdma),
     // `tcp=1` and `bg=1` are still tcp and bg to mount.nfs, which looks at the keyword only.
     (FlagOrKey("tcp"), OtherTransport),
     (FlagOrKey("udp"), OtherTransport),
     (Key("proto"), OtherTransport),
-    (KeyValue("mountproto", &["rdma", "rdma6"]), MountProtoRdma),
+    (KeyValue("mountproto", &RDMA_NETIDS), MountProtoRdma),
     (FlagOrKey("bg"), Background),
     // Version.
     (Key("vers"), Version),
@@ -357,7 +357,7 @@ pub fn rebuild(
             MountProtoRdma => return Err(OptionError::MountProtoRdma(opt)),
             Background => return Err(OptionError::Background(opt)),
             Rdma => {
-                if value_of(&opt) == "rdma6" {
+                if value_of(&opt) == RDMA6_NETID {
                     rdma6 = Some(opt.clone());
                 }
                 if remount {
@@ -386,14 +386,14 @@ pub fn rebuild(
         }
     }
     let netid = if server.is_ipv6() {
-        "rdma6"
+        RDMA6_NETID
     } else if let Some(opt) = rdma6 {
         if matches!(server, ServerHost::V4(_)) {
             return Err(OptionError::Rdma6ForIpv4(opt));
         }
-        "rdma6"
+        RDMA6_NETID
     } else {
-        "rdma"
+        RDMA_NETID
     };
     let user_port = port.is_some();
     let version = defaults.version(version.map(|(v, _)| v));

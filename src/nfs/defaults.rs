@@ -10,6 +10,21 @@ use super::NfsVersion;
 /// The port NFS/RDMA servers listen on (`NFS_RDMA_PORT`); the kernel's default for RDMA mounts.
 pub const NFS_RDMA_PORT: u16 = 20049;
 
+/// The RPC netid of NFS over RDMA on IPv4.
+pub const RDMA_NETID: &str = "rdma";
+
+/// The RPC netid of NFS over RDMA on IPv6.
+pub const RDMA6_NETID: &str = "rdma6";
+
+/// The RPC netids of NFS over RDMA (`proto=`, `mountproto=`, mountstats' `xprt:`).
+pub const RDMA_NETIDS: [&str; 2] = [RDMA_NETID, RDMA6_NETID];
+
+/// Whether an RPC netid / `proto=` value is RDMA: the one rule the helper, the checks, `lint`
+/// and the mount table share.
+pub fn is_rdma_netid(netid: &str) -> bool {
+    RDMA_NETIDS.contains(&netid)
+}
+
 /// The port NFSv4 uses when the kernel prints none (it omits `port=` when it is 2049).
 pub const NFS_PORT: u16 = 2049;
 

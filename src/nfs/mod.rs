@@ -7,7 +7,8 @@ pub mod source;
 pub mod version;
 
 pub use defaults::{
-    named_version, rdma_port_warning, OptionDefaults, NFS_MAX_CONNECTIONS, NFS_PORT, NFS_RDMA_PORT,
+    is_rdma_netid, named_version, rdma_port_warning, OptionDefaults, NFS_MAX_CONNECTIONS, NFS_PORT,
+    NFS_RDMA_PORT, RDMA6_NETID, RDMA_NETID, RDMA_NETIDS,
 };
 pub use export_identity::{ServerAddrs, ShownExport};
 pub use source::{NfsSource, Sameness, ServerHost, SourceError};

@@ -245,24 +245,12 @@ pub struct Resources {
     pub devices: Vec<DeviceRule>,
 }
 
-impl Config {
-    /// Whether the container asked for the GDS CDI device, by the state's and the
-    /// configuration's annotations (`annotations`), its name, and its devices.
-    pub fn gds_request(
-        &self,
-        annotations: &BTreeMap<String, String>,
-        name: Option<&str>,
-    ) -> Option<GdsRequest> {
-        let linux = self.linux.as_ref();
-        let devices = linux
-            .into_iter()
-            .flat_map(|l| l.devices.iter().map(|d| d.path.as_str()));
-        let privileged = linux
-            .and_then(|l| l.resources.as_ref())
-            .is_some_and(|r| allows_every_device(&r.devices));
-        gds_requested(annotations, name, devices, privileged)
-    }
-}
+/// The annotations the runtimes write the container's name in (containerd's CRI, CRI-O's): what
+/// NVIDIA's per-container CDI annotation is keyed by.
+pub const CONTAINER_NAME_ANNOTATIONS: [&str; 2] = [
+    "io.kubernetes.cri.container-name",
+    "io.kubernetes.container.name",
+];
 
 /// One entry of `config.json`'s `mounts`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use super::MountRule;
 use crate::checks::asked::{Asked, AskedBy};
-use crate::host::mounts::fstab::parse_nfs_gds_entries;
+use crate::host::mounts::fstab::{read_fstab, FstabEntry};
 use crate::host::mounts::records::{read_records, MountRecord};
 use crate::host::mounts::{is_rdma_netid, Mount};
 use crate::host::{HostError, Root};
@@ -63,6 +63,8 @@ impl Intent {
 pub struct Declared {
     records: HashMap<(String, String, String), Recorded>,
     fstab: HashMap<PathBuf, FstabLine>,
+    /// The `nfs-gds` lines of fstab as read, in file order.
+    entries: Vec<FstabEntry>,
 }
 
 /// What the helper recorded of one mount.
@@ -129,6 +131,11 @@ impl Declared {
         !self.records.is_empty() || !self.fstab.is_empty()
     }
 
+    /// The `nfs-gds` lines of fstab as read, in file order.
+    pub fn fstab_entries(&self) -> &[FstabEntry] {
+        &self.entries
+    }
+
     /// That line `line` of fstab mounts something on `target` as `nfs-gds` with `options`.
     pub fn fstab_line(&mut self, target: impl Into<PathBuf>, line: usize, options: &str) {
         self.fstab.insert(
@@ -190,23 +197,33 @@ pub fn of_records(records: &[MountRecord]) -> Declared {
 }
 
 /// What the node declares below the root: the helper's records and the `nfs-gds` lines of
-/// `/etc/fstab`, the one reader every command asks (the helper's remount path, `verify`,
-/// `doctor`, `collect`, the agent). A record that cannot be used is logged and left out (it
-/// never stops a command); so is an fstab that cannot be read.
+/// `/etc/fstab`, the one reader every command asks (the helper's remount path, `verify`, the
+/// agent, the gates). A record that cannot be used is logged and left out (it never stops a
+/// command); so is an fstab that cannot be read.
 pub fn read_declared(root: &Root) -> Result<Declared, HostError> {
+    let fstab = read_fstab(root).unwrap_or_else(|e| {
+        tracing::warn!("{e}");
+        Vec::new()
+    });
+    declared_with(root, fstab)
+}
+
+/// [`read_declared`] for `doctor` and `collect`, which judge the fstab lines themselves: an
+/// fstab that cannot be read is their error.
+pub fn read_declared_strict(root: &Root) -> Result<Declared, HostError> {
+    declared_with(root, read_fstab(root)?)
+}
+
+fn declared_with(root: &Root, fstab: Vec<FstabEntry>) -> Result<Declared, HostError> {
     let (records, bad) = read_records(root)?;
     for b in &bad {
         tracing::warn!("ignoring mount record {}: {}", b.path.display(), b.reason);
     }
     let mut d = of_records(&records);
-    match root.read_text_lossy("etc/fstab") {
-        Ok(text) => {
-            for e in parse_nfs_gds_entries(&text.unwrap_or_default()) {
-                d.fstab_line(e.target, e.line, &e.options.join(","));
-            }
-        }
-        Err(e) => tracing::warn!("{e}"),
+    for e in &fstab {
+        d.fstab_line(e.target.clone(), e.line, &e.options.join(","));
     }
+    d.entries = fstab;
     Ok(d)
 }
 

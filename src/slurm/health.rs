@@ -1,15 +1,37 @@
 //! The node's health for Slurm, from the judge's verdicts: a pure function of what failed, at
 //! which level, on which mount or module.
 //!
-//! `HealthCheckProgram` runs cluster-wide, on CPU nodes too: a node with no GDS stack
-//! (nvidia_fs neither loaded nor installed) and no mount declared for GDS is
-//! [`Health::NotApplicable`] and is never drained. Otherwise a check failing at `enforce` makes
+//! `HealthCheckProgram` runs cluster-wide, on CPU nodes too, often all booted from one image: a
+//! node that is not a GDS node ([`GdsNode`]) is [`Health::NotApplicable`] and is never drained. Otherwise a check failing at `enforce` makes
 //! it [`Health::NotReady`], with the reason of the first such failure (the node's checks
 //! first, then the mounts in the table's order); a check failing at `warn`, or one that could
 //! not be proven, is a warning: logged, never drained.
 
 use super::reason::DrainReason;
 use crate::checks::CheckId;
+
+/// What makes a node a GDS node, which the health check may drain.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GdsNode {
+    /// nvidia_fs is loaded, or its device nodes exist.
+    pub driver: bool,
+    /// The node declares a mount for GDS: one `mount.nfs-gds` made, an `nfs-gds` fstab line.
+    pub declared_mount: bool,
+    /// nvidia-fs is installed (its DKMS source).
+    pub installed: bool,
+    /// An NVIDIA GPU is on the PCI bus.
+    pub gpu: bool,
+}
+
+impl GdsNode {
+    /// The driver is there, or a mount declared for GDS, or nvidia-fs installed beside a GPU
+    /// (where it should have loaded). An image shared with CPU nodes that carries nvidia-fs, a
+    /// cluster-wide policy's `[[mount]]` table or a `proto=rdma` mount alone do not make a CPU
+    /// node one.
+    pub fn is_one(self) -> bool {
+        self.driver || self.declared_mount || (self.installed && self.gpu)
+    }
+}
 
 /// One failed (or unproven) check: on which mount point or module, whether its level refuses,
 /// and what it found.
@@ -97,9 +119,37 @@ pub(crate) mod tests {
         }
         assert_eq!(
             Health::of(true, vec![warn.clone()]),
-            Health::Warned(vec![warn.clone()])
+            Health::Warned(vec![warn])
         );
         assert_eq!(Health::of(true, vec![]), Health::Ready);
+    }
+
+    #[test]
+    fn a_cpu_node_from_a_shared_image_is_not_a_gds_node() {
+        let none = GdsNode::default();
+        assert!(!none.is_one());
+        let shared_image = GdsNode {
+            installed: true,
+            ..none
+        };
+        assert!(!shared_image.is_one());
+        for one in [
+            GdsNode {
+                driver: true,
+                ..none
+            },
+            GdsNode {
+                declared_mount: true,
+                ..none
+            },
+            GdsNode {
+                gpu: true,
+                ..shared_image
+            },
+        ] {
+            assert!(one.is_one(), "{one:?}");
+        }
+        assert!(!GdsNode { gpu: true, ..none }.is_one());
     }
 
     #[test]

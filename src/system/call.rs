@@ -77,6 +77,8 @@ pub enum Call {
     },
     /// Monotonic time since an arbitrary start.
     Now,
+    /// The wall clock: time since the Unix epoch (a file's age, a bundle's date).
+    WallClock,
     Sleep {
         duration: Duration,
     },
@@ -100,6 +102,8 @@ pub enum Answer {
     /// A mount, an unmount, a namespace entered, a sleep.
     Done(Result<(), Failure>),
     Time(Duration),
+    /// The wall clock, as time since the Unix epoch.
+    WallTime(Duration),
     Credentials(Credentials),
     HasSysAdmin(Result<bool, String>),
     Addresses(Result<Vec<IpAddr>, String>),
@@ -211,6 +215,7 @@ impl Call {
             | Call::EnterNamespace { .. } => Answer::Done(Err(Failure::other(why))),
             Call::Sleep { .. } => Answer::Done(Ok(())),
             Call::Now => Answer::Time(Duration::ZERO),
+            Call::WallClock => Answer::WallTime(Duration::ZERO),
             Call::Credentials => Answer::Credentials(Credentials {
                 uids: (u32::MAX, u32::MAX),
                 gids: (u32::MAX, u32::MAX),
@@ -283,6 +288,7 @@ impl std::fmt::Display for Call {
             ),
             Call::EnterNamespace { path } => write!(f, "setns {}", path.display()),
             Call::Now => f.write_str("now"),
+            Call::WallClock => f.write_str("wall clock"),
             Call::Sleep { duration } => write!(f, "sleep {duration:?}"),
             Call::Credentials => f.write_str("credentials"),
             Call::HasSysAdmin => f.write_str("has CAP_SYS_ADMIN"),

@@ -14,6 +14,9 @@ use std::time::Duration;
 use super::call::{Answer, Call, Credentials, Output};
 use super::System;
 
+/// Where the fake's wall clock starts: 2026-01-01T00:00:00Z.
+const FAKE_EPOCH: Duration = Duration::from_secs(1_767_225_600);
+
 type Script = Box<dyn FnMut(&Call) -> Option<Answer> + Send>;
 
 pub struct Fake {
@@ -131,6 +134,10 @@ impl Fake {
             | Call::Unmount { .. }
             | Call::EnterNamespace { .. } => Answer::Done(Ok(())),
             Call::Now => Answer::Time(self.now.lock().map(|n| *n).unwrap_or_default()),
+            // The fake's wall clock starts at 2026-01-01 and moves with its sleeps.
+            Call::WallClock => {
+                Answer::WallTime(FAKE_EPOCH + self.now.lock().map(|n| *n).unwrap_or_default())
+            }
             Call::Sleep { .. } => Answer::Done(Ok(())),
             Call::Credentials => Answer::Credentials(self.credentials),
             Call::HasSysAdmin => Answer::HasSysAdmin(self.sys_admin.clone()),
@@ -148,7 +155,7 @@ impl Fake {
 impl System for Fake {
     fn effect(&self, call: &Call) -> Answer {
         match call {
-            Call::Now | Call::Credentials | Call::HasSysAdmin => {}
+            Call::Now | Call::WallClock | Call::Credentials | Call::HasSysAdmin => {}
             Call::Sleep { duration } => {
                 if let Ok(mut n) = self.now.lock() {
                     *n += *duration;

@@ -30,6 +30,12 @@ fn no_signal() -> Option<i32> {
 }
 
 impl Live {
+    /// This process's effective uid, as [`Call::Credentials`] answers it: for the default
+    /// context of a root made without a command line (the unit tests), which has no system.
+    pub fn effective_uid() -> u32 {
+        nix::unistd::geteuid().as_raw()
+    }
+
     pub fn new(path_set: bool) -> Self {
         Live {
             start: Instant::now(),
@@ -436,15 +442,17 @@ impl System for Live {
             }
             Call::EnterNamespace { path } => Answer::Done(enter_namespace(path)),
             Call::Now => Answer::Time(self.start.elapsed()),
+            Call::WallClock => Answer::WallTime(
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap_or_default(),
+            ),
             Call::Sleep { duration } => {
                 std::thread::sleep(*duration);
                 Answer::Done(Ok(()))
             }
             Call::Credentials => Answer::Credentials(Credentials {
-                uids: (
-                    nix::unistd::getuid().as_raw(),
-                    nix::unistd::geteuid().as_raw(),
-                ),
+                uids: (nix::unistd::getuid().as_raw(), Live::effective_uid()),
                 gids: (
                     nix::unistd::getgid().as_raw(),
                     nix::unistd::getegid().as_raw(),

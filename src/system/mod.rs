@@ -223,6 +223,14 @@ impl dyn System + '_ {
         }
     }
 
+    /// The wall clock; an answer of the wrong kind is the epoch.
+    pub fn wall_clock(&self) -> std::time::SystemTime {
+        match self.effect(&Call::WallClock) {
+            Answer::WallTime(t) => std::time::UNIX_EPOCH + t,
+            _ => std::time::UNIX_EPOCH,
+        }
+    }
+
     pub fn sleep(&self, duration: Duration) {
         let _ = self.effect(&Call::Sleep { duration });
     }

@@ -43,6 +43,8 @@ struct Case {
     finished: fn(&Fixture) -> Result<(), String>,
     /// The root it is given: the node's, or a file in it.
     root: fn(&Fixture) -> PathBuf,
+    /// Its environment, beside `NO_COLOR`.
+    env: &'static [(&'static str, &'static str)],
 }
 
 const PERSONA: &str = "mount.nfs-gds";
@@ -108,6 +110,20 @@ fn refusing() -> Fixture {
     f
 }
 
+/// A node whose rpcrdma lost its nvfs hooks, with an `scontrol` that shows gpu01 idle: the
+/// Slurm health check drains it, the prolog fails a GDS job.
+fn draining() -> Fixture {
+    let f = Fixture::ready();
+    f.without_rpcrdma_hooks();
+    f.executable("usr/bin/scontrol", crate::mount_fixture::FAKE_TOOL);
+    f.scenario(
+        "scontrol",
+        "stdout",
+        "NodeName=gpu01 Arch=x86_64\n   State=IDLE ThreadsPerCore=1\n",
+    );
+    f
+}
+
 fn container_state(_: &Fixture) -> Vec<u8> {
     json!({"ociVersion": "1.0.2", "id": "c0ffee", "status": "creating", "pid": 4242,
         "bundle": "/run/containers/b1", "annotations": {}})
@@ -137,6 +153,7 @@ fn cases() -> Vec<Case> {
         stdin: nothing,
         finished: anything,
         root: its_root,
+        env: &[],
     };
     vec![
         case("check", ReadOnly, node, |_| strings(&["-v", "check"])),
@@ -243,6 +260,9 @@ fn cases() -> Vec<Case> {
         case("oci-hook", ReadOnly, node, |_| {
             strings(&["-v", "oci-hook", "--install"])
         }),
+        // The plugin itself runs until its runtime ends it and writes no stdout: that it goes
+        // on without stderr is tests/nri.rs's. Here, its help.
+        case("nri", ReadOnly, node, |_| strings(&["nri", "--help"])),
         case("policy", ReadOnly, node, |_| {
             strings(&["-v", "policy", "show"])
         }),
@@ -262,6 +282,25 @@ fn cases() -> Vec<Case> {
         case("completions", ReadOnly, node, |_| {
             strings(&["completions", "bash"])
         }),
+        // The drain is done and recorded whatever becomes of stderr; then it says so on stdout.
+        Case {
+            finished: |f| {
+                f.path("run/nfs-gds/slurm-drained")
+                    .exists()
+                    .then_some(())
+                    .ok_or("the drain was not recorded".to_string())
+            },
+            env: &[("SLURMD_NODENAME", "gpu01")],
+            ..case("slurm", Agent, draining, |_| {
+                strings(&["-v", "slurm", "health"])
+            })
+        },
+        Case {
+            env: &[("SLURM_JOB_CONSTRAINTS", "gds_nfs"), ("SLURM_JOB_ID", "42")],
+            ..case("slurm", Answers, draining, |_| {
+                strings(&["-v", "slurm", "prolog"])
+            })
+        },
     ]
 }
 
@@ -282,7 +321,9 @@ struct Ran {
 
 fn command(case: &Case, root: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_nfs-gds"));
-    c.env_clear().env("NO_COLOR", "1");
+    c.env_clear()
+        .env("NO_COLOR", "1")
+        .envs(case.env.iter().copied());
     if case.face_of == PERSONA {
         std::os::unix::process::CommandExt::arg0(&mut c, "/sbin/mount.nfs-gds");
         c.env("NFS_GDS_ROOT", root);

@@ -28,7 +28,7 @@ pub use module_gen::{
 };
 pub use pack::{pack, Packing};
 pub use tree::Tree;
-pub use two_kernels::{two_kernels, MOFED, NEXT};
+pub use two_kernels::{grub_menu, two_kernels, MOFED, NEXT};
 
 /// The `nfs-gds` binary, with no `NFS_GDS_*` variables inherited from the caller's environment
 /// and colour off.

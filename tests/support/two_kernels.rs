@@ -51,3 +51,18 @@ pub fn two_kernels() -> Fixture {
     );
     f
 }
+
+/// A GRUB menu with one entry per release in `releases`, the saved entry `saved`'s.
+pub fn grub_menu(f: &Fixture, releases: &[&str], saved: &str) {
+    let mut cfg = String::from("set default=\"${saved_entry}\"\n");
+    for rel in releases {
+        cfg.push_str(&format!(
+            "menuentry 'Debian GNU/Linux, with Linux {rel}' $menuentry_id_option 'gnulinux-{rel}-advanced-1b2c' {{\n\tlinux\t/boot/vmlinuz-{rel} root=UUID=1b2c ro quiet\n}}\n"
+        ));
+    }
+    f.write("boot/grub/grub.cfg", cfg);
+    f.write(
+        "boot/grub/grubenv",
+        format!("# GRUB Environment Block\nsaved_entry=gnulinux-{saved}-advanced-1b2c\n"),
+    );
+}

@@ -1,15 +1,18 @@
 //! What `rpcrdma-abi` and `nvidia-fs-abi` say alike of a CRC comparison
 //! ([`crate::kmod::abi`]): a mismatch as the loader would report it, with the provider file and
 //! where it came from, the providers whose CRCs could not be read, the kernel's
-//! CONFIG_MODVERSIONS evidence, and the kernel log's own refusals of earlier loads.
+//! CONFIG_MODVERSIONS evidence, and the kernel log's own refusals of earlier loads. On a kernel
+//! without CONFIG_MODVERSIONS, the vermagic and BTF prediction ([`crate::kmod::crcless_load`])
+//! in the same words.
 
 use std::path::Path;
 
-use crate::checks::CheckResult;
+use crate::checks::{CheckId, CheckResult};
 use crate::host::modules::kernel_log::{parse_load_failures, LoadFailure, LoadFailureKind};
 use crate::host::modules::ModuleOrigin;
 use crate::host::HostFacts;
 use crate::kmod::abi::{AbiReport, CrcMismatch, CrcOrigin, Uncompared};
+use crate::kmod::crcless_load::CrclessVerdict;
 
 /// How many mismatches are shown one by one.
 const SHOWN: usize = 5;
@@ -63,6 +66,30 @@ pub(super) fn unreadable_providers(r: &AbiReport) -> Vec<String> {
             _ => None,
         })
         .collect()
+}
+
+/// The prediction on a kernel that checks no symbol CRCs: a refusal the kernel makes is judged
+/// by `refused` (a failure, or a warning while a loaded build serves), a likely one warns, a
+/// load whose every check was seen passes, and the rest is unknown, with what was seen.
+pub(super) fn judged_without_crcs(
+    id: CheckId,
+    path: &Path,
+    verdict: &CrclessVerdict,
+    refused: impl FnOnce(String) -> CheckResult,
+) -> CheckResult {
+    let name = file_name(path);
+    let no_crcs = "this kernel carries no symbol CRCs (built without CONFIG_MODVERSIONS): a module of another build no longer fails on CRCs; the kernel checks its vermagic and, unless CONFIG_MODULE_ALLOW_BTF_MISMATCH is set, its BTF";
+    match verdict {
+        CrclessVerdict::Refused { reason } => refused(format!("{name}: {reason}")),
+        CrclessVerdict::LikelyRefused { reason } => {
+            CheckResult::warn(id, format!("{name}: {reason}")).remedy(
+                "install the build of this module made for this very kernel build (its package for this kernel, or a DKMS build, which carries no BTF), then run the check again",
+            )
+        }
+        CrclessVerdict::Loads { evidence } => CheckResult::pass(id, format!("{name}: {evidence}")),
+        CrclessVerdict::Undecided { reason } => CheckResult::unknown(id, format!("{name}: {reason}")),
+    }
+    .with("symbol CRCs", no_crcs)
 }
 
 pub(super) fn modversions_evidence(facts: &HostFacts) -> String {

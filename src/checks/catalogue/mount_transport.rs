@@ -91,7 +91,7 @@ pub fn mount_transport(m: &Mount, table: &MountTable, detail: Detail) -> CheckRe
         r = r.with(format!("same server, not RDMA: {what}"), seen);
     }
     r.fix(Fix::Mount).remedy(if same.is_empty() {
-        "check that the server listens for NFS over RDMA (`cat /proc/fs/nfsd/portlist` on a Linux server shows `rdma 20049`) and that this host reaches it over an RDMA-capable interface; then mount again".to_string()
+        format!("check that the server listens for NFS over RDMA (`cat /proc/fs/nfsd/portlist` on a Linux server shows `rdma {}`) and that this host reaches it over an RDMA-capable interface; then mount again", crate::nfs::NFS_RDMA_PORT)
     } else {
         "an earlier NFSv4 mount of the same server gave it its transport (see transport-trap): unmount those, then mount again".to_string()
     })

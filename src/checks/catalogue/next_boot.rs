@@ -8,6 +8,7 @@ use crate::host::boot::boot_kernels::KernelRpcrdma;
 use crate::host::boot::dkms::{DkmsState, MLNX_NFSRDMA};
 use crate::host::modules::gpl_rule::Enforcement;
 use crate::host::modules::Resolution;
+use crate::host::platform::kernel_packages::debian_kernel_packages;
 use crate::host::HostFacts;
 use crate::kmod::Export;
 
@@ -65,7 +66,11 @@ fn run(facts: &HostFacts) -> CheckResult {
                 format!("after reboot into {release}, modprobe finds no module tree: that kernel has no /lib/modules/{release}"),
             )
             .fix(Fix::NextBootModules)
-            .remedy(format!("install the modules of {release}, or make the bootloader start a kernel that has them")),
+            .remedy(match debian_kernel_packages(release, facts.inventory.debs.as_deref()) {
+                Some(p) if p.split() => format!("`apt-get install {}` (Debian ships a kernel's modules in their own package, which {} depends on; {}), or make the bootloader start a kernel that has them", p.modules, p.image, p.evidence),
+                Some(p) => format!("`apt-get install --reinstall {}` (it holds the kernel's modules), or make the bootloader start a kernel that has them", p.image),
+                None => format!("install the modules of {release}, or make the bootloader start a kernel that has them"),
+            }),
         );
     };
     with_boot(judge(k))
@@ -119,7 +124,9 @@ fn judge(k: &KernelRpcrdma) -> CheckResult {
         None => return CheckResult::unknown(id, format!("the rpcrdma of {rel} was not inspected")),
     };
     let evidence = |r: CheckResult| {
-        let r = r.with("file", f.path.display().to_string());
+        let r = r
+            .with("file", f.path.display().to_string())
+            .with_if("frwr_map", k.frwr_map.map(|g| g.describe().to_string()));
         f.symbols.iter().fold(r, |r, s| {
             r.with(
                 s.symbol.clone(),
@@ -263,6 +270,7 @@ mod tests {
             file: Some(Ok(file)),
             gpl_rule: None,
             dkms,
+            frwr_map: None,
         }
     }
 
@@ -352,6 +360,30 @@ mod tests {
         let r = run(&booting(None));
         says(&r, Status::Fail, &[&format!("no /lib/modules/{NEXT}")]);
         assert_eq!(r.fixes, vec![Fix::NextBootModules]);
+    }
+
+    #[test]
+    fn a_split_debian_kernel_without_its_modules_names_the_modules_package() {
+        const DEB: &str = "7.3.4+deb13-amd64";
+        let mut facts = booting(None);
+        if let Ok(nb) = &mut facts.boot.next_boot {
+            nb.release = Some(DEB.into());
+        }
+        facts.inventory.debs = Some(vec![
+            (format!("linux-image-{DEB}"), "7.3.4-1~bpo13+1".into()),
+            (format!("linux-binary-{DEB}"), "7.3.4-1~bpo13+1".into()),
+        ]);
+        let r = run(&facts);
+        says(&r, Status::Fail, &[&format!("no /lib/modules/{DEB}")]);
+        let remedy = r.remedy.unwrap_or_default();
+        assert!(
+            remedy.starts_with(&format!("`apt-get install linux-modules-{DEB}`")),
+            "{remedy}"
+        );
+        assert!(
+            remedy.contains(&format!("which linux-image-{DEB} depends on")),
+            "{remedy}"
+        );
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! GPU-driver install: an nvidia-fs built against the previous driver is exactly this mismatch.
 
 use super::abi_common::{
-    file_name, log_evidence, mismatched, modversions_evidence, unreadable_providers,
+    file_name, judged_without_crcs, log_evidence, mismatched, modversions_evidence,
+    unreadable_providers,
 };
 use crate::checks::check::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level};
@@ -17,7 +18,7 @@ pub const ID: CheckId = CheckId::new("nvidia-fs-abi");
 
 pub static CHECK: Check = Check {
     id: ID,
-    doc: "the symbol CRCs the nvidia-fs file was built against match what the GPU driver (`nvidia.ko`, `nvidia_p2p_*`) exports, so its next load is not refused with `disagrees about version of symbol` (nvidia-fs must be rebuilt after every GPU-driver install since R580.82.05)",
+    doc: "the symbol CRCs the nvidia-fs file was built against match what the GPU driver (`nvidia.ko`, `nvidia_p2p_*`) exports, so its next load is not refused with `disagrees about version of symbol` (nvidia-fs must be rebuilt after every GPU-driver install since R580.82.05); on a kernel built without CONFIG_MODVERSIONS, its vermagic is this kernel's and its BTF, where it has one, fits this kernel's",
     scope: Scope::Node(run),
     default_level: Level::Enforce,
     waitable: false,
@@ -48,6 +49,10 @@ fn run(facts: &HostFacts) -> CheckResult {
     let name = file_name(&file.path);
     let result = match &load.nvidia_fs_abi {
         None => CheckResult::unknown(id, "the symbol versions were not compared"),
+        Some(AbiVerdict::NotApplicable { .. }) if load.nvidia_fs_crcless.is_some() => {
+            let verdict = load.nvidia_fs_crcless.as_ref().expect("matched as present");
+            judged_without_crcs(id, &file.path, verdict, |summary| refused(loaded, summary))
+        }
         Some(AbiVerdict::NotApplicable { reason }) => CheckResult::skip(id, reason.clone()),
         Some(AbiVerdict::Unversioned { reason }) => refused(loaded, format!("{name}: {reason}")),
         Some(AbiVerdict::Compared(r)) if !r.mismatches.is_empty() => mismatched(

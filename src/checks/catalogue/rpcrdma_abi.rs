@@ -2,7 +2,9 @@
 //! with what its providers export (MOFED replaces ib_core and rdma_cm), so modprobe does not
 //! refuse it with `disagrees about version of symbol`.
 
-use super::abi_common::{log_evidence, mismatched, modversions_evidence, unreadable_providers};
+use super::abi_common::{
+    judged_without_crcs, log_evidence, mismatched, modversions_evidence, unreadable_providers,
+};
 use super::rpcrdma_common::origin_of;
 use crate::checks::check::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level};
@@ -15,7 +17,7 @@ pub const ID: CheckId = CheckId::new("rpcrdma-abi");
 
 pub static CHECK: Check = Check {
     id: ID,
-    doc: "the symbol CRCs the rpcrdma file was built against match what its providers (ib_core, rdma_cm, …) export, so modprobe does not refuse it with `disagrees about version of symbol` (skipped on a kernel built without CONFIG_MODVERSIONS)",
+    doc: "the symbol CRCs the rpcrdma file was built against match what its providers (ib_core, rdma_cm, …) export, so modprobe does not refuse it with `disagrees about version of symbol`; on a kernel built without CONFIG_MODVERSIONS, its vermagic is this kernel's and its BTF (where it has one and CONFIG_MODULE_ALLOW_BTF_MISMATCH is off) was built against this kernel's",
     scope: Scope::Node(run),
     default_level: Level::Enforce,
     waitable: false,
@@ -46,6 +48,12 @@ fn run(facts: &HostFacts) -> CheckResult {
     let log = log_evidence(facts, RPCRDMA);
     let result = match &load.abi {
         None => CheckResult::unknown(id, "the symbol versions were not compared"),
+        Some(AbiVerdict::NotApplicable { .. }) if load.crcless.is_some() => {
+            let verdict = load.crcless.as_ref().expect("matched as present");
+            judged_without_crcs(id, &file.path, verdict, |summary| {
+                refused_without_crcs(facts, summary)
+            })
+        }
         Some(AbiVerdict::NotApplicable { reason }) => CheckResult::skip(id, reason.clone()),
         Some(AbiVerdict::Unversioned { reason }) => {
             refused(facts, format!("{}: {reason}", file.path.display()))
@@ -141,6 +149,20 @@ fn refused(facts: &HostFacts, summary: String) -> CheckResult {
         CheckResult::fail(id, summary).fix(Fix::AbiRpcrdma).remedy(remedy)
     }
     .with("modversions", modversions_evidence(facts))
+}
+
+/// A refusal for the vermagic or the BTF: only a build for this kernel build loads.
+fn refused_without_crcs(facts: &HostFacts, summary: String) -> CheckResult {
+    let remedy = "install the rpcrdma built for this very kernel build: the kernel package's own, or a hooked build made against this kernel's headers (a DKMS build carries no BTF, so only its vermagic is checked)";
+    if facts.rpcrdma.loaded {
+        CheckResult::warn(
+            ID,
+            format!("{summary}; the loaded rpcrdma serves mounts now, but the next load (after `modprobe -r` or a reboot) fails"),
+        )
+    } else {
+        CheckResult::fail(ID, summary)
+    }
+    .remedy(remedy)
 }
 
 fn remedy(origin: Option<&ModuleOrigin>) -> String {

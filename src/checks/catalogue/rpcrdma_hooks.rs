@@ -10,7 +10,9 @@ use super::rpcrdma_common::{file_evidence, file_is_next_load, missing_hooks_reme
 use crate::checks::check::{Check, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level, Status};
 use crate::host::modules::ModuleOrigin;
-use crate::host::platform::nvidia_fs::asks_unversioned_rpcrdma_hooks;
+use crate::host::platform::nvidia_fs::{
+    asks_unversioned_rpcrdma_hooks, rpcrdma_hook_interface, HookInterface,
+};
 use crate::host::HostFacts;
 use crate::kmod::{ModuleFile, RPCRDMA_HOOKS};
 
@@ -184,7 +186,10 @@ pub fn versioned_verdict(
         _ => {
             let who = nvidia_fs.map_or_else(
                 || "no nvidia-fs release is known here".to_string(),
-                |v| format!("nvidia-fs {v} is newer than any release whose hook names are known"),
+                |v| match rpcrdma_hook_interface(v) {
+                    Some(HookInterface::NotPublic) => format!("nvidia-fs {v}'s hook interface is not public (NVIDIA publishes its source up to 2.28.4 only), so which names it asks for is not known"),
+                    _ => format!("nvidia-fs {v} is newer than any release whose hook names are known"),
+                },
             );
             with(CheckResult::warn(
                 id,
@@ -349,6 +354,22 @@ mod tests {
         for nvfs in [None, Some("2.30.1")] {
             let r = run(&versioned(nvfs, false));
             says(&r, Status::Warn, &["unknown hook ABI", "probe decides"]);
+            assert!(r.fixes.is_empty(), "{r:?}");
+        }
+    }
+
+    #[test]
+    fn nvidia_fs_2_29_and_2_30_are_an_interface_not_public_not_2_28_4s() {
+        for nvfs in ["2.29.4", "2.30"] {
+            let r = run(&versioned(Some(nvfs), false));
+            says(
+                &r,
+                Status::Warn,
+                &[
+                    &format!("nvidia-fs {nvfs}'s hook interface is not public"),
+                    "probe decides",
+                ],
+            );
             assert!(r.fixes.is_empty(), "{r:?}");
         }
     }

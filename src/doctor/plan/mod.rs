@@ -11,7 +11,7 @@ pub mod mok;
 
 use std::collections::BTreeSet;
 
-use super::stack::{Family, Stack};
+use super::stack::{Family, Ofed, Stack};
 use super::stacks::{self, driver_container};
 use super::step::{Action, Step};
 use super::usage::RpcrdmaUsage;
@@ -21,6 +21,7 @@ use crate::host::boot::boot_kernels::KernelRpcrdma;
 use crate::host::boot::dkms::{dkms_state, MLNX_NFSRDMA};
 use crate::host::modules::modprobe_config::Origin;
 use crate::host::platform::nvidia_fs::GpuDriverFlavour;
+use crate::kmod::btf::FrwrGeneration;
 pub use gpu::gds_node_needs;
 
 /// Everything the planner looks at.
@@ -270,11 +271,27 @@ fn next_boot_step(s: &Stack, k: &KernelRpcrdma) -> Step {
         Family::Debian => format!("update-initramfs -u -k {rel}"),
         _ => format!("dracut -f --kver {rel}"),
     });
+    let mut why = format!("the next boot starts {rel}, whose modprobe would load an rpcrdma without the nvfs hooks (or none): GDS silently falls back after the reboot");
+    if k.frwr_map == Some(FrwrGeneration::XdrCursor) {
+        why.push_str(&format!("; {rel}'s own rpcrdma has the reworked frwr_map() of 7.2 and later (struct rpcrdma_xdr_cursor replaced rpcrdma_mr_seg), so the likely cause is a hook patch not yet re-ported to it: ask {} whether its hooked rpcrdma supports {rel}", hook_provider(s)));
+        commands.push(format!("nfs-gds inspect-module /lib/modules/{rel}/kernel/net/sunrpc/xprtrdma/rpcrdma.ko.xz   # frwr_map: rpcrdma_xdr_cursor"));
+    }
     Step::manual(
         format!("Build mlnx-nfsrdma for {rel} before rebooting"),
-        format!("the next boot starts {rel}, whose modprobe would load an rpcrdma without the nvfs hooks (or none): GDS silently falls back after the reboot"),
+        why,
         commands,
     )
+}
+
+/// Who to ask for a hooked rpcrdma: the installed OFED, else the package of the rpcrdma the
+/// running kernel loads.
+fn hook_provider(s: &Stack) -> String {
+    match (&s.ofed, &s.rpcrdma_package) {
+        (Ofed::Doca { version }, _) => format!("NVIDIA (DOCA-OFED {version}, whose mlnx-nfsrdma carries the hooks)"),
+        (Ofed::MlnxOfed { version }, _) => format!("NVIDIA (MLNX_OFED {version}; MLNX_OFED ends at 24.10, DOCA-OFED follows it)"),
+        (_, Some(package)) => format!("the provider of {package}, which carries the running kernel's hooked rpcrdma"),
+        _ => "the provider of the hooked rpcrdma the running kernel loads (NVIDIA for DOCA's mlnx-nfsrdma and the linux-nvidia kernels)".into(),
+    }
 }
 
 /// The loaded rpcrdma is not the build on disk: reload it when nothing uses it, else reboot.

@@ -10,6 +10,7 @@ use crate::doctor::stack::{Family, Stack};
 use crate::doctor::step::Step;
 use crate::host::modules::module_owners::{target_release, ModuleCopy};
 use crate::host::modules::ModuleOrigin;
+use crate::host::platform::kernel_packages::debian_kernel_packages;
 
 /// The `/etc/depmod.d` file NVIDIA's kmod-mlnx-nfsrdma writes its `override` line to.
 const OVERRIDE_FILE: &str = "/etc/depmod.d/zz02-mlnx-nfsrdma-rpcrdma.conf";
@@ -44,8 +45,13 @@ impl RpcrdmaStack for Inbox {
     }
 
     fn describe(&self, s: &Stack) -> String {
-        let own =
-            "rpcrdma comes from the distribution kernel's inbox rpcrdma (never has the nvfs hooks)";
+        let own = match (&s.rpcrdma_package, s.kernel_release.as_deref()) {
+            (Some(package), Some(release)) => match debian_kernel_packages(release, None) {
+                Some(p) if p.split() && *package == p.modules => format!("rpcrdma comes from the distribution kernel's inbox rpcrdma in {package} (never has the nvfs hooks; {} only depends on it)", p.image),
+                _ => format!("rpcrdma comes from the distribution kernel's inbox rpcrdma in {package} (never has the nvfs hooks)"),
+            },
+            _ => "rpcrdma comes from the distribution kernel's inbox rpcrdma (never has the nvfs hooks)".to_string(),
+        };
         match losing_link(s) {
             Some(link) => format!(
                 "{own}; {} of {} is installed as {} but does not load: the in-tree rpcrdma wins in depmod's order, as no `override rpcrdma * {}` line in /etc/depmod.d ranks the link first",
@@ -54,7 +60,7 @@ impl RpcrdmaStack for Inbox {
                 link_words(link),
                 override_dir(link)
             ),
-            None => own.into(),
+            None => own,
         }
     }
 
@@ -123,6 +129,25 @@ mod tests {
             installed,
         });
         s
+    }
+
+    #[test]
+    fn debians_split_kernel_names_the_modules_package_that_owns_rpcrdma() {
+        let mut s = stack(Family::Debian, Ofed::None, &super::Inbox);
+        s.kernel_release = Some("7.3.4+deb13-amd64".into());
+        s.rpcrdma_package = Some("linux-modules-7.3.4+deb13-amd64".into());
+        let d = super::Inbox.describe(&s);
+        assert!(
+            d.contains("inbox rpcrdma in linux-modules-7.3.4+deb13-amd64 (never has the nvfs hooks; linux-image-7.3.4+deb13-amd64 only depends on it)"),
+            "{d}"
+        );
+        s.kernel_release = Some("6.12.117+deb13-amd64".into());
+        s.rpcrdma_package = Some("linux-image-6.12.117+deb13-amd64".into());
+        let d = super::Inbox.describe(&s);
+        assert!(
+            d.contains("in linux-image-6.12.117+deb13-amd64 (never has the nvfs hooks)"),
+            "{d}"
+        );
     }
 
     #[test]

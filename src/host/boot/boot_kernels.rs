@@ -17,6 +17,7 @@ use crate::host::kernel::KernelInfo;
 use crate::host::modules::gpl_rule::GplRule;
 use crate::host::modules::{ModuleTree, Resolution};
 use crate::host::{HostError, Root};
+use crate::kmod::btf::FrwrGeneration;
 use crate::kmod::RPCRDMA;
 use crate::kmod::{Export, ModuleFile, RPCRDMA_HOOKS};
 
@@ -32,6 +33,9 @@ pub struct KernelRpcrdma {
     pub gpl_rule: Option<GplRule>,
     /// What DKMS says about mlnx-nfsrdma for that kernel.
     pub dkms: DkmsState,
+    /// The `frwr_map()` generation the file was built from, where its BTF or symbols tell: a
+    /// hook patch made for the other generation does not apply to it.
+    pub frwr_map: Option<FrwrGeneration>,
 }
 
 impl KernelRpcrdma {
@@ -72,17 +76,17 @@ pub fn read_boot_kernels(root: &Root, running: &KernelInfo) -> Result<BootKernel
     let installed = read_installed_kernels(root, running.release.as_deref())?;
     let next_boot = read_next_boot(root, &installed).map_err(|e| e.to_string());
     let dkms = dkms::read_dkms_tree(root)?;
-    let cache = crate::host::io::facts_cache::FactsCache::for_root(root);
+    let cache = crate::host::io::facts_cache::FactsCache::of(root);
     let mut others = Vec::new();
     for k in installed.iter().filter(|k| !k.running) {
         let resolution = ModuleTree::read(root, &k.release)
             .and_then(|t| t.resolve(root, RPCRDMA))
             .map_err(|e| e.to_string());
-        let file = match &resolution {
+        let read = match &resolution {
             Ok(Resolution::File {
                 path, exists: true, ..
             }) => Some(
-                crate::host::modules::module_files::inspect_file_with_cache(
+                crate::host::modules::module_files::inspect_with_load_facts(
                     root,
                     path,
                     &RPCRDMA_HOOKS,
@@ -92,6 +96,11 @@ pub fn read_boot_kernels(root: &Root, running: &KernelInfo) -> Result<BootKernel
             ),
             _ => None,
         };
+        let frwr_map = match &read {
+            Some(Ok((_, Ok(load)))) => load.frwr_map.map(|(g, _)| g),
+            _ => None,
+        };
+        let file = read.map(|r| r.map(|(f, _)| f));
         let plain = file.as_ref().is_some_and(|f| {
             f.as_ref().is_ok_and(|f| {
                 f.symbols
@@ -108,6 +117,7 @@ pub fn read_boot_kernels(root: &Root, running: &KernelInfo) -> Result<BootKernel
             resolution,
             file,
             gpl_rule,
+            frwr_map,
         });
     }
     Ok(BootKernels {

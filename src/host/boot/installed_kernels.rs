@@ -143,7 +143,7 @@ pub fn kernel_info(kernel: &InstalledKernel, running: &KernelInfo) -> KernelInfo
 /// module facts cache while the image is unchanged). Decompresses the image: call it only when
 /// a plain export makes the answer matter.
 pub fn gpl_rule(root: &Root, kernel: &InstalledKernel, info: &KernelInfo) -> GplRule {
-    let cache = crate::host::io::facts_cache::FactsCache::for_root(root);
+    let cache = crate::host::io::facts_cache::FactsCache::of(root);
     let outcome = crate::host::modules::module_files::scan_file_with_cache(
         root,
         &root.join(&kernel.image),

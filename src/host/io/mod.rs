@@ -3,6 +3,7 @@
 //! programs it may run (and their recorded outputs in a bundle), the system of a tree below `--root`, and the root-only facts cache.
 
 pub mod conf_dirs;
+pub mod context;
 pub mod env;
 pub mod error;
 pub mod facts_cache;

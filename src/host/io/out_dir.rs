@@ -126,7 +126,7 @@ impl OutDir {
             shown: root.join(rel),
         };
         if trust == Trust::Own {
-            out.check_own()?;
+            out.check_own(root.context().euid())?;
         }
         Ok(Some(out))
     }
@@ -195,9 +195,9 @@ impl OutDir {
         &self.shown
     }
 
-    fn check_own(&self) -> io::Result<()> {
+    /// The directory belongs to root or to `me`, and only its owner writes it.
+    fn check_own(&self, me: u32) -> io::Result<()> {
         let meta = File::from(self.fd.try_clone()?).metadata()?;
-        let me = nix::unistd::geteuid().as_raw();
         if meta.uid() != 0 && meta.uid() != me {
             return Err(io::Error::other(format!(
                 "it belongs to uid {}, not root: refusing to use a directory another user controls",

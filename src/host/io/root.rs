@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::escape::escape_control;
+use crate::host::io::context::NodeContext;
 use crate::host::io::error::HostError;
 use crate::host::io::file_identity::FileIdentity;
 use crate::host::io::inputs::{Inputs, Seen};
@@ -28,6 +29,8 @@ pub struct Root {
     bundle: bool,
     /// What `stat` and `readlink` answered through a [`remembering`](Root::remembering) root.
     looked: Option<Arc<Mutex<Looked>>>,
+    /// What the run decided about the node, once ([`NodeContext`]).
+    context: Arc<NodeContext>,
 }
 
 /// What a remembering root was told about paths below it, by path relative to it: keyed by
@@ -76,7 +79,21 @@ impl Root {
             record: None,
             bundle: false,
             looked: None,
+            context: Arc::default(),
         }
+    }
+
+    /// The same root, carrying what the run decided about the node.
+    pub fn with_context(self, context: NodeContext) -> Self {
+        Root {
+            context: Arc::new(context),
+            ..self
+        }
+    }
+
+    /// What the run decided about the node.
+    pub fn context(&self) -> &NodeContext {
+        &self.context
     }
 
     /// The same root, keeping a record of what is read through it for a bundle (`collect`):
@@ -98,6 +115,7 @@ impl Root {
             record: Some(Arc::new(Mutex::new(Record::default()))),
             bundle: false,
             looked: self.looked.clone(),
+            context: self.context.clone(),
         }
     }
 

@@ -94,6 +94,7 @@ impl System for TreeSystem {
             Call::Run { .. }
             | Call::Exec { .. }
             | Call::Now
+            | Call::WallClock
             | Call::Sleep { .. }
             | Call::Credentials => self.live.effect(call),
         }

@@ -173,7 +173,7 @@ pub fn read(root: &Root, kernel: &KernelInfo) -> GplRule {
         .and_then(|r| kernel_image(root, r));
     match image {
         Some(p) => {
-            let cache = crate::host::io::facts_cache::FactsCache::for_root(root);
+            let cache = crate::host::io::facts_cache::FactsCache::of(root);
             let outcome = crate::host::modules::module_files::scan_file_with_cache(
                 root,
                 &root.join(&p),

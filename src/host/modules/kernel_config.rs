@@ -19,7 +19,7 @@ use std::path::Path;
 use memchr::memmem;
 use serde::{Deserialize, Serialize};
 
-use crate::host::io::facts_cache::{FactsCache, ReadFile};
+use crate::host::io::facts_cache::ReadFile;
 use crate::host::{FileKind, HostError, Root};
 
 /// Refuse to decompress a `/proc/config.gz` beyond this (real ones are about 300 KB).
@@ -124,7 +124,7 @@ pub fn read_kernel_config(
     release: &str,
     asked: &[&'static str],
 ) -> Result<Option<KernelConfig>, HostError> {
-    let cache = FactsCache::for_root(root);
+    let cache = crate::host::io::facts_cache::FactsCache::of(root);
     for path in [
         format!("/boot/config-{release}"),
         format!("/lib/modules/{release}/config"),

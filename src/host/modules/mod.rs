@@ -8,6 +8,7 @@
 //! does.
 
 pub mod build_symvers;
+pub mod crcless_kernel;
 pub mod gpl_rule;
 pub mod kallsyms;
 pub mod kernel_config;

@@ -25,6 +25,7 @@ use crate::host::modules::sysmodule::SysModule;
 use crate::host::modules::{normalize_name, ModuleTree, Resolution};
 use crate::host::{HostError, Root};
 use crate::kmod::abi::{compare_import_crcs, AbiVerdict, KernelModversions, Provider, Uncompared};
+use crate::kmod::crcless_load::{self, CrclessKernel, CrclessVerdict};
 use crate::kmod::load_facts::LoadFacts;
 use crate::kmod::modversions::ImportVersions;
 use crate::kmod::{NVIDIA_FS, RPCRDMA};
@@ -55,6 +56,12 @@ pub struct ModuleLoad {
     pub nvidia_fs_divergent: Vec<DivergentProvider>,
     /// The kernel's module signature enforcement and the evidence that decided it.
     pub signatures: Result<SignatureEnforcement, String>,
+    /// On a kernel without CONFIG_MODVERSIONS: what it checks instead, as read.
+    pub crcless_kernel: Option<CrclessKernel>,
+    /// On such a kernel, the prediction for the rpcrdma file (vermagic and BTF).
+    pub crcless: Option<CrclessVerdict>,
+    /// On such a kernel, the prediction for the nvidia_fs file.
+    pub nvidia_fs_crcless: Option<CrclessVerdict>,
 }
 
 /// The kernel configuration options the symbol-version judgement reads.
@@ -71,6 +78,7 @@ pub fn read_running_config(
         CONFIG_OPTIONS,
         sig_enforcement::CONFIG_OPTIONS,
         super::localio::CONFIG_OPTIONS,
+        super::crcless_kernel::CONFIG_OPTIONS,
     ]
     .concat();
     if let Some(release) = &kernel.release {
@@ -87,6 +95,7 @@ pub fn read_running_config(
 /// file.
 pub fn read_module_load(
     root: &Root,
+    release: Option<&str>,
     config: &Result<Option<KernelConfig>, HostError>,
     tree: Option<&ModuleTree>,
     rpcrdma: Option<Result<LoadFacts, String>>,
@@ -109,6 +118,12 @@ pub fn read_module_load(
         },
         _ => KernelModversions::Unknown,
     };
+    let crcless_kernel = match (&modversions, config) {
+        (KernelModversions::Disabled { .. }, Ok(c)) => Some(
+            super::crcless_kernel::read_crcless_kernel(root, release, c.as_ref())?,
+        ),
+        _ => None,
+    };
     let mut load = ModuleLoad {
         file: None,
         modversions,
@@ -118,6 +133,9 @@ pub fn read_module_load(
         nvidia_fs_abi: None,
         nvidia_fs_divergent: Vec::new(),
         signatures,
+        crcless_kernel,
+        crcless: None,
+        nvidia_fs_crcless: None,
     };
     let Some(tree) = tree else {
         return Ok(load);
@@ -126,12 +144,13 @@ pub fn read_module_load(
         path, exists: true, ..
     } = tree.resolve(root, NVIDIA_FS)?
     {
-        let cache = FactsCache::for_root(root);
+        let cache = FactsCache::of(root);
         let nvfs = load_facts_below(root, &path, cache.as_ref()).0;
         if let Ok(f) = &nvfs {
             let (verdict, divergent) = compare(root, tree, f, &load.modversions, NVIDIA_FS)?;
             load.nvidia_fs_abi = Some(verdict);
             load.nvidia_fs_divergent = divergent;
+            load.nvidia_fs_crcless = crcless(&load, f, NVIDIA_FS);
         }
         load.nvidia_fs_file = Some(nvfs);
     }
@@ -142,9 +161,21 @@ pub fn read_module_load(
         let (verdict, divergent) = compare(root, tree, f, &load.modversions, RPCRDMA)?;
         load.abi = Some(verdict);
         load.divergent_providers = divergent;
+        load.crcless = crcless(&load, f, RPCRDMA);
     }
     load.file = Some(facts);
     Ok(load)
+}
+
+/// The prediction for `file` on a kernel without symbol CRCs; `None` on another kernel.
+fn crcless(load: &ModuleLoad, file: &LoadFacts, module: &str) -> Option<CrclessVerdict> {
+    let kernel = load.crcless_kernel.as_ref()?;
+    Some(crcless_load::judge(
+        module,
+        file.vermagic.as_deref(),
+        file.btf.as_ref(),
+        kernel,
+    ))
 }
 
 /// Compares the imports of `module`'s file with the export CRCs of their providers in `tree`,
@@ -160,7 +191,7 @@ fn compare(
     modversions: &KernelModversions,
     module: &str,
 ) -> Result<(AbiVerdict, Vec<DivergentProvider>), HostError> {
-    let cache = FactsCache::for_root(root);
+    let cache = FactsCache::of(root);
     let key = cache.as_ref().map(|_| AbiKey {
         module: normalize_name(module),
         imports: imports_hash(file),
@@ -292,7 +323,7 @@ fn divergent(
         return Ok(None);
     };
     let path = tree.path_of(&entry.file);
-    let cache = FactsCache::for_root(root);
+    let cache = FactsCache::of(root);
     let on_disk = crate::host::modules::module_files::inspect_file_with_cache(
         root,
         &path,

@@ -221,7 +221,7 @@ fn read_loaded(
         return Ok(LoadedOwner::Unmatched);
     };
     // Answered from the facts cache, without opening the copies, while they are unchanged.
-    let cache = crate::host::io::facts_cache::FactsCache::for_root(root);
+    let cache = crate::host::io::facts_cache::FactsCache::of(root);
     for copy in installed.iter().take(MAX_INSPECTED) {
         let path = root.join(format!("{tree_rel}/{}", copy.rel_path));
         match inspect_file_with_cache(root, &path, &[], cache.as_ref()) {

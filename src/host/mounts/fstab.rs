@@ -12,6 +12,14 @@ pub struct FstabEntry {
     pub options: Vec<String>,
 }
 
+/// The `nfs-gds` lines of `/etc/fstab` below `root` (none when it does not exist): the one
+/// reader of that file, once per command.
+pub fn read_fstab(root: &crate::host::Root) -> Result<Vec<FstabEntry>, crate::host::HostError> {
+    Ok(parse_nfs_gds_entries(
+        &root.read_text_lossy("etc/fstab")?.unwrap_or_default(),
+    ))
+}
+
 /// The `nfs-gds` entries of an fstab text (`\040`-style escapes decoded in source and target).
 pub fn parse_nfs_gds_entries(text: &str) -> Vec<FstabEntry> {
     text.lines()

@@ -31,10 +31,7 @@ impl Xprt {
     }
 }
 
-/// Whether an RPC netid / `proto=` value is RDMA.
-pub fn is_rdma_netid(netid: &str) -> bool {
-    matches!(netid, "rdma" | "rdma6")
-}
+pub use crate::nfs::is_rdma_netid;
 
 /// What a mount keeps of its mountstats record: the transports and the options the checks read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -381,10 +381,10 @@ pub fn read_local_addresses(root: &Root) -> Result<Vec<std::net::IpAddr>, HostEr
 /// (never in a tree), else `/etc/cufile.json`. `None` when there is none.
 pub fn read_cufile_lint(root: &Root) -> Result<Option<CufileLint>, HostError> {
     let path = root
-        .is_host()
-        .then(|| crate::host::io::env::Env::get().cufile_json.clone())
-        .flatten()
-        .unwrap_or_else(|| "/etc/cufile.json".to_string());
+        .context()
+        .cufile_json()
+        .unwrap_or("/etc/cufile.json")
+        .to_string();
     // Unreadable (a 0600 file for a non-root `check`) is this one fact unknown, not every check.
     let bytes = match root.read_bytes(&path) {
         Ok(Some(bytes)) => bytes,

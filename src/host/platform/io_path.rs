@@ -20,9 +20,6 @@ use crate::host::{HostError, Root};
 
 pub const NFS_SERVERS: &str = "proc/fs/nfsfs/servers";
 
-/// The NFS-over-RDMA port.
-pub const RDMA_PORT: u16 = 20049;
-
 /// One line of `/proc/fs/nfsfs/servers`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NfsServer {
@@ -223,7 +220,7 @@ mod tests {
         let s = parse_nfs_servers(t);
         assert_eq!(s.len(), 3);
         assert_eq!(s[0].address, "10.0.2.15".parse::<IpAddr>().unwrap());
-        assert_eq!(s[0].port, RDMA_PORT);
+        assert_eq!(s[0].port, crate::nfs::NFS_RDMA_PORT);
         assert_eq!(s[0].version, "v4");
         assert_eq!(s[1].port, 2049);
         assert_eq!(s[1].hostname, "filer");

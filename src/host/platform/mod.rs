@@ -9,6 +9,7 @@ pub mod cufile_json;
 pub mod gdscheck;
 pub mod inventory;
 pub mod io_path;
+pub mod kernel_packages;
 pub mod libcufile;
 pub mod module_keys;
 pub mod net_route;

@@ -70,14 +70,41 @@ impl NvidiaFs {
 /// through `__symbol_get`), while its NVMe side picks `nvme_v1_*` or `nvme_v2_*`.
 pub const NEWEST_READ: (u32, u32) = (2, 28);
 
-/// Whether nvidia-fs `version` is known to ask rpcrdma for the unversioned hook names: `Some(true)`
-/// up to [`NEWEST_READ`], `None` for a newer or unreadable release (2.29 and 2.30 may ask for a
-/// versioned ABI; their source was not read).
-pub fn asks_unversioned_rpcrdma_hooks(version: &str) -> Option<bool> {
+/// Series NVIDIA ships whose source is not public (NVIDIA/gds-nvidia-fs ends at 2.28.4):
+/// 2.29 (2.29.4 is GPU Operator 26.7's default) and 2.30 (listed as latest, 2026-09).
+pub const PUBLISHED_WITHOUT_SOURCE: &[(u32, u32)] = &[(2, 29), (2, 30)];
+
+/// Which rpcrdma hook interface an nvidia-fs release asks for, as far as its source tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookInterface {
+    /// The unversioned names (every release up to [`NEWEST_READ`]).
+    Unversioned,
+    /// A series NVIDIA ships without public source ([`PUBLISHED_WITHOUT_SOURCE`]): the interface
+    /// is not public and never assumed to be 2.28.4's.
+    NotPublic,
+    /// A release newer than any known.
+    Unknown,
+}
+
+/// The hook interface of nvidia-fs `version`; `None` when the version does not read as
+/// `major.minor[...]`.
+pub fn rpcrdma_hook_interface(version: &str) -> Option<HookInterface> {
     let mut parts = version.split(|c: char| !c.is_ascii_digit());
     let major: u32 = parts.next()?.parse().ok()?;
     let minor: u32 = parts.next()?.parse().ok()?;
-    ((major, minor) <= NEWEST_READ).then_some(true)
+    Some(if (major, minor) <= NEWEST_READ {
+        HookInterface::Unversioned
+    } else if PUBLISHED_WITHOUT_SOURCE.contains(&(major, minor)) {
+        HookInterface::NotPublic
+    } else {
+        HookInterface::Unknown
+    })
+}
+
+/// Whether nvidia-fs `version` is known to ask rpcrdma for the unversioned hook names: `Some(true)`
+/// up to [`NEWEST_READ`], `None` for a newer or unreadable release.
+pub fn asks_unversioned_rpcrdma_hooks(version: &str) -> Option<bool> {
+    (rpcrdma_hook_interface(version)? == HookInterface::Unversioned).then_some(true)
 }
 
 fn is_nvfs_device(name: &str) -> bool {
@@ -204,5 +231,31 @@ mod tests {
             parse_registered_modules("wekafsio: 1\nrpcrdma: (null)\n"),
             vec!["wekafsio", "rpcrdma"]
         );
+    }
+}
+
+#[cfg(test)]
+mod interface_tests {
+    use super::*;
+
+    #[test]
+    fn releases_after_the_public_source_are_never_taken_for_2_28_4() {
+        assert_eq!(
+            rpcrdma_hook_interface("2.28.4"),
+            Some(HookInterface::Unversioned)
+        );
+        for v in ["2.29.4", "2.30", "2.30.2"] {
+            assert_eq!(
+                rpcrdma_hook_interface(v),
+                Some(HookInterface::NotPublic),
+                "{v}"
+            );
+            assert_eq!(asks_unversioned_rpcrdma_hooks(v), None, "{v}");
+        }
+        assert_eq!(
+            rpcrdma_hook_interface("2.31.0"),
+            Some(HookInterface::Unknown)
+        );
+        assert_eq!(rpcrdma_hook_interface("latest"), None);
     }
 }

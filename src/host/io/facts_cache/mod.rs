@@ -74,8 +74,9 @@ pub const DEFAULT_DIR: &str = "var/cache/nfs-gds";
 /// Bumped whenever the entry format or what the readers conclude changes. 2: identities
 /// without a content hash; `load` and `abi` entries. 3: module facts name versioned variants of
 /// the hooks; `abi` keyed on the build symvers. 4: import versions externally tagged. 5: each
-/// import version a `[symbol, crc]` pair. 6: symbol-version verdicts externally tagged.
-const FORMAT: u32 = 6;
+/// import version a `[symbol, crc]` pair. 6: symbol-version verdicts externally tagged. 7: load
+/// facts carry the vermagic and the split BTF.
+const FORMAT: u32 = 7;
 
 #[derive(Debug, Serialize, Deserialize)]
 struct ModuleEntry {
@@ -178,20 +179,18 @@ pub struct FactsCache {
 }
 
 impl FactsCache {
-    /// The cache for `root`: `$NFS_GDS_CACHE_DIR` or `<root>/var/cache/nfs-gds`. `None` when
-    /// turned off or when not running as root.
-    pub fn for_root(root: &Root) -> Option<Self> {
-        let env = crate::host::io::env::Env::get();
-        if env.no_cache || root.is_bundling() {
+    /// The cache the run decided on for `root` ([`NodeContext`](crate::host::io::context::NodeContext),
+    /// made once by the command line); none for a root recording a bundle, where every file the
+    /// facts come from must really be read.
+    pub fn of(root: &Root) -> Option<Self> {
+        use crate::host::io::context::CachePlace;
+        if root.is_bundling() {
             return None;
         }
-        if !nix::unistd::geteuid().is_root() {
-            tracing::debug!("not running as root: the module facts cache is not used");
-            return None;
-        }
-        match &env.cache_dir {
-            Some(dir) => Some(FactsCache::with_owner(dir.clone(), 0)),
-            None => Some(FactsCache::below(root, DEFAULT_DIR, 0)),
+        match root.context().cache() {
+            CachePlace::Off => None,
+            CachePlace::Dir(dir) => Some(FactsCache::with_owner(dir.clone(), 0)),
+            CachePlace::BelowRoot => Some(FactsCache::below(root, DEFAULT_DIR, 0)),
         }
     }
 
@@ -637,6 +636,9 @@ mod tests {
                 crcs: [("ib_event_msg".to_string(), 0x1234_u32)].into(),
             },
             signature: SignatureFacts::Unsigned,
+            vermagic: None,
+            btf: None,
+            frwr_map: None,
         };
         assert_eq!(cache.load_facts(&key), None);
         cache.store_load_facts(&key, &load);

@@ -6,8 +6,13 @@ use super::*;
 /// mount.nfs makes a second mount of the same superblock at the staging point (id 71), and
 /// unmounting that one leaves the table as it was.
 fn second_copy(t: &Tree, proto: &'static str) -> RecordingMounter {
-    let first = format!("{BEFORE}{}", nfs_info(70, "/mnt/data", proto));
-    let first_stats = format!("{BEFORE_STATS}{}", nfs_stats("/mnt/data", proto));
+    second_copy_beside(t, proto, "", "")
+}
+
+/// [`second_copy`] on a table that also has `info` (and its `stats`).
+fn second_copy_beside(t: &Tree, proto: &'static str, info: &str, stats: &str) -> RecordingMounter {
+    let first = format!("{BEFORE}{info}{}", nfs_info(70, "/mnt/data", proto));
+    let first_stats = format!("{BEFORE_STATS}{stats}{}", nfs_stats("/mnt/data", proto));
     t.table(&first, &first_stats);
     let (r1, r2) = (t.root().to_owned(), t.root().to_owned());
     let (f1, s1) = (first.clone(), first_stats.clone());
@@ -26,6 +31,33 @@ fn second_copy(t: &Tree, proto: &'static str) -> RecordingMounter {
             Ok(())
         },
     )
+}
+
+/// DIR already carries the export over RDMA while the server has a TCP mount elsewhere, with the
+/// trap at `warn`: the mount kept is judged as `verify` judges it, the trap's warning (that a
+/// new mount of the server could inherit TCP) included.
+#[test]
+fn an_existing_mount_is_judged_as_verify_judges_it() {
+    let t = gds_node();
+    let info = nfs_info(72, "/elsewhere", "tcp").replace(" 0:50 ", " 0:60 ");
+    let stats = nfs_stats("/elsewhere", "tcp");
+    let o = run(
+        &t,
+        &request("rw", false),
+        "[checks]\nrpcrdma-hook-export = \"off\"\ntransport-trap = \"warn\"\n",
+        second_copy_beside(&t, "rdma", &info, &stats),
+    );
+    assert_eq!(o.code, 0, "{}", o.err);
+    let kept = o
+        .err
+        .split("verifying that mount")
+        .nth(1)
+        .expect("the existing mount is verified");
+    assert!(
+        kept.contains("WARN transport-trap [warn]: this mount runs over RDMA, but 10.0.2.15 also has NFSv4 mounts over other transports"),
+        "the kept mount's own judgement says the trap, as verify does: {}",
+        o.err
+    );
 }
 
 #[test]

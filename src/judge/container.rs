@@ -1,27 +1,52 @@
-//! The gate's decision for one container: its NFS volumes, which of them are meant for GDS,
-//! and the judge's verdict on each with the node checks; or, when it cannot tell, why.
+//! The one container judge: a container's volumes, which of them are meant for GDS, and the
+//! mount judge's verdict on each with the node checks; or, when it cannot tell, why. It takes a
+//! runtime-neutral [`Container`] (annotations, mounts as {source, destination, type, options},
+//! device paths): `nfs-gds oci-hook` builds one from the OCI state and `config.json`, the NRI
+//! plugin from the runtime's request, and both say the [`Answer`] in the words of [`lines`].
 //!
-//! Cheap first: the state, `config.json`'s mounts and mountinfo alone, and the answer for a
-//! container with no bind source on an NFS mount (nearly all of them) is made from those three
-//! reads. Only a container with NFS volumes costs the policy, the whole mount table, what the
-//! node declares and, when a volume is meant for GDS, the node facts (from the facts cache).
+//! Cheap first: mountinfo alone, and the answer for a container with no bind source on an NFS
+//! mount (nearly all of them) is made from that one read. Only a container with NFS volumes
+//! costs the policy, the whole mount table, what the node declares and, when a volume is meant
+//! for GDS, the node facts (from the facts cache).
 
-use std::path::{Path, PathBuf};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 
-use crate::cli::check::judge_facts;
-use crate::host::io::reader::FileKind;
+use super::mount::MountJudge;
+use super::node::{self, Ask};
+use crate::escape::escape_control;
 use crate::host::mounts::resolve::resolve_beside_nfs;
 use crate::host::mounts::{read_mount_points, read_nfs_mount_table, MountPoints, MountTable};
+use crate::host::syslog::Severity;
 use crate::host::{HostFacts, Root};
-use crate::judge::MountJudge;
 use crate::nfs::ServerAddrs;
-use crate::oci::{self, AnnotationProblem, Marks, State};
+use crate::oci::{self, AnnotationProblem, Marks, OciMount};
 use crate::policy::intent::read_declared;
-use crate::policy::{Policy, PolicyError};
+use crate::policy::{Policy, PolicyError, WhenUnsure};
 use crate::system::System;
 use crate::verdict::Judged;
 
-/// What the gate says of a container.
+/// A container as every runtime describes it to its gate.
+#[derive(Debug, Clone, Default)]
+pub struct Container {
+    /// Its annotation sets, the runtime's own first (OCI: the state's, then `config.json`'s;
+    /// NRI: the pod's, then the container's). A volume marked in any of them is marked.
+    pub annotations: Vec<BTreeMap<String, String>>,
+    /// Its mounts, bind sources as absolute paths of the runtime's mount namespace.
+    pub mounts: Vec<OciMount>,
+    /// The device nodes it is given (container paths).
+    pub devices: Vec<PathBuf>,
+    /// It runs privileged: it gets every host device, so a device says nothing of what it is
+    /// meant for.
+    pub privileged: bool,
+    /// Its name in its pod, which NVIDIA's per-container CDI annotation is keyed by.
+    pub name: Option<String>,
+}
+
+/// The separator between a line's reason and its fix.
+pub const FIX: &str = " | fix: ";
+
+/// What the judge says of a container.
 #[derive(Debug)]
 pub enum Answer {
     /// No NFS volume meant for GDS has a problem: nothing to say.
@@ -62,8 +87,8 @@ struct Volume {
     marked: bool,
 }
 
-/// What the gate reads beyond the state: the root, its system (which resolves server names),
-/// and the policy (loaded only when needed).
+/// What the judge reads beyond the container: the root, its system (which resolves server
+/// names), and the policy (loaded only when needed).
 pub struct Inputs<'a> {
     pub root: &'a Root,
     pub system: &'a dyn System,
@@ -93,14 +118,14 @@ impl std::fmt::Debug for Inputs<'_> {
     }
 }
 
-fn unsure(reason: impl Into<String>, meant: bool) -> Answer {
+pub fn unsure(reason: impl Into<String>, meant: bool) -> Answer {
     Answer::Unsure {
         reason: reason.into(),
         meant,
     }
 }
 
-/// What the gate noticed besides its answer.
+/// What the judge noticed besides its answer.
 #[derive(Debug, Default)]
 pub struct Noted {
     /// What is wrong with the container's `nfs-gds/` annotations.
@@ -111,33 +136,62 @@ pub struct Noted {
     pub unresolved: Vec<String>,
 }
 
-/// The gate for the container of `state`, and what it noticed besides.
-pub fn decide(state: &State, inputs: &Inputs) -> (Answer, Noted) {
+/// The judge's answer for `container`, and what it noticed besides.
+pub fn decide(container: &Container, inputs: &Inputs) -> (Answer, Noted) {
     let mut noted = Noted::default();
-    let answer = decide_noting(state, inputs, &mut noted);
+    let answer = decide_noting(container, inputs, &mut noted);
     (answer, noted)
 }
 
-/// The annotations' problems: unknown keys, a `nfs-gds/gds` value neither yes nor no, and listed
-/// paths the container has no volume at
-/// (unless it has no volume at all: a pod's infra container gets the pod's annotations too).
-fn annotation_problems(
-    state: &State,
-    config: &oci::Config,
-    marks: &Marks,
-) -> Vec<AnnotationProblem> {
-    let keys = state.annotations.keys().chain(
-        config
-            .annotations
-            .keys()
-            .filter(|k| !state.annotations.contains_key(*k)),
-    );
-    let mut problems = oci::unknown_annotations(keys.map(String::as_str));
-    problems.extend(oci::bad_values(&state.annotations));
-    if !state.annotations.contains_key(oci::GDS_ANNOTATION) {
-        problems.extend(oci::bad_values(&config.annotations));
+/// What the container's annotation sets mark, all of them together; and every NFS volume when
+/// it asked for the GDS CDI device ([`oci::gds_requested`]).
+pub fn marks_of(container: &Container) -> Marks {
+    let mut marks = Marks::default();
+    let mut all_sets = BTreeMap::new();
+    for set in &container.annotations {
+        let m = Marks::of(set);
+        marks.all |= m.all;
+        marks.volumes.extend(m.volumes);
+        all_sets.extend(set.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
-    let mounted: Vec<PathBuf> = config
+    marks.volumes.dedup();
+    let devices: Vec<String> = container
+        .devices
+        .iter()
+        .map(|d| d.to_string_lossy().into_owned())
+        .collect();
+    if let Some(request) = oci::gds_requested(
+        &all_sets,
+        container.name.as_deref(),
+        devices.iter().map(String::as_str),
+        container.privileged,
+    ) {
+        tracing::debug!("meant for GDS: {request}");
+        marks.all = true;
+    }
+    marks
+}
+
+/// The annotations' problems: unknown keys, a `nfs-gds/gds` value neither yes nor no (of the
+/// first set that has one), and listed paths the container has no volume at (unless it has no
+/// volume at all: a pod's infra container gets the pod's annotations too).
+fn annotation_problems(container: &Container, marks: &Marks) -> Vec<AnnotationProblem> {
+    let mut keys: Vec<&str> = container
+        .annotations
+        .iter()
+        .flat_map(|set| set.keys().map(String::as_str))
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let mut problems = oci::unknown_annotations(keys);
+    if let Some(set) = container
+        .annotations
+        .iter()
+        .find(|set| set.contains_key(oci::GDS_ANNOTATION))
+    {
+        problems.extend(oci::bad_values(set));
+    }
+    let mounted: Vec<PathBuf> = container
         .mounts
         .iter()
         .filter(|m| m.is_bind())
@@ -150,62 +204,9 @@ fn annotation_problems(
     problems
 }
 
-fn decide_noting(state: &State, inputs: &Inputs, noted: &mut Noted) -> Answer {
-    let marks = Marks::of(&state.annotations);
-    let config_rel = match oci::config_path(state) {
-        Ok(p) => p,
-        Err(e) => return unsure(e.to_string(), marks.any()),
-    };
-    let shown = inputs.root.join(&config_rel).display().to_string();
-    let bytes = match inputs.root.read_file(&config_rel, FileKind::Config) {
-        Ok(Some(read)) => read.bytes,
-        Ok(None) => return unsure(format!("{shown} does not exist"), marks.any()),
-        Err(e) => return unsure(e.to_string(), marks.any()),
-    };
-    let config = match oci::parse_config(&shown, &bytes) {
-        Ok(c) => c,
-        Err(e) => return unsure(e.to_string(), marks.any()),
-    };
-    decide_config(state, &config, inputs, noted)
-}
-
-/// The container names the runtimes write into `config.json`'s annotations (containerd's CRI,
-/// CRI-O's): what NVIDIA's per-container CDI annotation is keyed by.
-pub const CONTAINER_NAME_KEYS: [&str; 2] = [
-    "io.kubernetes.cri.container-name",
-    "io.kubernetes.container.name",
-];
-
-/// The gate for a container whose configuration is known: the hook's `config.json`, or what
-/// another runtime interface (NRI) says of the container in the same form. The state gives the
-/// annotations the runtime passed and the bundle relative sources lie in.
-pub fn decide_config(
-    state: &State,
-    config: &oci::Config,
-    inputs: &Inputs,
-    noted: &mut Noted,
-) -> Answer {
-    let mut marks = Marks::of(&state.annotations);
-    let config_marks = Marks::of(&config.annotations);
-    marks.all |= config_marks.all;
-    marks.volumes.extend(config_marks.volumes);
-    marks.volumes.dedup();
-    let mut all_annotations = config.annotations.clone();
-    all_annotations.extend(
-        state
-            .annotations
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone())),
-    );
-    let name = CONTAINER_NAME_KEYS
-        .iter()
-        .find_map(|k| all_annotations.get(*k))
-        .map(String::as_str);
-    if let Some(request) = config.gds_request(&all_annotations, name) {
-        tracing::debug!("meant for GDS: {request}");
-        marks.all = true;
-    }
-    noted.problems = annotation_problems(state, config, &marks);
+fn decide_noting(container: &Container, inputs: &Inputs, noted: &mut Noted) -> Answer {
+    let marks = marks_of(container);
+    noted.problems = annotation_problems(container, &marks);
     let read_points;
     let points: &MountPoints = match &inputs.kept {
         Some(kept) => match kept.points {
@@ -223,13 +224,9 @@ pub fn decide_config(
     if !points.any_nfs() && marks.volumes.is_empty() {
         return Answer::Quiet;
     }
-    let bundle = state.bundle.as_deref().unwrap_or(Path::new("/"));
     let mut binds: Vec<(PathBuf, PathBuf)> = Vec::new();
-    for m in config.mounts.iter().filter(|m| m.is_bind()) {
-        let Some(source) = m.source.as_deref() else {
-            continue;
-        };
-        let Some(source) = oci::clean_path(&bundle.join(source).to_string_lossy()) else {
+    for m in container.mounts.iter().filter(|m| m.is_bind()) {
+        let Some(source) = m.source.as_deref().and_then(oci::clean_path) else {
             continue;
         };
         // The runtime binds what the source's links lead to: a link on the local disk may
@@ -248,8 +245,7 @@ pub fn decide_config(
                 resolved.unresolved.display()
             ));
         }
-        let source = resolved.path;
-        binds.push((destination, source));
+        binds.push((destination, resolved.path));
     }
     let volumes = volumes_of(&binds, points, &marks);
     if volumes.is_empty() {
@@ -330,7 +326,7 @@ fn judge_volumes(inputs: &Inputs, policy: &Policy, volumes: &[Volume], marked: b
         None => HostFacts::read(root).map_err(|e| e.to_string()),
     };
     let node = match facts {
-        Ok(facts) => judge_facts(facts, policy, false).1,
+        Ok(facts) => node::judge(facts, policy, Ask::new(false), None).1,
         Err(e) => return unsure(format!("the node: {e}"), true),
     };
     let levels = policy.for_node();
@@ -390,4 +386,99 @@ fn judge_volumes(inputs: &Inputs, policy: &Policy, volumes: &[Volume], marked: b
     } else {
         Answer::Judged(out)
     }
+}
+
+/// What a gate says of its answer: the lines (each with its system log severity) and whether
+/// the container is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Said {
+    pub lines: Vec<(Severity, String)>,
+    pub refused: bool,
+}
+
+/// The answer in the gate's words, for the container `who` names (already escaped: "container
+/// ID", "pod NS/NAME container NAME"); `None` for [`Answer::Quiet`]. The failure policy
+/// `when_unsure` decides an [`Answer::Unsure`].
+pub fn lines(answer: &Answer, who: &str, when_unsure: WhenUnsure) -> Option<Said> {
+    match answer {
+        Answer::Quiet => None,
+        Answer::Unsure { reason, meant } => {
+            let refuse = match when_unsure {
+                WhenUnsure::Refuse => true,
+                WhenUnsure::Start => false,
+                WhenUnsure::StartUnlessMarked => *meant,
+            };
+            let reason = escape_control(reason);
+            let line = if refuse {
+                format!(
+                    "refusing {who}: cannot judge its volumes meant for GDS: {reason}{FIX}make the container's bundle and the node readable, or set [oci-hook] when-unsure in the policy"
+                )
+            } else {
+                format!(
+                    "warning: starting {who} unjudged: {reason} (the policy's [oci-hook] when-unsure = \"{}\")",
+                    match when_unsure {
+                        WhenUnsure::Start => "start",
+                        _ => "start-unless-marked",
+                    }
+                )
+            };
+            let severity = if refuse {
+                Severity::Err
+            } else {
+                Severity::Notice
+            };
+            Some(Said {
+                lines: vec![(severity, line)],
+                refused: refuse,
+            })
+        }
+        Answer::Judged(volumes) => {
+            let refused = volumes.iter().any(|v| !v.refusals.is_empty());
+            let lines = volumes
+                .iter()
+                .map(|v| {
+                    if refused && !v.refusals.is_empty() {
+                        (
+                            Severity::Err,
+                            format!("refusing {who}: {}", volume_line(v, true)),
+                        )
+                    } else {
+                        (
+                            Severity::Warning,
+                            format!("warning: {who}: {}", volume_line(v, false)),
+                        )
+                    }
+                })
+                .collect();
+            Some(Said { lines, refused })
+        }
+    }
+}
+
+/// One line for a volume: container path, NFS source and mount point, each failing check's
+/// reason, and the fixes.
+pub fn volume_line(v: &VolumeVerdict, refused: bool) -> String {
+    let judged = if refused { &v.refusals } else { &v.warnings };
+    let reasons: Vec<String> = judged
+        .iter()
+        .map(|j| format!("{}: {}", j.result.id, j.result.summary))
+        .collect();
+    let mut fixes: Vec<&str> = Vec::new();
+    for j in judged {
+        if let Some(fix) = j.result.remedy.as_deref() {
+            if !fixes.contains(&fix) {
+                fixes.push(fix);
+            }
+        }
+    }
+    let on = match &v.mount_point {
+        Some(mp) => format!("{} (NFS mount {mp})", v.source),
+        None => v.source.clone(),
+    };
+    let mut line = format!("{}: {on}: {}", v.destination.display(), reasons.join("; "));
+    if !fixes.is_empty() {
+        line.push_str(FIX);
+        line.push_str(&fixes.join("; "));
+    }
+    escape_control(&line).into_owned()
 }

@@ -1,0 +1,132 @@
+//! What a command decides once about the node it reads, beside the root itself: whether the
+//! facts cache is used and where, the cufile.json cuFile reads on this machine, and the
+//! process's effective uid. The command line decides it ([`NodeContext::decide`], from the
+//! environment's one reader and the credentials the `System` answers) when it opens the host,
+//! and the root carries it, so no reader below decides it again — as libkmod's `kmod_ctx` or
+//! cargo's `GlobalContext` carry what a run decided. Plain data: it imports nothing it could
+//! circle back through.
+
+use std::path::PathBuf;
+
+use super::env::Env;
+
+/// Where the facts cache is, when one is used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CachePlace {
+    /// No cache (not root, `NFS_GDS_NO_CACHE`, or a root made without a command line).
+    Off,
+    /// `NFS_GDS_CACHE_DIR`, a directory of the machine.
+    Dir(PathBuf),
+    /// `<root>/var/cache/nfs-gds`.
+    BelowRoot,
+}
+
+/// What one run decided about the node it reads.
+#[derive(Debug, Clone)]
+pub struct NodeContext {
+    cache: CachePlace,
+    /// `CUFILE_ENV_PATH_JSON`, on this machine only (never for a tree).
+    cufile_json: Option<String>,
+    /// The process's effective uid: a directory nfs-gds writes must be root's or its own.
+    euid: u32,
+}
+
+/// No cache and no cufile.json from the environment (a root made without a command line: the
+/// unit tests), with the process's own effective uid.
+impl Default for NodeContext {
+    fn default() -> Self {
+        NodeContext {
+            cache: CachePlace::Off,
+            cufile_json: None,
+            euid: crate::system::Live::effective_uid(),
+        }
+    }
+}
+
+impl NodeContext {
+    /// The context for a root (`machine`: the machine itself, not a tree), from the environment
+    /// and the effective uid: the facts cache is `$NFS_GDS_CACHE_DIR` or
+    /// `<root>/var/cache/nfs-gds`, used only by root and not when `NFS_GDS_NO_CACHE` turns it
+    /// off.
+    pub fn decide(machine: bool, env: &Env, euid: u32) -> NodeContext {
+        let cache = if env.no_cache {
+            CachePlace::Off
+        } else if euid != 0 {
+            tracing::debug!("not running as root: the module facts cache is not used");
+            CachePlace::Off
+        } else {
+            match &env.cache_dir {
+                Some(dir) => CachePlace::Dir(dir.clone()),
+                None => CachePlace::BelowRoot,
+            }
+        };
+        NodeContext {
+            cache,
+            cufile_json: machine.then(|| env.cufile_json.clone()).flatten(),
+            euid,
+        }
+    }
+
+    /// Where the facts cache is.
+    pub fn cache(&self) -> &CachePlace {
+        &self.cache
+    }
+
+    /// The process's effective uid.
+    pub fn euid(&self) -> u32 {
+        self.euid
+    }
+
+    /// The cufile.json `CUFILE_ENV_PATH_JSON` names, on this machine.
+    pub fn cufile_json(&self) -> Option<&str> {
+        self.cufile_json.as_deref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Env {
+        let pairs: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Env::from_lookup(|name| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.into()))
+    }
+
+    #[test]
+    fn the_cache_is_roots_only_and_off_when_asked_and_cufile_json_is_the_machines() {
+        assert_eq!(
+            NodeContext::decide(false, &env(&[]), 0).cache(),
+            &CachePlace::BelowRoot
+        );
+        assert_eq!(
+            NodeContext::decide(false, &env(&[("NFS_GDS_CACHE_DIR", "/c")]), 0).cache(),
+            &CachePlace::Dir("/c".into())
+        );
+        assert_eq!(
+            NodeContext::decide(false, &env(&[]), 1000).cache(),
+            &CachePlace::Off
+        );
+        assert_eq!(
+            NodeContext::decide(false, &env(&[("NFS_GDS_NO_CACHE", "1")]), 0).cache(),
+            &CachePlace::Off
+        );
+        // An empty value is unset.
+        assert_eq!(
+            NodeContext::decide(false, &env(&[("NFS_GDS_NO_CACHE", "")]), 0).cache(),
+            &CachePlace::BelowRoot
+        );
+        let json = [("CUFILE_ENV_PATH_JSON", "/opt/cufile.json")];
+        assert_eq!(
+            NodeContext::decide(false, &env(&json), 0).cufile_json(),
+            None
+        );
+        assert_eq!(
+            NodeContext::decide(true, &env(&json), 0).cufile_json(),
+            Some("/opt/cufile.json")
+        );
+        assert_eq!(NodeContext::default().cache(), &CachePlace::Off);
+    }
+}

@@ -223,6 +223,14 @@ abort() {
 
 note() { printf -- '-- %s\n' "$*"; }
 
+# End the scenario as SKIPPED with REASON: what it tests cannot be set up here (a package that no
+# longer installs). The host reports it as skipped, loudly, never as passed.
+skip() {
+    printf '%s\n' "$*" >"$SCN_DIR/skipped"
+    printf 'SKIPPED: %s\n' "$*"
+    exit 0
+}
+
 # run NAME TIMEOUT CMD... — run a command, capture stdout/stderr/exit code as NAME.{out,err,rc}.
 run() {
     local name=$1 secs=$2
@@ -490,6 +498,8 @@ run_plan() {
             result="FAIL: $(head -n 1 "$SCN_DIR/failures")"
             n=$(wc -l <"$SCN_DIR/failures")
             [ "$n" -gt 1 ] && result="$result (+$((n - 1)) more)"
+        elif [ -s "$SCN_DIR/skipped" ]; then
+            result="SKIP: $(head -n 1 "$SCN_DIR/skipped")"
         else
             result=PASS
         fi
@@ -498,6 +508,64 @@ run_plan() {
         "$reset" >>"$SCN_DIR/log" 2>&1
     done
 }
+
+# ---------------------------------------------------------------- scenario plumbing shared by the guests
+
+MNT=/mnt/gds
+SPEC=$SERVER:$EXPORT
+# Which nvidia_fs the steps loaded: nvidia_fs (the stand-in, modules/nvidia_fs) or nvidia-fs
+# (NVIDIA's, from the suite's nvidia-fs-dkms, over the nvidia_p2p provider).
+NVFS_UNDER_TEST=nvidia_fs
+
+nvfs_name() { if [ "$NVFS_UNDER_TEST" = nvidia-fs ]; then echo "NVIDIA's nvidia-fs"; else echo "the nvidia_fs stub"; fi; }
+# The version /sys/module/nvidia_fs/version must show for the nvidia_fs under test.
+nvfs_expected_version() {
+    if [ "$NVFS_UNDER_TEST" = nvidia-fs ]; then
+        modinfo -F version "$PAYLOAD/modules/nvidia-fs$MODSUFFIX"
+    else
+        echo 2.28.4
+    fi
+}
+
+# ---------------------------------------------------------------- preconditions
+
+require_stock_kernel() {
+    same_file "$(modinfo -n rpcrdma 2>/dev/null)" "$STOCK_RPCRDMA" || abort "precondition: modprobe does not resolve rpcrdma to the inbox module $STOCK_RPCRDMA ($(modinfo -n rpcrdma 2>&1))"
+    [ -d /sys/module/rpcrdma ] || abort "precondition: rpcrdma is not loaded"
+    ! kallsyms_has $HOOK_REG >/dev/null || abort "precondition: the loaded rpcrdma already has the nvfs hooks"
+    [ ! -d /sys/module/nvidia_fs ] || abort "precondition: nvidia_fs is loaded"
+}
+
+# require_hooked_kernel gpl|plain
+require_hooked_kernel() {
+    local want=__ksymtab_gpl file
+    [ "$1" = plain ] && want=__ksymtab
+    file=$(modinfo -n rpcrdma 2>/dev/null)
+    same_file "$file" "$UPDATES_RPCRDMA" || abort "precondition: modprobe resolves rpcrdma to '$file', not $UPDATES_RPCRDMA"
+    [ "$(ksymtab_of "$file" $HOOK_REG)" = "$want" ] || abort "precondition: $file does not export $HOOK_REG in $want"
+    kallsyms_has $HOOK_REG >/dev/null || abort "precondition: the loaded rpcrdma has no $HOOK_REG in /proc/kallsyms"
+    [ "$(loaded_build_id rpcrdma)" = "$(file_build_id "$file")" ] || abort "precondition: the loaded rpcrdma is not the build in $file"
+    [ -d /sys/module/nvidia_fs ] || abort "precondition: $(nvfs_name) is not loaded"
+    same_file "$(modinfo -n nvidia_fs 2>/dev/null)" "/lib/modules/$KVER/updates/$NVFS_UNDER_TEST$MODSUFFIX" \
+        || abort "precondition: modprobe resolves nvidia_fs to '$(modinfo -n nvidia_fs 2>&1)', not $(nvfs_name)"
+    [ "$(cat /sys/module/nvidia_fs/version 2>/dev/null)" = "$(nvfs_expected_version)" ] \
+        || abort "precondition: the loaded nvidia_fs is $(cat /sys/module/nvidia_fs/version 2>&1), not $(nvfs_name) $(nvfs_expected_version)"
+}
+
+# A plain mount(8) of the export over RDMA, to prove the test bed; leaves it mounted on DIR.
+plain_rdma_mount() {
+    local name=$1 dir=$2
+    run "$name" 120 mount -t nfs4 -o "vers=4.2,proto=rdma,port=$RDMA_PORT" "$SPEC" "$dir"
+    expect_rc "$name" 0
+}
+
+plain_tcp_mount() {
+    local name=$1 dir=$2
+    run "$name" 120 mount -t nfs4 -o proto=tcp,vers=4.2 "$SPEC" "$dir"
+    expect_rc "$name" 0
+}
+
+write_config() { mkdir -p /etc/nfs-gds && cat >"$CONFIG_FILE" && note "$CONFIG_FILE:" && sed 's/^/    | /' "$CONFIG_FILE"; }
 
 # ---------------------------------------------------------------- results and power
 

@@ -45,12 +45,7 @@ oci_prepare() {
 cgroup_manager = "cgroupfs"
 events_logger = "file"
 EOF
-    if [ ! -S /dev/log ]; then
-        busybox syslogd -n -O "$OCI_SYSLOG" &
-        local i
-        for i in $(seq 50); do [ -S /dev/log ] && break; sleep 0.1; done
-        [ -S /dev/log ] || abort "busybox syslogd did not create /dev/log"
-    fi
+    syslog_up
     if ! podman image exists "$OCI_IMAGE" 2>/dev/null; then
         local d
         d=$(mktemp -d)
@@ -65,6 +60,16 @@ EOF
     install -D -m 0644 "$OCI_PACKAGED_HOOK" "$OCI_HOOKS_DIR/nfs-gds-hook.json" ||
         abort "cannot copy the hooks.d file into $OCI_HOOKS_DIR"
     mkdir -p /mnt/tcp /mnt/rdma "$MNT"
+}
+
+# A system log for a guest without one: busybox syslogd writing to OCI_SYSLOG (once per boot).
+syslog_up() {
+    if [ ! -S /dev/log ]; then
+        busybox syslogd -n -O "$OCI_SYSLOG" &
+        local i
+        for i in $(seq 50); do [ -S /dev/log ] && break; sleep 0.1; done
+        [ -S /dev/log ] || abort "busybox syslogd did not create /dev/log"
+    fi
 }
 
 # The gate off again (between scenarios and at the end).

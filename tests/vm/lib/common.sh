@@ -39,3 +39,16 @@ cache_dir() { printf '%s\n' "${NFS_GDS_VM_CACHE:-$HOME/.cache/nfs-gds-vm}"; }
 
 # sha256 of the named files' contents and of extra strings, short form.
 hash_of() { { for a in "$@"; do if [ -f "$a" ]; then cat "$a"; else printf '%s\n' "$a"; fi; done; } | sha256sum | cut -c1-16; }
+
+# Remove a half-built tree. --one-file-system never crosses into a mount point, should an
+# interrupted build have left one behind (the builds mount only inside a private namespace, so
+# normally none survives). build-root.sh keeps its own copy: the roots' cache key is a hash of
+# that script, so moving it here would rebuild every cached root.
+remove_tree() {
+    local d=$1
+    [ -e "$d" ] || return 0
+    if awk -v d="$d/" 'index($2 "/", d) == 1 { found=1 } END { exit !found }' /proc/mounts; then
+        die "$d still has mounts under it (see /proc/mounts); unmount them, then remove it"
+    fi
+    rm -rf --one-file-system "$d"
+}

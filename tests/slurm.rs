@@ -475,3 +475,16 @@ fn policy_check_names_every_error_of_the_slurm_table() {
         "{said}"
     );
 }
+
+/// A node that turned bad between health checks (the trap on a declared export): the prolog of
+/// a GDS job fails it, naming the mount, as the health check would drain it.
+#[test]
+fn the_prolog_fails_a_gds_job_where_a_declared_export_is_mounted_over_tcp() {
+    let f = node("IDLE", None);
+    let (info, stats) = crate::support::mount_table::with_mount(70, "/mnt/tcp", "tcp");
+    f.table(&info, &stats);
+    f.policy("[[mount]]\nsource = \"10.0.2.15:/export\"\n");
+    let o = prolog(&f, Some("gds_nfs"));
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(err(&o).contains("/mnt/tcp"), "{}", err(&o));
+}

@@ -319,7 +319,7 @@ fn no_source_file_is_over_800_lines() {
 /// The folders whose `mod.rs` files only list their children and say what they re-export: a
 /// child imports what it needs from the sibling that defines it, never from its parent's
 /// `mod.rs` (where a fat parent grows a knot of everything its children share).
-const THIN_PARENTS: &[&str] = &["src/doctor", "src/policy", "src/judge"];
+const THIN_PARENTS: &[&str] = &["src/doctor", "src/policy", "src/judge", "src/cli"];
 
 /// The names `mod.rs` declares as modules, and whether each is test-only.
 fn children_of(mod_rs: &str) -> Vec<(String, bool)> {

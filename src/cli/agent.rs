@@ -7,7 +7,8 @@ use std::time::{Duration, SystemTime};
 
 use clap::Args;
 
-use super::{exit, CmdError, Ctx};
+use super::context::{CmdError, Ctx};
+use super::exit;
 use crate::agent::judged::{judge_node_and_mounts, Judged};
 use crate::agent::outputs::{self, Outputs};
 use crate::agent::schedule::{self, MAX_INTERVAL_SECS};

@@ -5,7 +5,7 @@
 
 use clap::Args;
 
-use super::{CmdError, Ctx};
+use super::context::{CmdError, Ctx};
 use crate::checks::Report;
 use crate::host::mounts::fstab::read_fstab;
 use crate::host::HostFacts;

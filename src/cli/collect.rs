@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use serde::Serialize;
 
-use super::{exit, out, CmdError, Ctx};
+use super::context::{CmdError, Ctx};
+use super::{exit, out};
 use crate::doctor::collect;
 use crate::escape::escape_control;
 
@@ -90,7 +91,7 @@ fn manifest(ctx: &Ctx) -> Result<Vec<u8>, CmdError> {
             .and_then(|t| t.lines().next().map(str::to_string)))
     };
     let m = Manifest {
-        version: super::LONG_VERSION,
+        version: super::version::LONG_VERSION,
         collected_at: humantime::format_rfc3339_seconds(ctx.host.system().wall_clock()).to_string(),
         hostname: first_line("proc/sys/kernel/hostname")?,
         kernel: first_line("proc/sys/kernel/osrelease")?,

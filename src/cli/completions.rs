@@ -8,11 +8,13 @@
 //! itself). And the mount helper `mount.nfs-gds`, which parses mount(8)'s flags by hand, gets a
 //! completion of its own, written from its flag table and its option table.
 
-use clap::{Args, CommandFactory};
+use clap::Args;
 use clap_complete::Shell;
 
+use super::context::CmdError;
+use super::exit;
 use super::reference::usage::helper_flag_names;
-use super::{exit, Cli, CmdError, HELPER_NAME};
+use super::version::HELPER_NAME;
 use crate::mount::args::{Does, FLAGS};
 use crate::mount::options;
 
@@ -62,10 +64,10 @@ complete -F {func} -o bashdefault -o default {HELPER_NAME}
     )
 }
 
-/// The completion script for `shell`.
-pub fn script(shell: Shell) -> Vec<u8> {
+/// The completion script for `shell`, of the command line `cli` (the whole of `nfs-gds`).
+pub fn script(shell: Shell, mut cli: clap::Command) -> Vec<u8> {
     let mut script = Vec::new();
-    clap_complete::generate(shell, &mut Cli::command(), "nfs-gds", &mut script);
+    clap_complete::generate(shell, &mut cli, "nfs-gds", &mut script);
     if shell != Shell::Bash {
         return script;
     }
@@ -74,8 +76,9 @@ pub fn script(shell: Shell) -> Vec<u8> {
     text.into_bytes()
 }
 
-pub fn run(args: &CompletionsArgs) -> Result<u8, CmdError> {
+/// Prints the script of `cli` for the shell `args` names.
+pub fn run(args: &CompletionsArgs, cli: clap::Command) -> Result<u8, CmdError> {
     // Into memory first: clap_complete panics on a failed write (a closed pipe).
-    std::io::Write::write_all(&mut std::io::stdout().lock(), &script(args.shell))?;
+    std::io::Write::write_all(&mut std::io::stdout().lock(), &script(args.shell, cli))?;
     Ok(exit::READY)
 }

@@ -2,8 +2,8 @@
 
 use clap::Args;
 
+use super::context::{CmdError, Ctx};
 use super::report::Format;
-use super::{CmdError, Ctx};
 use crate::doctor;
 use crate::host::HostFacts;
 use crate::policy::intent::read_declared_strict;

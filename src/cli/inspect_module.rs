@@ -18,7 +18,8 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use serde::Serialize;
 
-use super::{exit, CmdError, Ctx};
+use super::context::{CmdError, Ctx};
+use super::exit;
 use crate::checks::catalogue::{rpcrdma_hook_export, rpcrdma_hooks};
 use crate::checks::render::{self, TextStyle};
 use crate::checks::{fix, CheckResult, Status, SCHEMA_VERSION};

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use serde::Serialize;
 
-use super::{exit, CmdError, Ctx};
+use super::context::{CmdError, Ctx};
+use super::exit;
 use crate::checks::render::TextStyle;
 use crate::checks::SCHEMA_VERSION;
 use crate::host::io::reader;

@@ -11,14 +11,18 @@ pub mod out;
 pub mod err_out;
 
 pub mod agent;
+pub mod args;
 pub mod check;
 pub mod collect;
 pub mod color;
 pub mod completions;
+pub mod context;
 pub mod doctor;
+pub mod exit;
 pub mod host;
 pub mod inspect_module;
 pub mod lint;
+pub mod logging;
 pub mod mount_helper;
 pub mod nri;
 pub mod oci_hook;
@@ -29,205 +33,37 @@ pub mod report;
 pub mod shared;
 pub mod slurm;
 pub mod verify;
+pub mod version;
 pub mod watch;
 
 use std::ffi::OsString;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches};
 
-use crate::checks::render::TextStyle;
-use host::Host;
+pub use args::{Cli, Command, GlobalArgs};
+pub use context::{CmdError, Ctx};
+pub(crate) use logging::init_logging;
+pub use version::{HELPER_NAME, LONG_VERSION};
 
-/// Exit codes of the read-only commands.
-pub mod exit {
-    /// Ready: no check failed (warnings may have been printed).
-    pub const READY: u8 = 0;
-    /// Not ready: at least one check failed.
-    pub const NOT_READY: u8 = 1;
-    /// The command could not run (bad arguments, unreadable input).
-    pub const ERROR: u8 = 2;
-
-    /// The exit code of a command's verdict: every read-only command maps it here.
-    pub fn of(verdict: crate::checks::Verdict) -> u8 {
-        ready_or_not(verdict.is_ready())
-    }
-
-    /// The exit code of a command whose answer is ready or not (`inspect-module`'s hooks).
-    pub fn ready_or_not(ready: bool) -> u8 {
-        if ready {
-            READY
-        } else {
-            NOT_READY
-        }
-    }
-}
-
-/// The version `--version` prints: the crate's, the commit, the target and the enabled features
-/// (set by `build.rs`).
-pub const LONG_VERSION: &str = concat!(
-    env!("CARGO_PKG_VERSION"),
-    " (commit ",
-    env!("NFS_GDS_COMMIT"),
-    ", target ",
-    env!("NFS_GDS_TARGET"),
-    ", features: ",
-    env!("NFS_GDS_FEATURES"),
-    ")"
-);
-
-/// The file name argv\[0\] must have for the mount(8) helper persona.
-pub const HELPER_NAME: &str = "mount.nfs-gds";
-
-#[derive(Debug, Parser)]
-#[command(
-    name = "nfs-gds",
-    version = LONG_VERSION,
-    about = "Make GPUDirect Storage over NFS/RDMA fail loudly instead of silently",
-    long_about = "Checks that GPUDirect Storage over NFS/RDMA will really be used on this node: \
-nvidia_fs loaded, an rpcrdma module with the nvfs DMA hooks exported in a way this kernel accepts, \
-and mounts running over RDMA.\n\nExit status: 0 ready, 1 not ready, 2 error."
-)]
-pub struct Cli {
-    #[command(flatten)]
-    pub global: GlobalArgs,
-    #[command(subcommand)]
-    pub command: Command,
-}
-
-#[derive(Debug, Args)]
-pub struct GlobalArgs {
-    /// Read the host below DIR instead of / (for fixture trees and collected bundles); else NFS_GDS_ROOT when set and not empty
-    #[arg(long, global = true, value_name = "DIR")]
-    pub root: Option<PathBuf>,
-    /// Policy file; else NFS_GDS_CONFIG when set and not empty [default: /etc/nfs-gds/nfs-gds.toml]
-    #[arg(long, global = true, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// More log output on stderr (-v info, -vv debug, -vvv trace)
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
-    pub verbose: u8,
-    /// Colour the output: auto (on a terminal, unless NO_COLOR is set and non-empty), always, never
-    #[arg(long, global = true, value_name = "WHEN", value_enum, default_value_t)]
-    pub color: color::ColorWhen,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Run the pre-mount checks for this node, as the mount helper would
-    Check(check::CheckArgs),
-    /// Show what a kernel module file really contains (hooks, exports, identity)
-    InspectModule(inspect_module::InspectArgs),
-    /// Explain what is wrong on this node and how to fix it for its stack
-    Doctor(doctor::DoctorArgs),
-    /// Print doctor's plan, or with --apply run its safe, idempotent steps
-    Provision(provision::ProvisionArgs),
-    /// Write a support bundle of everything doctor reads (replay it with --root)
-    Collect(collect::CollectArgs),
-    /// Publish readiness for fleets: NFD labels, Prometheus textfile, status JSON
-    Agent(agent::AgentArgs),
-    /// Mount over NFS/RDMA as the mount(8) helper does (exit codes are mount(8)'s)
-    #[command(disable_help_flag = true)]
-    Mount(mount_helper::MountArgs),
-    /// Run the post-mount checks for an existing mount
-    Verify(verify::VerifyArgs),
-    /// Watch a mount while a workload runs: did nvidia-fs move the bytes it served?
-    Watch(watch::WatchArgs),
-    /// OCI runtime hook: refuse a container whose NFS volume meant for GDS is not ready (state on stdin)
-    OciHook(oci_hook::OciHookArgs),
-    /// NRI plugin: refuse, at CreateContainer, a container whose NFS volume meant for GDS is not ready (containerd, CRI-O)
-    Nri(nri::NriArgs),
-    /// Slurm: a HealthCheckProgram that drains a node whose GDS over NFS is not ready, and a Prolog for jobs that ask for the GDS feature
-    #[command(subcommand)]
-    Slurm(slurm::SlurmCommand),
-    /// Validate a policy file, or show the level of every check for a mount
-    #[command(subcommand)]
-    Policy(policy::PolicyCommand),
-    /// Check Kubernetes manifests (ClusterPolicy, NicClusterPolicy, NFS StorageClass/PV) for GDS
-    Lint(lint::LintArgs),
-    /// Print a shell completion script (e.g. `nfs-gds completions bash`)
-    Completions(completions::CompletionsArgs),
-}
-
-/// Context shared by every command.
-#[derive(Debug)]
-pub struct Ctx {
-    pub host: Host,
-    pub config: Option<PathBuf>,
-    pub style: TextStyle,
-}
-
-impl Ctx {
-    /// The policy, loaded as the mount helper loads it (a bad or untrusted file is an error
-    /// naming it).
-    pub fn policy(&self) -> Result<crate::policy::Policy, CmdError> {
-        Ok(self.policy_with_path()?.1)
-    }
-
-    /// The policy and the path it was read from.
-    pub fn policy_with_path(
-        &self,
-    ) -> Result<(PathBuf, crate::policy::Policy), crate::policy::PolicyError> {
-        crate::policy::load_for(&self.host.root, self.config.as_deref(), &self.host.trust())
-    }
-
-    /// The context of one run: the host from [`Host::open`], the one constructor both entry
-    /// points use.
-    /// `--root` and `--config` when given, else `NFS_GDS_ROOT` and `NFS_GDS_CONFIG` as the
-    /// environment's one reader gives them (empty is unset), as the mount helper takes them.
-    fn open(global: &GlobalArgs) -> Result<Self, host::BadRoot> {
-        let color = color::enabled_here(global.color, std::io::stdout().is_terminal());
-        let env = crate::host::io::env::Env::get();
-        Ok(Ctx {
-            host: Host::open(global.root.as_deref().or(env.root.as_deref()))?,
-            config: global.config.clone().or_else(|| env.config.clone()),
-            style: TextStyle {
-                color,
-                verbose: global.verbose > 0,
-            },
-        })
-    }
-}
-
-/// Logs go to stderr; `ansi` says whether they may be coloured.
-pub(crate) fn init_logging(verbose: u8, ansi: bool) {
-    let level = match verbose {
-        0 => tracing::Level::WARN,
-        1 => tracing::Level::INFO,
-        2 => tracing::Level::DEBUG,
-        _ => tracing::Level::TRACE,
-    };
-    let _ = tracing::subscriber::set_global_default(log_subscriber(level, ansi, err_out::Stderr));
-}
-
-/// The subscriber every face logs through: one line per event on `writer`, and every field,
-/// the message too, with its control characters and line separators escaped as in messages
-/// ([`crate::escape`]): a value quoted from the command line or a file (an option's quoted
-/// newline) cannot forge a log line of its own.
-fn log_subscriber<W>(level: tracing::Level, ansi: bool, writer: W) -> impl tracing::Subscriber
-where
-    W: for<'w> tracing_subscriber::fmt::MakeWriter<'w> + Send + Sync + 'static,
-{
-    use tracing_subscriber::field::MakeExt;
-    let fields = tracing_subscriber::fmt::format::debug_fn(|w, field, value| {
-        let text = format!("{value:?}");
-        let text = crate::escape::escape_control(&text);
-        if field.name() == "message" {
-            write!(w, "{text}")
-        } else {
-            write!(w, "{field}={text}")
-        }
+/// The context of one run: the host from [`Host::open`], the one constructor both entry
+/// points use.
+/// `--root` and `--config` when given, else `NFS_GDS_ROOT` and `NFS_GDS_CONFIG` as the
+/// environment's one reader gives them (empty is unset), as the mount helper takes them.
+fn open_ctx(global: &GlobalArgs) -> Result<Ctx, host::BadRoot> {
+    use crate::checks::render::TextStyle;
+    use host::Host;
+    let color = color::enabled_here(global.color, std::io::stdout().is_terminal());
+    let env = crate::host::io::env::Env::get();
+    Ok(Ctx {
+        host: Host::open(global.root.as_deref().or(env.root.as_deref()))?,
+        config: global.config.clone().or_else(|| env.config.clone()),
+        style: TextStyle {
+            color,
+            verbose: global.verbose > 0,
+        },
     })
-    .delimited(" ");
-    tracing_subscriber::fmt()
-        .with_max_level(level)
-        .with_writer(writer)
-        .log_internal_errors(false)
-        .with_target(false)
-        .without_time()
-        .with_ansi(ansi)
-        .fmt_fields(fields)
-        .finish()
 }
 
 /// Whether argv\[0\] names the mount helper: exact file name, never a prefix or substring.
@@ -302,13 +138,13 @@ pub fn run(argv: Vec<OsString>) -> u8 {
     }
     // Completions need no host: a wrong --root does not stop them.
     if let Command::Completions(args) = &cli.command {
-        return match completions::run(args) {
+        return match completions::run(args, Cli::command()) {
             Ok(code) => code,
             Err(e) if out::is_closed_pipe(&*e) => out::end_on_closed_pipe(),
             Err(e) => failed(None, &e.to_string(), exit::ERROR),
         };
     }
-    let ctx = match Ctx::open(&cli.global) {
+    let ctx = match open_ctx(&cli.global) {
         Ok(ctx) => ctx,
         Err(bad) => {
             // The hook's exit code is its verdict on a container: its failure policy decides,
@@ -346,7 +182,7 @@ pub fn run(argv: Vec<OsString>) -> u8 {
         Command::Policy(cmd) => policy::run(&cmd, &ctx),
         Command::Lint(args) => lint::report(&args, &ctx)
             .and_then(|r| report::show(&r, args.output.format(), ctx.style)),
-        Command::Completions(args) => completions::run(&args),
+        Command::Completions(args) => completions::run(&args, Cli::command()),
     };
     match result {
         Ok(code) => code,
@@ -456,9 +292,6 @@ fn json_error(command: &str, message: &str) -> std::io::Result<()> {
     out::line(format_args!("{doc}"))
 }
 
-/// An error that stops a command; printed once, as `nfs-gds: <message>`.
-pub type CmdError = Box<dyn std::error::Error>;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -524,42 +357,5 @@ mod tests {
         assert_eq!(refused(&["nfs-gds", "agent", "--json"]), None);
         assert_eq!(refused(&["nfs-gds", "--json"]), None);
         assert_eq!(refused(&["nfs-gds", "lint", "--", "--json"]), None);
-    }
-
-    #[test]
-    fn a_log_line_cannot_be_forged_by_a_value_it_quotes() {
-        use std::sync::{Arc, Mutex};
-        #[derive(Clone, Default)]
-        struct Buffer(Arc<Mutex<Vec<u8>>>);
-        impl std::io::Write for Buffer {
-            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().unwrap().extend_from_slice(buf);
-                Ok(buf.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let buffer = Buffer::default();
-        let writer = {
-            let buffer = buffer.clone();
-            move || buffer.clone()
-        };
-        let subscriber = log_subscriber(tracing::Level::INFO, false, writer);
-        let option = "rw,context=\"a\nnfs-gds: mounted srv:/x\u{2028}\u{1b}[2J\"";
-        tracing::subscriber::with_default(subscriber, || {
-            tracing::info!("options for mount.nfs: {option}");
-            tracing::info!(path = %"/mnt/a\nb", "named");
-        });
-        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
-        let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 2, "{text:?}");
-        assert!(
-            lines[0].ends_with(
-                "options for mount.nfs: rw,context=\"a\\nnfs-gds: mounted srv:/x\\u{2028}\\u{1b}[2J\""
-            ),
-            "{text:?}"
-        );
-        assert!(lines[1].ends_with("named path=/mnt/a\\nb"), "{text:?}");
     }
 }

@@ -13,8 +13,8 @@ use std::path::Path;
 
 use clap::Args;
 
+use super::context::Ctx;
 use super::host::Host;
-use super::Ctx;
 use crate::escape::escape_control;
 use crate::host::io::programs as tools;
 use crate::mount::args::{self, usage, Parsed};
@@ -86,7 +86,7 @@ fn run_helper(raw: &[OsString], host: &Host, config: Option<&Path>, verbose: u8)
             let _ = writeln!(
                 std::io::stdout(),
                 "mount.nfs-gds (nfs-gds {})",
-                super::LONG_VERSION
+                super::version::LONG_VERSION
             );
             return SUCCESS;
         }
@@ -99,7 +99,7 @@ fn run_helper(raw: &[OsString], host: &Host, config: Option<&Path>, verbose: u8)
             return crate::mount::exit_code::USAGE;
         }
     };
-    super::init_logging(
+    super::logging::init_logging(
         a.verbose.max(verbose),
         super::color::enabled_here(
             super::color::ColorWhen::Auto,

@@ -27,8 +27,8 @@ use std::time::Duration;
 
 use clap::Args;
 
+use super::context::{CmdError, Ctx};
 use super::oci_hook;
-use super::{CmdError, Ctx};
 use crate::agent::nri_gate::{self, Held};
 use crate::escape::escape_control;
 use crate::host::io::env::Env;

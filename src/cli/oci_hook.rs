@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 
-use super::{CmdError, Ctx};
+use super::context::{CmdError, Ctx};
 use crate::agent::hook_counts;
 use crate::escape::escape_control;
 use crate::host::io::reader::FileKind;

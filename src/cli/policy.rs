@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 
-use super::{exit, CmdError, Ctx};
+use super::context::{CmdError, Ctx};
+use super::exit;
 use crate::checks::registry;
 use crate::host::io::reader;
 use crate::host::FileKind;

@@ -4,7 +4,8 @@ use std::os::unix::fs::MetadataExt;
 
 use clap::Args;
 
-use super::{exit, CmdError, Ctx};
+use super::context::{CmdError, Ctx};
+use super::exit;
 use crate::doctor::{provision, usage::RpcrdmaUsage};
 use crate::host::HostFacts;
 

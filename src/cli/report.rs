@@ -5,7 +5,8 @@
 
 use crate::checks::render::{self, TextStyle};
 
-use super::{exit, CmdError};
+use super::context::CmdError;
+use super::exit;
 
 /// A command's finding, as `cli` shows it.
 pub trait Report {

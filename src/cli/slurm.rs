@@ -17,7 +17,8 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
-use super::{exit, CmdError, Ctx};
+use super::context::{CmdError, Ctx};
+use super::exit;
 use crate::agent::judged::{judge_node_and_mounts, Judged};
 use crate::checks::{CheckResult, Status};
 use crate::escape::escape_control;

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{CmdError, Ctx};
+use super::context::{CmdError, Ctx};
 use crate::checks::catalogue::{mount_options, mount_transport, transport_trap};
 use crate::checks::{CheckResult, Report};
 use crate::host::kernel::KernelInfo;

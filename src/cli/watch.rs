@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::Serialize;
 
-use super::{exit, CmdError, Ctx};
+use super::context::{CmdError, Ctx};
+use super::exit;
 use crate::checks::render::TextStyle;
 use crate::checks::SCHEMA_VERSION;
 use crate::host::mounts::read_mount_table;

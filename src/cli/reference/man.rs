@@ -15,10 +15,10 @@ use clap::ValueEnum;
 use clap_mangen::roff::{roman, Roff};
 use clap_mangen::Man;
 
+use super::described::{command, commands};
 use super::roff::{check_list, escape, warn_checks};
 use super::synopsis::parts;
 use super::usage::helper_flags;
-use super::{command, commands};
 
 /// The pages written here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -1,8 +1,8 @@
 //! The guide's command table (`docs/README.md`): one row per command, its synopsis from its
 //! arguments and its `about` line, both from the clap definition (a test keeps the file equal).
 
+use super::described::{command, commands};
 use super::synopsis::parts;
-use super::{command, commands};
 
 /// A command's synopsis in the guide's words: `nfs-gds verify [--port PORT] [--json] DIR`.
 fn synopsis(words: &[String], sub: &clap::Command) -> String {

@@ -5,10 +5,8 @@
 //! Read from the source text, outside comments and the unit tests at the end of a file (and
 //! outside test-only directories): a new effect is a new `Call`, not a call of its own here.
 
-use std::path::Path;
 
 use crate::circles::code_of;
-use crate::layers::sources;
 
 /// What doing an effect directly looks like in the source.
 const EFFECTS: &[(&str, &str)] = &[
@@ -167,18 +165,12 @@ fn direct_effects(rel: &str, text: &str) -> Vec<String> {
 
 #[test]
 fn every_effect_goes_through_the_one_system() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    sources(&root.join("src"), &mut files);
     let mut wrong = Vec::new();
-    for f in files {
-        let rel = f.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-        // The test kit is compiled for tests only (it makes a private mount namespace for the
-        // real-kernel unit tests): no effect of the product is there.
-        if rel.starts_with("src/system/") || rel.contains("/tests/") || rel == "src/testkit.rs" {
+    for (rel, text) in crate::layers::product_sources() {
+        if rel.starts_with("src/system/") {
             continue;
         }
-        wrong.extend(direct_effects(&rel, &std::fs::read_to_string(&f).unwrap()));
+        wrong.extend(direct_effects(&rel, &text));
     }
     assert!(
         wrong.is_empty(),

@@ -49,6 +49,51 @@ pub(crate) fn sources(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
+/// The names after `prefix` in one line of code: `prefix{A, B::c}` gives `A` and `B`,
+/// `prefixName::…` gives `Name`.
+fn names_after(code: &str, prefix: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut rest = code;
+    while let Some(i) = rest.find(prefix) {
+        let after = &rest[i + prefix.len()..];
+        if let Some(group) = after.strip_prefix('{') {
+            for item in group.split('}').next().unwrap_or("").split(',') {
+                let name = item.trim().split("::").next().unwrap_or("").trim();
+                if !name.is_empty() {
+                    found.push(name.to_string());
+                }
+            }
+        } else {
+            let name: String = after
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() {
+                found.push(name);
+            }
+        }
+        rest = after;
+    }
+    found
+}
+
+/// The product's source files (not the unit tests' own files, not the test kit), each with its
+/// path relative to the crate and its text.
+pub(crate) fn product_sources() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    sources(&root.join("src"), &mut files);
+    files
+        .into_iter()
+        .map(|f| {
+            let rel = f.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            let text = std::fs::read_to_string(&f).unwrap();
+            (rel, text)
+        })
+        .filter(|(rel, _)| !rel.contains("/tests/") && rel != "src/testkit.rs")
+        .collect()
+}
+
 /// `crate::NAME` references in code (not in `//` comments).
 fn references(text: &str) -> Vec<String> {
     let mut found = Vec::new();
@@ -154,41 +199,12 @@ fn host_references(text: &str, top_level: bool) -> Vec<String> {
     let mut found = Vec::new();
     for line in text.lines() {
         let code = line.split("//").next().unwrap_or("");
-        for prefix in [
-            "crate::host::",
-            if top_level {
-                "super::"
-            } else {
-                "crate::host::"
-            },
-        ] {
-            let mut rest = code;
-            while let Some(i) = rest.find(prefix) {
-                let after = &rest[i + prefix.len()..];
-                if let Some(group) = after.strip_prefix('{') {
-                    let inner = group.split('}').next().unwrap_or("");
-                    for item in inner.split(',') {
-                        let name = item.trim().split("::").next().unwrap_or("").trim();
-                        if !name.is_empty() && name != "self" {
-                            found.push(name.to_string());
-                        }
-                    }
-                } else {
-                    let name: String = after
-                        .chars()
-                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                        .collect();
-                    if !name.is_empty() {
-                        found.push(name);
-                    }
-                }
-                rest = after;
-            }
-            if !top_level {
-                break;
-            }
+        found.extend(names_after(code, "crate::host::"));
+        if top_level {
+            found.extend(names_after(code, "super::"));
         }
     }
+    found.retain(|n| n != "self");
     found
 }
 
@@ -350,26 +366,10 @@ fn super_names(text: &str) -> Vec<String> {
         if line.trim() == "#[cfg(test)]" {
             break;
         }
-        let code = line.split("//").next().unwrap_or("");
-        let mut rest = code;
-        while let Some(i) = rest.find("super::") {
-            let after = &rest[i + "super::".len()..];
-            if let Some(group) = after.strip_prefix('{') {
-                for item in group.split('}').next().unwrap_or("").split(',') {
-                    let name = item.trim().split("::").next().unwrap_or("").trim();
-                    if !name.is_empty() {
-                        found.push(name.to_string());
-                    }
-                }
-            } else {
-                let name: String = after
-                    .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                    .collect();
-                found.push(name);
-            }
-            rest = after;
-        }
+        found.extend(names_after(
+            line.split("//").next().unwrap_or(""),
+            "super::",
+        ));
     }
     found
 }

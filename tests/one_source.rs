@@ -2,10 +2,8 @@
 //! apart, as the `nfs-gds/gds` values and the fstab version once did. Read from the source text,
 //! outside comments and unit tests: each pattern may appear in its own file only.
 
-use std::path::Path;
 
 use crate::circles::code_of;
-use crate::layers::sources;
 
 /// (what the code writes, the one file that may write it, the fact).
 const ONE_SOURCE: &[(&str, &str, &str)] = &[
@@ -37,20 +35,13 @@ fn misplaced(rel: &str, text: &str) -> Vec<String> {
 
 #[test]
 fn each_shared_fact_is_written_in_one_file() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    sources(&root.join("src"), &mut files);
     let mut wrong = Vec::new();
-    for f in files {
-        let rel = f.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+    for (rel, text) in crate::layers::product_sources() {
         // Test-only files: fixtures, not facts.
-        if rel.contains("/tests/")
-            || rel == "src/testkit.rs"
-            || TEST_ONLY_FILES.contains(&rel.as_str())
-        {
+        if TEST_ONLY_FILES.contains(&rel.as_str()) {
             continue;
         }
-        wrong.extend(misplaced(&rel, &std::fs::read_to_string(&f).unwrap()));
+        wrong.extend(misplaced(&rel, &text));
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

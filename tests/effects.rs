@@ -5,7 +5,6 @@
 //! Read from the source text, outside comments and the unit tests at the end of a file (and
 //! outside test-only directories): a new effect is a new `Call`, not a call of its own here.
 
-
 use crate::circles::code_of;
 
 /// What doing an effect directly looks like in the source.

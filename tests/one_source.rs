@@ -2,7 +2,6 @@
 //! apart, as the `nfs-gds/gds` values and the fstab version once did. Read from the source text,
 //! outside comments and unit tests: each pattern may appear in its own file only.
 
-
 use crate::circles::code_of;
 
 /// (what the code writes, the one file that may write it, the fact).
@@ -13,6 +12,16 @@ const ONE_SOURCE: &[(&str, &str, &str)] = &[
         "lossy(\"etc/fstab\")",
         "src/host/mounts/fstab.rs",
         "the reader of /etc/fstab",
+    ),
+    (
+        "NfsSource::parse(m.info.source())",
+        "src/host/mounts/table.rs",
+        "a mount's server identity (Mount::server)",
+    ),
+    (
+        "super_option(\"addr\").and_then",
+        "src/host/mounts/table.rs",
+        "the address a mount talks to (Mount::addr)",
     ),
     (
         "registry::node_checks(",

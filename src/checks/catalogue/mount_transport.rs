@@ -5,7 +5,6 @@ use super::nfs_mounts::{describe, non_rdma_mounts_of, not_nfs};
 use crate::checks::check::{Check, Detail, MountSubject, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level};
 use crate::host::mounts::{Mount, MountTable};
-use crate::nfs::NfsSource;
 
 pub const ID: CheckId = CheckId::new("mount-transport");
 
@@ -81,7 +80,7 @@ pub fn mount_transport(m: &Mount, table: &MountTable, detail: Detail) -> CheckRe
     )
     .with("mount id", m.info.mount_id.to_string())
     .with("mountstats", lines());
-    let server = NfsSource::parse(m.info.source()).ok().map(|s| s.server);
+    let server = m.server().map(|(s, _)| s);
     let (same, _) = match &server {
         Some(s) if m.is_nfs4() => non_rdma_mounts_of(s, table, Some(m.info.mount_id)),
         _ => (Vec::new(), Vec::new()),

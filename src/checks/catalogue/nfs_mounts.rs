@@ -3,7 +3,7 @@
 
 use crate::checks::{CheckId, CheckResult};
 use crate::host::mounts::{Mount, MountTable};
-use crate::nfs::{NfsSource, Sameness, ServerHost};
+use crate::nfs::{Sameness, ServerHost};
 
 pub(super) fn describe(m: &Mount) -> (String, String) {
     (
@@ -29,11 +29,10 @@ pub(super) fn non_rdma_mounts_of<'a>(
         if Some(m.info.mount_id) == exclude || !m.is_nfs4() || m.runs_over_rdma() != Some(false) {
             continue;
         }
-        let Ok(src) = NfsSource::parse(m.info.source()) else {
+        let Some((theirs, addr)) = m.server() else {
             continue;
         };
-        let addr = m.info.super_option("addr").and_then(|a| a.parse().ok());
-        match server.sameness(&src.server, addr) {
+        match server.sameness(&theirs, addr) {
             Sameness::Same => same.push(m),
             Sameness::Undecidable => undecided.push(m),
             Sameness::Different => {}

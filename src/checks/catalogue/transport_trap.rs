@@ -12,7 +12,7 @@ use super::nfs_mounts::{describe, non_rdma_mounts_of};
 use crate::checks::check::{Check, Detail, MountSubject, Scope};
 use crate::checks::{CheckId, CheckResult, Fix, Level, Status};
 use crate::host::mounts::MountTable;
-use crate::nfs::{NfsSource, NfsVersion, Sameness, ServerHost};
+use crate::nfs::{NfsVersion, Sameness, ServerHost};
 
 pub const ID: CheckId = CheckId::new("transport-trap");
 
@@ -34,21 +34,21 @@ fn run(subject: &MountSubject, detail: Detail) -> CheckResult {
         } => transport_trap(server, version, table, None, detail),
         MountSubject::Existing {
             mount: m, table, ..
-        } => match NfsSource::parse(m.info.source()) {
-            Ok(src) if m.is_nfs() => {
+        } => match m.server() {
+            Some((server, _)) if m.is_nfs() => {
                 let version = if m.is_nfs4() {
                     NfsVersion::V4(None)
                 } else {
                     NfsVersion::V3
                 };
-                let r = transport_trap(&src.server, version, table, Some(m.info.mount_id), detail);
+                let r = transport_trap(&server, version, table, Some(m.info.mount_id), detail);
                 let over_rdma = m.runs_over_rdma();
                 if r.status == Status::Fail && over_rdma == Some(true) {
                     CheckResult {
                         status: Status::Warn,
                         summary: format!(
                             "this mount runs over RDMA, but {} also has NFSv4 mounts over other transports: a new mount of it could inherit theirs",
-                            src.server
+                            server
                         ),
                         fixes: Vec::new(),
                         ..r
@@ -62,7 +62,7 @@ fn run(subject: &MountSubject, detail: Detail) -> CheckResult {
                     CheckResult {
                         summary: format!(
                             "no other NFSv4 mount of {} uses a transport other than RDMA (this mount's own transport: see mount-transport)",
-                            src.server
+                            server
                         ),
                         ..r
                     }
@@ -137,10 +137,8 @@ pub fn transport_trap(
                 Some(m.info.mount_id) != exclude && m.is_nfs4() && m.runs_over_rdma() == Some(true)
             })
             .filter(|m| {
-                NfsSource::parse(m.info.source()).is_ok_and(|s| {
-                    let addr = m.info.super_option("addr").and_then(|a| a.parse().ok());
-                    server.sameness(&s.server, addr) == Sameness::Same
-                })
+                m.server()
+                    .is_some_and(|(s, addr)| server.sameness(&s, addr) == Sameness::Same)
             })
             .count();
         let r = CheckResult::pass(

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 
 use crate::host::mounts::{Mount, MountTable};
-use crate::nfs::{NfsSource, Sameness, ServerHost};
+use crate::nfs::{Sameness, ServerHost};
 
 /// A non-RDMA NFSv4 mount, with its server parsed once.
 #[derive(Debug)]
@@ -40,11 +40,11 @@ impl<'a> Suspects<'a> {
             .iter()
             .filter(|m| m.is_nfs4() && m.runs_over_rdma() == Some(false))
             .filter_map(|m| {
-                let src = NfsSource::parse(m.info.source()).ok()?;
+                let (server, addr) = m.server()?;
                 Some(Suspect {
                     mount: m,
-                    server: src.server,
-                    addr: m.info.super_option("addr").and_then(|a| a.parse().ok()),
+                    server,
+                    addr,
                 })
             })
             .collect();
@@ -61,16 +61,16 @@ impl<'a> Suspects<'a> {
         if self.all.is_empty() {
             return &self.none;
         }
-        let Ok(src) = NfsSource::parse(m.info.source()) else {
+        let Some((server, _)) = m.server() else {
             return &self.none;
         };
         let all = &self.all;
         self.by_server
-            .entry(src.server.to_string())
+            .entry(server.to_string())
             .or_insert_with(|| MountTable {
                 mounts: all
                     .iter()
-                    .filter(|s| src.server.sameness(&s.server, s.addr) != Sameness::Different)
+                    .filter(|s| server.sameness(&s.server, s.addr) != Sameness::Different)
                     .map(|s| s.mount.clone())
                     .collect(),
             })

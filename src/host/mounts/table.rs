@@ -9,7 +9,7 @@ use std::path::Path;
 use super::mountinfo::MountInfoEntry;
 use super::mountstats::{is_rdma_netid, MountStats, MountStatsRecord, Xprt};
 use super::options::KEPT_OPTIONS;
-use crate::nfs::{ShownExport, NFS_PORT};
+use crate::nfs::{NfsSource, ServerHost, ShownExport, NFS_PORT};
 
 /// A mount: its mountinfo line and, when one could be paired, what it keeps of its mountstats
 /// record (whose device and mount point are the mountinfo line's: that is how they paired).
@@ -66,8 +66,21 @@ impl Mount {
     pub fn shown_export(&self) -> ShownExport<'_> {
         ShownExport {
             source: self.info.source(),
-            addr: self.option("addr").and_then(|a| a.parse().ok()),
+            addr: self.addr(),
         }
+    }
+
+    /// The address the kernel talks to (`addr=`), when it shows one.
+    pub fn addr(&self) -> Option<std::net::IpAddr> {
+        self.info.super_option("addr").and_then(|a| a.parse().ok())
+    }
+
+    /// The server as its source names it, with the address the kernel talks to: the one
+    /// identity the checks and the judges compare a mount's server by (`None` when the source
+    /// is not `server:/export`).
+    pub fn server(&self) -> Option<(ServerHost, Option<std::net::IpAddr>)> {
+        let src = NfsSource::parse(self.info.source()).ok()?;
+        Some((src.server, self.addr()))
     }
 
     /// The `xprt:` lines of its mountstats record: the only proof of the transport the mount

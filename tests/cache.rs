@@ -310,9 +310,11 @@ fn the_kernel_configuration_is_cached_by_file_identity() {
         v["value"]["CONFIG_MODVERSIONS"] = Value::String("not-set".into());
     });
     let (_, doc) = check_json(&f);
+    // Without symbol CRCs the check judges by vermagic, which this partial config cannot
+    // complete: unknown, where the file itself gives pass.
     assert_eq!(
         status(&doc, "rpcrdma-abi"),
-        "skip",
+        "unknown",
         "answered from the cache: {doc:#}"
     );
 

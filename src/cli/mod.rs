@@ -19,6 +19,7 @@ pub mod completions;
 pub mod context;
 pub mod doctor;
 pub mod exit;
+pub mod gate_voice;
 pub mod host;
 pub mod inspect_module;
 pub mod lint;

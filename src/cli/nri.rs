@@ -28,7 +28,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::context::{CmdError, Ctx};
-use super::oci_hook;
+use super::gate_voice;
 use crate::agent::nri_gate::{self, Held};
 use crate::escape::escape_control;
 use crate::host::io::env::Env;
@@ -264,8 +264,8 @@ impl Handler for Judge<'_> {
             }),
         };
         let (answer, noted) = container::decide(&c, &inputs);
-        oci_hook::say_problems(root, &who, &noted.problems);
-        oci_hook::say_unresolved(root, &who, &noted.unresolved);
+        gate_voice::say_problems(root, &who, &noted.problems);
+        gate_voice::say_unresolved(root, &who, &noted.unresolved);
         let when_unsure = match &answer {
             Answer::Unsure { .. } => {
                 policy().map_or(WhenUnsure::default(), |p| p.oci_hook_when_unsure)
@@ -276,7 +276,7 @@ impl Handler for Judge<'_> {
             return Ok(());
         };
         let now = self.ctx.host.system().now();
-        oci_hook::tell(root, &said, |line| self.limit.allow(&pod, line, now));
+        gate_voice::tell(root, &said, |line| self.limit.allow(&pod, line, now));
         if said.refused {
             Err(refusal(&said))
         } else {

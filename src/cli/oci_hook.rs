@@ -18,7 +18,7 @@
 //! container on the node, so nothing here ends in the error exit of the other commands.
 //!
 //! Runtimes drop a succeeding hook's stderr (and crun a failing one's too): every refusal and
-//! warning also goes to the system log ([`syslog`]) and to the counters the agent exports
+//! warning also goes to the system log ([`super::gate_voice`]) and to the counters the agent exports
 //! ([`crate::agent::hook_counts`]).
 
 pub mod install;
@@ -30,10 +30,9 @@ use std::time::{Duration, Instant};
 use clap::Args;
 
 use super::context::{CmdError, Ctx};
-use crate::agent::hook_counts;
+use super::gate_voice;
 use crate::escape::escape_control;
 use crate::host::io::reader::FileKind;
-use crate::host::syslog::{self, Severity};
 use crate::host::Root;
 use crate::judge::container::{self, Answer, Container, Inputs, Noted};
 use crate::oci::{self, Marks, MAX_STATE_BYTES};
@@ -238,8 +237,8 @@ pub fn run(args: &OciHookArgs, ctx: &Ctx) -> Result<u8, CmdError> {
                 };
                 let (answer, noted) = decide(&state, &inputs);
                 let who = container(Some(&state));
-                say_problems(&ctx.host.root, &who, &noted.problems);
-                say_unresolved(&ctx.host.root, &who, &noted.unresolved);
+                gate_voice::say_problems(&ctx.host.root, &who, &noted.problems);
+                gate_voice::say_unresolved(&ctx.host.root, &who, &noted.unresolved);
                 (Some(state), answer)
             }
             Err(reason) => (
@@ -260,47 +259,6 @@ pub fn run(args: &OciHookArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         &answer,
         when_unsure,
     ))
-}
-
-/// Says each annotation problem where people read it (stderr, one system log line each) and
-/// counts it: a misspelt key or path would otherwise switch the gate off silently.
-pub(crate) fn say_problems(root: &Root, who: &str, problems: &[oci::AnnotationProblem]) {
-    if problems.is_empty() {
-        return;
-    }
-    for p in problems {
-        let taken = match p {
-            oci::AnnotationProblem::BadValue { .. } => ", so the container is taken as marked",
-            _ => "",
-        };
-        let line = escape_control(&format!("warning: {who}: {p}{taken}")).into_owned();
-        let _ = std::io::Write::write_all(
-            &mut std::io::stderr(),
-            format!("nfs-gds: {line}\n").as_bytes(),
-        );
-        if let Err(e) = syslog::log(root, Severity::Warning, &line) {
-            tracing::debug!("no system log: {e}");
-        }
-    }
-    let kinds: Vec<&str> = problems.iter().map(|p| p.kind()).collect();
-    if let Err(e) = hook_counts::add_problems(root, &kinds) {
-        tracing::debug!("cannot count the annotation problems: {e}");
-    }
-}
-
-/// Says each bind source whose resolution stopped inside an NFS mount after a link (stderr,
-/// one system log line each): the only case in which the gate warns about a link.
-pub(crate) fn say_unresolved(root: &Root, who: &str, unresolved: &[String]) {
-    for u in unresolved {
-        let line = escape_control(&format!("warning: {who}: {u}")).into_owned();
-        let _ = std::io::Write::write_all(
-            &mut std::io::stderr(),
-            format!("nfs-gds: {line}\n").as_bytes(),
-        );
-        if let Err(e) = syslog::log(root, Severity::Warning, &line) {
-            tracing::debug!("no system log: {e}");
-        }
-    }
 }
 
 /// `--root` is not a directory: nothing can be judged, and the failure policy's default
@@ -340,34 +298,10 @@ fn answer_runtime(
     let Some(said) = container::lines(answer, &who, when_unsure) else {
         return super::exit::READY;
     };
-    tell(root, &said, |_| true);
+    gate_voice::tell(root, &said, |_| true);
     if said.refused {
         REFUSE
     } else {
         super::exit::READY
-    }
-}
-
-/// Says the judge's lines on stderr and, where `log_line` allows it, to the system log, and
-/// counts the answer (every time: the counters count each answer). The hook and the NRI plugin
-/// both say their answers here.
-pub(crate) fn tell(root: &Root, said: &container::Said, mut log_line: impl FnMut(&str) -> bool) {
-    for (severity, line) in &said.lines {
-        // A closed stderr never changes the verdict: the runtime gets the answer.
-        let _ = std::io::Write::write_all(
-            &mut std::io::stderr(),
-            format!("nfs-gds: {line}\n").as_bytes(),
-        );
-        if !log_line(line) {
-            continue;
-        }
-        if let Err(e) = syslog::log(root, *severity, line) {
-            tracing::debug!("no system log: {e}");
-        }
-    }
-    let (refusals, warnings) = if said.refused { (1, 0) } else { (0, 1) };
-    if let Err(e) = hook_counts::add(root, refusals, warnings) {
-        // The line above is the answer; the system log has it even when it cannot be counted.
-        tracing::debug!("cannot count the answer: {e}");
     }
 }

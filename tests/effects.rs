@@ -116,11 +116,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ),
     (
         "reads the clock",
-        "src/host/platform/nvfs_probe.rs",
-        "the live probe times its own close of the device it opened",
-    ),
-    (
-        "reads the clock",
         "src/nri/plugin.rs",
         "the registration deadline of one NRI connection, in the wire layer below the layer that has a system",
     ),

@@ -280,10 +280,11 @@ impl HostFacts {
                 .is_some_and(|c| super::kernel_cmdline::has_kernel_flag(c, "nomodule"))
     }
 
-    /// Runs the live registration probe (it opens `/dev/nvidia-fs0`) and keeps its outcome.
-    pub fn run_probe(&mut self, kernel_log: Option<String>) {
+    /// Runs the live registration probe through `system` (it opens `/dev/nvidia-fs0`) and
+    /// keeps its outcome.
+    pub fn run_probe(&mut self, system: &dyn crate::system::System, kernel_log: Option<String>) {
         self.probe = Some(ProbeRun {
-            outcome: nvfs_probe::probe(&self.root),
+            outcome: nvfs_probe::probe(system),
             kernel_log,
         });
     }

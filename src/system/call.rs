@@ -90,6 +90,15 @@ pub enum Call {
     Resolve {
         host: String,
     },
+    /// Open the character device `device`, only when it is the node the kernel names `name`
+    /// (`DEVNAME=` in `/sys/dev/char/MAJ:MIN/uevent`) and never through a symlink, read `list`
+    /// while it is open, then close it and time the close: nvidia-fs's live registration probe
+    /// (nvidia-fs looks its hooks up when its device is opened).
+    ProbeDevice {
+        device: PathBuf,
+        name: String,
+        list: PathBuf,
+    },
 }
 
 /// What came back.
@@ -107,6 +116,21 @@ pub enum Answer {
     Credentials(Credentials),
     HasSysAdmin(Result<bool, String>),
     Addresses(Result<Vec<IpAddr>, String>),
+    Probed(Probed),
+}
+
+/// What a [`Call::ProbeDevice`] saw.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Probed {
+    /// The device was not opened: why.
+    CannotOpen(String),
+    /// The device was opened: the list's text while it was open (or why it could not be
+    /// read), and how long the close took.
+    Opened {
+        list: Result<String, String>,
+        close: Duration,
+    },
 }
 
 /// What a program run for its output produced.
@@ -222,6 +246,7 @@ impl Call {
             }),
             Call::HasSysAdmin => Answer::HasSysAdmin(Err(why.to_string())),
             Call::Resolve { .. } => Answer::Addresses(Err(why.to_string())),
+            Call::ProbeDevice { .. } => Answer::Probed(Probed::CannotOpen(why.to_string())),
         }
     }
 }
@@ -293,6 +318,7 @@ impl std::fmt::Display for Call {
             Call::Credentials => f.write_str("credentials"),
             Call::HasSysAdmin => f.write_str("has CAP_SYS_ADMIN"),
             Call::Resolve { host } => write!(f, "resolve {host}"),
+            Call::ProbeDevice { device, .. } => write!(f, "probe {}", device.display()),
         }
     }
 }

@@ -475,6 +475,9 @@ impl System for Live {
                         .map_err(|e| e.to_string()),
                 )
             }
+            Call::ProbeDevice { device, name, list } => {
+                Answer::Probed(super::device_probe::probe(device, name, list))
+            }
         }
     }
 }

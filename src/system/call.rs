@@ -99,7 +99,17 @@ pub enum Call {
         name: String,
         list: PathBuf,
     },
+    /// Whether nfs-gds's stdin is a terminal.
+    StdinIsTerminal,
+    /// What nfs-gds's stdin holds now, waiting at most `wait` for something to come (a writer
+    /// need not close it): one read of at most [`STDIN_CHUNK`] bytes.
+    ReadStdin {
+        wait: Duration,
+    },
 }
+
+/// The most one [`Call::ReadStdin`] reads.
+pub const STDIN_CHUNK: usize = 16 * 1024;
 
 /// What came back.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -117,6 +127,22 @@ pub enum Answer {
     HasSysAdmin(Result<bool, String>),
     Addresses(Result<Vec<IpAddr>, String>),
     Probed(Probed),
+    /// Whether stdin is a terminal.
+    IsTerminal(bool),
+    /// What a read of stdin gave, or why it failed.
+    Stdin(Result<StdinRead, String>),
+}
+
+/// What one [`Call::ReadStdin`] gave.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StdinRead {
+    /// Bytes that came.
+    Bytes(Vec<u8>),
+    /// The end: stdin was closed.
+    End,
+    /// The wait passed and nothing came.
+    Waited,
 }
 
 /// What a [`Call::ProbeDevice`] saw.
@@ -247,6 +273,8 @@ impl Call {
             Call::HasSysAdmin => Answer::HasSysAdmin(Err(why.to_string())),
             Call::Resolve { .. } => Answer::Addresses(Err(why.to_string())),
             Call::ProbeDevice { .. } => Answer::Probed(Probed::CannotOpen(why.to_string())),
+            Call::StdinIsTerminal => Answer::IsTerminal(false),
+            Call::ReadStdin { .. } => Answer::Stdin(Err(why.to_string())),
         }
     }
 }
@@ -319,6 +347,8 @@ impl std::fmt::Display for Call {
             Call::HasSysAdmin => f.write_str("has CAP_SYS_ADMIN"),
             Call::Resolve { host } => write!(f, "resolve {host}"),
             Call::ProbeDevice { device, .. } => write!(f, "probe {}", device.display()),
+            Call::StdinIsTerminal => f.write_str("is stdin a terminal"),
+            Call::ReadStdin { wait } => write!(f, "read stdin (at most {} ms)", wait.as_millis()),
         }
     }
 }

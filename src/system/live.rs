@@ -478,6 +478,8 @@ impl System for Live {
             Call::ProbeDevice { device, name, list } => {
                 Answer::Probed(super::device_probe::probe(device, name, list))
             }
+            Call::StdinIsTerminal => Answer::IsTerminal(super::stdin::is_terminal()),
+            Call::ReadStdin { wait } => Answer::Stdin(super::stdin::read(*wait)),
         }
     }
 }

@@ -13,7 +13,8 @@
 //!   so a tree judges the same wherever it is replayed;
 //! - no device is opened: the tree's entry in the device's place (whatever it is: a FIFO, a
 //!   symlink out of the tree) stands for the device, and its recorded list for what the device
-//!   listed.
+//!   listed;
+//! - stdin is the process's own.
 
 use std::path::Path;
 use std::time::Duration;
@@ -120,7 +121,9 @@ impl System for TreeSystem {
             | Call::Now
             | Call::WallClock
             | Call::Sleep { .. }
-            | Call::Credentials => self.live.effect(call),
+            | Call::Credentials
+            | Call::StdinIsTerminal
+            | Call::ReadStdin { .. } => self.live.effect(call),
         }
     }
 }

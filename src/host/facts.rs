@@ -8,6 +8,8 @@
 use serde::Serialize;
 
 use super::boot::boot_kernels::{self, BootKernels};
+use super::io::error::HostError;
+use super::io::root::Root;
 use super::kernel::KernelInfo;
 use super::modules::gpl_rule::{self, GplRule};
 use super::modules::kallsyms::{self, KallsymsEntry};
@@ -29,7 +31,6 @@ use super::platform::nvfs_probe::{self, ProbeOutcome};
 use super::platform::nvfs_topology::NvfsTopology;
 use super::platform::nvidia_fs::{GpuDriver, NvidiaFs};
 use super::platform::pci::PciFacts;
-use super::{HostError, Root};
 use crate::kmod::load_facts::LoadFacts;
 use crate::kmod::{self, ModuleFile, RPCRDMA, RPCRDMA_HOOKS};
 

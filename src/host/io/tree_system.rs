@@ -41,7 +41,7 @@ impl TreeSystem {
 
     fn has_sys_admin(&self) -> Result<bool, String> {
         let path = self.root.join("proc/self/status");
-        let bytes = super::reader::read_named(&path, crate::host::FileKind::Text)
+        let bytes = super::reader::read_named(&path, crate::host::io::reader::FileKind::Text)
             .map_err(|e| e.to_string())?
             .ok_or_else(|| format!("cannot read {}: no such file", path.display()))?
             .bytes;

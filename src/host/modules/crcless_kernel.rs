@@ -3,9 +3,10 @@
 //! words to it), whether it refuses a module whose BTF does not validate, and its own BTF
 //! (`/sys/kernel/btf/vmlinux`), summarised. The judgement is [`crate::kmod::crcless_load`].
 
+use crate::host::io::error::HostError;
 use crate::host::io::reader::FileKind;
+use crate::host::io::root::Root;
 use crate::host::modules::kernel_config::KernelConfig;
-use crate::host::{HostError, Root};
 use crate::kmod::btf::base_btf;
 use crate::kmod::crcless_load::{BtfPolicy, CrclessKernel, VermagicConfig};
 

@@ -64,8 +64,8 @@ pub const GPL_REFUSAL_LINE: &str =
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::io::root::Root;
     use crate::host::io::tree_system::TreeSystem;
-    use crate::host::Root;
     use crate::system::{Answer, Call, Fake, Live};
     use std::time::Duration;
 

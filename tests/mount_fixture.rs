@@ -131,6 +131,9 @@ impl Fixture {
             support::module_gen::build_id_note(&BUILD_ID),
         );
         f.table(BEFORE, BEFORE_STATS);
+        // The nfs module, loaded, built without LOCALIO (no `localio_enabled` among its
+        // parameters), as on every Debian kernel.
+        f.write("sys/module/nfs/parameters/enable_ino64", "Y\n");
         std::fs::create_dir_all(f.root().join("record")).unwrap();
         std::fs::create_dir_all(f.root().join("mnt/gds")).unwrap();
         for tool in [

@@ -240,10 +240,7 @@ impl HostFacts {
             .as_ref()
             .map_or(Ok(ModuleOwners::default()), |t| ModuleOwners::read(root, t))
             .map_err(|e| e.to_string());
-        let mut localio = Localio::read(root, config?.as_ref())?;
-        if localio.possible() {
-            localio.addresses = cufile_json::read_local_addresses(root)?;
-        }
+        let localio = Localio::read(root, config?.as_ref())?;
         Ok(HostFacts {
             root: given.clone(),
             kernel,

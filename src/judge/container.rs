@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use super::mount::MountJudge;
 use super::node::{self, Ask};
 use crate::escape::escape_control;
+use crate::host::mounts::localio::MountLocalio;
 use crate::host::mounts::resolve::resolve_beside_nfs;
 use crate::host::mounts::{read_mount_points, read_nfs_mount_table, MountPoints, MountTable};
 use crate::host::syslog::Severity;
@@ -304,7 +305,11 @@ fn judge_volumes(inputs: &Inputs, policy: &Policy, volumes: &[Volume], marked: b
         Err(e) => return unsure(e.to_string(), marked),
     };
     let addrs = ServerAddrs::new(inputs.system);
-    let mut judge = MountJudge::new(table, &declared, policy, &addrs);
+    let localio = match MountLocalio::read(root, table) {
+        Ok(l) => l,
+        Err(e) => return unsure(e.to_string(), marked),
+    };
+    let mut judge = MountJudge::new(table, &declared, policy, &addrs, &localio);
     let mut found = Vec::new();
     let mut not_nfs = Vec::new();
     for v in volumes {

@@ -121,8 +121,8 @@ mod tests {
             built: Some(true),
             config: Some("/boot/config-6.12.30-amd64".into()),
             enabled_param: None,
-            nfsd: None,
             addresses: vec!["10.0.2.15".parse().unwrap()],
+            ..Localio::default()
         }
     }
 

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use super::mounts::{self, MountVerdict};
 use crate::host::facts_memo::FactsMemo;
-use crate::host::mounts::localio::MountLocalio;
+use crate::host::mount_localio::MountLocalio;
 use crate::host::mounts::{read_init_mount_table, MountTable, MountsError};
 use crate::host::{HostError, HostFacts, Root};
 use crate::judge::node::{self, Ask};

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::kubelet::{volume_of, KubeletVolume};
 use crate::checks::{CheckResult, Verdict};
-use crate::host::mounts::localio::MountLocalio;
+use crate::host::mount_localio::MountLocalio;
 use crate::host::mounts::{Mount, MountTable};
 use crate::judge::MountJudge;
 use crate::nfs::ServerAddrs;
@@ -172,7 +172,7 @@ device 10.0.0.9:/home mounted on /mnt/home with fstype nfs4 statvers=1.1
             &Declared::default(),
             &policy,
             &crate::nfs::ServerAddrs::blind(),
-            &crate::host::mounts::localio::MountLocalio::without_localio(),
+            &crate::host::mount_localio::MountLocalio::without_localio(),
         );
         let points: Vec<_> = v.iter().map(|v| v.mountpoint.as_ref()).collect();
         // /mnt/tcp is covered by the rule too; /mnt/home is nobody's RDMA mount.
@@ -247,7 +247,7 @@ device 10.0.2.20:/other mounted on /mnt/fast2 with fstype nfs4 statvers=1.1
             &Declared::default(),
             &policy,
             &crate::nfs::ServerAddrs::blind(),
-            &crate::host::mounts::localio::MountLocalio::without_localio(),
+            &crate::host::mount_localio::MountLocalio::without_localio(),
         );
         let verdicts: Vec<_> = v
             .iter()
@@ -275,7 +275,7 @@ device 10.0.2.20:/other mounted on /mnt/fast2 with fstype nfs4 statvers=1.1
                 &t,
                 20049,
                 &[],
-                &crate::host::mounts::localio::MountLocalio::without_localio(),
+                &crate::host::mount_localio::MountLocalio::without_localio(),
                 Detail::Full,
             )
             .into_iter()
@@ -307,7 +307,7 @@ device 10.0.2.20:/other mounted on /mnt/fast2 with fstype nfs4 statvers=1.1
             &Declared::default(),
             &Policy::default(),
             &crate::nfs::ServerAddrs::blind(),
-            &crate::host::mounts::localio::MountLocalio::without_localio(),
+            &crate::host::mount_localio::MountLocalio::without_localio(),
         );
         assert_eq!(v.len(), 1);
         assert_eq!(v[0].export, "10.0.2.20:/other");

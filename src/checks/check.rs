@@ -6,7 +6,7 @@ use super::asked::Asked;
 use super::level::Level;
 use super::{CheckId, CheckResult};
 use crate::host::kernel::KernelInfo;
-use crate::host::mounts::localio::MountLocalio;
+use crate::host::mount_localio::MountLocalio;
 use crate::host::mounts::{Mount, MountTable};
 use crate::host::HostFacts;
 use crate::nfs::{NfsVersion, ServerHost};

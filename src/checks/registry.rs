@@ -10,7 +10,7 @@
 use super::asked::Asked;
 pub use super::check::{Check, Detail, MountSubject, Scope};
 use super::{CheckId, CheckResult};
-use crate::host::mounts::localio::MountLocalio;
+use crate::host::mount_localio::MountLocalio;
 use crate::host::mounts::{Mount, MountTable};
 use crate::host::HostFacts;
 use serde::{Deserialize, Deserializer};
@@ -157,7 +157,7 @@ mod tests {
                 &t,
                 20049,
                 &[],
-                &crate::host::mounts::localio::MountLocalio::without_localio(),
+                &crate::host::mount_localio::MountLocalio::without_localio(),
                 Detail::Full,
             ) {
                 assert_eq!(r.status, Status::Pass, "{r:?}");
@@ -173,7 +173,7 @@ mod tests {
             &t,
             20049,
             &[],
-            &crate::host::mounts::localio::MountLocalio::without_localio(),
+            &crate::host::mount_localio::MountLocalio::without_localio(),
             Detail::Full,
         );
         assert_eq!(checks[0].id, transport_trap::ID);
@@ -201,7 +201,7 @@ mod tests {
             &t,
             20049,
             &[],
-            &crate::host::mounts::localio::MountLocalio::without_localio(),
+            &crate::host::mount_localio::MountLocalio::without_localio(),
             Detail::Full,
         ) {
             match r.id {
@@ -285,7 +285,7 @@ device 10.0.2.20:/h mounted on /mnt/h with fstype nfs4 statvers=1.1
                             &t,
                             port,
                             asked,
-                            &crate::host::mounts::localio::MountLocalio::without_localio(),
+                            &crate::host::mount_localio::MountLocalio::without_localio(),
                             Detail::Full,
                         );
                         let bare = verify_mount(
@@ -293,7 +293,7 @@ device 10.0.2.20:/h mounted on /mnt/h with fstype nfs4 statvers=1.1
                             &t,
                             port,
                             asked,
-                            &crate::host::mounts::localio::MountLocalio::without_localio(),
+                            &crate::host::mount_localio::MountLocalio::without_localio(),
                             Detail::StatusOnly,
                         );
                         let ids = |r: &[CheckResult]| r.iter().map(|r| r.id).collect::<Vec<_>>();

@@ -13,7 +13,7 @@ use super::context::{CmdError, Ctx};
 use crate::checks::catalogue::{mount_options, mount_transport, transport_trap};
 use crate::checks::{CheckResult, Report};
 use crate::host::kernel::KernelInfo;
-use crate::host::mounts::localio::MountLocalio;
+use crate::host::mount_localio::MountLocalio;
 use crate::host::mounts::read_mount_table;
 use crate::judge::MountJudge;
 use crate::nfs::{ServerAddrs, ShownExport};

@@ -11,7 +11,7 @@ use super::step::Step;
 use super::usage::RpcrdmaUsage;
 use super::{fstab, gdscheck, mounts, plan, sections, stacks};
 use crate::checks::{fix, CheckResult, Verdict, SCHEMA_VERSION};
-use crate::host::mounts::localio::MountLocalio;
+use crate::host::mount_localio::MountLocalio;
 use crate::host::mounts::staged::{staged_nfs, STAGE_AREA};
 use crate::host::mounts::{read_mount_table, read_staged, MountsError};
 use crate::host::stack_facts::StackFacts;

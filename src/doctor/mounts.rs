@@ -5,7 +5,7 @@
 //! thousands of NFS mounts is reviewed in linear time.
 
 use crate::checks::{CheckResult, Verdict};
-use crate::host::mounts::localio::MountLocalio;
+use crate::host::mount_localio::MountLocalio;
 use crate::host::mounts::{Mount, MountTable};
 use crate::judge::MountJudge;
 use crate::nfs::ServerAddrs;
@@ -140,7 +140,7 @@ device 10.0.2.15:/export mounted on /mnt/gds with fstype nfs4 statvers=1.1
             &Declared::default(),
             &Policy::default(),
             &crate::nfs::ServerAddrs::blind(),
-            &crate::host::mounts::localio::MountLocalio::without_localio(),
+            &crate::host::mount_localio::MountLocalio::without_localio(),
         );
         let nfs: Vec<_> = r
             .findings
@@ -179,7 +179,7 @@ device 10.0.2.15:/export mounted on /mnt/gds with fstype nfs4 statvers=1.1
             &Declared::default(),
             &Policy::default(),
             &crate::nfs::ServerAddrs::blind(),
-            &crate::host::mounts::localio::MountLocalio::without_localio(),
+            &crate::host::mount_localio::MountLocalio::without_localio(),
         );
         let gds = r
             .findings
@@ -230,7 +230,7 @@ device 10.0.2.15:/export mounted on /mnt/gds with fstype nfs4 statvers=1.1
             &Declared::default(),
             &Policy::default(),
             &crate::nfs::ServerAddrs::blind(),
-            &crate::host::mounts::localio::MountLocalio::without_localio(),
+            &crate::host::mount_localio::MountLocalio::without_localio(),
         );
         assert_eq!(r.gds_mounts.len(), n);
         let warned = r

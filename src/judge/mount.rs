@@ -16,7 +16,7 @@ use std::collections::HashSet;
 
 use crate::checks::catalogue::trap_suspects::Suspects;
 use crate::checks::registry::{self, Detail};
-use crate::host::mounts::localio::MountLocalio;
+use crate::host::mount_localio::MountLocalio;
 use crate::host::mounts::{Mount, MountTable};
 use crate::nfs::ServerAddrs;
 use crate::policy::intent::{expected_port, intent_of, rule_of, Declared};

@@ -35,7 +35,7 @@ fn run(facts: &HostFacts) -> CheckResult {
         Some(false) => {
             return CheckResult::pass(
                 id,
-                "the kernel has no NFS LOCALIO (CONFIG_NFS_LOCALIO is not set)",
+                format!("the kernel has no NFS LOCALIO ({})", l.why_not_built()),
             )
             .with("configuration", config)
         }

@@ -11,7 +11,7 @@
 
 use crate::checks::check::{Check, Detail, MountSubject, Scope};
 use crate::checks::{CheckId, CheckResult, Level};
-use crate::host::mounts::localio::MountLocalio;
+use crate::host::mount_localio::MountLocalio;
 use crate::host::mounts::Mount;
 
 pub const ID: CheckId = CheckId::new("mount-localio");
@@ -69,7 +69,10 @@ pub fn mount_localio(m: &Mount, localio: &MountLocalio, detail: Detail) -> Check
         }
         Some(false) => {
             return detail.pass(id, || {
-                CheckResult::pass(id, format!("{mp}: the kernel has no NFS LOCALIO"))
+                CheckResult::pass(
+                    id,
+                    format!("{mp}: the kernel has no NFS LOCALIO ({})", node.why_not_built()),
+                )
                     .with("built", built_by)
             })
         }

@@ -258,7 +258,7 @@ mod tests {
                 table: &t,
                 port: 20049,
                 asked: &[],
-                localio: &crate::host::mounts::localio::MountLocalio::without_localio(),
+                localio: &crate::host::mount_localio::MountLocalio::without_localio(),
             },
             Detail::Full,
         );
@@ -284,7 +284,7 @@ mod tests {
                 table: &t,
                 port: 20049,
                 asked: &[],
-                localio: &crate::host::mounts::localio::MountLocalio::without_localio(),
+                localio: &crate::host::mount_localio::MountLocalio::without_localio(),
             },
             Detail::Full,
         );
@@ -304,7 +304,7 @@ mod tests {
                 table: &t,
                 port: 20049,
                 asked: &[],
-                localio: &crate::host::mounts::localio::MountLocalio::without_localio(),
+                localio: &crate::host::mount_localio::MountLocalio::without_localio(),
             },
             Detail::Full,
         );
@@ -329,7 +329,7 @@ mod tests {
                 &t,
                 2049,
                 &[],
-                &crate::host::mounts::localio::MountLocalio::without_localio(),
+                &crate::host::mount_localio::MountLocalio::without_localio(),
             ),
             Detail::Full,
         );

@@ -8,15 +8,14 @@
 //! `CONFIG_NFS_LOCALIO`: a loaded nfs module without it has no LOCALIO); that parameter's value;
 //! and, only where LOCALIO can happen, whether an nfsd runs here in any network namespace (its
 //! kernel threads are named `nfsd` in every namespace's view of `/proc`;
-//! `/proc/fs/nfsd/threads` counts this namespace's) and this host's own addresses
-//! ([`read_local_addresses`], their one reader).
+//! `/proc/fs/nfsd/threads` counts this namespace's). This host's addresses are added by
+//! [`crate::host::mount_localio::read_localio`] (their one reader is cufile.json's).
 
 use std::net::IpAddr;
 
 use serde::Serialize;
 
 use super::kernel_config::{ConfigValue, KernelConfig};
-use crate::host::platform::cufile_json::{read_local_addresses, FIB_TRIE, IF_INET6};
 use crate::host::{HostError, Root};
 
 /// The configuration options this reader judges.
@@ -43,7 +42,7 @@ pub struct Localio {
     /// Whether the processes could be looked at for an nfsd (`/proc` lists some); read only
     /// where LOCALIO can happen.
     pub processes_seen: bool,
-    /// This host's own addresses, read only where LOCALIO can happen.
+    /// This host's own addresses, filled in only where LOCALIO can happen.
     pub addresses: Vec<IpAddr>,
     /// The files the addresses came from (`/proc/net/fib_trie` for IPv4, `/proc/net/if_inet6`
     /// for IPv6): an address of a family whose file was not read is not known to be remote.
@@ -56,6 +55,16 @@ impl Localio {
         self.built == Some(true) && self.enabled_param != Some(false)
     }
 
+    /// What says the kernel has no LOCALIO (when [`Localio::built`] is `Some(false)`).
+    pub fn why_not_built(&self) -> &'static str {
+        match &self.config {
+            Some(c) if c.starts_with(&format!("/{NFS_PARAMETERS}")) => {
+                "the nfs module has no localio_enabled parameter"
+            }
+            _ => "CONFIG_NFS_LOCALIO is not set",
+        }
+    }
+
     /// Whether `addr` is this host (loopback, or one of its addresses).
     pub fn is_local(&self, addr: IpAddr) -> bool {
         addr.is_loopback() || self.addresses.contains(&addr)
@@ -65,8 +74,8 @@ impl Localio {
     /// `addr` is not known to be remote).
     pub fn unread_addresses_of(&self, addr: IpAddr) -> Option<&'static str> {
         let file = match addr {
-            IpAddr::V4(_) => FIB_TRIE,
-            IpAddr::V6(_) => IF_INET6,
+            IpAddr::V4(_) => "/proc/net/fib_trie",
+            IpAddr::V6(_) => "/proc/net/if_inet6",
         };
         (!self.address_files.contains(&file)).then_some(file)
     }
@@ -104,7 +113,6 @@ impl Localio {
         };
         if l.possible() {
             (l.nfsd, l.processes_seen) = read_nfsd(root)?;
-            (l.addresses, l.address_files) = read_local_addresses(root)?;
         }
         Ok(l)
     }
@@ -190,5 +198,25 @@ mod tests {
             Localio::read(&Root::new(none.path()), None).unwrap().built,
             None
         );
+    }
+
+    #[test]
+    fn without_a_configuration_the_loaded_nfs_modules_parameters_say_whether_it_was_built() {
+        // `localio_enabled` is defined in fs/nfs/localio.c, built only with CONFIG_NFS_LOCALIO.
+        let without = tree(&[("sys/module/nfs/parameters/enable_ino64", "Y\n")]);
+        let l = Localio::read(&Root::new(without.path()), None).unwrap();
+        assert_eq!(l.built, Some(false));
+        assert_eq!(
+            l.why_not_built(),
+            "the nfs module has no localio_enabled parameter"
+        );
+        let with = tree(&[
+            ("sys/module/nfs/parameters/enable_ino64", "Y\n"),
+            ("sys/module/nfs/parameters/localio_enabled", "Y\n"),
+            ("proc/1/comm", "systemd\n"),
+        ]);
+        let l = Localio::read(&Root::new(with.path()), None).unwrap();
+        assert!(l.possible());
+        assert!(l.processes_seen && l.nfsd.is_none());
     }
 }

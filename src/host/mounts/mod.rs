@@ -14,7 +14,6 @@ pub mod counters;
 mod escape;
 mod fields;
 pub mod fstab;
-pub mod localio;
 mod mountinfo;
 mod mountstats;
 pub mod nconnect_rdma;

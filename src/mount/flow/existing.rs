@@ -2,7 +2,7 @@
 //! judges it and never unmounted: a failure refuses (32) and says how to mount again.
 
 use super::*;
-use crate::host::mounts::localio::MountLocalio;
+use crate::host::mount_localio::MountLocalio;
 
 impl Helper<'_> {
     /// Judges a mount nfs-gds did not make (already mounted, remount). It is never unmounted.

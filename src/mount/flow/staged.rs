@@ -8,7 +8,7 @@ use super::{FlowError, Helper};
 use crate::checks::asked::{Asked, AskedBy};
 use crate::checks::registry;
 use crate::checks::render::plural;
-use crate::host::mounts::localio::MountLocalio;
+use crate::host::mount_localio::MountLocalio;
 use crate::host::mounts::{read_mount_table, read_mount_table_in_flight, Mount, MountTable};
 use crate::mount::exit_code::{FAIL, SUCCESS, SYSERR};
 use crate::mount::identity::MountIdentity;

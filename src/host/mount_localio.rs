@@ -1,6 +1,7 @@
-//! What the mount check `mount-localio` needs to know of NFS LOCALIO, read once per judgement:
-//! the node's LOCALIO facts ([`Localio`]: the kernel's build, its switch, a local nfsd, this
-//! host's addresses) and, per NFS superblock, the kernel's own word where it gives one.
+//! What nfs-gds knows of NFS LOCALIO, read once per judgement: the node's LOCALIO facts
+//! ([`read_localio`]: the kernel's build, its switch, a local nfsd, this host's addresses) and,
+//! for the mount check `mount-localio`, the kernel's own word per NFS superblock where it gives
+//! one ([`MountLocalio`]).
 //!
 //! From Linux 6.16 (`fs/nfs/sysfs.c`, "NFS: add localio to sysfs") a kernel built with
 //! `CONFIG_NFS_LOCALIO` shows `/sys/fs/nfs/<major:minor>/localio` for every NFS superblock:
@@ -12,11 +13,23 @@
 
 use std::collections::HashMap;
 
-use super::{Mount, MountTable};
 use crate::host::kernel::KernelInfo;
+use crate::host::modules::kernel_config::KernelConfig;
 use crate::host::modules::localio::Localio;
 use crate::host::modules::module_load::read_running_config;
+use crate::host::mounts::{Mount, MountTable};
+use crate::host::platform::cufile_json::read_local_addresses;
 use crate::host::{HostError, Root};
+
+/// The node's LOCALIO facts for the running kernel's configuration `config`, with this host's
+/// addresses where LOCALIO can happen.
+pub fn read_localio(root: &Root, config: Option<&KernelConfig>) -> Result<Localio, HostError> {
+    let mut l = Localio::read(root, config)?;
+    if l.possible() {
+        (l.addresses, l.address_files) = read_local_addresses(root)?;
+    }
+    Ok(l)
+}
 
 /// The node's LOCALIO facts, and the kernel's own LOCALIO state per NFS superblock.
 #[derive(Debug, Clone, Default)]
@@ -35,7 +48,7 @@ impl MountLocalio {
         }
         let kernel = KernelInfo::read(root)?;
         let config = read_running_config(root, &kernel)?;
-        let node = Localio::read(root, config.as_ref())?;
+        let node = read_localio(root, config.as_ref())?;
         Ok(Self::with_node(root, node, table))
     }
 

@@ -95,7 +95,7 @@ fn verify_passes_where_localio_is_turned_off_or_not_built() {
     assert!(c["summary"].as_str().unwrap().contains("no NFS LOCALIO"));
 
     // No configuration: the loaded nfs module's parameters, without `localio_enabled`, say so.
-    f.remove(&format!("boot/config-{RELEASE}"));
+    f.remove(format!("boot/config-{RELEASE}"));
     let (_, v) = verify(&f);
     assert_eq!(check(&v, "mount-localio")["status"], "pass", "{v:#}");
     // Nothing to tell by at all: unknown, never pass.

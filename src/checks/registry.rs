@@ -131,6 +131,12 @@ mod tests {
     use crate::checks::catalogue::mount_fixtures::{capture, table, tcp_first};
     use crate::checks::catalogue::{mount_connections, mount_localio, mount_pnfs, transport_trap};
     use crate::checks::Status;
+    use crate::host::mount_localio::MountLocalio;
+
+    /// A kernel without LOCALIO: the mounts here are judged for what else they show.
+    fn no_localio() -> MountLocalio {
+        MountLocalio::without_localio()
+    }
 
     #[test]
     fn every_check_is_declared_once_with_a_doc_line() {
@@ -152,14 +158,7 @@ mod tests {
         let t = capture();
         for id in [61, 62] {
             let m = t.by_id(id).unwrap();
-            for r in verify_mount(
-                m,
-                &t,
-                20049,
-                &[],
-                &crate::host::mount_localio::MountLocalio::without_localio(),
-                Detail::Full,
-            ) {
+            for r in verify_mount(m, &t, 20049, &[], &no_localio(), Detail::Full) {
                 assert_eq!(r.status, Status::Pass, "{r:?}");
             }
         }
@@ -173,7 +172,7 @@ mod tests {
             &t,
             20049,
             &[],
-            &crate::host::mount_localio::MountLocalio::without_localio(),
+            &no_localio(),
             Detail::Full,
         );
         assert_eq!(checks[0].id, transport_trap::ID);
@@ -196,14 +195,7 @@ mod tests {
     fn a_non_nfs_mount_fails_both_post_checks() {
         let t = table("1 0 254:0 / /mnt/d rw - ext4 /dev/vda rw\n", "");
         let m = t.by_id(1).unwrap();
-        for r in verify_mount(
-            m,
-            &t,
-            20049,
-            &[],
-            &crate::host::mount_localio::MountLocalio::without_localio(),
-            Detail::Full,
-        ) {
+        for r in verify_mount(m, &t, 20049, &[], &no_localio(), Detail::Full) {
             match r.id {
                 // The advisory checks of the I/O path have nothing to say of a mount that is
                 // not NFS.
@@ -280,22 +272,9 @@ device 10.0.2.20:/h mounted on /mnt/h with fstype nfs4 statvers=1.1
             for m in &t.mounts {
                 for port in [20049, 2049] {
                     for asked in &asks {
-                        let full = verify_mount(
-                            m,
-                            &t,
-                            port,
-                            asked,
-                            &crate::host::mount_localio::MountLocalio::without_localio(),
-                            Detail::Full,
-                        );
-                        let bare = verify_mount(
-                            m,
-                            &t,
-                            port,
-                            asked,
-                            &crate::host::mount_localio::MountLocalio::without_localio(),
-                            Detail::StatusOnly,
-                        );
+                        let full = verify_mount(m, &t, port, asked, &no_localio(), Detail::Full);
+                        let bare =
+                            verify_mount(m, &t, port, asked, &no_localio(), Detail::StatusOnly);
                         let ids = |r: &[CheckResult]| r.iter().map(|r| r.id).collect::<Vec<_>>();
                         assert_eq!(ids(&full), ids(&bare));
                         for (f, b) in full.iter().zip(&bare) {

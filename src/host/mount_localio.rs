@@ -114,7 +114,7 @@ fn is_device_number(dev: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::table;
+    use crate::testkit::{table, Tree};
 
     const INFO: &str = "\
 1 0 254:0 / / rw - ext4 /dev/vda rw
@@ -123,14 +123,12 @@ mod tests {
 42 1 ../..:1 / /mnt/c rw - nfs4 10.0.2.20:/c rw,vers=4.2,proto=rdma,addr=10.0.2.20
 ";
 
-    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
+    fn tree(files: &[(&str, &str)]) -> Tree {
+        let t = Tree::new();
         for (rel, text) in files {
-            let p = dir.path().join(rel);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
+            t.write(rel, text);
         }
-        dir
+        t
     }
 
     #[test]
@@ -143,7 +141,7 @@ mod tests {
             ("sys/fs/nfs/0:51/localio", "0\n"),
             ("sys/fs/nfs/1/localio", "1\n"),
         ]);
-        let l = MountLocalio::read(&Root::new(dir.path()), &t).unwrap();
+        let l = MountLocalio::read(&Root::new(dir.root()), &t).unwrap();
         let state = |id| l.kernel_state(t.by_id(id).unwrap());
         assert_eq!(state(40), Some((true, "/sys/fs/nfs/0:50/localio".into())));
         assert_eq!(state(41).map(|s| s.0), Some(false));
@@ -152,7 +150,7 @@ mod tests {
 
         // A kernel without LOCALIO: its files are not looked for.
         let no = MountLocalio::with_node(
-            &Root::new(dir.path()),
+            &Root::new(dir.root()),
             MountLocalio::without_localio().node,
             &t,
         );
@@ -162,8 +160,15 @@ mod tests {
     #[test]
     fn a_table_without_nfs_reads_nothing() {
         let t = table("1 0 254:0 / / rw - ext4 /dev/vda rw\n", "");
-        let dir = tree(&[("boot/config-6.16.1", "CONFIG_NFS_LOCALIO=y\n")]);
-        let l = MountLocalio::read(&Root::new(dir.path()), &t).unwrap();
-        assert_eq!(l.node.built, None);
+        let dir = tree(&[
+            ("boot/config-6.16.1", "CONFIG_NFS_LOCALIO=y\n"),
+            ("proc/sys/kernel/osrelease", "6.16.1\n"),
+        ]);
+        let l = MountLocalio::read(&Root::new(dir.root()), &t).unwrap();
+        assert_eq!(l.node.built, None, "not read");
+        // The same tree with an NFS mount is read.
+        let nfs = table(INFO, "");
+        let l = MountLocalio::read(&Root::new(dir.root()), &nfs).unwrap();
+        assert_eq!(l.node.built, Some(true));
     }
 }

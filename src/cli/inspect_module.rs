@@ -133,7 +133,7 @@ impl LoadView {
                 b.base_str_len
                     .map(|l| format!(", built against a kernel BTF of {l} bytes of names"))
                     .unwrap_or_default(),
-                if b.distilled_base { ", distilled base (.BTF.base)" } else { "" }
+                if b.has_distilled_base() { ", distilled base (.BTF.base)" } else { "" }
             ),
         };
         let _ = writeln!(out, "BTF:          {btf}");

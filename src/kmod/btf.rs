@@ -21,6 +21,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::btf_relocate::{DistilledBase, KernelNames};
+
 /// `BTF_MAGIC`, little-endian on disk for the hosts nfs-gds runs on.
 const MAGIC: u16 = 0xeb9f;
 /// `struct btf_header` as every kernel knows it; a writer may add fields after it and say so in
@@ -111,8 +113,10 @@ pub struct ModuleBtf {
     pub max_name_off: u32,
     /// The string length of the base BTF it was built against, where its own strings tell.
     pub base_str_len: Option<u32>,
-    /// It carries `.BTF.base` (pahole's distilled base: the kernel relocates it by name).
-    pub distilled_base: bool,
+    /// Its distilled base (`.BTF.base`, which the kernel relocates onto its own types by name),
+    /// or why it could not be read; `None` without one.
+    #[serde(default)]
+    pub distilled: Option<Result<DistilledBase, String>>,
     /// The `frwr_map()` generation its struct names tell (rpcrdma's only).
     pub frwr: FrwrGeneration,
 }
@@ -155,84 +159,214 @@ fn section<'a>(
         })
 }
 
-fn walk(data: &[u8]) -> Result<Walk<'_>, BtfError> {
-    if data.len() < HEADER_LEN {
-        return Err(BtfError::Short(data.len()));
+/// A blob's two sections, found through its header.
+pub(crate) struct Blob<'a> {
+    pub types: &'a [u8],
+    pub strings: &'a [u8],
+}
+
+impl<'a> Blob<'a> {
+    pub fn parse(data: &'a [u8]) -> Result<Self, BtfError> {
+        if data.len() < HEADER_LEN {
+            return Err(BtfError::Short(data.len()));
+        }
+        let magic = u16::from_le_bytes([data[0], data[1]]);
+        if magic != MAGIC {
+            return Err(BtfError::Magic(magic));
+        }
+        let word = |at| u32_at(data, at).unwrap_or(0);
+        let hdr_len = word(4);
+        let header_bad = BtfError::Header {
+            hdr_len,
+            size: data.len(),
+        };
+        let extra = data
+            .get(HEADER_LEN..hdr_len as usize)
+            .ok_or_else(|| header_bad.clone())?;
+        if extra.iter().any(|&b| b != 0) {
+            return Err(header_bad);
+        }
+        let hdr_len = hdr_len as usize;
+        Ok(Blob {
+            types: section(data, hdr_len, "type", word(8), word(12))?,
+            strings: section(data, hdr_len, "string", word(16), word(20))?,
+        })
     }
-    let magic = u16::from_le_bytes([data[0], data[1]]);
-    if magic != MAGIC {
-        return Err(BtfError::Magic(magic));
+
+    /// The type records in id order (the first is id 1 of a blob that is its own base).
+    pub fn records(&self) -> Records<'a> {
+        Records {
+            types: self.types,
+            at: 0,
+            index: 0,
+        }
     }
-    let word = |at| u32_at(data, at).unwrap_or(0);
-    let hdr_len = word(4);
-    let header_bad = BtfError::Header {
-        hdr_len,
-        size: data.len(),
-    };
-    let extra = data
-        .get(HEADER_LEN..hdr_len as usize)
-        .ok_or_else(|| header_bad.clone())?;
-    if extra.iter().any(|&b| b != 0) {
-        return Err(header_bad);
+
+    /// The string at `off` of this blob's own string section, where there is one.
+    pub fn string(&self, off: u32) -> Option<&'a [u8]> {
+        self.strings.get(off as usize..)?.split(|&b| b == 0).next()
     }
-    let hdr_len = hdr_len as usize;
-    let types = section(data, hdr_len, "type", word(8), word(12))?;
-    let strings = section(data, hdr_len, "string", word(16), word(20))?;
+}
+
+/// One type record: `struct btf_type` and the kind's trailing records.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Record<'a> {
+    pub name_off: u32,
+    pub kind: u32,
+    pub vlen: usize,
+    pub kflag: bool,
+    /// `size` or `type`, by kind.
+    pub size_or_type: u32,
+    pub body: &'a [u8],
+    /// Bytes per member record in `body` (0: none).
+    pub member_len: usize,
+}
+
+pub(crate) const KIND_INT: u32 = 1;
+pub(crate) const KIND_ARRAY: u32 = 3;
+pub(crate) const KIND_STRUCT: u32 = 4;
+pub(crate) const KIND_UNION: u32 = 5;
+pub(crate) const KIND_ENUM: u32 = 6;
+pub(crate) const KIND_FWD: u32 = 7;
+pub(crate) const KIND_FLOAT: u32 = 16;
+pub(crate) const KIND_ENUM64: u32 = 19;
+
+impl<'a> Record<'a> {
+    /// The member records (struct and union members, enum values, parameters, ...).
+    pub fn members(self) -> impl Iterator<Item = &'a [u8]> {
+        let len = self.member_len;
+        self.body
+            .get(self.body.len() - len * self.vlen..)
+            .unwrap_or_default()
+            .chunks_exact(len.max(1))
+            .take(if len == 0 { 0 } else { self.vlen })
+    }
+
+    /// The type ids the record refers to (`btf_field_iter`'s ids).
+    pub fn type_refs(self) -> impl Iterator<Item = u32> + 'a {
+        let own = matches!(self.kind, 2 | 8..=14 | 17 | 18).then_some(self.size_or_type);
+        let array = (self.kind == KIND_ARRAY)
+            .then(|| [word_of(self.body, 0), word_of(self.body, 4)])
+            .into_iter()
+            .flatten();
+        let at = match self.kind {
+            KIND_STRUCT | KIND_UNION | 13 => Some(4),
+            15 => Some(0),
+            _ => None,
+        };
+        let members = at
+            .into_iter()
+            .flat_map(move |at| self.members().map(move |m| word_of(m, at)));
+        own.into_iter().chain(array).chain(members)
+    }
+
+    /// The name offsets the record uses (its own and its members').
+    pub fn name_offs(self) -> impl Iterator<Item = u32> + 'a {
+        let members = matches!(
+            self.kind,
+            KIND_STRUCT | KIND_UNION | KIND_ENUM | 13 | KIND_ENUM64
+        )
+        .then(|| self.members().map(|m| word_of(m, 0)))
+        .into_iter()
+        .flatten();
+        std::iter::once(self.name_off).chain(members)
+    }
+
+    /// `BTF_INT_ENCODING`: signed, char, bool.
+    pub fn int_encoding(&self) -> u8 {
+        ((word_of(self.body, 0) >> 24) & 0x0f) as u8
+    }
+}
+
+/// The records of a type section, in order.
+pub(crate) struct Records<'a> {
+    types: &'a [u8],
+    at: usize,
+    index: u32,
+}
+
+impl<'a> Iterator for Records<'a> {
+    type Item = Result<Record<'a>, BtfError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.at >= self.types.len() {
+            return None;
+        }
+        self.index += 1;
+        let index = self.index;
+        let read = || {
+            let truncated = BtfError::Truncated { index };
+            let rec = self
+                .types
+                .get(self.at..self.at + 12)
+                .ok_or(truncated.clone())?;
+            let (name_off, info, size_or_type) =
+                (word_of(rec, 0), word_of(rec, 4), word_of(rec, 8));
+            let (kind, vlen) = ((info >> 24) & 0x1f, (info & 0xffff) as usize);
+            // (bytes after the record, bytes per member)
+            let (fixed, member_len) = match kind {
+                1 => (4, 0),               // INT
+                2 | 8..=12 | 18 => (0, 0), // PTR, TYPEDEF, VOLATILE, CONST, RESTRICT, FUNC, TYPE_TAG
+                3 => (12, 0),              // ARRAY
+                4 | 5 => (0, 12),          // STRUCT, UNION
+                6 => (0, 8),               // ENUM
+                7 | 16 => (0, 0),          // FWD, FLOAT
+                13 => (0, 8),              // FUNC_PROTO
+                14 | 17 => (4, 0),         // VAR, DECL_TAG
+                15 => (0, 12),             // DATASEC
+                19 => (0, 12),             // ENUM64
+                _ => return Err(BtfError::UnknownKind { index, kind }),
+            };
+            let body_len = fixed + member_len * vlen;
+            let body = self
+                .types
+                .get(self.at + 12..self.at + 12 + body_len)
+                .ok_or(truncated)?;
+            Ok(Record {
+                name_off,
+                kind,
+                vlen,
+                kflag: info >> 31 == 1,
+                size_or_type,
+                body,
+                member_len,
+            })
+        };
+        let r = read();
+        match &r {
+            Ok(rec) => self.at += 12 + rec.body.len(),
+            Err(_) => self.at = self.types.len(),
+        }
+        Some(r)
+    }
+}
+
+/// One pass over `data`'s records; `each` also sees every record, with its id.
+fn walk<'a>(
+    data: &'a [u8],
+    mut each: impl FnMut(&Blob<'a>, u32, &Record<'a>),
+) -> Result<Walk<'a>, BtfError> {
+    let blob = Blob::parse(data)?;
     let mut w = Walk {
         types: 0,
-        strings,
+        strings: blob.strings,
         max_type_ref: 0,
         max_name_off: 0,
         struct_names: Vec::new(),
     };
-    let mut at = 0usize;
-    while at < types.len() {
-        let index = w.types + 1;
-        let truncated = BtfError::Truncated { index };
-        let rec = types.get(at..at + 12).ok_or(truncated.clone())?;
-        let (name, info, size_or_type) = (word_of(rec, 0), word_of(rec, 4), word_of(rec, 8));
-        let (kind, vlen) = ((info >> 24) & 0x1f, (info & 0xffff) as usize);
-        w.name(name);
-        // (bytes after the record, bytes per member, offset of a member's name, of its type)
-        let (fixed, member, name_at, type_at): (usize, usize, Option<usize>, Option<usize>) =
-            match kind {
-                1 => (4, 0, None, None),               // INT
-                2 | 8..=12 | 18 => (0, 0, None, None), // PTR, TYPEDEF, VOLATILE, CONST, RESTRICT, FUNC, TYPE_TAG
-                3 => (12, 0, None, None),              // ARRAY
-                4 | 5 => (0, 12, Some(0), Some(4)),    // STRUCT, UNION
-                6 => (0, 8, Some(0), None),            // ENUM
-                7 | 16 => (0, 0, None, None),          // FWD, FLOAT
-                13 => (0, 8, Some(0), Some(4)),        // FUNC_PROTO
-                14 | 17 => (4, 0, None, None),         // VAR, DECL_TAG
-                15 => (0, 12, None, Some(0)),          // DATASEC
-                19 => (0, 12, Some(0), None),          // ENUM64
-                _ => return Err(BtfError::UnknownKind { index, kind }),
-            };
-        if matches!(kind, 2 | 8..=14 | 17 | 18) {
-            w.type_ref(size_or_type);
+    for rec in blob.records() {
+        let rec = rec?;
+        each(&blob, w.types + 1, &rec);
+        for off in rec.name_offs() {
+            w.name(off);
         }
-        if matches!(kind, 4 | 5) {
-            w.struct_names.push(name);
+        for id in rec.type_refs() {
+            w.type_ref(id);
         }
-        let body_len = fixed + member * vlen;
-        let body = types.get(at + 12..at + 12 + body_len).ok_or(truncated)?;
-        if kind == 3 {
-            w.type_ref(word_of(body, 0));
-            w.type_ref(word_of(body, 4));
-        }
-        for m in body
-            .chunks_exact(member.max(1))
-            .take(if member == 0 { 0 } else { vlen })
-        {
-            if let Some(n) = name_at {
-                w.name(word_of(m, n));
-            }
-            if let Some(t) = type_at {
-                w.type_ref(word_of(m, t));
-            }
+        if matches!(rec.kind, KIND_STRUCT | KIND_UNION) {
+            w.struct_names.push(rec.name_off);
         }
         w.types += 1;
-        at += 12 + body_len;
     }
     Ok(w)
 }
@@ -266,9 +400,10 @@ impl Walk<'_> {
     }
 }
 
-/// Reads a module's `.BTF` (and whether it also has `.BTF.base`).
-pub fn module_btf(data: &[u8], distilled_base: bool) -> Result<ModuleBtf, BtfError> {
-    let w = walk(data)?;
+/// Reads a module's `.BTF`, and the distilled base `.BTF.base` where it has one.
+pub fn module_btf(data: &[u8], base: Option<&[u8]>) -> Result<ModuleBtf, BtfError> {
+    let w = walk(data, |_, _, _| {})?;
+    let distilled_base = base.is_some();
     let base_str_len = w
         .last_string_start()
         .and_then(|last| w.max_name_off.checked_sub(last))
@@ -291,18 +426,34 @@ pub fn module_btf(data: &[u8], distilled_base: bool) -> Result<ModuleBtf, BtfErr
         max_type_ref: w.max_type_ref,
         max_name_off: w.max_name_off,
         base_str_len,
-        distilled_base,
+        distilled: base
+            .map(|b| DistilledBase::read(b, data).map_err(|e| format!(".BTF.base: {e}"))),
         frwr,
     })
 }
 
 /// Reads the kernel's own BTF.
 pub fn base_btf(data: &[u8]) -> Result<BaseBtf, BtfError> {
-    let w = walk(data)?;
-    Ok(BaseBtf {
+    Ok(kernel_btf(data)?.0)
+}
+
+/// Reads the kernel's own BTF and indexes the types a distilled base can map to by name, in
+/// the same pass.
+pub fn kernel_btf(data: &[u8]) -> Result<(BaseBtf, KernelNames), BtfError> {
+    let mut names = KernelNames::default();
+    let w = walk(data, |blob, id, rec| names.add(blob, id, rec))?;
+    let base = BaseBtf {
         types: w.types,
         str_len: w.strings.len() as u32,
-    })
+    };
+    Ok((base, names))
+}
+
+impl ModuleBtf {
+    /// It carries `.BTF.base`, readable or not.
+    pub fn has_distilled_base(&self) -> bool {
+        self.distilled.is_some()
+    }
 }
 
 /// What the module's BTF says against the kernel's, in the order the kernel finds it.
@@ -347,12 +498,11 @@ pub fn fit(module: &ModuleBtf, base: &BaseBtf) -> BtfFit {
     }
 }
 
+/// Blobs written by hand, for the tests of this reader and of the relocation.
 #[cfg(test)]
-mod tests {
-    use super::*;
-
+pub(crate) mod testing {
     /// A blob of `types` (raw records) and `strings`.
-    fn blob(types: &[u8], strings: &[u8]) -> Vec<u8> {
+    pub fn blob(types: &[u8], strings: &[u8]) -> Vec<u8> {
         let mut b = vec![0x9f, 0xeb, 1, 0];
         for w in [
             24u32,
@@ -368,7 +518,7 @@ mod tests {
         b
     }
 
-    fn rec(name: u32, kind: u32, vlen: u32, size_or_type: u32, body: &[u32]) -> Vec<u8> {
+    pub fn rec(name: u32, kind: u32, vlen: u32, size_or_type: u32, body: &[u32]) -> Vec<u8> {
         let mut r = Vec::new();
         for w in [name, kind << 24 | vlen, size_or_type] {
             r.extend_from_slice(&w.to_le_bytes());
@@ -378,6 +528,12 @@ mod tests {
         }
         r
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::{blob, rec};
+    use super::*;
 
     /// A split blob built against a base of 1000 string bytes and 50 types: struct
     /// `rpcrdma_xdr_cursor` (own string 1) with one member of base type 7, and a pointer to it.
@@ -389,11 +545,11 @@ mod tests {
 
     #[test]
     fn a_module_tells_its_base_and_generation() {
-        let m = module_btf(&cursor_module(), false).unwrap();
+        let m = module_btf(&cursor_module(), None).unwrap();
         assert_eq!((m.own_types, m.max_type_ref, m.max_name_off), (2, 51, 1020));
         assert_eq!(m.base_str_len, Some(1000));
         assert_eq!(m.frwr, FrwrGeneration::XdrCursor);
-        let distilled = module_btf(&cursor_module(), true).unwrap();
+        let distilled = module_btf(&cursor_module(), Some(&blob(b"", b"\0"))).unwrap();
         assert_eq!(
             (distilled.base_str_len, distilled.frwr),
             (None, FrwrGeneration::Unknown)
@@ -402,7 +558,7 @@ mod tests {
 
     #[test]
     fn fit_follows_the_kernels_order() {
-        let m = module_btf(&cursor_module(), false).unwrap();
+        let m = module_btf(&cursor_module(), None).unwrap();
         let this = BaseBtf {
             types: 50,
             str_len: 1000,
@@ -447,13 +603,21 @@ mod tests {
     #[test]
     fn a_longer_header_is_read_from_its_own_length() {
         let long = with_long_header(&cursor_module(), [0; 8]);
+        let (long, short) = (
+            module_btf(&long, None).unwrap(),
+            module_btf(&cursor_module(), None).unwrap(),
+        );
+        assert_eq!(long.size, short.size + 8);
         assert_eq!(
-            module_btf(&long, false),
-            module_btf(&cursor_module(), false)
+            ModuleBtf {
+                size: short.size,
+                ..long
+            },
+            short
         );
         let nonzero = with_long_header(&cursor_module(), [0, 0, 0, 1, 0, 0, 0, 0]);
         assert!(matches!(
-            module_btf(&nonzero, false),
+            module_btf(&nonzero, None),
             Err(BtfError::Header { hdr_len: 32, .. })
         ));
         let mut too_long = cursor_module();
@@ -472,7 +636,7 @@ mod tests {
 
     #[test]
     fn bad_blobs_are_errors_not_panics() {
-        assert_eq!(module_btf(b"\x9f\xeb", false), Err(BtfError::Short(2)));
+        assert_eq!(module_btf(b"\x9f\xeb", None), Err(BtfError::Short(2)));
         assert!(matches!(base_btf(&[0u8; 24]), Err(BtfError::Magic(0))));
         let unknown = blob(&rec(0, 30, 0, 0, &[]), b"\0");
         assert_eq!(

@@ -12,7 +12,10 @@
 
 use serde::Serialize;
 
+use std::sync::Arc;
+
 use super::btf::{fit, BaseBtf, BtfFit, ModuleBtf};
+use super::btf_relocate::{self, DistilledBase, KernelNames, Relocation};
 
 /// The vermagic words CONFIG_* options add after the release (`include/linux/vermagic.h`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -62,6 +65,9 @@ pub struct CrclessKernel {
     /// `/sys/kernel/btf/vmlinux`, summarised, or why it could not be read; `None` where it is
     /// not there.
     pub base: Option<Result<BaseBtf, String>>,
+    /// The types of that BTF a distilled base can map to, by name; `None` where it was not read.
+    #[serde(skip)]
+    pub names: Option<Arc<KernelNames>>,
 }
 
 /// The prediction.
@@ -166,11 +172,6 @@ pub fn judge(
         }
         BtfPolicy::Enforced { evidence } => evidence,
     };
-    if btf.distilled_base {
-        return CrclessVerdict::Undecided {
-            reason: format!("{vermagic_words}; the module carries a distilled base (.BTF.base), which the kernel relocates onto its own types by name ({evidence}); nfs-gds does not repeat that relocation"),
-        };
-    }
     let base = match &kernel.base {
         Some(Ok(base)) => base,
         Some(Err(e)) => {
@@ -184,6 +185,9 @@ pub fn judge(
             }
         }
     };
+    if let Some(distilled) = &btf.distilled {
+        return relocated(name, &vermagic_words, evidence, distilled, kernel);
+    }
     let refusal = format!("`failed to validate module [{name}] BTF: -22`");
     match fit(btf, base) {
         BtfFit::OutOfRange(why) => CrclessVerdict::Refused {
@@ -201,10 +205,47 @@ pub fn judge(
     }
 }
 
+/// The verdict for a module whose BTF has a distilled base: what the kernel's relocation of it
+/// onto `kernel`'s types gives ([`btf_relocate`]).
+fn relocated(
+    name: &str,
+    vermagic_words: &str,
+    evidence: &str,
+    distilled: &Result<DistilledBase, String>,
+    kernel: &CrclessKernel,
+) -> CrclessVerdict {
+    let base = match distilled {
+        Ok(base) => base,
+        Err(e) => {
+            return CrclessVerdict::Undecided {
+                reason: format!("{vermagic_words}, but its distilled base could not be read ({e}), which the kernel relocates onto its own types by name ({evidence})"),
+            }
+        }
+    };
+    let Some(names) = &kernel.names else {
+        return CrclessVerdict::Undecided {
+            reason: format!("{vermagic_words}; the kernel relocates the module's distilled base onto its own types by name ({evidence}), and those were not read"),
+        };
+    };
+    match btf_relocate::relocate(base, names) {
+        Relocation::Maps { types } => CrclessVerdict::Loads {
+            evidence: format!("{vermagic_words}; its BTF has a distilled base (.BTF.base), and each of its {types} types maps by name to exactly one of this kernel's, as the kernel relocates it ({evidence})"),
+        },
+        Relocation::Fails { message, errno } => CrclessVerdict::Refused {
+            reason: format!("its distilled base (.BTF.base) does not relocate onto this kernel's BTF: the kernel refuses it (`{message}`, then `failed to validate module [{name}] BTF: {errno}`; {evidence})"),
+        },
+        Relocation::Depends { reason } => CrclessVerdict::Undecided {
+            reason: format!("{vermagic_words}; the kernel relocates its distilled base (.BTF.base) onto its own types by name ({evidence}), and {reason}"),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kmod::btf::FrwrGeneration;
+    use crate::kmod::btf::testing::{blob, rec};
+    use crate::kmod::btf::{kernel_btf, FrwrGeneration};
+    use crate::kmod::btf_relocate::DistilledType;
 
     const VERMAGIC_73: &str = "7.3.4+deb13-amd64 SMP preempt mod_unload";
 
@@ -224,6 +265,7 @@ mod tests {
             vermagic_from: "/usr/lib/modules/7.3.4+deb13-amd64/config".into(),
             btf_policy: policy,
             base,
+            names: None,
         }
     }
 
@@ -242,7 +284,7 @@ mod tests {
             max_type_ref: 131_448,
             max_name_off: 2_359_060,
             base_str_len: Some(2_317_542),
-            distilled_base: false,
+            distilled: None,
             frwr: FrwrGeneration::XdrCursor,
         }
     }
@@ -325,12 +367,10 @@ mod tests {
             let v = judge("rpcrdma", Some(VERMAGIC_73), btf.as_ref(), &k);
             assert!(matches!(v, CrclessVerdict::Undecided { .. }), "{v:?}");
         }
-        let mut distilled = btf_73();
-        distilled.distilled_base = true;
         let v = judge(
             "nvidia_fs",
             Some(VERMAGIC_73),
-            Some(&Ok(distilled)),
+            Some(&Ok(distilled())),
             &kernel(enforced(), Some(Ok(BASE_73))),
         );
         assert!(matches!(v, CrclessVerdict::Undecided { .. }), "{v:?}");
@@ -344,5 +384,72 @@ mod tests {
             &kernel(allowed, None),
         );
         assert!(matches!(v, CrclessVerdict::Loads { .. }), "{v:?}");
+    }
+
+    /// A module whose BTF has a distilled base of one struct `foo` (16 bytes).
+    fn distilled() -> ModuleBtf {
+        ModuleBtf {
+            base_str_len: None,
+            distilled: Some(Ok(DistilledBase {
+                types: vec![DistilledType {
+                    id: 1,
+                    kind: 4,
+                    name: "foo".into(),
+                    size: 16,
+                    kflag: false,
+                    int_encoding: 0,
+                    embedded: false,
+                }],
+                invalid: None,
+                stray_strings: Vec::new(),
+            })),
+            ..btf_73()
+        }
+    }
+
+    /// The kernel's types: a struct `foo` of 16 bytes, or only a pointer of that name.
+    fn with_foo(a_struct: bool) -> CrclessKernel {
+        let foo = if a_struct {
+            rec(1, 4, 0, 16, &[])
+        } else {
+            rec(1, 2, 0, 0, &[])
+        };
+        let names = kernel_btf(&blob(&foo, b"\0foo\0")).unwrap().1;
+        CrclessKernel {
+            names: Some(Arc::new(names)),
+            ..kernel(enforced(), Some(Ok(BASE_73)))
+        }
+    }
+
+    #[test]
+    fn a_distilled_base_is_judged_by_its_relocation() {
+        let m = Some(Ok(distilled()));
+        let v = judge("nvidia_fs", Some(VERMAGIC_73), m.as_ref(), &with_foo(true));
+        let CrclessVerdict::Loads { evidence } = &v else {
+            panic!("{v:?}")
+        };
+        assert!(
+            evidence.contains("each of its 1 types maps by name"),
+            "{evidence}"
+        );
+        let v = judge("nvidia_fs", Some(VERMAGIC_73), m.as_ref(), &with_foo(false));
+        let CrclessVerdict::Refused { reason } = &v else {
+            panic!("{v:?}")
+        };
+        assert!(
+            reason.contains("`distilled base BTF type 'foo' [1] is not mapped to base BTF id`, then `failed to validate module [nvidia_fs] BTF: -22`"),
+            "{reason}"
+        );
+        let unreadable = Some(Ok(ModuleBtf {
+            distilled: Some(Err(".BTF.base: BTF magic is 0x0000, not 0xeb9f".into())),
+            ..distilled()
+        }));
+        let v = judge(
+            "nvidia_fs",
+            Some(VERMAGIC_73),
+            unreadable.as_ref(),
+            &with_foo(true),
+        );
+        assert!(matches!(v, CrclessVerdict::Undecided { .. }), "{v:?}");
     }
 }

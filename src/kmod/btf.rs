@@ -21,7 +21,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::btf_relocate::{DistilledBase, KernelNames};
+use super::btf_relocate::DistilledBase;
 
 /// `BTF_MAGIC`, little-endian on disk for the hosts nfs-gds runs on.
 const MAGIC: u16 = 0xeb9f;
@@ -341,11 +341,8 @@ impl<'a> Iterator for Records<'a> {
     }
 }
 
-/// One pass over `data`'s records; `each` also sees every record, with its id.
-fn walk<'a>(
-    data: &'a [u8],
-    mut each: impl FnMut(&Blob<'a>, u32, &Record<'a>),
-) -> Result<Walk<'a>, BtfError> {
+/// One pass over `data`'s records.
+fn walk(data: &[u8]) -> Result<Walk<'_>, BtfError> {
     let blob = Blob::parse(data)?;
     let mut w = Walk {
         types: 0,
@@ -356,7 +353,6 @@ fn walk<'a>(
     };
     for rec in blob.records() {
         let rec = rec?;
-        each(&blob, w.types + 1, &rec);
         for off in rec.name_offs() {
             w.name(off);
         }
@@ -402,7 +398,7 @@ impl Walk<'_> {
 
 /// Reads a module's `.BTF`, and the distilled base `.BTF.base` where it has one.
 pub fn module_btf(data: &[u8], base: Option<&[u8]>) -> Result<ModuleBtf, BtfError> {
-    let w = walk(data, |_, _, _| {})?;
+    let w = walk(data)?;
     let distilled_base = base.is_some();
     let base_str_len = w
         .last_string_start()
@@ -434,19 +430,11 @@ pub fn module_btf(data: &[u8], base: Option<&[u8]>) -> Result<ModuleBtf, BtfErro
 
 /// Reads the kernel's own BTF.
 pub fn base_btf(data: &[u8]) -> Result<BaseBtf, BtfError> {
-    Ok(kernel_btf(data)?.0)
-}
-
-/// Reads the kernel's own BTF and indexes the types a distilled base can map to by name, in
-/// the same pass.
-pub fn kernel_btf(data: &[u8]) -> Result<(BaseBtf, KernelNames), BtfError> {
-    let mut names = KernelNames::default();
-    let w = walk(data, |blob, id, rec| names.add(blob, id, rec))?;
-    let base = BaseBtf {
+    let w = walk(data)?;
+    Ok(BaseBtf {
         types: w.types,
         str_len: w.strings.len() as u32,
-    };
-    Ok((base, names))
+    })
 }
 
 impl ModuleBtf {

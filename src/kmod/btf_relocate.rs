@@ -172,57 +172,56 @@ struct Candidate {
     int_encoding: u8,
 }
 
-/// The kernel's named INT, FLOAT, ENUM, ENUM64, FWD, STRUCT and UNION types, by name (some
-/// 12,000 of the 127,000 types of Debian's 7.3.4), in id order.
+/// The kernel's candidates for the names of one distilled base: its INT, FLOAT, ENUM, ENUM64,
+/// FWD, STRUCT and UNION types of those names, in id order. Only the names asked for are
+/// kept: of Debian 7.3.4's 127,424 types some 11,800 are of those kinds and named, and a
+/// distilled base names some 700.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct KernelNames {
-    by_name: HashMap<Box<str>, Vec<Candidate>>,
+struct KernelNames<'a> {
+    by_name: HashMap<&'a [u8], Vec<Candidate>>,
 }
 
-impl KernelNames {
-    /// Takes in `rec`, the kernel type `id` named by `blob`'s strings.
-    pub(crate) fn add(&mut self, blob: &Blob, id: u32, rec: &Record) {
-        if rec.name_off == 0
-            || !matches!(
-                rec.kind,
-                KIND_INT
-                    | KIND_FLOAT
-                    | KIND_ENUM
-                    | KIND_ENUM64
-                    | KIND_FWD
-                    | KIND_STRUCT
-                    | KIND_UNION
-            )
-        {
-            return;
-        }
-        let name = String::from_utf8_lossy(blob.string(rec.name_off).unwrap_or_default());
-        let candidate = Candidate {
-            id,
-            kind: rec.kind,
-            size: rec.size_or_type,
-            kflag: rec.kflag,
-            int_encoding: if rec.kind == KIND_INT {
-                rec.int_encoding()
-            } else {
-                0
-            },
-        };
-        match self.by_name.get_mut(name.as_ref()) {
-            Some(list) => list.push(candidate),
-            None => {
-                self.by_name.insert(name.into(), vec![candidate]);
+impl<'a> KernelNames<'a> {
+    /// One pass over the kernel's BTF `kernel`, for the names of `base`'s types.
+    fn read(kernel: &[u8], base: &'a DistilledBase) -> Result<Self, BtfError> {
+        let mut by_name: HashMap<&[u8], Vec<Candidate>> = base
+            .types
+            .iter()
+            .map(|t| (t.name.as_bytes(), Vec::new()))
+            .collect();
+        let blob = Blob::parse(kernel)?;
+        for (rec, id) in blob.records().zip(1u32..) {
+            let rec = rec?;
+            if rec.name_off == 0
+                || !matches!(
+                    rec.kind,
+                    KIND_INT
+                        | KIND_FLOAT
+                        | KIND_ENUM
+                        | KIND_ENUM64
+                        | KIND_FWD
+                        | KIND_STRUCT
+                        | KIND_UNION
+                )
+            {
+                continue;
             }
+            let Some(list) = blob.string(rec.name_off).and_then(|n| by_name.get_mut(n)) else {
+                continue;
+            };
+            list.push(Candidate {
+                id,
+                kind: rec.kind,
+                size: rec.size_or_type,
+                kflag: rec.kflag,
+                int_encoding: if rec.kind == KIND_INT {
+                    rec.int_encoding()
+                } else {
+                    0
+                },
+            });
         }
-    }
-
-    /// How many types are indexed.
-    pub fn len(&self) -> usize {
-        self.by_name.values().map(Vec::len).sum()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.by_name.is_empty()
+        Ok(KernelNames { by_name })
     }
 }
 
@@ -249,8 +248,8 @@ enum Outcome {
 }
 
 /// The kernel's search for one distilled type's candidate.
-fn map_one(t: &DistilledType, kernel: &KernelNames, marked: bool, fwd: FwdFlag) -> Outcome {
-    let Some(candidates) = kernel.by_name.get(t.name.as_str()) else {
+fn map_one(t: &DistilledType, kernel: &KernelNames<'_>, marked: bool, fwd: FwdFlag) -> Outcome {
+    let Some(candidates) = kernel.by_name.get(t.name.as_bytes()) else {
         return Outcome::Unmapped;
     };
     let composites = candidates
@@ -314,14 +313,20 @@ pub enum Relocation {
     Depends { reason: String },
 }
 
-/// Relocates `base` onto the kernel's types.
-pub fn relocate(base: &DistilledBase, kernel: &KernelNames) -> Relocation {
+/// Relocates `base` onto the types of the kernel's BTF `kernel`; an error where that BTF
+/// cannot be read.
+pub fn relocate(base: &DistilledBase, kernel: &[u8]) -> Result<Relocation, BtfError> {
     if let Some(invalid) = &base.invalid {
-        return Relocation::Fails {
+        return Ok(Relocation::Fails {
             message: invalid.clone(),
             errno: -22,
-        };
+        });
     }
+    let kernel = KernelNames::read(kernel, base)?;
+    Ok(relocate_onto(base, &kernel))
+}
+
+fn relocate_onto(base: &DistilledBase, kernel: &KernelNames<'_>) -> Relocation {
     // The first certain failure in the kernel's order: a second candidate as the kernel's
     // types are walked, then the lowest unmapped distilled id.
     let mut certain: Option<((u8, u32), String)> = None;
@@ -388,7 +393,6 @@ pub fn relocate(base: &DistilledBase, kernel: &KernelNames) -> Relocation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kmod::btf::kernel_btf;
     use crate::kmod::btf::testing::{blob, rec};
 
     /// Type records and their names, written as a blob whose own strings start at `str_base`
@@ -462,8 +466,8 @@ mod tests {
         module_with(0, true)
     }
 
-    fn kernel(w: Writer) -> KernelNames {
-        kernel_btf(&w.blob()).unwrap().1
+    fn kernel(w: Writer) -> Vec<u8> {
+        w.blob()
     }
 
     /// A kernel with one type for each of the module's, and unrelated others between them.
@@ -494,7 +498,7 @@ mod tests {
     #[test]
     fn each_type_mapping_to_one_kernel_type_relocates() {
         assert_eq!(
-            relocate(&module(), &kernel(matching_kernel())),
+            relocate(&module(), &kernel(matching_kernel())).unwrap(),
             Relocation::Maps { types: 4 }
         );
     }
@@ -506,7 +510,7 @@ mod tests {
             .add("int", KIND_INT, 4, &[SIGNED_32])
             .add("e", KIND_ENUM, 4, &[]);
         assert_eq!(
-            relocate(&module(), &kernel(without_bar)),
+            relocate(&module(), &kernel(without_bar)).unwrap(),
             Relocation::Fails {
                 message: "distilled base BTF type 'bar' [3] is not mapped to base BTF id".into(),
                 errno: -22
@@ -520,7 +524,7 @@ mod tests {
                 .add("bar", KIND_FWD, 0, &[])
                 .add("e", KIND_ENUM, 4, &[]);
             assert_eq!(
-                relocate(&module(), &kernel(other_int)),
+                relocate(&module(), &kernel(other_int)).unwrap(),
                 Relocation::Fails {
                     message: "distilled base BTF type 'int' [2] is not mapped to base BTF id"
                         .into(),
@@ -534,7 +538,7 @@ mod tests {
     fn two_candidates_of_the_same_name_and_size_are_refused() {
         let twice = matching_kernel().add("foo", KIND_STRUCT, 16, &[]);
         assert_eq!(
-            relocate(&module(), &kernel(twice)),
+            relocate(&module(), &kernel(twice)).unwrap(),
             Relocation::Fails {
                 message: "distilled base BTF type 'foo' [1], size 16 has multiple candidates of the same size (ids [7, 2]) in base BTF".into(),
                 errno: -22
@@ -543,7 +547,7 @@ mod tests {
         // Two of that name but of different sizes: the size picks one.
         let sizes = matching_kernel().add("foo", KIND_STRUCT, 32, &[]);
         assert_eq!(
-            relocate(&module(), &kernel(sizes)),
+            relocate(&module(), &kernel(sizes)).unwrap(),
             Relocation::Maps { types: 4 }
         );
     }
@@ -555,7 +559,7 @@ mod tests {
             .add("int", KIND_INT, 4, &[SIGNED_32])
             .add("bar", KIND_STRUCT, 40, &[])
             .add("e", KIND_ENUM, 4, &[]);
-        let v = relocate(&module(), &kernel(bigger));
+        let v = relocate(&module(), &kernel(bigger)).unwrap();
         let Relocation::Depends { reason } = &v else {
             panic!("{v:?}")
         };
@@ -567,7 +571,7 @@ mod tests {
             .add("bar", KIND_STRUCT, 40, &[])
             .add("e", KIND_ENUM, 4, &[]);
         assert_eq!(
-            relocate(&module_with(0, false), &kernel(bigger)),
+            relocate(&module_with(0, false), &kernel(bigger)).unwrap(),
             Relocation::Maps { types: 4 }
         );
     }
@@ -582,7 +586,7 @@ mod tests {
             .add("bar", KIND_STRUCT | KFLAG, 40, &[])
             .add("e", KIND_ENUM, 4, &[]);
         assert!(matches!(
-            relocate(&module(), &kernel(bitfields)),
+            relocate(&module(), &kernel(bitfields)).unwrap(),
             Relocation::Depends { .. }
         ));
     }
@@ -591,14 +595,14 @@ mod tests {
     fn a_split_name_from_the_distilled_strings_must_be_a_types_name() {
         // Offset 2: the "oo" of "foo", no type's name.
         assert_eq!(
-            relocate(&module_with(2, true), &kernel(matching_kernel())),
+            relocate(&module_with(2, true), &kernel(matching_kernel())).unwrap(),
             Relocation::Fails {
                 message: "string 'oo' [offset 2] is not mapped to base BTF".into(),
                 errno: -2
             }
         );
         assert_eq!(
-            relocate(&module_with(1, true), &kernel(matching_kernel())),
+            relocate(&module_with(1, true), &kernel(matching_kernel())).unwrap(),
             Relocation::Maps { types: 4 },
             "offset 1 is foo's name"
         );
@@ -621,7 +625,7 @@ mod tests {
         ] {
             let d = DistilledBase::read(&b.blob(), &split.blob()).unwrap();
             assert_eq!(
-                relocate(&d, &kernel(matching_kernel())),
+                relocate(&d, &kernel(matching_kernel())).unwrap(),
                 Relocation::Fails {
                     message: message.into(),
                     errno: -22
@@ -657,20 +661,24 @@ mod tests {
 
     #[test]
     fn both_real_out_of_tree_builds_relocate_onto_734_as_the_kernel_did() {
-        let k = kernel_btf(&real_kernel("7.3.4+deb13-amd64")).unwrap().1;
+        let k = real_kernel("7.3.4+deb13-amd64");
         for (name, types) in [(DKMS, 689), (DKMS_612, 623)] {
             let m = real_module(name);
             assert!(m.types.iter().any(|t| t.embedded), "{name}");
-            assert_eq!(relocate(&m, &k), Relocation::Maps { types }, "{name}");
+            assert_eq!(
+                relocate(&m, &k).unwrap(),
+                Relocation::Maps { types },
+                "{name}"
+            );
         }
     }
 
     #[test]
     fn a_real_distilled_base_fails_where_the_kernel_lacks_one_of_its_types() {
         // 7.3.4's distilled base names a struct 6.12.117 does not have.
-        let k = kernel_btf(&real_kernel("6.12.117+deb13-amd64")).unwrap().1;
+        let k = real_kernel("6.12.117+deb13-amd64");
         assert_eq!(
-            relocate(&real_module(DKMS), &k),
+            relocate(&real_module(DKMS), &k).unwrap(),
             Relocation::Fails {
                 message:
                     "distilled base BTF type 'bio_crypt_ctx' [13] is not mapped to base BTF id"
@@ -680,7 +688,7 @@ mod tests {
         );
         // 6.12.117's relocates onto 6.12.117 as well.
         assert!(matches!(
-            relocate(&real_module(DKMS_612), &k),
+            relocate(&real_module(DKMS_612), &k).unwrap(),
             Relocation::Maps { .. }
         ));
         // 7.3.4's own types with one renamed: that type is the one the kernel names.
@@ -690,7 +698,7 @@ mod tests {
             .position(|w| w == b"\0list_head\0")
             .unwrap();
         renamed[at + 1] = b'L';
-        let v = relocate(&real_module(DKMS), &kernel_btf(&renamed).unwrap().1);
+        let v = relocate(&real_module(DKMS), &renamed).unwrap();
         let Relocation::Fails { message, .. } = &v else {
             panic!("{v:?}")
         };

@@ -15,7 +15,7 @@ use serde::Serialize;
 use std::sync::Arc;
 
 use super::btf::{fit, BaseBtf, BtfFit, ModuleBtf};
-use super::btf_relocate::{self, DistilledBase, KernelNames, Relocation};
+use super::btf_relocate::{self, DistilledBase, Relocation};
 
 /// The vermagic words CONFIG_* options add after the release (`include/linux/vermagic.h`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -65,9 +65,10 @@ pub struct CrclessKernel {
     /// `/sys/kernel/btf/vmlinux`, summarised, or why it could not be read; `None` where it is
     /// not there.
     pub base: Option<Result<BaseBtf, String>>,
-    /// The types of that BTF a distilled base can map to, by name; `None` where it was not read.
+    /// That BTF as read, for relocating a module's distilled base onto it; `None` where it was
+    /// not read or could not be summarised.
     #[serde(skip)]
-    pub names: Option<Arc<KernelNames>>,
+    pub btf: Option<Arc<Vec<u8>>>,
 }
 
 /// The prediction.
@@ -222,12 +223,20 @@ fn relocated(
             }
         }
     };
-    let Some(names) = &kernel.names else {
+    let Some(btf) = &kernel.btf else {
         return CrclessVerdict::Undecided {
             reason: format!("{vermagic_words}; the kernel relocates the module's distilled base onto its own types by name ({evidence}), and those were not read"),
         };
     };
-    match btf_relocate::relocate(base, names) {
+    let relocation = match btf_relocate::relocate(base, btf) {
+        Ok(r) => r,
+        Err(e) => {
+            return CrclessVerdict::Undecided {
+                reason: format!("{vermagic_words}; the kernel relocates the module's distilled base onto its own types by name ({evidence}), and /sys/kernel/btf/vmlinux could not be read for it: {e}"),
+            }
+        }
+    };
+    match relocation {
         Relocation::Maps { types } => CrclessVerdict::Loads {
             evidence: format!("{vermagic_words}; its BTF has a distilled base (.BTF.base), and each of its {types} types maps by name to exactly one of this kernel's, as the kernel relocates it ({evidence})"),
         },
@@ -244,7 +253,7 @@ fn relocated(
 mod tests {
     use super::*;
     use crate::kmod::btf::testing::{blob, rec};
-    use crate::kmod::btf::{kernel_btf, FrwrGeneration};
+    use crate::kmod::btf::FrwrGeneration;
     use crate::kmod::btf_relocate::DistilledType;
 
     const VERMAGIC_73: &str = "7.3.4+deb13-amd64 SMP preempt mod_unload";
@@ -265,7 +274,7 @@ mod tests {
             vermagic_from: "/usr/lib/modules/7.3.4+deb13-amd64/config".into(),
             btf_policy: policy,
             base,
-            names: None,
+            btf: None,
         }
     }
 
@@ -414,9 +423,8 @@ mod tests {
         } else {
             rec(1, 2, 0, 0, &[])
         };
-        let names = kernel_btf(&blob(&foo, b"\0foo\0")).unwrap().1;
         CrclessKernel {
-            names: Some(Arc::new(names)),
+            btf: Some(Arc::new(blob(&foo, b"\0foo\0"))),
             ..kernel(enforced(), Some(Ok(BASE_73)))
         }
     }

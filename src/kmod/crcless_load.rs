@@ -3,7 +3,9 @@
 //! (`same_magic()` in `kernel/module/version.c` skips the release only where CRCs vouch for
 //! it), and, with CONFIG_DEBUG_INFO_BTF_MODULES on and CONFIG_MODULE_ALLOW_BTF_MISMATCH off,
 //! the module's split BTF, which the kernel validates against its own and refuses when it does
-//! not (`btf_module_notify()`: "failed to validate module [%s] BTF").
+//! not (`btf_module_notify()`: "failed to validate module [%s] BTF"). A split BTF with a
+//! distilled base (every out-of-tree build on Debian 13) is relocated onto the kernel's types by
+//! name instead, which [`btf_relocate`] repeats.
 //!
 //! Pure: the caller gives the module's vermagic and BTF summary, and what it read of the
 //! kernel. Only the refusals the kernel certainly makes are called refusals; a module that is
@@ -142,7 +144,7 @@ pub fn judge(
         None => {
             return CrclessVerdict::Loads {
                 evidence: format!(
-                    "{vermagic_words}; the module carries no BTF (the usual out-of-tree build, without vmlinux), so the kernel checks nothing more of its ABI"
+                    "{vermagic_words}; the module carries no BTF (built where no vmlinux was at hand, so kbuild made none), so the kernel checks nothing more of its ABI"
                 ),
             }
         }

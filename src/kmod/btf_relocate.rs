@@ -371,18 +371,22 @@ fn relocate_onto(base: &DistilledBase, kernel: &KernelNames<'_>) -> Relocation {
             errno: -22,
         };
     }
-    if !disputed.is_empty() {
-        return Relocation::Depends {
-            reason: format!(
-                "{} maps to one of this kernel's types only under one reading of the kernel's rules (whether a split struct embeds it, or whose kind flag a forward declaration is matched by)",
-                disputed.join(", ")
-            ),
-        };
-    }
+    // Where the mapping succeeds, the names come next: a stray one fails every reading.
     if let Some((off, s)) = base.stray_strings.first() {
         return Relocation::Fails {
             message: format!("string '{s}' [offset {off}] is not mapped to base BTF"),
             errno: -2,
+        };
+    }
+    if let Some(first) = disputed.first() {
+        let more = match disputed.len() {
+            1 => String::new(),
+            n => format!(" (and {} more)", n - 1),
+        };
+        return Relocation::Depends {
+            reason: format!(
+                "its type {first}{more} maps to exactly one of this kernel's types under one reading of the kernel's rules and not under another (whether a split struct embeds it, or whose kind flag a forward declaration is matched by)"
+            ),
         };
     }
     Relocation::Maps {
@@ -481,6 +485,15 @@ mod tests {
             .add("e", KIND_ENUM64, 4, &[])
     }
 
+    /// The same, but with a struct foo of 24 bytes.
+    fn foo_of_24_bytes() -> Writer {
+        Writer::new(0)
+            .add("foo", KIND_STRUCT, 24, &[])
+            .add("int", KIND_INT, 4, &[SIGNED_32])
+            .add("bar", KIND_STRUCT, 40, &[])
+            .add("e", KIND_ENUM, 4, &[])
+    }
+
     #[test]
     fn embedded_types_are_those_a_split_struct_holds_without_a_pointer() {
         let m = module();
@@ -554,22 +567,14 @@ mod tests {
 
     #[test]
     fn an_embedded_struct_of_another_size_is_never_said_to_load() {
-        let bigger = Writer::new(0)
-            .add("foo", KIND_STRUCT, 24, &[])
-            .add("int", KIND_INT, 4, &[SIGNED_32])
-            .add("bar", KIND_STRUCT, 40, &[])
-            .add("e", KIND_ENUM, 4, &[]);
+        let bigger = foo_of_24_bytes();
         let v = relocate(&module(), &kernel(bigger)).unwrap();
         let Relocation::Depends { reason } = &v else {
             panic!("{v:?}")
         };
         assert!(reason.contains("'foo' [1]"), "{reason}");
         // Held only through a pointer, its size is not compared.
-        let bigger = Writer::new(0)
-            .add("foo", KIND_STRUCT, 24, &[])
-            .add("int", KIND_INT, 4, &[SIGNED_32])
-            .add("bar", KIND_STRUCT, 40, &[])
-            .add("e", KIND_ENUM, 4, &[]);
+        let bigger = foo_of_24_bytes();
         assert_eq!(
             relocate(&module_with(0, false), &kernel(bigger)).unwrap(),
             Relocation::Maps { types: 4 }
@@ -606,6 +611,12 @@ mod tests {
             Relocation::Maps { types: 4 },
             "offset 1 is foo's name"
         );
+        // Whether foo maps or not, the relocation fails: on the mapping or on the name.
+        let bigger_foo = foo_of_24_bytes();
+        assert!(matches!(
+            relocate(&module_with(2, true), &kernel(bigger_foo)).unwrap(),
+            Relocation::Fails { errno: -2, .. }
+        ));
     }
 
     #[test]

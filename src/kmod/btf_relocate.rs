@@ -33,7 +33,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::btf::{
+use super::btf_records::{
     Blob, BtfError, Record, KIND_ARRAY, KIND_ENUM, KIND_ENUM64, KIND_FLOAT, KIND_FWD, KIND_INT,
     KIND_STRUCT, KIND_UNION,
 };
@@ -397,7 +397,7 @@ fn relocate_onto(base: &DistilledBase, kernel: &KernelNames<'_>) -> Relocation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kmod::btf::testing::{blob, rec};
+    use crate::kmod::btf_records::testing::{blob, rec};
 
     /// Type records and their names, written as a blob whose own strings start at `str_base`
     /// (a split blob's come after its base's).

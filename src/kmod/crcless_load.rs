@@ -254,8 +254,8 @@ fn relocated(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kmod::btf::testing::{blob, rec};
     use crate::kmod::btf::FrwrGeneration;
+    use crate::kmod::btf_records::testing::{blob, rec};
     use crate::kmod::btf_relocate::DistilledType;
 
     const VERMAGIC_73: &str = "7.3.4+deb13-amd64 SMP preempt mod_unload";

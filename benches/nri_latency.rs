@@ -8,7 +8,8 @@
 //! request: the worst case of a node whose table changes before every container.
 //!
 //! Prints p50, p99 and the largest answer time, and the plugin's RSS each minute.
-//! `cargo bench --bench nri_latency` (60 s); `NRI_BENCH_SECONDS=1800` for a longer run.
+//! `cargo bench --bench nri_latency` (60 s); `NRI_BENCH_SECONDS=1800` for a longer run;
+//! `NRI_BENCH_PLUGIN=path/to/nfs-gds` drives another build (an earlier one, to compare).
 
 #[path = "../tests/support/fake_nri.rs"]
 mod fake_nri;
@@ -122,7 +123,9 @@ fn main() {
     std::fs::create_dir_all(root.join("var/run/nri")).unwrap();
     write_tables(root, 0);
     let listener = UnixListener::bind(root.join("var/run/nri/nri.sock")).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_nfs-gds"))
+    let plugin = std::env::var_os("NRI_BENCH_PLUGIN")
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_nfs-gds").into());
+    let mut child = Command::new(plugin)
         .arg("--root")
         .arg(root)
         .arg("nri")

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::escape::{lossy, path_of, text_of};
+use super::escape::{lossy, path_of, text_of, unescaped};
 use super::fields::Fields;
 use super::options::{option_in, KeptMemo, KEPT_OPTIONS};
 
@@ -93,6 +93,8 @@ pub struct MountStatsParser {
     current: Option<MountStatsRecord>,
     /// The last `opts:` line filtered: the PV mounts of a node mostly have the same.
     opts: KeptMemo,
+    /// Inside a record [`MountStatsParser::feed_lines_where`] does not want.
+    skipping: bool,
 }
 
 impl MountStatsParser {
@@ -149,18 +151,60 @@ impl MountStatsParser {
     /// per-operation counters that make up most of the file (upper-case names and numbers)
     /// have none, so `memchr3` skips them by the kilobyte and only the lines with one of those
     /// bytes are fed.
-    pub fn feed_lines(&mut self, text: &[u8], mut each: impl FnMut(MountStatsRecord)) {
+    pub fn feed_lines(&mut self, text: &[u8], each: impl FnMut(MountStatsRecord)) {
+        self.feed_lines_with(text, None, each);
+    }
+
+    /// [`MountStatsParser::feed_lines`] for the records whose mount point (unescaped) `want`
+    /// takes; the others are skipped unparsed, from their `device` line to the next record's
+    /// (a search for `device `), so a reader that wants a few records of a file of tens of
+    /// megabytes looks at the rest only to find where each record starts. Called on
+    /// consecutive pieces of one file, each a run of whole lines.
+    pub fn feed_lines_where(
+        &mut self,
+        text: &[u8],
+        want: impl Fn(&[u8]) -> bool,
+        each: impl FnMut(MountStatsRecord),
+    ) {
+        self.feed_lines_with(text, Some(&want), each);
+    }
+
+    fn feed_lines_with(
+        &mut self,
+        text: &[u8],
+        want: Option<&dyn Fn(&[u8]) -> bool>,
+        mut each: impl FnMut(MountStatsRecord),
+    ) {
         let mut pos = 0;
-        while let Some(hit) = memchr::memchr3(b'd', b'o', b'x', &text[pos..]) {
+        loop {
+            if self.skipping {
+                let Some(next) = next_record(text, pos) else {
+                    return;
+                };
+                self.skipping = false;
+                pos = next;
+            }
+            let Some(hit) = memchr::memchr3(b'd', b'o', b'x', &text[pos..]) else {
+                return;
+            };
             let hit = pos + hit;
             let start = memchr::memrchr(b'\n', &text[pos..hit]).map_or(pos, |i| pos + i + 1);
             let end = memchr::memchr(b'\n', &text[hit..]).map_or(text.len(), |i| hit + i);
-            if let Some(rec) = self.feed(&text[start..end]) {
+            let line = &text[start..end];
+            let unwanted = want.is_some_and(|want| {
+                device_line(line).is_some_and(|d| !want(&unescaped(d.mount_point)))
+            });
+            if unwanted {
+                if let Some(rec) = self.current.take() {
+                    each(done(rec));
+                }
+                self.skipping = true;
+            } else if let Some(rec) = self.feed(line) {
                 each(rec);
             }
             pos = end + 1;
             if pos >= text.len() {
-                break;
+                return;
             }
         }
     }
@@ -178,32 +222,71 @@ fn done(mut rec: MountStatsRecord) -> MountStatsRecord {
     rec
 }
 
+/// Where the next record starts in `text` at or after `pos` (a line start): the next line
+/// that starts with `device ` or `no device `.
+fn next_record(text: &[u8], pos: usize) -> Option<usize> {
+    static DEVICE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"device "));
+    let mut from = pos;
+    loop {
+        let hit = from + DEVICE.find(&text[from..])?;
+        let line_start = |at: usize| at == 0 || text[at - 1] == b'\n';
+        if line_start(hit) {
+            return Some(hit);
+        }
+        if hit >= 3 && &text[hit - 3..hit] == b"no " && line_start(hit - 3) {
+            return Some(hit - 3);
+        }
+        from = hit + 1;
+    }
+}
+
+/// The words of a record's first line, as written (escaped).
+struct DeviceLine<'l> {
+    /// `None` for `no device`.
+    device: Option<&'l [u8]>,
+    mount_point: &'l [u8],
+    fstype: &'l [u8],
+    statvers: Option<&'l [u8]>,
+}
+
 /// `device DEV mounted on MNT with fstype TYPE [statvers=V]` or `no device mounted on …`.
-fn parse_device_line(line: &[u8]) -> Option<MountStatsRecord> {
+fn device_line(line: &[u8]) -> Option<DeviceLine<'_>> {
+    if !(line.starts_with(b"device ") || line.starts_with(b"no device ")) {
+        return None;
+    }
     let words = Fields::of(line);
     let (device, rest) = match words.as_slice() {
-        [b"device", dev, rest @ ..] => (Some(text_of(dev)), rest),
+        [b"device", dev, rest @ ..] => (Some(*dev), rest),
         [b"no", b"device", rest @ ..] => (None, rest),
         _ => return None,
     };
     match rest {
-        [b"mounted", b"on", mnt, b"with", b"fstype", fstype, more @ ..] => {
-            let statvers = more.iter().find_map(|w| {
-                std::str::from_utf8(w)
-                    .ok()
-                    .and_then(|w| w.strip_prefix("statvers="))
-                    .map(str::to_string)
-            });
-            Some(MountStatsRecord {
-                device,
-                mount_point: path_of(mnt),
-                fstype: text_of(fstype),
-                statvers,
-                stats: MountStats::default(),
-            })
-        }
+        [b"mounted", b"on", mnt, b"with", b"fstype", fstype, more @ ..] => Some(DeviceLine {
+            device,
+            mount_point: mnt,
+            fstype,
+            statvers: more.iter().find_map(|w| {
+                w.strip_prefix(b"statvers=")
+                    .filter(|v| std::str::from_utf8(v).is_ok())
+            }),
+        }),
         _ => None,
     }
+}
+
+fn parse_device_line(line: &[u8]) -> Option<MountStatsRecord> {
+    let d = device_line(line)?;
+    Some(MountStatsRecord {
+        device: d.device.map(text_of),
+        mount_point: path_of(d.mount_point),
+        fstype: text_of(d.fstype),
+        statvers: d
+            .statvers
+            .and_then(|v| std::str::from_utf8(v).ok())
+            .map(str::to_string),
+        stats: MountStats::default(),
+    })
 }
 
 #[cfg(test)]
@@ -323,6 +406,39 @@ mod tests {
             xprts_seen > 1000 && opts_seen > 1000,
             "{xprts_seen} {opts_seen}"
         );
+    }
+
+    /// Skipping the records not wanted keeps exactly the wanted records of the whole parse,
+    /// whatever lines are in between and wherever the text is cut into pieces of whole lines.
+    #[test]
+    fn the_records_wanted_are_the_whole_parses_records_of_their_mount_points() {
+        let mut skipped = 0;
+        for seed in 0..2000 {
+            let text = random_mountstats(seed);
+            let want = |mp: &[u8]| mp == b"/mnt/a" || mp == b"/x";
+            let whole: Vec<_> = parse_mountstats(&text)
+                .into_iter()
+                .filter(|r| want(r.mount_point.as_os_str().as_encoded_bytes()))
+                .collect();
+            skipped += parse_mountstats(&text).len() - whole.len();
+            let lines: Vec<usize> = memchr::memchr_iter(b'\n', &text).collect();
+            let cut = lines
+                .get(seed as usize % lines.len().max(1))
+                .map_or(0, |i| i + 1);
+            let mut p = MountStatsParser::default();
+            let mut some = Vec::new();
+            for piece in [&text[..cut], &text[cut..]] {
+                p.feed_lines_where(piece, want, |r| some.push(r));
+            }
+            some.extend(p.finish());
+            assert_eq!(
+                some,
+                whole,
+                "seed {seed}: {}",
+                String::from_utf8_lossy(&text)
+            );
+        }
+        assert!(skipped > 1000, "records were skipped: {skipped}");
     }
 
     #[test]

@@ -78,12 +78,13 @@ fn number(f: &[u8], what: &str) -> Result<u32, String> {
         .ok_or_else(|| format!("{what} is not a number"))
 }
 
-/// The filesystem type in what follows a line's mount point (`OPTS [TAGS…] - FSTYPE …`).
-fn fstype_after(mut rest: &[u8]) -> Option<&[u8]> {
+/// What follows the ` - ` separator in what follows a line's mount point (`OPTS [TAGS…] -
+/// FSTYPE SOURCE SUPEROPTS`).
+fn after_separator(mut rest: &[u8]) -> Option<&[u8]> {
     loop {
         let (f, after) = field(rest, 0)?;
         if f == b"-" {
-            return field(after, 0).map(|(t, _)| t).filter(|t| !t.is_empty());
+            return Some(after);
         }
         if after.is_empty() {
             return None;
@@ -92,11 +93,37 @@ fn fstype_after(mut rest: &[u8]) -> Option<&[u8]> {
     }
 }
 
-/// Whether a mountinfo line is of an NFS mount (`nfs` or `nfs4`), by its filesystem type alone.
-pub(super) fn is_nfs_line(line: &[u8]) -> bool {
-    field(line, 4)
-        .and_then(|(_, rest)| fstype_after(rest))
-        .is_some_and(|t| matches!(t, b"nfs" | b"nfs4"))
+/// The filesystem type in what follows a line's mount point.
+fn fstype_after(rest: &[u8]) -> Option<&[u8]> {
+    field(after_separator(rest)?, 0)
+        .map(|(t, _)| t)
+        .filter(|t| !t.is_empty())
+}
+
+/// What a caller that narrows a table by server reads of an NFS mountinfo line (`nfs` or
+/// `nfs4`) before it is parsed: its mount id (`None` when not a number), its source and its
+/// superblock options, as written (escaped).
+pub(super) struct NfsLine<'l> {
+    pub(super) id: Option<u32>,
+    pub(super) source: &'l [u8],
+    pub(super) super_options: &'l [u8],
+}
+
+/// The [`NfsLine`] of an NFS mount's line; `None` for any other line.
+pub(super) fn nfs_line(line: &[u8]) -> Option<NfsLine<'_>> {
+    let (id, rest) = field(line, 0)?;
+    let (_, rest) = field(rest, 3)?;
+    let (fstype, rest) = field(after_separator(rest)?, 0)?;
+    if !matches!(fstype, b"nfs" | b"nfs4") {
+        return None;
+    }
+    let (source, rest) = field(rest, 0)?;
+    let super_options = field(rest, 0).map_or(&[][..], |(o, _)| o);
+    Some(NfsLine {
+        id: number(id, "").ok(),
+        source,
+        super_options,
+    })
 }
 
 impl MountPoints {
@@ -255,7 +282,10 @@ mod tests {
             assert_eq!(u.mount_id, m.info.mount_id, "{path}");
         }
         assert!(points.any_nfs());
-        let nfs: Vec<bool> = INFO.lines().map(|l| is_nfs_line(l.as_bytes())).collect();
+        let nfs: Vec<bool> = INFO
+            .lines()
+            .map(|l| nfs_line(l.as_bytes()).is_some())
+            .collect();
         let want: Vec<bool> = table.mounts.iter().map(|m| m.is_nfs()).collect();
         assert_eq!(nfs, want);
     }

@@ -1,0 +1,280 @@
+//! The NFS mounts that judging a few NFS mounts needs, read without the rest of the table:
+//! those mounts, and every NFS mount that may be of the same server as one of them. Of the
+//! checks of an NFS mount only the transport trap looks at other mounts, and only at those its
+//! server cannot be told apart from (its suspects: the mounts whose server is not
+//! [`Sameness::Different`] from the judged mount's); every other check looks at the mount
+//! alone. So the verdicts on those mounts are the ones the whole table gives.
+//!
+//! What it saves is the parse of the rest: the container gates ask for the one or two mounts a
+//! container's volumes lie on, on a node that may have 10,000 NFS mounts (some 3 MB of
+//! mountinfo and tens of MB of mountstats). The other NFS lines of mountinfo are scanned for
+//! their mount id, source and `addr=` only; of mountstats only the records of the mounts kept
+//! are parsed, the others skipped to the next `device ` line unread. Mountinfo is read once
+//! and scanned twice: first for the servers of the mounts asked for, then for the mounts to
+//! keep.
+
+use std::collections::HashSet;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+
+use super::escape::{lossy, unescaped};
+use super::mountinfo::MountInfoParser;
+use super::options::option_in;
+use super::points::{nfs_line, MountPoints, NfsLine};
+use super::table::{Mount, MountTable, Pairing};
+use super::{
+    take_entry, InFlight, MountInfoEntry, MountStatsParser, MountStatsRecord, MountsError,
+};
+use crate::host::io::reader::FileKind;
+use crate::host::Root;
+use crate::nfs::{NfsSource, Sameness, ServerHost};
+
+/// A mountinfo read once, for the questions a gate asks of one table: which mount each path
+/// lies on ([`MountInfoText::points`]), then the NFS mounts of those it judges
+/// ([`MountInfoText::nfs_mounts_of`]), both of the same snapshot.
+#[derive(Debug)]
+pub struct MountInfoText {
+    bytes: Vec<u8>,
+    /// The file as errors name it.
+    path: PathBuf,
+}
+
+/// The mountinfo at `rel` below `root`, read whole (a mount table, capped as one).
+pub fn read_mountinfo_text(root: &Root, rel: &str) -> Result<MountInfoText, MountsError> {
+    let read = root
+        .read_file(rel, FileKind::MountTable)?
+        .ok_or_else(|| MountsError::Missing {
+            path: root.join(rel),
+        })?;
+    Ok(MountInfoText {
+        bytes: read.bytes,
+        path: read.path,
+    })
+}
+
+/// [`MountInfoText::nfs_mounts_of`] of the mountinfo at `mountinfo` below `root`.
+pub fn read_nfs_mounts_of(
+    root: &Root,
+    mountinfo: &str,
+    mountstats: &str,
+    ids: &[u32],
+) -> Result<MountTable, MountsError> {
+    read_mountinfo_text(root, mountinfo)?.nfs_mounts_of(root, mountstats, ids)
+}
+
+impl MountInfoText {
+    /// Its mount points.
+    pub fn points(&self) -> Result<MountPoints, MountsError> {
+        MountPoints::parse(&self.bytes).map_err(|e| MountsError::Parse {
+            path: self.path.clone(),
+            line: e.line,
+            reason: e.reason,
+        })
+    }
+
+    /// Its NFS mounts whose id is in `ids`, and every NFS mount that may be of the same server
+    /// as one of them (in the table's order), paired with their records of the mountstats at
+    /// `mountstats` below `root`; mounts in flight below the helper's staging area left out.
+    /// An id that names no NFS mount adds nothing.
+    pub fn nfs_mounts_of(
+        &self,
+        root: &Root,
+        mountstats: &str,
+        ids: &[u32],
+    ) -> Result<MountTable, MountsError> {
+        // The mounts asked for, by the id each line starts with; then their servers.
+        let asked = |id: Option<u32>| id.is_some_and(|id| ids.contains(&id));
+        let mut servers: Vec<ServerHost> = Vec::new();
+        let mut found = 0;
+        self.entries_where(
+            |line| asked(leading_id(line)) && nfs_line(line).is_some(),
+            |e| {
+                found += 1;
+                servers.extend(Mount::unpaired(e).server().map(|(server, _)| server));
+            },
+        )?;
+        if found == 0 {
+            return Ok(MountTable::default());
+        }
+        let mut mounts = Vec::new();
+        self.entries_where(
+            |line| nfs_line(line).is_some_and(|l| asked(l.id) || may_share(&l, &servers)),
+            |e| mounts.push(Mount::unpaired(e)),
+        )?;
+        let points: HashSet<&[u8]> = mounts
+            .iter()
+            .map(|m| m.info.mount_point().as_os_str().as_bytes())
+            .collect();
+        let mut pairing = Pairing::new(&mounts);
+        if let Some(mut lines) = root.read_lines(mountstats)? {
+            let mut parser = MountStatsParser::default();
+            let mut offer = |rec: MountStatsRecord| {
+                if matches!(rec.fstype.as_str(), "nfs" | "nfs4") {
+                    pairing.offer(rec)
+                }
+            };
+            while let Some(block) = lines.next_lines()? {
+                parser.feed_lines_where(block, |mp| points.contains(mp), &mut offer);
+            }
+            if let Some(rec) = parser.finish() {
+                offer(rec);
+            }
+        }
+        let paired = pairing.into_paired();
+        Ok(MountTable::of(mounts, paired))
+    }
+
+    /// The entries of the lines `keep` takes (it sees the raw line; the others are not
+    /// parsed), mounts in flight left out; a kept line that is not a mountinfo line is an
+    /// error naming it.
+    fn entries_where(
+        &self,
+        keep: impl Fn(&[u8]) -> bool,
+        mut each: impl FnMut(MountInfoEntry),
+    ) -> Result<(), MountsError> {
+        let mut parser = MountInfoParser::default();
+        let mut start = 0;
+        let ends = memchr::memchr_iter(b'\n', &self.bytes).chain(std::iter::once(self.bytes.len()));
+        for (number, end) in ends.enumerate() {
+            let line = &self.bytes[start..end];
+            start = end + 1;
+            if !keep(line) {
+                continue;
+            }
+            let entry = parser.line(line).map_err(|reason| MountsError::Parse {
+                path: self.path.clone(),
+                line: number + 1,
+                reason,
+            })?;
+            take_entry(entry, InFlight::LeftOut, &mut each);
+        }
+        Ok(())
+    }
+}
+
+/// The mount id a mountinfo line starts with, read without looking further.
+fn leading_id(line: &[u8]) -> Option<u32> {
+    let end = memchr::memchr(b' ', line)?;
+    std::str::from_utf8(&line[..end]).ok()?.parse().ok()
+}
+
+/// Whether the NFS mount of `line` may be of the same server as one of `servers`, as the
+/// transport trap's suspects are chosen: by its source's server and its `addr=`. A source
+/// that names no server is nobody's suspect.
+fn may_share(line: &NfsLine, servers: &[ServerHost]) -> bool {
+    if servers.is_empty() {
+        return false;
+    }
+    let source = unescaped(line.source);
+    let Ok(source) = NfsSource::parse(&lossy(&source)) else {
+        return false;
+    };
+    let options = unescaped(line.super_options);
+    let options = lossy(&options);
+    let addr = option_in(&options, "addr").and_then(|a| a.parse().ok());
+    servers
+        .iter()
+        .any(|s| s.sameness(&source.server, addr) != Sameness::Different)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::mounts::{read_mount_table, MOUNTINFO, MOUNTSTATS};
+
+    const INFO: &str = "\
+1 0 254:0 / / rw - ext4 /dev/vda rw
+40 1 0:50 / /mnt/a rw - nfs4 10.0.2.15:/a rw,vers=4.2,proto=rdma,port=20049,addr=10.0.2.15
+41 1 0:51 / /mnt/b rw - nfs4 10.0.2.15:/b rw,vers=4.2,proto=tcp,addr=10.0.2.15
+42 1 0:52 / /mnt/c rw - nfs4 filer:/c rw,vers=4.2,proto=tcp,addr=10.0.2.15
+43 1 0:53 / /mnt/d rw - nfs4 10.0.2.16:/d rw,vers=4.2,proto=tcp,addr=10.0.2.16
+44 1 0:54 / /mnt/e rw - nfs4 other:/e rw,vers=4.2,proto=tcp,addr=10.0.2.17
+45 1 0:55 / /mnt/f\\040g rw - nfs filer:/f rw,vers=3,proto=tcp,addr=10.0.2.15
+46 1 0:56 / /mnt/h rw - tmpfs tmpfs rw
+47 1 0:57 / /run/nfs-gds/stage/1/mnt rw - nfs4 10.0.2.15:/s rw,vers=4.2,proto=tcp,addr=10.0.2.15
+";
+
+    fn stats() -> String {
+        let mut s = String::from("device /dev/vda mounted on / with fstype ext4\n");
+        for (dev, mp, proto) in [
+            ("10.0.2.15:/a", "/mnt/a", "rdma"),
+            ("10.0.2.15:/b", "/mnt/b", "tcp"),
+            ("filer:/c", "/mnt/c", "tcp"),
+            ("10.0.2.16:/d", "/mnt/d", "tcp"),
+            ("other:/e", "/mnt/e", "tcp"),
+            ("filer:/f", "/mnt/f\\040g", "tcp"),
+        ] {
+            s.push_str(&format!(
+                "device {dev} mounted on {mp} with fstype nfs4 statvers=1.1\n\
+                 \topts:\trw,vers=4.2,proto={proto}\n\
+                 \tper-op statistics\n\
+                 \t        NULL: 1 1 0 40 24 43 4 49 0\n\
+                 \txprt:\t{proto} 0 0 1 0\n\n"
+            ));
+        }
+        s.push_str("no device mounted on /x with fstype none\n");
+        s
+    }
+
+    fn root_with(info: &str, stats: &str) -> (tempfile::TempDir, Root) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("proc/self")).unwrap();
+        std::fs::write(dir.path().join(MOUNTINFO), info).unwrap();
+        std::fs::write(dir.path().join(MOUNTSTATS), stats).unwrap();
+        let root = Root::new(dir.path());
+        (dir, root)
+    }
+
+    fn ids(t: &MountTable) -> Vec<u32> {
+        t.mounts.iter().map(|m| m.info.mount_id).collect()
+    }
+
+    #[test]
+    fn the_mounts_asked_for_and_those_of_a_server_that_may_be_theirs() {
+        let (_d, root) = root_with(INFO, &stats());
+        let of = |asked: &[u32]| read_nfs_mounts_of(&root, MOUNTINFO, MOUNTSTATS, asked).unwrap();
+        // 10.0.2.15: itself, its other mount, the name that connects to it, and the name
+        // whose address is 10.0.2.15; not the staged mount, 10.0.2.16, or `other`.
+        assert_eq!(ids(&of(&[40])), [40, 41, 42, 45]);
+        // A name: only the same name and addresses are undecidable against it.
+        assert_eq!(ids(&of(&[44])), [40, 41, 43, 44]);
+        assert_eq!(ids(&of(&[43, 46, 99])), [43]);
+        assert!(of(&[46, 99]).mounts.is_empty(), "no NFS mount asked for");
+    }
+
+    #[test]
+    fn what_is_kept_is_the_whole_tables_mount_for_mount() {
+        let (_d, root) = root_with(INFO, &stats());
+        let whole = read_mount_table(&root).unwrap();
+        for asked in [&[40][..], &[41], &[42], &[43], &[44], &[45], &[40, 43]] {
+            let t = read_nfs_mounts_of(&root, MOUNTINFO, MOUNTSTATS, asked).unwrap();
+            assert!(!t.mounts.is_empty());
+            for m in &t.mounts {
+                let w = whole.by_id(m.info.mount_id).unwrap();
+                assert_eq!(m, w, "{asked:?}");
+                assert!(
+                    m.stats.is_some(),
+                    "{asked:?}: {} has its record",
+                    m.info.mount_id
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn without_mountstats_the_mounts_have_no_records_and_a_bad_kept_line_names_its_line() {
+        let (dir, root) = root_with(INFO, "");
+        std::fs::remove_file(dir.path().join(MOUNTSTATS)).unwrap();
+        let t = read_nfs_mounts_of(&root, MOUNTINFO, MOUNTSTATS, &[43]).unwrap();
+        assert_eq!(ids(&t), [43]);
+        assert!(t.mounts[0].stats.is_none());
+        // A line of 10.0.2.16 whose id is no number: kept to be parsed, and refused.
+        let bad = format!("{INFO}4x 1 0:58 / /mnt/z rw - nfs4 10.0.2.16:/z rw\n");
+        std::fs::write(dir.path().join(MOUNTINFO), bad).unwrap();
+        let err = read_nfs_mounts_of(&root, MOUNTINFO, MOUNTSTATS, &[43])
+            .map(|t| ids(&t))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("proc/self/mountinfo:10"), "{err}");
+    }
+}

@@ -14,6 +14,7 @@
 //! keep.
 
 use std::collections::HashSet;
+use std::net::Ipv4Addr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
@@ -101,7 +102,7 @@ impl MountInfoText {
             |line| nfs_line(line).is_some_and(|l| asked(l.id) || may_share(&l, &servers)),
             |e| mounts.push(Mount::unpaired(e)),
         )?;
-        let points: HashSet<&[u8]> = mounts
+        let points: HashSet<&[u8], foldhash::fast::FixedState> = mounts
             .iter()
             .map(|m| m.info.mount_point().as_os_str().as_bytes())
             .collect();
@@ -166,15 +167,38 @@ fn may_share(line: &NfsLine, servers: &[ServerHost]) -> bool {
         return false;
     }
     let source = unescaped(line.source);
-    let Ok(source) = NfsSource::parse(&lossy(&source)) else {
+    // The common form first, decided without the general parse: a server written as an
+    // address is compared by it, whatever `addr=` says.
+    if let Some(ip) = dotted_quad_server(&source) {
+        let server = ServerHost::V4(ip);
+        return servers
+            .iter()
+            .any(|s| s.sameness(&server, None) != Sameness::Different);
+    }
+    may_share_parsed(&source, line.super_options, servers)
+}
+
+/// [`may_share`] of any source, by the general parse.
+fn may_share_parsed(source: &[u8], super_options: &[u8], servers: &[ServerHost]) -> bool {
+    let Ok(source) = NfsSource::parse(&lossy(source)) else {
         return false;
     };
-    let options = unescaped(line.super_options);
+    let options = unescaped(super_options);
     let options = lossy(&options);
     let addr = option_in(&options, "addr").and_then(|a| a.parse().ok());
     servers
         .iter()
         .any(|s| s.sameness(&source.server, addr) != Sameness::Different)
+}
+
+/// The server of a source written `A.B.C.D:/export` (as the standard library reads a dotted
+/// quad), which [`NfsSource::parse`] reads as that address; `None` for any other form.
+fn dotted_quad_server(source: &[u8]) -> Option<Ipv4Addr> {
+    let colon = memchr::memchr(b':', source)?;
+    if source.get(colon + 1) != Some(&b'/') {
+        return None;
+    }
+    std::str::from_utf8(&source[..colon]).ok()?.parse().ok()
 }
 
 #[cfg(test)]
@@ -240,6 +264,51 @@ mod tests {
         assert_eq!(ids(&of(&[44])), [40, 41, 43, 44]);
         assert_eq!(ids(&of(&[43, 46, 99])), [43]);
         assert!(of(&[46, 99]).mounts.is_empty(), "no NFS mount asked for");
+    }
+
+    #[test]
+    fn the_short_way_for_a_dotted_quad_server_decides_as_the_general_parse() {
+        let servers: Vec<ServerHost> = ["10.0.2.15", "filer", "[::ffff:10.0.2.16]", "10.0.2.17"]
+            .iter()
+            .map(|s| ServerHost::parse(s).unwrap())
+            .collect();
+        let sources = [
+            "10.0.2.15:/a",
+            "10.0.2.16:/b",
+            "10.0.2.18:/c",
+            "010.0.2.15:/d",
+            "10.0.2.15:e",
+            "10.0.2.15:",
+            "10.0.2.15:/x:y",
+            "10.0.2:/f",
+            "1.2.3.4.5:/g",
+            "[10.0.2.15]:/h",
+            "filer:/i",
+            "other:/j",
+            "nfs://10.0.2.15/k",
+            "",
+        ];
+        let mut shortened = 0;
+        for source in sources {
+            for options in ["", "rw,addr=10.0.2.15", "rw,addr=10.0.2.99"] {
+                for n in 0..=servers.len() {
+                    let line = NfsLine {
+                        id: Some(1),
+                        source: source.as_bytes(),
+                        super_options: options.as_bytes(),
+                    };
+                    let want = !servers[..n].is_empty()
+                        && may_share_parsed(source.as_bytes(), options.as_bytes(), &servers[..n]);
+                    assert_eq!(
+                        may_share(&line, &servers[..n]),
+                        want,
+                        "{source} {options} {n}"
+                    );
+                }
+            }
+            shortened += usize::from(dotted_quad_server(source.as_bytes()).is_some());
+        }
+        assert_eq!(shortened, 4, "the short way was taken");
     }
 
     #[test]

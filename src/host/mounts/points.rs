@@ -10,6 +10,7 @@
 //! resolved, since a hard mount of a dead server would hang the caller. The path is taken as
 //! written (cleaned lexically by the caller); a symbolic link in it is not followed.
 
+use std::collections::HashMap;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -42,6 +43,20 @@ pub struct Under {
 pub struct MountPoints {
     paths: Vec<u8>,
     points: Vec<Point>,
+    /// The points by the hash of their mount point: the first (in the table's order) of each
+    /// hash, then [`MountPoints::same_hash`] chains the others. [`MountPoints::under`] looks up
+    /// each leading part of a path, rather than comparing it with every mount point: a bind
+    /// source is resolved component by component, each asking which mount it lies on.
+    by_hash: HashMap<u64, u32, foldhash::fast::FixedState>,
+    same_hash: Vec<u32>,
+}
+
+/// The end of a chain in [`MountPoints::same_hash`].
+const NO_POINT: u32 = u32::MAX;
+
+fn hash_of(path: &[u8]) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::default().hash_one(path)
 }
 
 /// Whether mount point `mp` is `path` or a leading part of it, by whole components.
@@ -132,6 +147,7 @@ impl MountPoints {
         let mut out = MountPoints {
             paths: Vec::with_capacity(text.len() / 2),
             points: Vec::with_capacity(text.len() / 100),
+            ..MountPoints::default()
         };
         let mut start = 0;
         let ends = memchr::memchr_iter(b'\n', text).chain(std::iter::once(text.len()));
@@ -143,7 +159,41 @@ impl MountPoints {
                 reason,
             })?;
         }
+        out.index();
         Ok(out)
+    }
+
+    /// Builds [`MountPoints::by_hash`], each chain in the table's order.
+    fn index(&mut self) {
+        self.same_hash = vec![NO_POINT; self.points.len()];
+        self.by_hash.reserve(self.points.len());
+        for i in (0..self.points.len()).rev() {
+            let hash = hash_of(self.path_of(&self.points[i]));
+            // Fewer than u32::MAX points: their paths' spans are u32 too.
+            let i = i as u32;
+            if let Some(next) = self.by_hash.insert(hash, i) {
+                self.same_hash[i as usize] = next;
+            }
+        }
+    }
+
+    /// The points whose mount point is exactly `path`, in the table's order.
+    fn at<'a>(&'a self, path: &'a [u8]) -> impl Iterator<Item = &'a Point> + 'a {
+        let mut i = self
+            .by_hash
+            .get(&hash_of(path))
+            .copied()
+            .unwrap_or(NO_POINT);
+        std::iter::from_fn(move || loop {
+            if i == NO_POINT {
+                return None;
+            }
+            let p = &self.points[i as usize];
+            i = self.same_hash[i as usize];
+            if self.path_of(p) == path {
+                return Some(p);
+            }
+        })
     }
 
     fn line(&mut self, line: &[u8]) -> Result<(), String> {
@@ -181,20 +231,22 @@ impl MountPoints {
     /// The mount `path` (absolute, clean) lies on, or `None` when no mount point covers it.
     pub fn under(&self, path: &Path) -> Option<Under> {
         let path = path.as_os_str().as_bytes();
-        let longest = self
-            .points
-            .iter()
-            .map(|p| p.end - p.start)
-            .zip(&self.points)
-            .filter(|(_, p)| covers(self.path_of(p), path))
-            .map(|(len, _)| len)
-            .max()?;
-        // Every covering mount point of that length is that same leading part of the path.
-        let at: Vec<&Point> = self
-            .points
-            .iter()
-            .filter(|p| p.end - p.start == longest && covers(self.path_of(p), path))
-            .collect();
+        // The leading parts of the path that a mount point covering it can be, longest first
+        // (see `covers`): the path, each part before a `/`, then `/` and the empty one.
+        let cuts = memchr::memrchr_iter(b'/', path)
+            .filter(|i| *i > 0)
+            .map(|i| &path[..i]);
+        let roots: &[&[u8]] = if path.starts_with(b"/") {
+            &[b"/", b""]
+        } else {
+            &[]
+        };
+        let at: Vec<&Point> = std::iter::once(path)
+            .chain(cuts)
+            .chain(roots.iter().copied())
+            .map(|part| self.at(part).collect::<Vec<_>>())
+            .find(|at| !at.is_empty())?;
+        debug_assert!(at.iter().all(|p| covers(self.path_of(p), path)));
         at.iter()
             .rev()
             .find(|p| !at.iter().any(|o| o.parent == p.id))
@@ -288,6 +340,65 @@ mod tests {
             .collect();
         let want: Vec<bool> = table.mounts.iter().map(|m| m.is_nfs()).collect();
         assert_eq!(nfs, want);
+    }
+
+    /// The answer by looking up each leading part of the path is the answer of comparing the
+    /// path with every mount point: the longest that covers it, the topmost there.
+    #[test]
+    fn the_looked_up_mount_is_the_longest_covering_one_of_all() {
+        let linear = |p: &MountPoints, path: &[u8]| {
+            let longest = p
+                .points
+                .iter()
+                .filter(|x| covers(p.path_of(x), path))
+                .map(|x| x.end - x.start)
+                .max()?;
+            let at: Vec<&Point> = p
+                .points
+                .iter()
+                .filter(|x| x.end - x.start == longest && covers(p.path_of(x), path))
+                .collect();
+            at.iter()
+                .rev()
+                .find(|x| !at.iter().any(|o| o.parent == x.id))
+                .map(|x| x.id)
+        };
+        let text = format!(
+            "{INFO}50 1 0:60 / /a rw - ext4 /dev/x rw\n51 50 0:61 / /a/b rw - nfs4 s:/e rw\n52 1 0:62 / /a/b/ rw - tmpfs t rw\n53 51 0:63 / /a/b rw - tmpfs t rw\n"
+        );
+        let p = MountPoints::parse(text.as_bytes()).unwrap();
+        let mut asked = 0;
+        for path in [
+            "/",
+            "",
+            "/a",
+            "/a/",
+            "/a/b",
+            "/a/b/",
+            "/a/b/c",
+            "/a/bc",
+            "/mnt/nfs/inner",
+            "/mnt/nfs/inner/x",
+            "/mnt/stack",
+            "/mnt/stack/d",
+            "/mnt/with space/d",
+            "/mnt/nfsx",
+            "mnt/nfs",
+            "//a",
+        ] {
+            let got = p.under(Path::new(path)).map(|u| u.mount_id);
+            assert_eq!(got, linear(&p, path.as_bytes()), "{path:?}");
+            asked += usize::from(got.is_some());
+        }
+        assert!(asked > 10);
+        // With no root mount, and with a line whose mount point is empty.
+        let p =
+            MountPoints::parse(b"40 1 0:50 / /m rw - nfs4 s:/e rw\n41 1 0:51 /  rw - tmpfs t rw\n")
+                .unwrap();
+        for path in ["/m/x", "/x", "", "x"] {
+            let got = p.under(Path::new(path)).map(|u| u.mount_id);
+            assert_eq!(got, linear(&p, path.as_bytes()), "{path:?}");
+        }
     }
 
     #[test]

@@ -192,7 +192,9 @@ impl MountStatsParser {
             let end = memchr::memchr(b'\n', &text[hit..]).map_or(text.len(), |i| hit + i);
             let line = &text[start..end];
             let unwanted = want.is_some_and(|want| {
-                device_line(line).is_some_and(|d| !want(&unescaped(d.mount_point)))
+                kernel_form_mount_point(line)
+                    .or_else(|| device_line(line).map(|d| d.mount_point))
+                    .is_some_and(|mp| !want(&unescaped(mp)))
             });
             if unwanted {
                 if let Some(rec) = self.current.take() {
@@ -239,6 +241,26 @@ fn next_record(text: &[u8], pos: usize) -> Option<usize> {
         }
         from = hit + 1;
     }
+}
+
+/// The mount point of a record's first line written as the kernel writes it (`device DEV
+/// mounted on MNT with fstype TYPE…` or `no device mounted on …`, one space between the
+/// words), found without splitting the line into words; `None` for any other line, which
+/// [`device_line`] then decides. A line of this form is one [`device_line`] reads the same.
+fn kernel_form_mount_point(line: &[u8]) -> Option<&[u8]> {
+    let word = |rest: &[u8]| -> Option<usize> {
+        let end = memchr::memchr(b' ', rest).unwrap_or(rest.len());
+        (end > 0).then_some(end)
+    };
+    let rest = match line.strip_prefix(b"device ") {
+        Some(rest) => &rest[word(rest)?..],
+        None => line.strip_prefix(b"no device")?,
+    };
+    let rest = rest.strip_prefix(b" mounted on ")?;
+    let mount_point = &rest[..word(rest)?];
+    let rest = rest[mount_point.len()..].strip_prefix(b" with fstype ")?;
+    word(rest)?;
+    Some(mount_point)
 }
 
 /// The words of a record's first line, as written (escaped).
@@ -439,6 +461,39 @@ mod tests {
             );
         }
         assert!(skipped > 1000, "records were skipped: {skipped}");
+    }
+
+    #[test]
+    fn a_first_line_in_the_kernels_form_is_read_as_the_word_by_word_parse_reads_it() {
+        for line in [
+            "device s:/e mounted on /mnt/a with fstype nfs4 statvers=1.1",
+            "device s:/e mounted on /mnt/a with fstype nfs4",
+            "no device mounted on /x with fstype none",
+            "device s:/e mounted on /mnt/a with fstype ",
+            "device s:/e  mounted on /mnt/a with fstype nfs4",
+            "device  mounted on /mnt/a with fstype nfs4",
+            "device s:/e mounted on  /mnt/a with fstype nfs4",
+            "device s:/e mounted on /mnt/a with  fstype nfs4",
+            "device s:/e mounted at /mnt/a with fstype nfs4",
+            "no device mounted on /x",
+            "no devices mounted on /x with fstype none",
+            "device",
+            "",
+        ] {
+            let quick = kernel_form_mount_point(line.as_bytes());
+            let words = device_line(line.as_bytes()).map(|d| d.mount_point);
+            assert!(quick.is_none() || quick == words, "{line:?}");
+        }
+        assert_eq!(
+            kernel_form_mount_point(b"no device mounted on /x with fstype none"),
+            Some(&b"/x"[..])
+        );
+        assert_eq!(
+            kernel_form_mount_point(
+                b"device s:/e mounted on /m\\040n with fstype nfs4 statvers=1.1"
+            ),
+            Some(&b"/m\\040n"[..])
+        );
     }
 
     #[test]

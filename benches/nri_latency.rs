@@ -9,7 +9,9 @@
 //!
 //! Prints p50, p99 and the largest answer time, and the plugin's RSS each minute.
 //! `cargo bench --bench nri_latency` (60 s); `NRI_BENCH_SECONDS=1800` for a longer run;
-//! `NRI_BENCH_PLUGIN=path/to/nfs-gds` drives another build (an earlier one, to compare).
+//! `NRI_BENCH_PLUGIN=path/to/nfs-gds` drives another build (an earlier one, to compare);
+//! `NRI_BENCH_ONE_SERVER=1` puts all 10,000 mounts on one server, the case where the transport
+//! trap must look at every one of them.
 
 #[path = "../tests/support/fake_nri.rs"]
 mod fake_nri;
@@ -29,6 +31,10 @@ fn target(i: usize) -> String {
     format!("/var/lib/kubelet/pods/pod-{i:05}/volumes/kubernetes.io~nfs/pv-{i:05}")
 }
 
+fn one_server() -> bool {
+    std::env::var_os("NRI_BENCH_ONE_SERVER").is_some_and(|v| v == "1")
+}
+
 /// mountinfo and mountstats with `MOUNTS` NFS mounts; `generation` changes the ids.
 fn tables(generation: usize) -> (String, String) {
     let mut info = String::from(
@@ -43,7 +49,11 @@ fn tables(generation: usize) -> (String, String) {
         } else {
             ("rdma", ",port=20049", "rdma 0 0 1 0 0 121 121 0 1096 0 131 1 11 120676 2562 0 0 110132 5 0 0 0 0 66 131 0 0")
         };
-        let server = format!("10.{}.{}.{}", 1 + i / 62500, (i / 250) % 250, i % 250 + 1);
+        let server = if one_server() {
+            "10.1.0.1".to_string()
+        } else {
+            format!("10.{}.{}.{}", 1 + i / 62500, (i / 250) % 250, i % 250 + 1)
+        };
         let id = 100 + i + generation % 7;
         let t = target(i);
         let _ = writeln!(

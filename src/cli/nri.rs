@@ -36,9 +36,7 @@ use crate::agent::nri_gate::{self, Held};
 use crate::escape::escape_control;
 use crate::host::io::env::Env;
 use crate::host::mounts::change::MountsChange;
-use crate::host::mounts::{
-    host_tables, read_mountinfo_text, MountInfoText, MountPoints, MountTable,
-};
+use crate::host::mounts::{host_tables, read_mountinfo_text, MountInfoText, MountTable};
 use crate::host::syslog::Severity;
 use crate::host::HostFacts;
 use crate::judge::container::{self, Answer, Container, Inputs, Kept, Said, FIX};
@@ -165,7 +163,6 @@ struct Judge<'a> {
     tables: (&'static str, &'static str),
     /// The mountinfo and its mount points, read after the last change (`None`: never).
     mountinfo: Option<Result<MountInfoText, String>>,
-    points: Option<Result<MountPoints, String>>,
     /// The NFS mounts read for containers since the last change, by the mount ids asked for
     /// (at most [`NFS_KEPT`] sets; a set whose read failed is read again when asked).
     nfs: RefCell<HashMap<Vec<u32>, Rc<MountTable>>>,
@@ -215,7 +212,6 @@ impl<'a> Judge<'a> {
             change: MountsChange::open(&ctx.host.root, host_tables(&ctx.host.root).0),
             tables: host_tables(&ctx.host.root),
             mountinfo: None,
-            points: None,
             nfs: RefCell::new(HashMap::new()),
             facts: RefCell::new(None),
         }
@@ -226,15 +222,10 @@ impl<'a> Judge<'a> {
     /// tables ([`host_tables`]), in whose namespace the runtime's bind sources are paths,
     /// whether the plugin runs on the host or in a pod.
     fn refresh_mounts(&mut self) {
-        if self.change.since_last() || self.points.is_none() {
+        if self.change.since_last() || self.mountinfo.is_none() {
             let root = &self.ctx.host.root;
             self.tables = host_tables(root);
             let text = read_mountinfo_text(root, self.tables.0).map_err(|e| e.to_string());
-            self.points = Some(
-                text.as_ref()
-                    .map_err(Clone::clone)
-                    .and_then(|t| t.points().map_err(|e| e.to_string())),
-            );
             self.mountinfo = Some(text);
             self.nfs.get_mut().clear();
         }
@@ -295,7 +286,10 @@ impl Handler for Judge<'_> {
         let policy = || self.ctx.policy_with_path().map(|(_, p)| p);
         let facts = || self.facts();
         let nfs = |ids: &[u32]| self.nfs_mounts_of(ids);
-        let points = self.points.as_ref().expect("refreshed above");
+        let points = match self.mountinfo.as_ref().expect("refreshed above") {
+            Ok(text) => Ok(text.points()),
+            Err(e) => Err(e.as_str()),
+        };
         let inputs = Inputs {
             root,
             system: self.ctx.host.system(),

@@ -107,7 +107,7 @@ pub struct Inputs<'a> {
 /// mount event; and the node facts, at most a minute old. An error is why the table could not
 /// be read.
 pub struct Kept<'a> {
-    pub points: &'a Result<MountPoints, String>,
+    pub points: Result<&'a MountPoints, &'a str>,
     pub nfs: &'a dyn Fn(&[u32]) -> Result<Rc<MountTable>, String>,
     pub facts: &'a dyn Fn() -> Result<HostFacts, String>,
 }
@@ -217,7 +217,7 @@ fn decide_noting(container: &Container, inputs: &Inputs, noted: &mut Noted) -> A
     let points: &MountPoints = match &inputs.kept {
         Some(kept) => match kept.points {
             Ok(p) => p,
-            Err(e) => return unsure(e.clone(), marks.any()),
+            Err(e) => return unsure(e, marks.any()),
         },
         None => match read_mount_points(inputs.root) {
             Ok(p) => {

@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use super::escape::{lossy, unescaped};
 use super::mountinfo::MountInfoParser;
 use super::options::option_in;
-use super::points::{nfs_line, MountPoints, NfsLine};
+use super::points::{MountPoints, NfsLine};
 use super::table::{Mount, MountTable, Pairing};
 use super::{
     take_entry, InFlight, MountInfoEntry, MountStatsParser, MountStatsRecord, MountsError,
@@ -31,25 +31,34 @@ use crate::host::Root;
 use crate::nfs::{NfsSource, Sameness, ServerHost};
 
 /// A mountinfo read once, for the questions a gate asks of one table: which mount each path
-/// lies on ([`MountInfoText::points`]), then the NFS mounts of those it judges
-/// ([`MountInfoText::nfs_mounts_of`]), both of the same snapshot.
+/// lies on ([`MountInfoText::points`], scanned as it is read), then the NFS mounts of those it
+/// judges ([`MountInfoText::nfs_mounts_of`], found where the scan saw their lines), both of the
+/// same snapshot.
 #[derive(Debug)]
 pub struct MountInfoText {
     bytes: Vec<u8>,
     /// The file as errors name it.
     path: PathBuf,
+    points: MountPoints,
 }
 
-/// The mountinfo at `rel` below `root`, read whole (a mount table, capped as one).
+/// The mountinfo at `rel` below `root`, read whole (a mount table, capped as one), and its
+/// mount points.
 pub fn read_mountinfo_text(root: &Root, rel: &str) -> Result<MountInfoText, MountsError> {
     let read = root
         .read_file(rel, FileKind::MountTable)?
         .ok_or_else(|| MountsError::Missing {
             path: root.join(rel),
         })?;
+    let points = MountPoints::parse(&read.bytes).map_err(|e| MountsError::Parse {
+        path: read.path.clone(),
+        line: e.line,
+        reason: e.reason,
+    })?;
     Ok(MountInfoText {
         bytes: read.bytes,
         path: read.path,
+        points,
     })
 }
 
@@ -65,12 +74,8 @@ pub fn read_nfs_mounts_of(
 
 impl MountInfoText {
     /// Its mount points.
-    pub fn points(&self) -> Result<MountPoints, MountsError> {
-        MountPoints::parse(&self.bytes).map_err(|e| MountsError::Parse {
-            path: self.path.clone(),
-            line: e.line,
-            reason: e.reason,
-        })
+    pub fn points(&self) -> &MountPoints {
+        &self.points
     }
 
     /// Its NFS mounts whose id is in `ids`, and every NFS mount that may be of the same server
@@ -83,23 +88,20 @@ impl MountInfoText {
         mountstats: &str,
         ids: &[u32],
     ) -> Result<MountTable, MountsError> {
-        // The mounts asked for, by the id each line starts with; then their servers.
-        let asked = |id: Option<u32>| id.is_some_and(|id| ids.contains(&id));
+        // The mounts asked for first, for their servers.
+        let asked = |l: &NfsLine| ids.contains(&l.id);
         let mut servers: Vec<ServerHost> = Vec::new();
         let mut found = 0;
-        self.entries_where(
-            |line| asked(leading_id(line)) && nfs_line(line).is_some(),
-            |e| {
-                found += 1;
-                servers.extend(Mount::unpaired(e).server().map(|(server, _)| server));
-            },
-        )?;
+        self.entries_where(asked, |e| {
+            found += 1;
+            servers.extend(Mount::unpaired(e).server().map(|(server, _)| server));
+        })?;
         if found == 0 {
             return Ok(MountTable::default());
         }
         let mut mounts = Vec::new();
         self.entries_where(
-            |line| nfs_line(line).is_some_and(|l| asked(l.id) || may_share(&l, &servers)),
+            |l| asked(l) || may_share(l, &servers),
             |e| mounts.push(Mount::unpaired(e)),
         )?;
         let points: HashSet<&[u8], foldhash::fast::FixedState> = mounts
@@ -125,38 +127,27 @@ impl MountInfoText {
         Ok(MountTable::of(mounts, paired))
     }
 
-    /// The entries of the lines `keep` takes (it sees the raw line; the others are not
-    /// parsed), mounts in flight left out; a kept line that is not a mountinfo line is an
-    /// error naming it.
+    /// The entries of the NFS mounts' lines `keep` takes (the others are not parsed), mounts
+    /// in flight left out; a kept line that is not a mountinfo line is an error naming it.
     fn entries_where(
         &self,
-        keep: impl Fn(&[u8]) -> bool,
+        keep: impl Fn(&NfsLine) -> bool,
         mut each: impl FnMut(MountInfoEntry),
     ) -> Result<(), MountsError> {
         let mut parser = MountInfoParser::default();
-        let mut start = 0;
-        let ends = memchr::memchr_iter(b'\n', &self.bytes).chain(std::iter::once(self.bytes.len()));
-        for (number, end) in ends.enumerate() {
-            let line = &self.bytes[start..end];
-            start = end + 1;
-            if !keep(line) {
+        for (number, line, nfs) in self.points.nfs_lines(&self.bytes) {
+            if !keep(&nfs) {
                 continue;
             }
             let entry = parser.line(line).map_err(|reason| MountsError::Parse {
                 path: self.path.clone(),
-                line: number + 1,
+                line: number,
                 reason,
             })?;
             take_entry(entry, InFlight::LeftOut, &mut each);
         }
         Ok(())
     }
-}
-
-/// The mount id a mountinfo line starts with, read without looking further.
-fn leading_id(line: &[u8]) -> Option<u32> {
-    let end = memchr::memchr(b' ', line)?;
-    std::str::from_utf8(&line[..end]).ok()?.parse().ok()
 }
 
 /// Whether the NFS mount of `line` may be of the same server as one of `servers`, as the
@@ -293,7 +284,7 @@ mod tests {
             for options in ["", "rw,addr=10.0.2.15", "rw,addr=10.0.2.99"] {
                 for n in 0..=servers.len() {
                     let line = NfsLine {
-                        id: Some(1),
+                        id: 1,
                         source: source.as_bytes(),
                         super_options: options.as_bytes(),
                     };

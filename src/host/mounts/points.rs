@@ -49,6 +49,23 @@ pub struct MountPoints {
     /// source is resolved component by component, each asking which mount it lies on.
     by_hash: HashMap<u64, u32, foldhash::fast::FixedState>,
     same_hash: Vec<u32>,
+    /// Where each NFS mount's line is in the text, in the table's order: a reader that wants
+    /// a few NFS mounts of the same text finds their lines without scanning it again
+    /// ([`MountPoints::nfs_lines`]).
+    nfs_lines: Vec<NfsAt>,
+}
+
+/// An NFS mount's line in the text [`MountPoints::parse`] read.
+#[derive(Debug, Clone, Copy)]
+struct NfsAt {
+    id: u32,
+    /// The 1-based line number.
+    number: u32,
+    /// The line's span in the text.
+    start: u32,
+    end: u32,
+    /// Where, in the line, its source starts.
+    source: u32,
 }
 
 /// The end of a chain in [`MountPoints::same_hash`].
@@ -116,29 +133,12 @@ fn fstype_after(rest: &[u8]) -> Option<&[u8]> {
 }
 
 /// What a caller that narrows a table by server reads of an NFS mountinfo line (`nfs` or
-/// `nfs4`) before it is parsed: its mount id (`None` when not a number), its source and its
-/// superblock options, as written (escaped).
+/// `nfs4`) before it is parsed: its mount id, its source and its superblock options, as
+/// written (escaped).
 pub(super) struct NfsLine<'l> {
-    pub(super) id: Option<u32>,
+    pub(super) id: u32,
     pub(super) source: &'l [u8],
     pub(super) super_options: &'l [u8],
-}
-
-/// The [`NfsLine`] of an NFS mount's line; `None` for any other line.
-pub(super) fn nfs_line(line: &[u8]) -> Option<NfsLine<'_>> {
-    let (id, rest) = field(line, 0)?;
-    let (_, rest) = field(rest, 3)?;
-    let (fstype, rest) = field(after_separator(rest)?, 0)?;
-    if !matches!(fstype, b"nfs" | b"nfs4") {
-        return None;
-    }
-    let (source, rest) = field(rest, 0)?;
-    let super_options = field(rest, 0).map_or(&[][..], |(o, _)| o);
-    Some(NfsLine {
-        id: number(id, "").ok(),
-        source,
-        super_options,
-    })
 }
 
 impl MountPoints {
@@ -153,14 +153,45 @@ impl MountPoints {
         let ends = memchr::memchr_iter(b'\n', text).chain(std::iter::once(text.len()));
         for (idx, end) in ends.enumerate() {
             let line = &text[start..end];
-            start = end + 1;
-            out.line(line).map_err(|reason| LineError {
+            let err = |reason| LineError {
                 line: idx + 1,
                 reason,
-            })?;
+            };
+            let source = out.line(line).map_err(err)?;
+            if let Some(source) = source {
+                let at =
+                    |n: usize| u32::try_from(n).map_err(|_| err("mountinfo is too large".into()));
+                out.nfs_lines.push(NfsAt {
+                    id: out.points.last().expect("an NFS line is a point").id,
+                    number: at(idx + 1)?,
+                    start: at(start)?,
+                    end: at(end)?,
+                    source: at(source)?,
+                });
+            }
+            start = end + 1;
         }
         out.index();
         Ok(out)
+    }
+
+    /// The NFS mounts' lines of `text`, which must be the text these points were parsed from:
+    /// each with its line number and what a narrowing reader reads of it.
+    pub(super) fn nfs_lines<'t>(
+        &self,
+        text: &'t [u8],
+    ) -> impl Iterator<Item = (usize, &'t [u8], NfsLine<'t>)> + use<'_, 't> {
+        self.nfs_lines.iter().map(move |at| {
+            let line = &text[at.start as usize..at.end as usize];
+            let (source, rest) = field(&line[at.source as usize..], 0).unwrap_or_default();
+            let super_options = field(rest, 0).map_or(&[][..], |(o, _)| o);
+            let nfs = NfsLine {
+                id: at.id,
+                source,
+                super_options,
+            };
+            (at.number as usize, line, nfs)
+        })
     }
 
     /// Builds [`MountPoints::by_hash`], each chain in the table's order.
@@ -196,16 +227,18 @@ impl MountPoints {
         })
     }
 
-    fn line(&mut self, line: &[u8]) -> Result<(), String> {
+    /// Takes one line; for an NFS mount's, where in it its source starts.
+    fn line(&mut self, line: &[u8]) -> Result<Option<usize>, String> {
         // Every line starts with its mount id; anything else is blank or an error below.
         if !line.first().is_some_and(u8::is_ascii_digit) && line.iter().all(u8::is_ascii_whitespace)
         {
-            return Ok(());
+            return Ok(None);
         }
         let (id, rest) = field(line, 0).ok_or("too few fields")?;
         let (parent, rest) = field(rest, 0).ok_or("too few fields")?;
         let (mount_point, rest) = field(rest, 2).ok_or("too few fields")?;
         let fstype = fstype_after(rest).ok_or("no ' - ' separator")?;
+        let nfs = matches!(fstype, b"nfs" | b"nfs4");
         let start = u32::try_from(self.paths.len()).map_err(|_| "mountinfo is too large")?;
         self.paths.extend_from_slice(&unescaped(mount_point));
         let end = u32::try_from(self.paths.len()).map_err(|_| "mountinfo is too large")?;
@@ -214,9 +247,11 @@ impl MountPoints {
             parent: number(parent, "the parent id")?,
             start,
             end,
-            nfs: matches!(fstype, b"nfs" | b"nfs4"),
+            nfs,
         });
-        Ok(())
+        // The source is the field after the filesystem type, which is a part of `line`.
+        let source = fstype.as_ptr() as usize - line.as_ptr() as usize + fstype.len() + 1;
+        Ok(nfs.then_some(source.min(line.len())))
     }
 
     fn path_of(&self, p: &Point) -> &[u8] {
@@ -334,11 +369,19 @@ mod tests {
             assert_eq!(u.mount_id, m.info.mount_id, "{path}");
         }
         assert!(points.any_nfs());
-        let nfs: Vec<bool> = INFO
-            .lines()
-            .map(|l| nfs_line(l.as_bytes()).is_some())
+        let nfs: Vec<(u32, &[u8])> = points
+            .nfs_lines(INFO.as_bytes())
+            .map(|(_, line, l)| {
+                assert!(line.ends_with(l.super_options) && l.super_options.starts_with(b"rw"));
+                (l.id, l.source)
+            })
             .collect();
-        let want: Vec<bool> = table.mounts.iter().map(|m| m.is_nfs()).collect();
+        let want: Vec<(u32, &[u8])> = table
+            .mounts
+            .iter()
+            .filter(|m| m.is_nfs())
+            .map(|m| (m.info.mount_id, m.info.source().as_bytes()))
+            .collect();
         assert_eq!(nfs, want);
     }
 

@@ -115,6 +115,8 @@ device 10.0.2.20:/fast mounted on /mnt/fast with fstype nfs4 statvers=1.1
     );
     f.write("proc/1/mountinfo", info);
     f.write("proc/1/mountstats", stats);
+    // NFS is mounted, so the nfs module is loaded: built without LOCALIO, as Debian's.
+    f.write("sys/module/nfs/parameters/enable_ino64", "Y\n");
     // The agent's own namespace, as in a container: an overlay root and nothing else.
     f.write(
         "proc/self/mountinfo",

@@ -451,6 +451,7 @@ fn one_case(
         "mount-options",
         "mount-connections",
         "mount-pnfs",
+        "mount-localio",
     ]
     .into();
     let mut doctor_mounts: BTreeMap<String, Checks> = BTreeMap::new();

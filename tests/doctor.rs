@@ -66,6 +66,8 @@ pub(crate) fn ubuntu_doca_dkms() -> Fixture {
         format!("usr/src/ofa_kernel/x86_64/{UBUNTU_REL}/configure.mk.kernel"),
         "CONFIG_MLX5_CORE=m\nCONFIG_GPU_DIRECT_STORAGE=y\n",
     );
+    // The nfs module, loaded for the NFS mount, built without LOCALIO (as Ubuntu's).
+    f.write("sys/module/nfs/parameters/enable_ino64", "Y\n");
     f.write(
         "etc/cufile.json",
         "{\n  // shipped default\n  \"properties\": { \"allow_compat_mode\": true }\n}\n",

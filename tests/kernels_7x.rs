@@ -105,6 +105,28 @@ fn another_builds_module_is_refused_for_what_the_kernel_checks() {
     );
 }
 
+/// An out-of-tree build by Debian 7.3.4's own kbuild (what DKMS makes there): its BTF has a
+/// distilled base and the 32-byte header of libbpf's writer. Its BTF must be read, not taken
+/// for unreadable (the kernel loaded it in the VM suite).
+#[test]
+fn a_dkms_build_with_a_distilled_base_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in [
+        "rpcrdma-7.3.4+deb13-amd64-dkms.ko.xz",
+        "rpcrdma-7.3.4+deb13-amd64-dkms-612btf.ko.xz",
+    ] {
+        let p = dir.path().join(name);
+        std::fs::write(&p, fixture_file(name)).unwrap();
+        let text = inspect(&p);
+        assert!(
+            text.contains("distilled base (.BTF.base)") && !text.contains("unreadable"),
+            "{name}: {text}"
+        );
+        let (_, summary) = abi(&node(name, Some(BASE_73)));
+        assert!(!summary.contains("could not be read"), "{name}: {summary}");
+    }
+}
+
 #[test]
 fn without_the_kernels_btf_nothing_decides() {
     let (status, summary) = abi(&node("rpcrdma-7.3.4+deb13-amd64.ko.xz", None));

@@ -170,7 +170,8 @@ const HOST_WINGS: &[&[&str]] = &[
     &["io"],
     &["kernel", "kernel_cmdline", "syslog"],
     &["modules", "platform", "mounts"],
-    &["boot"],
+    // What is known of NFS LOCALIO: the node's facts with this host's addresses, and each mount's.
+    &["boot", "mount_localio"],
     &["facts"],
     // The agent's node facts kept between passes.
     &["facts_memo"],

@@ -131,6 +131,9 @@ impl Fixture {
             support::module_gen::build_id_note(&BUILD_ID),
         );
         f.table(BEFORE, BEFORE_STATS);
+        // The nfs module, loaded, built without LOCALIO (no `localio_enabled` among its
+        // parameters), as on every Debian kernel.
+        f.write("sys/module/nfs/parameters/enable_ino64", "Y\n");
         std::fs::create_dir_all(f.root().join("record")).unwrap();
         std::fs::create_dir_all(f.root().join("mnt/gds")).unwrap();
         for tool in [
@@ -142,6 +145,36 @@ impl Fixture {
             f.executable(tool, FAKE_TOOL);
         }
         f
+    }
+
+    /// The running kernel built with NFS LOCALIO (`CONFIG_NFS_LOCALIO=y`), its nfs module's
+    /// `localio_enabled` at `enabled` (`Y` or `N`), `addresses` this host's IPv4 addresses in
+    /// `/proc/net/fib_trie`, and a process list without an nfsd. No Debian kernel is built so.
+    pub fn localio_kernel(&self, enabled: &str, addresses: &[&str]) {
+        self.write(
+            format!("boot/config-{RELEASE}"),
+            "CONFIG_MODULES=y\nCONFIG_NFS_FS=m\nCONFIG_NFSD=m\nCONFIG_NFS_LOCALIO=y\n",
+        );
+        self.write(
+            "sys/module/nfs/parameters/localio_enabled",
+            format!("{enabled}\n"),
+        );
+        let mut fib = String::from("Local:\n  +-- 0.0.0.0/0 3 0 5\n");
+        for a in addresses {
+            fib.push_str(&format!("     |-- {a}\n        /32 host LOCAL\n"));
+        }
+        self.write("proc/net/fib_trie", fib);
+        self.write("proc/1/comm", "systemd\n");
+    }
+
+    /// An nfsd kernel thread among the processes (an nfsd of some network namespace).
+    pub fn nfsd_thread(&self) {
+        self.write("proc/4242/comm", "nfsd\n");
+    }
+
+    /// The kernel's own LOCALIO state of the superblock `dev` (Linux 6.16+).
+    pub fn kernel_localio_state(&self, dev: &str, state: &str) {
+        self.write(format!("sys/fs/nfs/{dev}/localio"), format!("{state}\n"));
     }
 
     /// The node's rpcrdma replaced by the same build without the nvfs hooks, loaded: not ready

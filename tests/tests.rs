@@ -38,6 +38,7 @@ mod layers;
 mod lint;
 mod load_checks;
 mod loaded_module;
+mod localio_mounts;
 mod manual_pages;
 mod modprobe_config;
 mod module_index;

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use super::mounts::{self, MountVerdict};
 use crate::host::facts_memo::FactsMemo;
+use crate::host::mount_localio::MountLocalio;
 use crate::host::mounts::{read_init_mount_table, MountTable, MountsError};
 use crate::host::{HostError, HostFacts, Root};
 use crate::judge::node::{self, Ask};
@@ -55,7 +56,9 @@ pub fn judge_node_and_mounts<'t>(
     let declared = read_declared(root)?;
     let table: &'t MountTable = table;
     let addrs = ServerAddrs::new(system);
-    let mounts = mounts::verify_meant_for_rdma(table, &declared, policy, &addrs);
+    // The node's LOCALIO facts are the host facts' (read once); the mounts' state is read here.
+    let localio = MountLocalio::with_node(root, facts.localio.clone(), table);
+    let mounts = mounts::verify_meant_for_rdma(table, &declared, policy, &addrs, &localio);
     Ok(Judged {
         facts,
         node,

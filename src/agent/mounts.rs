@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use super::kubelet::{volume_of, KubeletVolume};
 use crate::checks::{CheckResult, Verdict};
+use crate::host::mount_localio::MountLocalio;
 use crate::host::mounts::{Mount, MountTable};
 use crate::judge::MountJudge;
 use crate::nfs::ServerAddrs;
@@ -80,8 +81,9 @@ pub fn verify_meant_for_rdma<'a>(
     declared: &Declared,
     policy: &Policy,
     addrs: &ServerAddrs,
+    localio: &MountLocalio,
 ) -> Vec<MountVerdict<'a>> {
-    let mut judge = MountJudge::new(table, declared, policy, addrs);
+    let mut judge = MountJudge::new(table, declared, policy, addrs, localio);
     let meant = judge.meant_for_gds();
     let mut out = Vec::with_capacity(meant.len());
     for (m, intent) in meant {
@@ -170,6 +172,7 @@ device 10.0.0.9:/home mounted on /mnt/home with fstype nfs4 statvers=1.1
             &Declared::default(),
             &policy,
             &crate::nfs::ServerAddrs::blind(),
+            &crate::host::mount_localio::MountLocalio::without_localio(),
         );
         let points: Vec<_> = v.iter().map(|v| v.mountpoint.as_ref()).collect();
         // /mnt/tcp is covered by the rule too; /mnt/home is nobody's RDMA mount.
@@ -193,6 +196,7 @@ device 10.0.0.9:/home mounted on /mnt/home with fstype nfs4 statvers=1.1
                     Status::Skip
                 ),
                 (crate::checks::catalogue::mount_pnfs::ID, Status::Pass),
+                (crate::checks::catalogue::mount_localio::ID, Status::Pass),
             ]
         );
         assert!(
@@ -243,6 +247,7 @@ device 10.0.2.20:/other mounted on /mnt/fast2 with fstype nfs4 statvers=1.1
             &Declared::default(),
             &policy,
             &crate::nfs::ServerAddrs::blind(),
+            &crate::host::mount_localio::MountLocalio::without_localio(),
         );
         let verdicts: Vec<_> = v
             .iter()
@@ -265,10 +270,17 @@ device 10.0.2.20:/other mounted on /mnt/fast2 with fstype nfs4 statvers=1.1
                 .iter()
                 .find(|m| m.info.mount_point().to_string_lossy() == mv.mountpoint)
                 .unwrap();
-            let whole: Vec<_> = registry::verify_mount(m, &t, 20049, &[], Detail::Full)
-                .into_iter()
-                .map(|c| c.status)
-                .collect();
+            let whole: Vec<_> = registry::verify_mount(
+                m,
+                &t,
+                20049,
+                &[],
+                &crate::host::mount_localio::MountLocalio::without_localio(),
+                Detail::Full,
+            )
+            .into_iter()
+            .map(|c| c.status)
+            .collect();
             let narrowed: Vec<_> = mv.checks.iter().map(|c| c.status).collect();
             if mv.verdict == Verdict::Ready {
                 assert!(
@@ -295,6 +307,7 @@ device 10.0.2.20:/other mounted on /mnt/fast2 with fstype nfs4 statvers=1.1
             &Declared::default(),
             &Policy::default(),
             &crate::nfs::ServerAddrs::blind(),
+            &crate::host::mount_localio::MountLocalio::without_localio(),
         );
         assert_eq!(v.len(), 1);
         assert_eq!(v[0].export, "10.0.2.20:/other");

@@ -6,6 +6,7 @@ use super::asked::Asked;
 use super::level::Level;
 use super::{CheckId, CheckResult};
 use crate::host::kernel::KernelInfo;
+use crate::host::mount_localio::MountLocalio;
 use crate::host::mounts::{Mount, MountTable};
 use crate::host::HostFacts;
 use crate::nfs::{NfsVersion, ServerHost};
@@ -23,12 +24,13 @@ pub enum MountSubject<'a> {
         kernel: Option<&'a KernelInfo>,
     },
     /// A mount that exists, expected on `port`, with what the layers above the checks know it
-    /// asked for (the kernel's own list is in `mount`).
+    /// asked for (the kernel's own list is in `mount`) and what LOCALIO could do to it.
     Existing {
         mount: &'a Mount,
         table: &'a MountTable,
         port: u16,
         asked: &'a [Asked],
+        localio: &'a MountLocalio,
     },
 }
 
@@ -39,12 +41,14 @@ impl<'a> MountSubject<'a> {
         table: &'a MountTable,
         port: u16,
         asked: &'a [Asked],
+        localio: &'a MountLocalio,
     ) -> Self {
         MountSubject::Existing {
             mount,
             table,
             port,
             asked,
+            localio,
         }
     }
 }

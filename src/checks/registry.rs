@@ -10,6 +10,7 @@
 use super::asked::Asked;
 pub use super::check::{Check, Detail, MountSubject, Scope};
 use super::{CheckId, CheckResult};
+use crate::host::mount_localio::MountLocalio;
 use crate::host::mounts::{Mount, MountTable};
 use crate::host::HostFacts;
 use serde::{Deserialize, Deserializer};
@@ -69,8 +70,9 @@ pub fn after_mount(
     table: &MountTable,
     port: u16,
     asked: &[Asked],
+    localio: &MountLocalio,
 ) -> Vec<CheckResult> {
-    let subject = MountSubject::existing(mount, table, port, asked);
+    let subject = MountSubject::existing(mount, table, port, asked, localio);
     mount_checks(&subject, Detail::Full, |s| {
         matches!(s, Scope::AfterMount(_))
     })
@@ -83,9 +85,10 @@ pub fn verify_mount(
     table: &MountTable,
     port: u16,
     asked: &[Asked],
+    localio: &MountLocalio,
     detail: Detail,
 ) -> Vec<CheckResult> {
-    let subject = MountSubject::existing(mount, table, port, asked);
+    let subject = MountSubject::existing(mount, table, port, asked, localio);
     mount_checks(&subject, detail, |s| !matches!(s, Scope::Planned(_)))
 }
 
@@ -126,8 +129,14 @@ impl<'de> Deserialize<'de> for CheckId {
 mod tests {
     use super::*;
     use crate::checks::catalogue::mount_fixtures::{capture, table, tcp_first};
-    use crate::checks::catalogue::{mount_connections, mount_pnfs, transport_trap};
+    use crate::checks::catalogue::{mount_connections, mount_localio, mount_pnfs, transport_trap};
     use crate::checks::Status;
+    use crate::host::mount_localio::MountLocalio;
+
+    /// A kernel without LOCALIO: the mounts here are judged for what else they show.
+    fn no_localio() -> MountLocalio {
+        MountLocalio::without_localio()
+    }
 
     #[test]
     fn every_check_is_declared_once_with_a_doc_line() {
@@ -149,7 +158,7 @@ mod tests {
         let t = capture();
         for id in [61, 62] {
             let m = t.by_id(id).unwrap();
-            for r in verify_mount(m, &t, 20049, &[], Detail::Full) {
+            for r in verify_mount(m, &t, 20049, &[], &no_localio(), Detail::Full) {
                 assert_eq!(r.status, Status::Pass, "{r:?}");
             }
         }
@@ -158,7 +167,14 @@ mod tests {
     #[test]
     fn verify_puts_the_trap_first_as_context() {
         let t = tcp_first();
-        let checks = verify_mount(t.by_id(41).unwrap(), &t, 20049, &[], Detail::Full);
+        let checks = verify_mount(
+            t.by_id(41).unwrap(),
+            &t,
+            20049,
+            &[],
+            &no_localio(),
+            Detail::Full,
+        );
         assert_eq!(checks[0].id, transport_trap::ID);
         assert_eq!(checks[0].status, Status::Fail);
         let ids: Vec<&str> = checks.iter().map(|r| r.id.as_str()).collect();
@@ -169,7 +185,8 @@ mod tests {
                 "mount-transport",
                 "mount-options",
                 "mount-connections",
-                "mount-pnfs"
+                "mount-pnfs",
+                "mount-localio"
             ]
         );
     }
@@ -178,11 +195,11 @@ mod tests {
     fn a_non_nfs_mount_fails_both_post_checks() {
         let t = table("1 0 254:0 / /mnt/d rw - ext4 /dev/vda rw\n", "");
         let m = t.by_id(1).unwrap();
-        for r in verify_mount(m, &t, 20049, &[], Detail::Full) {
+        for r in verify_mount(m, &t, 20049, &[], &no_localio(), Detail::Full) {
             match r.id {
                 // The advisory checks of the I/O path have nothing to say of a mount that is
                 // not NFS.
-                transport_trap::ID | mount_connections::ID | mount_pnfs::ID => {
+                transport_trap::ID | mount_connections::ID | mount_pnfs::ID | mount_localio::ID => {
                     assert_eq!(r.status, Status::Skip)
                 }
                 _ => {
@@ -255,8 +272,9 @@ device 10.0.2.20:/h mounted on /mnt/h with fstype nfs4 statvers=1.1
             for m in &t.mounts {
                 for port in [20049, 2049] {
                     for asked in &asks {
-                        let full = verify_mount(m, &t, port, asked, Detail::Full);
-                        let bare = verify_mount(m, &t, port, asked, Detail::StatusOnly);
+                        let full = verify_mount(m, &t, port, asked, &no_localio(), Detail::Full);
+                        let bare =
+                            verify_mount(m, &t, port, asked, &no_localio(), Detail::StatusOnly);
                         let ids = |r: &[CheckResult]| r.iter().map(|r| r.id).collect::<Vec<_>>();
                         assert_eq!(ids(&full), ids(&bare));
                         for (f, b) in full.iter().zip(&bare) {

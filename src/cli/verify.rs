@@ -13,6 +13,7 @@ use super::context::{CmdError, Ctx};
 use crate::checks::catalogue::{mount_options, mount_transport, transport_trap};
 use crate::checks::{CheckResult, Report};
 use crate::host::kernel::KernelInfo;
+use crate::host::mount_localio::MountLocalio;
 use crate::host::mounts::read_mount_table;
 use crate::judge::MountJudge;
 use crate::nfs::{ServerAddrs, ShownExport};
@@ -62,7 +63,10 @@ pub fn report(args: &VerifyArgs, ctx: &Ctx) -> Result<Report, CmdError> {
     let addrs = ServerAddrs::new(ctx.host.system());
     let judged = match mounted {
         // The one mount judge, as the agent, doctor and the gates judge this mount.
-        Some(m) => MountJudge::new(&table, &declared, &policy, &addrs).judge_on(m, args.port),
+        Some(m) => {
+            let localio = MountLocalio::read(&ctx.host.root, &table)?;
+            MountJudge::new(&table, &declared, &policy, &addrs, &localio).judge_on(m, args.port)
+        }
         None => {
             let rule = policy.rule_for(&target, ShownExport::written(""), &addrs);
             let results = vec![

@@ -11,6 +11,7 @@ use super::step::Step;
 use super::usage::RpcrdmaUsage;
 use super::{fstab, gdscheck, mounts, plan, sections, stacks};
 use crate::checks::{fix, CheckResult, Verdict, SCHEMA_VERSION};
+use crate::host::mount_localio::MountLocalio;
 use crate::host::mounts::staged::{staged_nfs, STAGE_AREA};
 use crate::host::mounts::{read_mount_table, read_staged, MountsError};
 use crate::host::stack_facts::StackFacts;
@@ -108,7 +109,8 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
     match &table {
         Ok(table) => {
             let addrs = ServerAddrs::new(system);
-            let review = mounts::review(table, fstab_entries, declared, policy, &addrs);
+            let localio = MountLocalio::with_node(&facts.root, facts.localio.clone(), table);
+            let review = mounts::review(table, fstab_entries, declared, policy, &addrs, &localio);
             verdict = verdict.max(review.verdict);
             gds_mount = gds_mount.or(review.gds_mounts.first().cloned());
             findings.extend(review.findings);

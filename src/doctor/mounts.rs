@@ -5,6 +5,7 @@
 //! thousands of NFS mounts is reviewed in linear time.
 
 use crate::checks::{CheckResult, Verdict};
+use crate::host::mount_localio::MountLocalio;
 use crate::host::mounts::{Mount, MountTable};
 use crate::judge::MountJudge;
 use crate::nfs::ServerAddrs;
@@ -58,6 +59,7 @@ pub fn review(
     declared: &Declared,
     policy: &Policy,
     addrs: &ServerAddrs,
+    localio: &MountLocalio,
 ) -> MountReview {
     let mut out = MountReview::default();
     let mut declared = declared.clone();
@@ -72,7 +74,7 @@ pub fn review(
     }
     // Only the mount on top of its mount point is what applications see; the judge leaves the
     // others out.
-    let mut judge = MountJudge::new(table, &declared, policy, addrs);
+    let mut judge = MountJudge::new(table, &declared, policy, addrs, localio);
     for (m, _) in judge.meant_for_gds() {
         let mp = m.info.mount_point_shown().to_string();
         out.gds_mounts.push(mp.clone());
@@ -106,7 +108,8 @@ pub fn review(
 mod tests {
     use super::*;
     use crate::checks::catalogue::{
-        mount_connections, mount_options, mount_pnfs, mount_transport, transport_trap,
+        mount_connections, mount_localio, mount_options, mount_pnfs, mount_transport,
+        transport_trap,
     };
     use crate::checks::Status;
     use crate::testkit::table;
@@ -137,6 +140,7 @@ device 10.0.2.15:/export mounted on /mnt/gds with fstype nfs4 statvers=1.1
             &Declared::default(),
             &Policy::default(),
             &crate::nfs::ServerAddrs::blind(),
+            &crate::host::mount_localio::MountLocalio::without_localio(),
         );
         let nfs: Vec<_> = r
             .findings
@@ -155,6 +159,7 @@ device 10.0.2.15:/export mounted on /mnt/gds with fstype nfs4 statvers=1.1
                 (mount_options::ID, Status::Pass),
                 (mount_connections::ID, Status::Pass),
                 (mount_pnfs::ID, Status::Pass),
+                (mount_localio::ID, Status::Pass),
             ]
         );
         assert!(r.checks.iter().all(|c| c.summary.contains("/mnt/gds")));
@@ -174,6 +179,7 @@ device 10.0.2.15:/export mounted on /mnt/gds with fstype nfs4 statvers=1.1
             &Declared::default(),
             &Policy::default(),
             &crate::nfs::ServerAddrs::blind(),
+            &crate::host::mount_localio::MountLocalio::without_localio(),
         );
         let gds = r
             .findings
@@ -224,6 +230,7 @@ device 10.0.2.15:/export mounted on /mnt/gds with fstype nfs4 statvers=1.1
             &Declared::default(),
             &Policy::default(),
             &crate::nfs::ServerAddrs::blind(),
+            &crate::host::mount_localio::MountLocalio::without_localio(),
         );
         assert_eq!(r.gds_mounts.len(), n);
         let warned = r

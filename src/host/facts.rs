@@ -19,6 +19,7 @@ use super::modules::module_owners::ModuleOwners;
 use super::modules::rpcrdma_requests::{read_rpcrdma_requests, RpcrdmaRequests};
 use super::modules::sysmodule::SysModule;
 use super::modules::{self, LoadedModule, ModuleTree, Resolution};
+use super::mount_localio::read_localio;
 use super::platform::container::ContainerFacts;
 use super::platform::cufile_json::{self, CufileLint};
 use super::platform::gdscheck::GdscheckRun;
@@ -240,10 +241,7 @@ impl HostFacts {
             .as_ref()
             .map_or(Ok(ModuleOwners::default()), |t| ModuleOwners::read(root, t))
             .map_err(|e| e.to_string());
-        let mut localio = Localio::read(root, config?.as_ref())?;
-        if localio.possible() {
-            localio.addresses = cufile_json::read_local_addresses(root)?;
-        }
+        let localio = read_localio(root, config?.as_ref())?;
         Ok(HostFacts {
             root: given.clone(),
             kernel,

@@ -17,6 +17,7 @@ pub mod io;
 pub mod kernel;
 pub mod kernel_cmdline;
 pub mod modules;
+pub mod mount_localio;
 pub mod mounts;
 pub mod platform;
 pub mod stack_facts;

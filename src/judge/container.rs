@@ -17,6 +17,7 @@ use std::rc::Rc;
 use super::mount::MountJudge;
 use super::node::{self, Ask};
 use crate::escape::escape_control;
+use crate::host::mount_localio::MountLocalio;
 use crate::host::mounts::resolve::resolve_beside_nfs;
 use crate::host::mounts::{
     read_mount_points, read_nfs_mounts_of, MountPoints, MountTable, MOUNTINFO, MOUNTSTATS,
@@ -309,7 +310,11 @@ fn judge_volumes(inputs: &Inputs, policy: &Policy, volumes: &[Volume], marked: b
         Err(e) => return unsure(e.to_string(), marked),
     };
     let addrs = ServerAddrs::new(inputs.system);
-    let mut judge = MountJudge::new(table, &declared, policy, &addrs);
+    let localio = match MountLocalio::read(root, table) {
+        Ok(l) => l,
+        Err(e) => return unsure(e.to_string(), marked),
+    };
+    let mut judge = MountJudge::new(table, &declared, policy, &addrs, &localio);
     let mut found = Vec::new();
     let mut not_nfs = Vec::new();
     for v in volumes {
@@ -486,4 +491,86 @@ pub fn volume_line(v: &VolumeVerdict, refused: bool) -> String {
         line.push_str(&fixes.join("; "));
     }
     escape_control(&line).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::system::fake::Fake;
+    use crate::testkit::Tree;
+
+    /// A node whose table holds an RDMA mount of 10.0.2.15:/export on /mnt/gds, on a kernel
+    /// built with NFS LOCALIO switched to `enabled`, 10.0.2.15 being this host.
+    fn node(enabled: &str) -> Tree {
+        let t = Tree::new();
+        t.table(
+            "1 0 254:0 / / rw - ext4 /dev/vda rw\n70 1 0:50 / /mnt/gds rw - nfs4 10.0.2.15:/export rw,vers=4.2,proto=rdma,port=20049,addr=10.0.2.15\n",
+            "device 10.0.2.15:/export mounted on /mnt/gds with fstype nfs4 statvers=1.1\n\topts:\trw,vers=4.2,proto=rdma,port=20049\n\txprt:\trdma 0 0 1 0 0 1 1 0 1 0 1 1 1 1 1 0 0 1 5 0 0 0 0 1 1 0 0\n",
+        );
+        t.write("proc/sys/kernel/osrelease", "6.12.30\n");
+        t.write("boot/config-6.12.30", "CONFIG_NFS_LOCALIO=y\n");
+        t.write(
+            "sys/module/nfs/parameters/localio_enabled",
+            format!("{enabled}\n"),
+        );
+        t.write(
+            "proc/net/fib_trie",
+            "Local:\n  +-- 10.0.2.0/24 2 0 2\n     |-- 10.0.2.15\n        /32 host LOCAL\n",
+        );
+        t.write("proc/1/comm", "systemd\n");
+        t
+    }
+
+    fn decided(t: &Tree) -> Answer {
+        let root = Root::new(t.root());
+        let system = Fake::new();
+        // Only the mount checks are looked at here: the node checks are off.
+        let policy = || {
+            Ok(crate::policy::file::parse(
+                "default = \"off\"\n[checks]\nmount-localio = \"enforce\"\nmount-transport = \"enforce\"\n",
+            )
+            .unwrap())
+        };
+        let container = Container {
+            mounts: vec![OciMount {
+                destination: "/data".into(),
+                kind: Some("bind".into()),
+                source: Some("/mnt/gds/train".into()),
+                options: vec!["rbind".into()],
+            }],
+            annotations: vec![BTreeMap::from([(
+                oci::GDS_VOLUMES_ANNOTATION.to_string(),
+                "/data".to_string(),
+            )])],
+            ..Container::default()
+        };
+        let inputs = Inputs {
+            root: &root,
+            system: &system,
+            policy: &policy,
+            kept: None,
+        };
+        decide(&container, &inputs).0
+    }
+
+    #[test]
+    fn a_volume_on_a_mount_localio_carries_is_refused_naming_localio_and_the_fix() {
+        let Answer::Judged(volumes) = decided(&node("Y")) else {
+            panic!("judged")
+        };
+        let ids: Vec<_> = volumes[0].refusals.iter().map(|j| j.result.id).collect();
+        assert_eq!(ids, [crate::checks::catalogue::mount_localio::ID]);
+        let line = volume_line(&volumes[0], true);
+        assert!(
+            line.contains("NFS LOCALIO is on and the server 10.0.2.15 is this host"),
+            "{line}"
+        );
+        assert!(line.contains("localio_enabled"), "{line}");
+        // LOCALIO turned off: nothing to say of the volume.
+        assert!(
+            matches!(decided(&node("N")), Answer::Quiet),
+            "{:?}",
+            decided(&node("N"))
+        );
+    }
 }

@@ -9,12 +9,14 @@
 //! checks ([`registry::verify_mount`]) on the port [`expected_port`] says, with what the node
 //! declares the mount asked for, each judged against the table narrowed to its server's
 //! suspects ([`Suspects`]) so thousands of mounts are judged in linear time, under the levels of
-//! the `[[mount]]` table that covers it (merged once per table).
+//! the `[[mount]]` table that covers it (merged once per table), and with what NFS LOCALIO
+//! could do to it ([`MountLocalio`], read once by the caller for the whole table).
 
 use std::collections::HashSet;
 
 use crate::checks::catalogue::trap_suspects::Suspects;
 use crate::checks::registry::{self, Detail};
+use crate::host::mount_localio::MountLocalio;
 use crate::host::mounts::{Mount, MountTable};
 use crate::nfs::ServerAddrs;
 use crate::policy::intent::{expected_port, intent_of, rule_of, Declared};
@@ -31,6 +33,8 @@ pub struct MountJudge<'t, 'p> {
     policy: &'p Policy,
     /// Server names resolved for `[[mount]]` sources ([`crate::nfs::export_identity`]).
     addrs: &'p ServerAddrs<'p>,
+    /// The node's LOCALIO facts and the kernel's own LOCALIO state of each mount.
+    localio: &'p MountLocalio,
     covered: HashSet<u32>,
     suspects: Suspects<'t>,
     /// The levels under each `[[mount]]` table (the last: under none), merged once each.
@@ -43,12 +47,14 @@ impl<'t, 'p> MountJudge<'t, 'p> {
         declared: &'p Declared,
         policy: &'p Policy,
         addrs: &'p ServerAddrs<'p>,
+        localio: &'p MountLocalio,
     ) -> Self {
         MountJudge {
             table,
             declared,
             policy,
             addrs,
+            localio,
             covered: table.stacked_over(),
             suspects: Suspects::new(table),
             levels: (0..=policy.mounts.len()).map(|_| None).collect(),
@@ -86,6 +92,7 @@ impl<'t, 'p> MountJudge<'t, 'p> {
             declared,
             policy,
             addrs,
+            localio,
             suspects,
             levels,
             ..
@@ -99,6 +106,7 @@ impl<'t, 'p> MountJudge<'t, 'p> {
             suspects.narrowed_for(m),
             port,
             &declared.asked(m),
+            localio,
             Detail::Full,
         );
         verdict::judge(results, under)
@@ -112,7 +120,8 @@ impl<'t, 'p> MountJudge<'t, 'p> {
         let port = expected_port(m, self.declared, self.policy.options.port);
         let asked = self.declared.asked(m);
         let narrowed = self.suspects.narrowed_for(m);
-        let statuses = registry::verify_mount(m, narrowed, port, &asked, Detail::StatusOnly);
+        let statuses =
+            registry::verify_mount(m, narrowed, port, &asked, self.localio, Detail::StatusOnly);
         if verdict::all_clear(&statuses) {
             return None;
         }
@@ -141,7 +150,8 @@ mod tests {
         let policy = Policy::default();
         let declared = Declared::default();
         let addrs = ServerAddrs::blind();
-        let judge = MountJudge::new(&t, &declared, &policy, &addrs);
+        let localio = MountLocalio::without_localio();
+        let judge = MountJudge::new(&t, &declared, &policy, &addrs, &localio);
         let home = t.by_id(43).unwrap();
         assert_eq!(judge.meant(home, false), None);
         assert_eq!(judge.meant(home, true), Some(Intent::Annotation));
@@ -172,7 +182,8 @@ mod tests {
         };
         let declared = Declared::default();
         let addrs = ServerAddrs::blind();
-        let mut judge = MountJudge::new(&t, &declared, &policy, &addrs);
+        let localio = MountLocalio::without_localio();
+        let mut judge = MountJudge::new(&t, &declared, &policy, &addrs, &localio);
         let tcp = t.by_id(40).unwrap();
         let j = judge.judge(tcp);
         assert_eq!(j.verdict(), Verdict::ReadyWithWarnings, "{j:?}");

@@ -23,6 +23,10 @@ use serde::{Deserialize, Serialize};
 
 /// `BTF_MAGIC`, little-endian on disk for the hosts nfs-gds runs on.
 const MAGIC: u16 = 0xeb9f;
+/// `struct btf_header` as every kernel knows it; a writer may add fields after it and say so in
+/// `hdr_len` (libbpf's distilled-base writer, which Debian's 7.x kbuild runs through
+/// `resolve_btfids --distill_base`, writes 32 bytes, the 8 after these zero). The kernel takes
+/// the sections from `hdr_len` on and refuses a longer header whose extra bytes are not zero.
 const HEADER_LEN: usize = 24;
 
 /// Why a BTF blob could not be read.
@@ -32,6 +36,8 @@ pub enum BtfError {
     Short(usize),
     #[error("BTF magic is {0:#06x}, not 0xeb9f")]
     Magic(u16),
+    #[error("BTF header length {hdr_len} is shorter than 24 bytes, longer than the {size}-byte blob, or has non-zero bytes after the known fields")]
+    Header { hdr_len: u32, size: usize },
     #[error("BTF {what} section ({off}+{len}) lies outside the {size}-byte blob")]
     Section {
         what: &'static str,
@@ -134,11 +140,12 @@ fn u32_at(b: &[u8], at: usize) -> Option<u32> {
 
 fn section<'a>(
     data: &'a [u8],
+    hdr_len: usize,
     what: &'static str,
     off: u32,
     len: u32,
 ) -> Result<&'a [u8], BtfError> {
-    let (off, len) = (HEADER_LEN + off as usize, len as usize);
+    let (off, len) = (hdr_len.saturating_add(off as usize), len as usize);
     data.get(off..off.saturating_add(len))
         .ok_or(BtfError::Section {
             what,
@@ -157,8 +164,20 @@ fn walk(data: &[u8]) -> Result<Walk<'_>, BtfError> {
         return Err(BtfError::Magic(magic));
     }
     let word = |at| u32_at(data, at).unwrap_or(0);
-    let types = section(data, "type", word(8), word(12))?;
-    let strings = section(data, "string", word(16), word(20))?;
+    let hdr_len = word(4);
+    let header_bad = BtfError::Header {
+        hdr_len,
+        size: data.len(),
+    };
+    let extra = data
+        .get(HEADER_LEN..hdr_len as usize)
+        .ok_or_else(|| header_bad.clone())?;
+    if extra.iter().any(|&b| b != 0) {
+        return Err(header_bad);
+    }
+    let hdr_len = hdr_len as usize;
+    let types = section(data, hdr_len, "type", word(8), word(12))?;
+    let strings = section(data, hdr_len, "string", word(16), word(20))?;
     let mut w = Walk {
         types: 0,
         strings,
@@ -413,6 +432,42 @@ mod tests {
             str_len: 990,
         };
         assert!(matches!(fit(&m, &fewer_names), BtfFit::OutOfRange(_)));
+    }
+
+    /// The blob as libbpf's distilled-base writer lays it out: a 32-byte header, the 8 bytes
+    /// after the known fields zero (Debian 7.3.4's `resolve_btfids --distill_base`).
+    fn with_long_header(b: &[u8], extra: [u8; 8]) -> Vec<u8> {
+        let mut long = b[..24].to_vec();
+        long[4..8].copy_from_slice(&32u32.to_le_bytes());
+        long.extend_from_slice(&extra);
+        long.extend_from_slice(&b[24..]);
+        long
+    }
+
+    #[test]
+    fn a_longer_header_is_read_from_its_own_length() {
+        let long = with_long_header(&cursor_module(), [0; 8]);
+        assert_eq!(
+            module_btf(&long, false),
+            module_btf(&cursor_module(), false)
+        );
+        let nonzero = with_long_header(&cursor_module(), [0, 0, 0, 1, 0, 0, 0, 0]);
+        assert!(matches!(
+            module_btf(&nonzero, false),
+            Err(BtfError::Header { hdr_len: 32, .. })
+        ));
+        let mut too_long = cursor_module();
+        too_long[4..8].copy_from_slice(&4096u32.to_le_bytes());
+        assert!(matches!(
+            base_btf(&too_long),
+            Err(BtfError::Header { hdr_len: 4096, .. })
+        ));
+        let mut too_short = cursor_module();
+        too_short[4..8].copy_from_slice(&8u32.to_le_bytes());
+        assert!(matches!(
+            base_btf(&too_short),
+            Err(BtfError::Header { hdr_len: 8, .. })
+        ));
     }
 
     #[test]

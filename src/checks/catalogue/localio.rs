@@ -35,7 +35,7 @@ fn run(facts: &HostFacts) -> CheckResult {
         Some(false) => {
             return CheckResult::pass(
                 id,
-                "the kernel has no NFS LOCALIO (CONFIG_NFS_LOCALIO is not set)",
+                format!("the kernel has no NFS LOCALIO ({})", l.why_not_built()),
             )
             .with("configuration", config)
         }
@@ -121,8 +121,8 @@ mod tests {
             built: Some(true),
             config: Some("/boot/config-6.12.30-amd64".into()),
             enabled_param: None,
-            nfsd: None,
             addresses: vec!["10.0.2.15".parse().unwrap()],
+            ..Localio::default()
         }
     }
 

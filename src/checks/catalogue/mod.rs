@@ -20,6 +20,7 @@ pub mod localio;
 pub mod modprobe_config;
 pub mod module_signature;
 pub mod mount_connections;
+pub mod mount_localio;
 pub mod mount_options;
 pub mod mount_pnfs;
 pub mod mount_transport;
@@ -85,4 +86,5 @@ pub static ALL: &[&Check] = &[
     &mount_options::CHECK,
     &mount_connections::CHECK,
     &mount_pnfs::CHECK,
+    &mount_localio::CHECK,
 ];

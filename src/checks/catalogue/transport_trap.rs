@@ -258,6 +258,7 @@ mod tests {
                 table: &t,
                 port: 20049,
                 asked: &[],
+                localio: &crate::host::mount_localio::MountLocalio::without_localio(),
             },
             Detail::Full,
         );
@@ -283,6 +284,7 @@ mod tests {
                 table: &t,
                 port: 20049,
                 asked: &[],
+                localio: &crate::host::mount_localio::MountLocalio::without_localio(),
             },
             Detail::Full,
         );
@@ -302,6 +304,7 @@ mod tests {
                 table: &t,
                 port: 20049,
                 asked: &[],
+                localio: &crate::host::mount_localio::MountLocalio::without_localio(),
             },
             Detail::Full,
         );
@@ -320,7 +323,16 @@ mod tests {
              \txprt:\ttcp 0 0 2 0 0 39 39 0 39 0 2 0 0\n",
         );
         let m = t.mounts.iter().find(|m| m.info.mount_id == 40).unwrap();
-        let r = run(&MountSubject::existing(m, &t, 2049, &[]), Detail::Full);
+        let r = run(
+            &MountSubject::existing(
+                m,
+                &t,
+                2049,
+                &[],
+                &crate::host::mount_localio::MountLocalio::without_localio(),
+            ),
+            Detail::Full,
+        );
         says(
             &r,
             Status::Pass,

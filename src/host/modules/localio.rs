@@ -3,10 +3,13 @@
 //! `xprt: rdma` may move no byte through rpcrdma — and never GPU-direct.
 //!
 //! What is read: the running kernel's configuration (`/boot/config-<release>`, its module tree's
-//! `config`, `/proc/config.gz`); the nfs module's `localio_enabled` parameter; and, only where
-//! LOCALIO can happen, whether an nfsd runs here in any network namespace (its kernel threads
-//! are named `nfsd` in every namespace's view of `/proc`; `/proc/fs/nfsd/threads` counts this
-//! namespace's). This host's addresses are the host facts' to add (one reader of them).
+//! `config`, `/proc/config.gz`), and where none can be read, the nfs module's parameters (the
+//! `localio_enabled` parameter is defined in `fs/nfs/localio.c`, built only with
+//! `CONFIG_NFS_LOCALIO`: a loaded nfs module without it has no LOCALIO); that parameter's value;
+//! and, only where LOCALIO can happen, whether an nfsd runs here in any network namespace (its
+//! kernel threads are named `nfsd` in every namespace's view of `/proc`;
+//! `/proc/fs/nfsd/threads` counts this namespace's). This host's addresses are added by
+//! [`crate::host::mount_localio::read_localio`] (their one reader is cufile.json's).
 
 use std::net::IpAddr;
 
@@ -21,19 +24,29 @@ pub const CONFIG_OPTIONS: &[&str] = &["CONFIG_NFS_LOCALIO"];
 /// Processes whose `comm` is looked at, at most, when looking for nfsd threads.
 const MAX_PROCESSES: usize = 8192;
 
+/// The nfs module's parameters: shown for a loaded (or built-in) nfs, `localio_enabled` among
+/// them only where the kernel has LOCALIO.
+const NFS_PARAMETERS: &str = "sys/module/nfs/parameters";
+
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Localio {
-    /// `CONFIG_NFS_LOCALIO` is `y` or `m`; `None` when no configuration could be read.
+    /// `CONFIG_NFS_LOCALIO` is `y` or `m` (else, without a configuration, the nfs module shows
+    /// `localio_enabled`); `None` when neither could be read.
     pub built: Option<bool>,
-    /// Where the configuration was read.
+    /// Where the build was read: the configuration's path, else the nfs module's parameters.
     pub config: Option<String>,
     /// `/sys/module/nfs/parameters/localio_enabled`, when the nfs module shows it.
     pub enabled_param: Option<bool>,
     /// How an nfsd was seen running on this host; read only where LOCALIO can happen.
     pub nfsd: Option<String>,
-    /// This host's own addresses, filled in by the host facts (the one reader of them is
-    /// cufile.json's) only where LOCALIO can happen.
+    /// Whether the processes could be looked at for an nfsd (`/proc` lists some); read only
+    /// where LOCALIO can happen.
+    pub processes_seen: bool,
+    /// This host's own addresses, filled in only where LOCALIO can happen.
     pub addresses: Vec<IpAddr>,
+    /// The files the addresses came from (`/proc/net/fib_trie` for IPv4, `/proc/net/if_inet6`
+    /// for IPv6): an address of a family whose file was not read is not known to be remote.
+    pub address_files: Vec<&'static str>,
 }
 
 impl Localio {
@@ -42,57 +55,95 @@ impl Localio {
         self.built == Some(true) && self.enabled_param != Some(false)
     }
 
+    /// What says the kernel has no LOCALIO (when [`Localio::built`] is `Some(false)`).
+    pub fn why_not_built(&self) -> &'static str {
+        match &self.config {
+            Some(c) if c.starts_with(&format!("/{NFS_PARAMETERS}")) => {
+                "the nfs module has no localio_enabled parameter"
+            }
+            _ => "CONFIG_NFS_LOCALIO is not set",
+        }
+    }
+
     /// Whether `addr` is this host (loopback, or one of its addresses).
     pub fn is_local(&self, addr: IpAddr) -> bool {
         addr.is_loopback() || self.addresses.contains(&addr)
     }
 
+    /// The file that lists this host's addresses of `addr`'s family, when it was not read (so
+    /// `addr` is not known to be remote).
+    pub fn unread_addresses_of(&self, addr: IpAddr) -> Option<&'static str> {
+        let file = match addr {
+            IpAddr::V4(_) => "/proc/net/fib_trie",
+            IpAddr::V6(_) => "/proc/net/if_inet6",
+        };
+        (!self.address_files.contains(&file)).then_some(file)
+    }
+
     /// Reads what `config` (the running kernel's, `None` when none could be read) leaves to
     /// look at.
     pub fn read(root: &Root, config: Option<&KernelConfig>) -> Result<Self, HostError> {
-        let built = config.map(|c| {
-            matches!(
-                c.get("CONFIG_NFS_LOCALIO"),
-                Some(ConfigValue::Yes | ConfigValue::Module)
-            )
-        });
-        let enabled_param = root
-            .read_text_lossy("sys/module/nfs/parameters/localio_enabled")?
-            .map(|t| matches!(t.trim(), "Y" | "y" | "1"));
+        let param = root.read_text_lossy(format!("{NFS_PARAMETERS}/localio_enabled"))?;
+        let (built, shown_by) = match config {
+            Some(c) => (
+                Some(matches!(
+                    c.get("CONFIG_NFS_LOCALIO"),
+                    Some(ConfigValue::Yes | ConfigValue::Module)
+                )),
+                Some(c.path.clone()),
+            ),
+            // No configuration: a loaded nfs module says by its parameters.
+            None => match (&param, root.list_dir(NFS_PARAMETERS)?) {
+                (Some(_), _) => (
+                    Some(true),
+                    Some(format!("/{NFS_PARAMETERS}/localio_enabled")),
+                ),
+                (None, Some(_)) => (
+                    Some(false),
+                    Some(format!("/{NFS_PARAMETERS} (no localio_enabled)")),
+                ),
+                (None, None) => (None, None),
+            },
+        };
         let mut l = Localio {
             built,
-            config: config.map(|c| c.path.clone()),
-            enabled_param,
+            config: shown_by,
+            enabled_param: param.map(|t| matches!(t.trim(), "Y" | "y" | "1")),
             ..Localio::default()
         };
         if l.possible() {
-            l.nfsd = read_nfsd(root)?;
+            (l.nfsd, l.processes_seen) = read_nfsd(root)?;
         }
         Ok(l)
     }
 }
 
 /// Evidence that an nfsd runs on this host: this namespace's thread count, else an `nfsd`
-/// kernel thread among the processes.
-fn read_nfsd(root: &Root) -> Result<Option<String>, HostError> {
+/// kernel thread among the processes; and whether any process could be looked at.
+fn read_nfsd(root: &Root) -> Result<(Option<String>, bool), HostError> {
     if let Some(t) = root.read_text_lossy("proc/fs/nfsd/threads")? {
         if t.trim().parse::<u32>().is_ok_and(|n| n > 0) {
-            return Ok(Some(format!("/proc/fs/nfsd/threads: {}", t.trim())));
+            return Ok((Some(format!("/proc/fs/nfsd/threads: {}", t.trim())), true));
         }
     }
     let pids = root.list_dir("proc")?.unwrap_or_default();
+    let mut seen = false;
     for pid in pids
         .iter()
         .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
         .take(MAX_PROCESSES)
     {
         if let Some(comm) = root.read_text_lossy(format!("proc/{pid}/comm"))? {
+            seen = true;
             if comm.trim() == "nfsd" {
-                return Ok(Some(format!("/proc/{pid}/comm: nfsd (a kernel thread)")));
+                return Ok((
+                    Some(format!("/proc/{pid}/comm: nfsd (a kernel thread)")),
+                    true,
+                ));
             }
         }
     }
-    Ok(None)
+    Ok((None, seen))
 }
 
 #[cfg(test)]
@@ -147,5 +198,25 @@ mod tests {
             Localio::read(&Root::new(none.path()), None).unwrap().built,
             None
         );
+    }
+
+    #[test]
+    fn without_a_configuration_the_loaded_nfs_modules_parameters_say_whether_it_was_built() {
+        // `localio_enabled` is defined in fs/nfs/localio.c, built only with CONFIG_NFS_LOCALIO.
+        let without = tree(&[("sys/module/nfs/parameters/enable_ino64", "Y\n")]);
+        let l = Localio::read(&Root::new(without.path()), None).unwrap();
+        assert_eq!(l.built, Some(false));
+        assert_eq!(
+            l.why_not_built(),
+            "the nfs module has no localio_enabled parameter"
+        );
+        let with = tree(&[
+            ("sys/module/nfs/parameters/enable_ino64", "Y\n"),
+            ("sys/module/nfs/parameters/localio_enabled", "Y\n"),
+            ("proc/1/comm", "systemd\n"),
+        ]);
+        let l = Localio::read(&Root::new(with.path()), None).unwrap();
+        assert!(l.possible());
+        assert!(l.processes_seen && l.nfsd.is_none());
     }
 }

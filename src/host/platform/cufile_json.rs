@@ -362,19 +362,29 @@ pub fn parse_local_addresses(fib_trie: &str, if_inet6: &str) -> Vec<String> {
     out
 }
 
+/// Where this host's addresses are listed: IPv4 and IPv6.
+pub const FIB_TRIE: &str = "/proc/net/fib_trie";
+pub const IF_INET6: &str = "/proc/net/if_inet6";
+
 /// This node's local addresses, read from `/proc/net/fib_trie` and `/proc/net/if_inet6`
-/// ([`parse_local_addresses`]); empty when neither is there.
-pub fn read_local_addresses(root: &Root) -> Result<Vec<std::net::IpAddr>, HostError> {
-    let fib = root
-        .read_text_lossy("proc/net/fib_trie")?
-        .unwrap_or_default();
-    let v6 = root
-        .read_text_lossy("proc/net/if_inet6")?
-        .unwrap_or_default();
-    Ok(parse_local_addresses(&fib, &v6)
+/// ([`parse_local_addresses`]), with the files of them that were there.
+pub fn read_local_addresses(
+    root: &Root,
+) -> Result<(Vec<std::net::IpAddr>, Vec<&'static str>), HostError> {
+    let mut read = Vec::new();
+    let mut text = |file: &'static str| -> Result<String, HostError> {
+        let t = root.read_text_lossy(&file[1..])?;
+        if t.is_some() {
+            read.push(file);
+        }
+        Ok(t.unwrap_or_default())
+    };
+    let (fib, v6) = (text(FIB_TRIE)?, text(IF_INET6)?);
+    let addresses = parse_local_addresses(&fib, &v6)
         .iter()
         .filter_map(|a| a.parse().ok())
-        .collect())
+        .collect();
+    Ok((addresses, read))
 }
 
 /// Reads and lints the cufile.json cuFile would use: `CUFILE_ENV_PATH_JSON` on this machine

@@ -2,6 +2,7 @@
 //! judges it and never unmounted: a failure refuses (32) and says how to mount again.
 
 use super::*;
+use crate::host::mount_localio::MountLocalio;
 
 impl Helper<'_> {
     /// Judges a mount nfs-gds did not make (already mounted, remount). It is never unmounted.
@@ -27,7 +28,14 @@ impl Helper<'_> {
         let declared = read_declared(self.root)?;
         let port = expected_port(m, &declared, req.options.port);
         let post = judge(
-            registry::verify_mount(m, table, port, &declared.asked(m), Detail::Full),
+            registry::verify_mount(
+                m,
+                table,
+                port,
+                &declared.asked(m),
+                &MountLocalio::read(self.root, table)?,
+                Detail::Full,
+            ),
             policy,
         );
         if post.refused() {

@@ -8,6 +8,7 @@ use super::{FlowError, Helper};
 use crate::checks::asked::{Asked, AskedBy};
 use crate::checks::registry;
 use crate::checks::render::plural;
+use crate::host::mount_localio::MountLocalio;
 use crate::host::mounts::{read_mount_table, read_mount_table_in_flight, Mount, MountTable};
 use crate::mount::exit_code::{FAIL, SUCCESS, SYSERR};
 use crate::mount::identity::MountIdentity;
@@ -120,7 +121,13 @@ impl Helper<'_> {
         // of it (nconnect=, on kernels that ignore it for NFSv4.x over RDMA).
         let asked = [Asked::new(AskedBy::Helper, req.options.option_string())];
         let post = judge(
-            registry::after_mount(staged, table, req.options.port, &asked),
+            registry::after_mount(
+                staged,
+                table,
+                req.options.port,
+                &asked,
+                &MountLocalio::read(self.root, table)?,
+            ),
             policy,
         );
         if post.refused() {

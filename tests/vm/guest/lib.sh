@@ -79,7 +79,8 @@ unload_rpcrdma() {
 }
 
 # Put test builds where modprobe finds them first: /lib/modules/$KVER/updates/NAME$MODSUFFIX.
-# VARIANT: rpcrdma-gpl | rpcrdma-plain | rpcrdma-badcrc | none-rpcrdma (remove the rpcrdma
+# VARIANT: rpcrdma-gpl | rpcrdma-plain | rpcrdma-badcrc | rpcrdma-* (any build in the payload:
+# the BTF variants on a kernel without symbol CRCs) | none-rpcrdma (remove the rpcrdma
 # override) | nvidia_fs (the stand-in) | nvidia-fs (NVIDIA's, with the nvidia_p2p provider). Both
 # are the module nvidia_fs, so installing one removes the other.
 # install_module_build also runs depmod (slow under TCG: install several, then depmod once).
@@ -88,7 +89,9 @@ install_module_files() {
     mkdir -p "$dir"
     for variant in "$@"; do
         case $variant in
-            rpcrdma-gpl | rpcrdma-plain | rpcrdma-badcrc) install -m 0644 "$PAYLOAD/modules/$variant$MODSUFFIX" "$dir/rpcrdma$MODSUFFIX" ;;
+            rpcrdma-*)
+                [ -f "$PAYLOAD/modules/$variant$MODSUFFIX" ] || { echo "no $variant$MODSUFFIX in the payload"; return 1; }
+                install -m 0644 "$PAYLOAD/modules/$variant$MODSUFFIX" "$dir/rpcrdma$MODSUFFIX" ;;
             nvidia_fs)
                 rm -f "$dir"/nvidia-fs.ko*
                 install -m 0644 "$PAYLOAD/modules/nvidia_fs$MODSUFFIX" "$dir/nvidia_fs$MODSUFFIX" ;;
@@ -178,13 +181,31 @@ file_build_id() {
     readelf -n "$(elf_of "$1")" 2>/dev/null | awk '/Build ID:/ { print $3; found=1 } END { if (!found) print "none" }'
 }
 
-# Which export table holds SYMBOL in module FILE: prints __ksymtab_gpl, __ksymtab, or none.
+# How module FILE exports SYMBOL, read with binutils alone: prints gpl, plain or none. Split
+# tables (every kernel up to 6.x): the section of __ksymtab_SYMBOL, __ksymtab_gpl or __ksymtab.
+# The flags table (Debian's 7.x): every export in __ksymtab, and the byte __flags_SYMBOL labels
+# in __kflagstab has KSYM_FLAG_GPL_ONLY (1 << 0) for a GPL-only one.
 ksymtab_of() {
-    local file sym=$2 ndx
+    local file sym=$2 ndx section secoff off byte
     file=$(elf_of "$1")
     ndx=$(readelf -W -s "$file" | awk -v s="__ksymtab_$sym" '$8 == s { print $7; exit }')
     [ -n "$ndx" ] || { echo none; return; }
-    readelf -W -S "$file" | sed -n 's/^ *\[ *\([0-9]*\)\] \([^ ]*\) .*/\1 \2/p' | awk -v n="$ndx" '$1 == n { print $2 }'
+    section=$(readelf -W -S "$file" | sed -n 's/^ *\[ *\([0-9]*\)\] \([^ ]*\) .*/\1 \2/p' | awk -v n="$ndx" '$1 == n { print $2 }')
+    case $section in
+        __ksymtab_gpl) echo gpl; return ;;
+        __ksymtab) ;;
+        *) echo "unrecognised section $section"; return ;;
+    esac
+    # shdr fields after the "[Nr]" column: name type address offset …
+    secoff=$(readelf -W -S "$file" | sed 's/^ *\[ *[0-9]*\]//' | awk '$1 == "__kflagstab" { print $4 }')
+    [ -n "$secoff" ] || { echo plain; return; }
+    off=$(readelf -W -s "$file" | awk -v s="__flags_$sym" '$8 == s { print $2; exit }')
+    [ -n "$off" ] || { echo "no __flags_$sym"; return; }
+    byte=$(od -An -tu1 -j $((16#$secoff + 16#$off)) -N1 "$file" | tr -d ' ')
+    case $byte in
+        '') echo "unreadable __kflagstab" ;;
+        *) [ $((byte & 1)) = 1 ] && echo gpl || echo plain ;;
+    esac
 }
 
 # Does module FILE define SYMBOL (a function symbol in its own symbol table)?
@@ -434,14 +455,21 @@ wanted() {
     esac
 }
 
-# An entry's optional fourth field limits it to some guests (comma-separated names).
-for_this_guest() { [ -z "$1" ] || [[ ,$1, == *",${NFS_GDS_VM_GUEST:-},"* ]]; }
+# An entry's optional fourth field limits it to some guests (comma-separated names); a guest
+# whose script sets GUEST_SUBSET_<guest> runs only the scenarios named there (steps as needed).
+# for_this_guest GUESTS KIND NAME
+for_this_guest() {
+    [ -z "$1" ] || [[ ,$1, == *",${NFS_GDS_VM_GUEST:-},"* ]] || return 1
+    [ "$2" = step ] && return 0
+    local subset=GUEST_SUBSET_${NFS_GDS_VM_GUEST//[^A-Za-z0-9_]/_}
+    [ -z "${!subset:-}" ] || [[ " $(printf '%s ' ${!subset}) " == *" $3 "* ]] # words, any spacing
+}
 
 list_plan() {
     local entry kind name guests
     for entry in "${PLAN[@]}"; do
         read -r kind name _ guests <<<"$entry"
-        wanted "$kind" "$name" && for_this_guest "$guests" && echo "$name"
+        wanted "$kind" "$name" && for_this_guest "$guests" "$kind" "$name" && echo "$name"
     done
     return 0
 }
@@ -452,7 +480,7 @@ block_selected() {
     for ((i = $1 + 1; i < ${#PLAN[@]}; i++)); do
         read -r kind name _ guests <<<"${PLAN[$i]}"
         [ "$kind" = step ] && return 1
-        for_this_guest "$guests" && selected "$name" && return 0
+        for_this_guest "$guests" "$kind" "$name" && selected "$name" && return 0
     done
     return 1
 }
@@ -466,7 +494,7 @@ run_plan() {
     local reset=$1 broken='' i kind name fn guests t0 rc result n
     for i in "${!PLAN[@]}"; do
         read -r kind name fn guests <<<"${PLAN[$i]}"
-        for_this_guest "$guests" || continue
+        for_this_guest "$guests" "$kind" "$name" || continue
         if [ "$kind" = step ]; then
             mkdir -p "$RESULTS/steps"
             if ! block_selected "$i"; then
@@ -538,11 +566,10 @@ require_stock_kernel() {
 
 # require_hooked_kernel gpl|plain
 require_hooked_kernel() {
-    local want=__ksymtab_gpl file
-    [ "$1" = plain ] && want=__ksymtab
+    local want=$1 file
     file=$(modinfo -n rpcrdma 2>/dev/null)
     same_file "$file" "$UPDATES_RPCRDMA" || abort "precondition: modprobe resolves rpcrdma to '$file', not $UPDATES_RPCRDMA"
-    [ "$(ksymtab_of "$file" $HOOK_REG)" = "$want" ] || abort "precondition: $file does not export $HOOK_REG in $want"
+    [ "$(ksymtab_of "$file" $HOOK_REG)" = "$want" ] || abort "precondition: $file does not export $HOOK_REG $want-only ($(ksymtab_of "$file" $HOOK_REG))"
     kallsyms_has $HOOK_REG >/dev/null || abort "precondition: the loaded rpcrdma has no $HOOK_REG in /proc/kallsyms"
     [ "$(loaded_build_id rpcrdma)" = "$(file_build_id "$file")" ] || abort "precondition: the loaded rpcrdma is not the build in $file"
     [ -d /sys/module/nvidia_fs ] || abort "precondition: $(nvfs_name) is not loaded"

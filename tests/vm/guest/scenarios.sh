@@ -31,6 +31,7 @@ PLAN=(
     "scenario s7a-cli-matches-kernel-stock scn_s7a"
     "scenario s6-stale-module-detected     scn_s6"
     "scenario s8-abi-mismatch-predicted    scn_s8"
+    "scenario s11-crcless-load-predicted   scn_s11   trixie7"
     "scenario oci-crun-g-no-hooks-refuses  scn_oci_crun_g"
     "scenario oci-runc-g-no-hooks-refuses  scn_oci_runc_g"
     "step     switch-to-gpl-hooks          step_switch_gpl"
@@ -66,6 +67,20 @@ PLAN=(
     "scenario infra-plain-hooked-rpcrdma-nvidia scn_infra_plain"
     "scenario s5b-plain-export-refused-nvidia scn_s5b"
 )
+
+# The Debian 13 root booted with its second kernel (trixie-backports' 7.x: no symbol CRCs, the
+# cursor-based frwr_map) runs the part of the plan that meets the kernel: the refusal and the happy
+# path, the ABI/BTF load prediction (s11 in place of the CRC case s8), the trap on a shared
+# superblock and the staging point, the container gate (crun), and the GPL/plain export pair,
+# which 7.x keeps in one table with a flag byte each (__kflagstab). Not NVIDIA's block: trixie's
+# nvidia-fs-dkms 2.19.7 does not build for 7.3 ('struct page' has no member named 'index'; the
+# test bed keeps the compiler's log as nvidia-fs.build.log).
+# shellcheck disable=SC2034  # read by for_this_guest in lib.sh
+GUEST_SUBSET_trixie7="infra-stock s1-stock-enforce-refuses s7a-cli-matches-kernel-stock
+    s11-crcless-load-predicted infra-gpl-hooked-rpcrdma s5a-happy-path-enforce
+    s4d-trap-on-shared-superblock s10-staging-point oci-crun-a-rdma-volume-starts
+    oci-crun-b-transport-trap-refused s7b-cli-matches-kernel-hooked infra-plain-hooked-rpcrdma
+    s5b-plain-export-refused"
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
@@ -554,6 +569,87 @@ scn_s8() {
     run check-stock 60 nfs-gds check --json
     expect_json check-stock
     expect_status check-stock rpcrdma-abi pass
+    run modprobe-stock 60 modprobe rpcrdma
+    expect_rc modprobe-stock 0
+    start_nfsd || abort "cannot restart nfsd"
+    require_stock_kernel
+}
+
+# One build of rpcrdma on a kernel without symbol CRCs: what nfs-gds predicts before the load
+# (rpcrdma-abi), then what the kernel does. A row of the side-by-side table; sets S11_STATUS and
+# S11_LOADED. NAME: a build in the payload; WHAT: its description for the table. nfsd is stopped
+# and rpcrdma unloaded; every build goes to the same path under updates/, so depmod's indexes made
+# for the first one (s11 stages it) hold for all.
+s11_row() {
+    local name=$1 what=$2 status summary btf loaded why t0=$SECONDS
+    install_module_files "$name" || { fail "cannot put $name in place"; return 1; }
+    run "check-$name" 60 nfs-gds check --json
+    expect_json "check-$name"
+    status=$(json_status "check-$name" rpcrdma-abi)
+    summary=$(json_summary "check-$name" rpcrdma-abi)
+    run "inspect-$name" 60 nfs-gds inspect-module rpcrdma --json
+    expect_json "inspect-$name"
+    btf=$(jq -r '.load.btf | if . == null then "none" elif .Ok then (if .Ok.distilled_base then "distilled base" else "split" end) else "unreadable" end' \
+        "$SCN_DIR/inspect-$name.out" 2>/dev/null)
+    case $name in
+        rpcrdma-otherrelease) ;;
+        *) [ "$(jq -r .load.versioned_imports "$SCN_DIR/inspect-$name.out" 2>/dev/null)" = 0 ] \
+            || fail "inspect-$name: a build for $KVER should carry no symbol CRCs" ;;
+    esac
+    dmesg -C
+    run "modprobe-$name" 60 modprobe rpcrdma
+    if [ "$(rc_of "modprobe-$name")" = 0 ] && [ -d /sys/module/rpcrdma ]; then
+        loaded=yes why="loaded"
+    else
+        loaded=no
+        why=$(dmesg | grep -m1 -E 'rpcrdma|BTF' | sed 's/^\[[^]]*\] *//')
+        why="refused: ${why:-$(output_of "modprobe-$name" | tail -n 1)}"
+    fi
+    dmesg | sed 's/^/    dmesg | /' | grep -E 'rpcrdma|BTF|btf' | head -n 5
+    unload_rpcrdma >/dev/null || true
+    printf '| %s | %s | %s | %s | %s | %s |\n' "$KVER" "$what" "$btf" "$status" "$why" "${summary//|/\\|}" \
+        | tee -a "$SCN_DIR/crcless-table.md"
+    S11_STATUS=$status S11_LOADED=$loaded
+    note "$name: $((SECONDS - t0)) s"
+}
+
+scn_s11() {
+    note "a kernel without symbol CRCs: for each build of rpcrdma, nfs-gds's rpcrdma-abi before the"
+    note "load, then the kernel's own action (vermagic, and BTF validation when it enforces it)"
+    require_stock_kernel
+    local cfg=/boot/config-$KVER
+    [ -f "$cfg" ] || cfg=/lib/modules/$KVER/config # Debian's split 7.x packages keep it there
+    grep -q '^CONFIG_MODVERSIONS=y' "$cfg" && fail "$KVER has CONFIG_MODVERSIONS=y: this scenario needs a kernel without it"
+    note "$(grep -E '^# CONFIG_(MODVERSIONS|MODULE_ALLOW_BTF_MISMATCH) is not set|^CONFIG_(MODVERSIONS|MODULE_ALLOW_BTF_MISMATCH|DEBUG_INFO_BTF_MODULES)=' "$cfg" | tr '\n' ' ')"
+    note "the builds (name, the kernel whose vmlinux their BTF was made against, base): $(tr '\n' ';' <"$PAYLOAD/modules/btf-variants")"
+    printf '| kernel | build | BTF | rpcrdma-abi | kernel | nfs-gds says |\n|---|---|---|---|---|---|\n' >"$SCN_DIR/crcless-table.md"
+    stage_rpcrdma rpcrdma-gpl || abort "cannot stage the test builds (see above)"
+    local row name what
+    for row in \
+        "rpcrdma-gpl|this build, BTF as kbuild makes it" \
+        "rpcrdma-nobtf|this build, no BTF" \
+        "rpcrdma-btf-split|this build, split BTF without a distilled base" \
+        "rpcrdma-otherbtf|BTF made against another kernel's vmlinux, distilled base" \
+        "rpcrdma-otherbtf-split|BTF made against another kernel's vmlinux, plain split" \
+        "rpcrdma-otherrelease|a build for another release (the suite's own kernel)"; do
+        name=${row%%|*} what=${row#*|}
+        s11_row "$name" "$what" || continue
+        case $S11_STATUS/$S11_LOADED in
+            pass/yes | fail/no | warn/* | unknown/*) ;;
+            pass/no) fail "$name: nfs-gds predicted the load (pass), the kernel refused it" ;;
+            fail/yes) fail "$name: nfs-gds predicted a refusal (fail), the kernel loaded it" ;;
+            *) fail "$name: rpcrdma-abi is '$S11_STATUS' (loaded: $S11_LOADED)" ;;
+        esac
+    done
+    note "the side-by-side table:"
+    sed 's/^/    /' "$SCN_DIR/crcless-table.md"
+    # The builds whose outcome the kernel decides by vermagic alone must be predicted exactly.
+    grep -q '| this build, no BTF | none | pass | loaded |' "$SCN_DIR/crcless-table.md" \
+        || fail "this kernel's build without BTF: not predicted pass and loaded"
+    grep -q '| a build for another release (the suite.s own kernel) | [^|]* | fail | refused' "$SCN_DIR/crcless-table.md" \
+        || fail "the other release's build: not predicted fail and refused"
+    note "back to the inbox module"
+    install_module_build none-rpcrdma || abort "cannot remove the test build"
     run modprobe-stock 60 modprobe rpcrdma
     expect_rc modprobe-stock 0
     start_nfsd || abort "cannot restart nfsd"

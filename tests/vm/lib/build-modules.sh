@@ -4,7 +4,15 @@
 #   rpcrdma-gpl.ko    the kernel's own net/sunrpc/xprtrdma (from the guest's linux-source-X.Y) plus
 #                     modules/rpcrdma-nvfs/nfs_gds_nvfs_hooks.c, hooks exported EXPORT_SYMBOL_GPL
 #   rpcrdma-plain.ko  the same with plain EXPORT_SYMBOL
-#   rpcrdma-badcrc.ko the GPL build with one ib_core import's CRC altered (an ABI mismatch)
+#   rpcrdma-badcrc.ko the GPL build with one ib_core import's CRC altered (an ABI mismatch), on
+#                     a kernel with symbol CRCs; on one without (Debian's 7.x), the BTF variants:
+#   rpcrdma-nobtf.ko          the GPL build without its .BTF/.BTF.base
+#   rpcrdma-btf-split.ko      its BTF made again against this kernel's vmlinux, plain split BTF
+#   rpcrdma-otherbtf.ko       its BTF made against another kernel's vmlinux (the suite's own
+#                             kernel's), with a distilled base (.BTF.base), as kbuild makes it
+#   rpcrdma-otherbtf-split.ko the same as plain split BTF
+#                     (kbuild itself gives every build BTF from the headers' BTF-only vmlinux:
+#                     Debian 13's headers ship one and its kbuild depends on pahole)
 #   nvidia_fs.ko      the stand-in in modules/nvidia_fs
 #   nvidia-fs.ko      NVIDIA's own nvidia-fs, from the suite's non-free nvidia-fs-dkms package
 #                     (lib/fetch-nvidia-fs.sh), built as its dkms.conf builds it, over
@@ -16,7 +24,8 @@
 # .ko.xz on Debian 13 (xz with a CRC32 check, as kbuild's modules_install compresses them);
 # the file "suffix" says which.
 #
-# Usage: build-modules.sh ROOT_CACHE_DIR   — prints the module cache directory on stdout.
+# Usage: build-modules.sh ROOT_CACHE_DIR [kernel2]   — prints the module cache directory on
+# stdout. With "kernel2", the modules are built for the root's second kernel (ROOT/kernel2).
 # The cache key covers the root (its own key), this script, the module sources and the
 # nvidia-fs-dkms package.
 set -euo pipefail
@@ -29,17 +38,28 @@ vmdir=$(dirname "$here")
 # Only the resulting path goes to stdout (fd 3); everything else, ours and the tools', to stderr.
 exec 3>&1 1>&2
 
-root=${1:?usage: build-modules.sh ROOT_CACHE_DIR}
+root=${1:?usage: build-modules.sh ROOT_CACHE_DIR [kernel2]}
+which=${2:-}
 [ -f "$root/.complete" ] || die "no complete guest root at $root"
 rootfs="$root/rootfs"
-kver=$(cat "$root/kver")
-linux_source=$(cat "$root/linux-source")
+case $which in
+    '') kdesc=$root prefix=modules other_kver= ;;
+    kernel2)
+        kdesc=$root/kernel2 prefix=modules2
+        [ -f "$kdesc/kver" ] || die "the guest root $root has no second kernel"
+        # "Another build" of the BTF variants: the suite's own kernel.
+        other_kver=$(cat "$root/kver")
+        ;;
+    *) die "build-modules.sh: unknown kernel '$which' (kernel2 or nothing)" ;;
+esac
+kver=$(cat "$kdesc/kver")
+linux_source=$(cat "$kdesc/linux-source")
 
 nvfs_deb=$(bash "$here/fetch-nvidia-fs.sh" "$(cat "$root/suite")") || die "could not fetch nvidia-fs-dkms for $(cat "$root/suite")"
 srcs=("$here/build-modules.sh" "$vmdir"/modules/*/* "$nvfs_deb")
-key=$(hash_of "$(basename "$root")" "${srcs[@]}")
+key=$(hash_of "$(basename "$root")" "$kver" "${srcs[@]}")
 cache=$(cache_dir)
-out="$cache/modules-$(cat "$root/suite")-$key"
+out="$cache/$prefix-$(cat "$root/suite")-$key"
 
 if [ -f "$out/.complete" ]; then
     log "modules: cached ($out)"
@@ -67,7 +87,7 @@ cat >"$build/build.sh" <<'INNER'
 #!/bin/bash
 # Runs inside the chroot of the guest root.
 set -euo pipefail
-kver=$1 srcname=$2
+kver=$1 srcname=$2 other_kver=${3:-}
 kdir=/lib/modules/$kver/build
 cd /var/tmp/nfs-gds-modules
 
@@ -92,7 +112,8 @@ for variant in gpl plain; do
             echo 'CFLAGS_nfs_gds_nvfs_hooks.o += -DNFS_GDS_NVFS_EXPORT_GPL'
         fi
     } >>"$d/Makefile"
-    make -s -C "$kdir" M="$PWD/$d" -j"$(nproc)" modules
+    make -C "$kdir" M="$PWD/$d" -j"$(nproc)" V=1 modules >"build-$variant.log" 2>&1 \
+        || { tail -n 30 "build-$variant.log"; exit 1; }
     cp "$d/rpcrdma.ko" "out/rpcrdma-$variant.ko"
 done
 
@@ -121,29 +142,75 @@ else
     tail -n 30 out/nvidia-fs.build.log
 fi
 
+# A kernel without symbol CRCs decides a load by vermagic and, with MODULE_ALLOW_BTF_MISMATCH
+# off, by whether the module's BTF validates against its own. The variants are made by kbuild's
+# own BTF step (relinking the GPL build's objects): against this kernel's vmlinux, and against
+# another kernel's bind-mounted over it (this mount namespace is private: the cached root is not
+# changed), each as kbuild makes it for an out-of-tree module (a distilled base, .BTF.base) and
+# as plain split BTF (the flags that ask for the distilled base emptied: MODULE_PAHOLE_FLAGS up to
+# 6.x, RESOLVE_BTFIDS_FLAGS from 7.x).
+btf_variants() {
+    local d=build-gpl/net/sunrpc/xprtrdma theirs=/lib/modules/$other_kver/build/vmlinux
+    local mine; mine=$(readlink -f "$kdir")/vmlinux
+    echo "== $kver carries no symbol CRCs: BTF variants of the GPL build"
+    has_section .BTF out/rpcrdma-gpl.ko || { echo "kbuild gave the GPL build no .BTF (is pahole installed?)" >&2; exit 1; }
+    [ -n "$other_kver" ] && [ -f "$theirs" ] || { echo "no other kernel's vmlinux ($theirs) for the BTF variants" >&2; exit 1; }
+    relink() { # NAME other|this distilled|split
+        local split_flags=()
+        [ "$3" = distilled ] || split_flags=(MODULE_PAHOLE_FLAGS= RESOLVE_BTFIDS_FLAGS=)
+        [ "$2" = this ] || mount --bind "$theirs" "$mine"
+        rm -f "$d/rpcrdma.ko"
+        make -C "$kdir" M="$PWD/$d" V=1 "${split_flags[@]}" modules >"build-$1.log" 2>&1 || { tail -n 30 "build-$1.log"; exit 1; }
+        [ "$2" = this ] || umount "$mine"
+        cp "$d/rpcrdma.ko" "out/$1.ko"
+        has_section .BTF "out/$1.ko" || { echo "$1: no .BTF" >&2; exit 1; }
+        if has_section .BTF.base "out/$1.ko"; then
+            [ "$3" = distilled ] || { echo "$1: a .BTF.base though none was asked for" >&2; exit 1; }
+        else
+            [ "$3" = split ] || { echo "$1: kbuild made no .BTF.base" >&2; exit 1; }
+        fi
+        echo "$1: BTF against $([ "$2" = this ] && echo "$kver's" || echo "$other_kver's") vmlinux ($3)"
+        printf '%s %s %s\n' "$1" "$([ "$2" = this ] && echo "$kver" || echo "$other_kver")" "$3" >>out/btf-variants
+    }
+    has_section .BTF.base out/rpcrdma-gpl.ko && echo "rpcrdma-gpl: kbuild gave it a distilled base" \
+        || echo "rpcrdma-gpl: kbuild gave it plain split BTF"
+    objcopy --remove-section=.BTF --remove-section=.BTF.base out/rpcrdma-gpl.ko out/rpcrdma-nobtf.ko
+    printf 'rpcrdma-nobtf none none\n' >out/btf-variants
+    relink rpcrdma-btf-split this split
+    relink rpcrdma-otherbtf other distilled
+    relink rpcrdma-otherbtf-split other split
+    strip --strip-debug out/rpcrdma-*.ko
+}
+
 # Distro modules ship without DWARF; so do these (symbols and the build-id note stay).
 strip --strip-debug out/*.ko
 
-# An ABI mismatch: the GPL build with the CRC of one ib_core import inverted in its __versions
-# table, as if built against a Module.symvers that does not match the running kernel. Entries
-# are struct modversion_info: an 8-byte CRC, then the NUL-padded name (64 bytes in all).
-echo "== rpcrdma with a mismatching symbol CRC"
-cp out/rpcrdma-gpl.ko out/rpcrdma-badcrc.ko
-read -r off size < <(readelf -W -S out/rpcrdma-badcrc.ko | sed 's/^ *\[ *[0-9]*\]//' | awk '$1 == "__versions" { print $4, $5 }')
-[ -n "${off:-}" ] || { echo "rpcrdma-gpl.ko has no __versions section" >&2; exit 1; }
-perl -e '
-    my ($file, $off, $size) = ($ARGV[0], hex($ARGV[1]), hex($ARGV[2]));
-    open(my $fh, "+<:raw", $file) or die "$file: $!";
-    for (my $at = $off; $at + 64 <= $off + $size; $at += 64) {
-        seek($fh, $at, 0); read($fh, my $entry, 64) == 64 or die "short read";
-        my ($crc, $name) = unpack("Q< Z56", $entry);
-        next unless $name =~ /^ib_/;
-        seek($fh, $at, 0); print $fh pack("Q<", $crc ^ 0xffffffff);
-        printf "%s: CRC 0x%08x -> 0x%08x\n", $name, $crc, $crc ^ 0xffffffff;
-        open(my $o, ">", "out/badcrc-symbol") or die; print $o "$name\n"; exit 0;
-    }
-    die "no ib_ import in __versions\n";
-' out/rpcrdma-badcrc.ko "$off" "$size"
+has_section() { readelf -W -S "$2" | sed 's/^ *\[ *[0-9]*\]//' | awk -v n="$1" '$1 == n { f=1 } END { exit !f }'; }
+if has_section __versions out/rpcrdma-gpl.ko; then
+    # An ABI mismatch: the GPL build with the CRC of one ib_core import inverted in its __versions
+    # table, as if built against a Module.symvers that does not match the running kernel. Entries
+    # are struct modversion_info: an 8-byte CRC, then the NUL-padded name (64 bytes in all).
+    echo "== rpcrdma with a mismatching symbol CRC"
+    cp out/rpcrdma-gpl.ko out/rpcrdma-badcrc.ko
+    read -r off size < <(readelf -W -S out/rpcrdma-badcrc.ko | sed 's/^ *\[ *[0-9]*\]//' | awk '$1 == "__versions" { print $4, $5 }')
+    [ -n "${off:-}" ] || { echo "rpcrdma-gpl.ko has no __versions section" >&2; exit 1; }
+    perl -e '
+        my ($file, $off, $size) = ($ARGV[0], hex($ARGV[1]), hex($ARGV[2]));
+        open(my $fh, "+<:raw", $file) or die "$file: $!";
+        for (my $at = $off; $at + 64 <= $off + $size; $at += 64) {
+            seek($fh, $at, 0); read($fh, my $entry, 64) == 64 or die "short read";
+            my ($crc, $name) = unpack("Q< Z56", $entry);
+            next unless $name =~ /^ib_/;
+            seek($fh, $at, 0); print $fh pack("Q<", $crc ^ 0xffffffff);
+            printf "%s: CRC 0x%08x -> 0x%08x\n", $name, $crc, $crc ^ 0xffffffff;
+            open(my $o, ">", "out/badcrc-symbol") or die; print $o "$name\n"; exit 0;
+        }
+        die "no ib_ import in __versions\n";
+    ' out/rpcrdma-badcrc.ko "$off" "$size"
+
+else
+    btf_variants
+fi
 
 # Compressed as the distribution ships its own modules (the stock rpcrdma tells which).
 stock=$(modinfo -n rpcrdma -k "$kver")
@@ -163,18 +230,25 @@ mkdir -p "$build/out"
 
 log "modules: building rpcrdma (gpl, plain), the nvidia_fs stand-in, NVIDIA's nvidia-fs and its p2p provider against $kver in a chroot"
 if ! unshare --mount --propagation private -- bash -euo pipefail -c '
-        rootfs=$1 build_rel=$2 kver=$3 srcname=$4
+        rootfs=$1 build_rel=$2 kver=$3 srcname=$4 other_kver=$5
         mount -t proc proc "$rootfs/proc"
         mount --rbind /dev "$rootfs/dev"
         chroot "$rootfs" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C HOME=/root \
-            bash "/$build_rel/build.sh" "$kver" "$srcname"
-    ' sh "$rootfs" "$build_rel" "$kver" "$linux_source" >"$tmp/build.log" 2>&1; then
+            bash "/$build_rel/build.sh" "$kver" "$srcname" "$other_kver"
+    ' sh "$rootfs" "$build_rel" "$kver" "$linux_source" "$other_kver" >"$tmp/build.log" 2>&1; then
     tail -n 40 "$tmp/build.log" >&2
     die "module build failed; full log: $tmp/build.log"
 fi
 
 suffix=$(cat "$build/out/suffix")
-for m in rpcrdma-gpl rpcrdma-plain rpcrdma-badcrc nvidia_fs nvidia_p2p_stub; do
+if [ -f "$build/out/badcrc-symbol" ]; then
+    variants=(rpcrdma-badcrc)
+    cp "$build/out/badcrc-symbol" "$tmp/badcrc-symbol"
+else
+    variants=(rpcrdma-nobtf rpcrdma-btf-split rpcrdma-otherbtf rpcrdma-otherbtf-split)
+    cp "$build/out/btf-variants" "$tmp/"
+fi
+for m in rpcrdma-gpl rpcrdma-plain "${variants[@]}" nvidia_fs nvidia_p2p_stub; do
     [ -s "$build/out/$m$suffix" ] || die "module build produced no $m$suffix (log: $tmp/build.log)"
     cp "$build/out/$m$suffix" "$tmp/$m$suffix"
 done
@@ -187,14 +261,13 @@ else
     warn "modules: $(cat "$tmp/nvidia-fs.failed") — log: $out/nvidia-fs.build.log"
 fi
 printf '%s\n' "$suffix" >"$tmp/suffix"
-cp "$build/out/badcrc-symbol" "$tmp/badcrc-symbol"
 printf '%s\n' "$kver" >"$tmp/kver"
 rm -rf --one-file-system "$build"
 
 touch "$tmp/.complete"
 rm -rf "$out"
 mv "$tmp" "$out"
-for old in "$cache"/modules-"$(cat "$root/suite")"-*; do
+for old in "$cache/$prefix-$(cat "$root/suite")"-*; do
     [ "$old" = "$out" ] || [ ! -d "$old" ] || rm -rf "$old"
 done
 log "modules: built in $((SECONDS - t0)) s → $out"

@@ -2,7 +2,10 @@
 # Build, or reuse from the cache, a Debian guest: a root directory (kept for chroot module
 # builds), an ext4 image of it, and the kernel and initrd to boot it with. Two suites:
 #   bookworm  Debian 12, kernel 6.1, plain .ko modules
-#   trixie    Debian 13, kernel 6.12, .ko.xz modules, zstd-compressed kernel and initramfs
+#   trixie    Debian 13, kernel 6.12, .ko.xz modules, zstd-compressed kernel and initramfs; and
+#             beside it the newest kernel trixie-backports offers (7.x: Debian's split kernel
+#             packages, no symbol CRCs), with its headers and source: the second kernel the same
+#             image boots (kernel2/)
 # Both are merged-/usr roots with systemd-sysv, so the same image boots either with the test
 # init stub as PID 1 (init=/sbin/nfs-gds-vm-init) or with systemd.
 #
@@ -10,6 +13,7 @@
 #   rootfs/    the debootstrapped tree          root.img  ext4 image of rootfs (never written to)
 #   vmlinuz    the guest kernel                 initrd.img  its Debian initramfs
 #   kver       the kernel release (uname -r)    packages.txt  dpkg -l of the guest
+#   kernel2/   where the suite has a second kernel: its kver, vmlinuz, initrd.img, linux-source
 # The cache key is a hash of this script, the suite and the guest init stub, so editing the
 # package list or the stub rebuilds the root.
 set -euo pipefail
@@ -32,8 +36,8 @@ exec 3>&1 1>&2
 # is built FROM scratch with that busybox, so nothing is pulled from a registry.
 SUITE=${1:?usage: build-root.sh bookworm|trixie}
 case $SUITE in
-    bookworm) LINUX_SOURCE=linux-source-6.1 ;;
-    trixie) LINUX_SOURCE=linux-source-6.12 ;;
+    bookworm) LINUX_SOURCE=linux-source-6.1 SECOND_KERNEL_FROM= ;;
+    trixie) LINUX_SOURCE=linux-source-6.12 SECOND_KERNEL_FROM=trixie-backports ;;
     *) die "unknown guest suite '$SUITE' (bookworm or trixie)" ;;
 esac
 GUEST_PACKAGES=(
@@ -76,6 +80,7 @@ tmp="$out.tmp"
 remove_tree "$tmp"
 mkdir -p "$tmp"
 rootfs="$tmp/rootfs"
+kver2=
 
 mirror=$(debian_mirror)
 mirror_desc=${mirror:-"the default mirror of debootstrap"}
@@ -85,9 +90,9 @@ t0=$SECONDS
 # Everything that mounts (debootstrap's /proc and /sys, our chroot's /proc and /dev) runs in a
 # private mount namespace: the mounts vanish with it, whatever happens.
 unshare --mount --propagation private -- bash -euo pipefail -s -- \
-    "$rootfs" "$SUITE" "$mirror" "$init_stub" "${GUEST_PACKAGES[@]}" <<'INNER'
-rootfs=$1 suite=$2 mirror=$3 init_stub=$4
-shift 4
+    "$rootfs" "$SUITE" "$mirror" "$init_stub" "$SECOND_KERNEL_FROM" "${GUEST_PACKAGES[@]}" <<'INNER'
+rootfs=$1 suite=$2 mirror=$3 init_stub=$4 second_from=$5
+shift 5
 packages=("$@")
 
 debootstrap --variant=minbase "$suite" "$rootfs" ${mirror:+"$mirror"} >"$rootfs.debootstrap.log" 2>&1 || {
@@ -116,6 +121,27 @@ chroot "$rootfs" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONT
     echo "apt-get install in the guest root failed; full log: $rootfs.apt.log" >&2
     exit 1
 }
+
+# The second kernel: the flavour's meta packages as SECOND_FROM has them (linux-image-amd64 there
+# depends on Debian's split image/modules/base packages), their headers, the matching source, and
+# pahole (which Debian's 7.x kbuild calls for module BTF). The suite's own kernel stays installed.
+if [ -n "$second_from" ]; then
+    uri=$(awk '$1 == "deb" { print $2; exit }' "$rootfs/etc/apt/sources.list")
+    echo "deb ${uri:-http://deb.debian.org/debian} $second_from main" >"$rootfs/etc/apt/sources.list.d/second-kernel.list"
+    chroot "$rootfs" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+        LC_ALL=C HOME=/root sh -euc '
+            apt-get update -q
+            apt-get install -y -q --no-install-recommends -o Dpkg::Options::=--force-confold \
+                -t "$1" linux-image-amd64 linux-headers-amd64 linux-source pahole
+            apt-get clean
+            rm -rf /var/lib/apt/lists/*
+        ' sh "$second_from" >>"$rootfs.apt.log" 2>&1 || {
+        tail -n 40 "$rootfs.apt.log" >&2
+        echo "installing the $second_from kernel in the guest root failed; full log: $rootfs.apt.log" >&2
+        exit 1
+    }
+    rm -f "$rootfs/etc/apt/sources.list.d/second-kernel.list"
+fi
 rm -f "$rootfs/usr/sbin/policy-rc.d"
 
 # Guest configuration that does not change between runs.
@@ -126,18 +152,47 @@ install -m 0755 "$init_stub" "$rootfs/sbin/nfs-gds-vm-init"
 mkdir -p "$rootfs/export" "$rootfs/mnt/gds" "$rootfs/mnt/tcp" "$rootfs/mnt/rdma"
 INNER
 
-kver=$(cd "$rootfs/lib/modules" && ls)
-[ "$(printf '%s\n' "$kver" | wc -l)" = 1 ] || die "expected exactly one kernel in the guest root, found: $kver"
-[ -f "$rootfs/boot/vmlinuz-$kver" ] && [ -f "$rootfs/boot/initrd.img-$kver" ] \
-    || die "guest kernel or initrd missing in $rootfs/boot"
-[ -f "$rootfs/usr/src/$LINUX_SOURCE.tar.xz" ] || die "$LINUX_SOURCE tarball missing in the guest root"
-[ -d "$rootfs/usr/src/linux-headers-$kver" ] || die "kernel headers for $kver missing in the guest root"
+# The suite's own kernel is the one whose source package the suite names; a second one, if any,
+# is the other release.
+kernels=$(cd "$rootfs/lib/modules" && ls)
+want=$([ -n "$SECOND_KERNEL_FROM" ] && echo 2 || echo 1)
+[ "$(printf '%s\n' "$kernels" | wc -l)" = "$want" ] || die "expected $want kernel(s) in the guest root, found: $kernels"
+series=${LINUX_SOURCE#linux-source-}
+kver=$(printf '%s\n' "$kernels" | grep -E "^${series//./\\.}\.[0-9]+" || true)
+[ "$(printf '%s\n' "$kver" | grep -c .)" = 1 ] || die "no single $series kernel among: $kernels"
+# Debian's split 7.x packages keep the image in the module directory (linux-binary-…); initramfs-
+# tools still writes the initrd to /boot.
+image_of() { # KVER
+    local f
+    for f in "$rootfs/boot/vmlinuz-$1" "$rootfs/usr/lib/modules/$1/vmlinuz"; do
+        [ ! -f "$f" ] || { printf '%s\n' "$f"; return 0; }
+    done
+    die "guest kernel $1 is in neither $rootfs/boot nor $rootfs/usr/lib/modules/$1"
+}
+check_kernel() { # KVER SOURCE
+    image_of "$1" >/dev/null
+    [ -f "$rootfs/boot/initrd.img-$1" ] || die "the initrd of guest kernel $1 is missing in $rootfs/boot"
+    [ -f "$rootfs/usr/src/$2.tar.xz" ] || die "$2 tarball missing in the guest root"
+    [ -d "$rootfs/usr/src/linux-headers-$1" ] || die "kernel headers for $1 missing in the guest root"
+}
+check_kernel "$kver" "$LINUX_SOURCE"
 
 printf '%s\n' "$kver" >"$tmp/kver"
 printf '%s\n' "$SUITE" >"$tmp/suite"
 printf '%s\n' "$LINUX_SOURCE" >"$tmp/linux-source"
-cp "$rootfs/boot/vmlinuz-$kver" "$tmp/vmlinuz"
+cp "$(image_of "$kver")" "$tmp/vmlinuz"
 cp "$rootfs/boot/initrd.img-$kver" "$tmp/initrd.img"
+if [ -n "$SECOND_KERNEL_FROM" ]; then
+    kver2=$(printf '%s\n' "$kernels" | grep -vxF "$kver")
+    source2=linux-source-$(printf '%s\n' "$kver2" | cut -d. -f1,2)
+    check_kernel "$kver2" "$source2"
+    mkdir -p "$tmp/kernel2"
+    printf '%s\n' "$kver2" >"$tmp/kernel2/kver"
+    printf '%s\n' "$source2" >"$tmp/kernel2/linux-source"
+    printf '%s\n' "$SECOND_KERNEL_FROM" >"$tmp/kernel2/from"
+    cp "$(image_of "$kver2")" "$tmp/kernel2/vmlinuz"
+    cp "$rootfs/boot/initrd.img-$kver2" "$tmp/kernel2/initrd.img"
+fi
 chroot "$rootfs" dpkg-query -W -f='${Package} ${Version}\n' >"$tmp/packages.txt"
 
 log "root: making ext4 image ($IMAGE_SIZE, sparse)"
@@ -146,7 +201,7 @@ mkfs.ext4 -q -F -L nfs-gds-root -d "$rootfs" "$tmp/root.img" "$IMAGE_SIZE"
 touch "$tmp/.complete"
 remove_tree "$out"
 mv "$tmp" "$out"
-log "root: built in $((SECONDS - t0)) s (kernel $kver) → $out"
+log "root: built in $((SECONDS - t0)) s (kernel $kver${kver2:+ and $kver2}) → $out"
 
 # Older roots of this suite (other keys) are dead weight now.
 for old in "$cache"/root-"$SUITE"-*; do

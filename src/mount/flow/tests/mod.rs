@@ -31,6 +31,8 @@ fn gds_node() -> Tree {
         "0000000000000000 t rpcrdma_register_nvfs_dma_ops\n0000000000000000 t rpcrdma_unregister_nvfs_dma_ops\n",
     );
     t.table(BEFORE, BEFORE_STATS);
+    // The nfs module, loaded, built without LOCALIO (no `localio_enabled` among its parameters).
+    t.write("sys/module/nfs/parameters/enable_ino64", "Y\n");
     t
 }
 

@@ -526,15 +526,7 @@ mod tests {
             j.refresh_mounts();
             assert_eq!(proto(&j), "tcp", "kept between mount events");
             let mnt = tempfile::tempdir().unwrap();
-            let none: Option<&str> = None;
-            nix::mount::mount(
-                Some("tmpfs"),
-                mnt.path(),
-                Some("tmpfs"),
-                nix::mount::MsFlags::empty(),
-                none,
-            )
-            .unwrap();
+            crate::testkit::mount_tmpfs(mnt.path());
             j.refresh_mounts();
             assert_eq!(proto(&j), "rdma", "read again after the mount event");
             nix::mount::umount(mnt.path()).unwrap();

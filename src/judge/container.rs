@@ -109,9 +109,13 @@ pub struct Inputs<'a> {
 /// be read.
 pub struct Kept<'a> {
     pub points: Result<&'a MountPoints, &'a str>,
-    pub nfs: &'a dyn Fn(&[u32]) -> Result<Rc<MountTable>, String>,
+    pub nfs: &'a NfsMountsOf<'a>,
     pub facts: &'a dyn Fn() -> Result<HostFacts, String>,
 }
+
+/// The NFS mounts of the given mount ids and those that may share a server with them, or why
+/// they could not be read.
+pub type NfsMountsOf<'a> = dyn Fn(&[u32]) -> Result<Rc<MountTable>, String> + 'a;
 
 impl std::fmt::Debug for Kept<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -172,7 +172,7 @@ impl MountStatsParser {
     fn feed_lines_with(
         &mut self,
         text: &[u8],
-        want: Option<&dyn Fn(&[u8]) -> bool>,
+        want: Option<&WantMountPoint>,
         mut each: impl FnMut(MountStatsRecord),
     ) {
         let mut pos = 0;
@@ -223,6 +223,9 @@ fn done(mut rec: MountStatsRecord) -> MountStatsRecord {
     rec.stats.xprts.shrink_to_fit();
     rec
 }
+
+/// Whether a record is wanted, by its mount point (unescaped).
+type WantMountPoint<'w> = dyn Fn(&[u8]) -> bool + 'w;
 
 /// Where the next record starts in `text` at or after `pos` (a line start): the next line
 /// that starts with `device ` or `no device `.

@@ -78,6 +78,11 @@ impl MountInfoText {
         &self.points
     }
 
+    /// Its mount points, the text dropped.
+    pub fn into_points(self) -> MountPoints {
+        self.points
+    }
+
     /// Its NFS mounts whose id is in `ids`, and every NFS mount that may be of the same server
     /// as one of them (in the table's order), paired with their records of the mountstats at
     /// `mountstats` below `root`; mounts in flight below the helper's staging area left out.

@@ -16,7 +16,6 @@ use std::path::Path;
 
 use super::escape::unescaped;
 use super::{LineError, MountsError, MOUNTINFO};
-use crate::host::io::reader::FileKind;
 use crate::host::Root;
 
 /// A mount, as far as this module reads it.
@@ -299,16 +298,7 @@ pub fn read_mount_points(root: &Root) -> Result<MountPoints, MountsError> {
 
 /// The mount points of the mountinfo at `rel` below `root`.
 pub fn read_mount_points_at(root: &Root, rel: &str) -> Result<MountPoints, MountsError> {
-    let read = root
-        .read_file(rel, FileKind::MountTable)?
-        .ok_or_else(|| MountsError::Missing {
-            path: root.join(rel),
-        })?;
-    MountPoints::parse(&read.bytes).map_err(|e| MountsError::Parse {
-        path: read.path,
-        line: e.line,
-        reason: e.reason,
-    })
+    Ok(super::read_mountinfo_text(root, rel)?.into_points())
 }
 
 #[cfg(test)]

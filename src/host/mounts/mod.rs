@@ -33,9 +33,11 @@ pub use mountinfo::{parse_mountinfo, parse_mountinfo_line, MountInfoEntry, Shown
 pub use mountstats::{
     is_rdma_netid, parse_mountstats, MountStats, MountStatsParser, MountStatsRecord, Xprt,
 };
-pub use narrowed::{read_mountinfo_text, read_nfs_mounts_of, MountInfoText};
+pub use narrowed::{
+    read_mount_points, read_mount_points_at, read_mountinfo_text, read_nfs_mounts_of, MountInfoText,
+};
 pub use options::{option_value, KEPT_OPTIONS, KEPT_SUPER_OPTIONS};
-pub use points::{read_mount_points, read_mount_points_at, MountPoints, Under};
+pub use points::{MountPoints, Under};
 
 pub use table::{Mount, MountTable};
 

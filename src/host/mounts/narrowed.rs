@@ -10,8 +10,9 @@
 //! mountinfo and tens of MB of mountstats). The other NFS lines of mountinfo are scanned for
 //! their mount id, source and `addr=` only; of mountstats only the records of the mounts kept
 //! are parsed, the others skipped to the next `device ` line unread. Mountinfo is read once
-//! and scanned twice: first for the servers of the mounts asked for, then for the mounts to
-//! keep.
+//! and its NFS lines looked at twice (where the mount point scan saw them): first for the
+//! servers of the mounts asked for, then for the mounts to keep. Reading a mountinfo whole, for
+//! its mount points alone or for both questions, is this module's too ([`MountInfoText`]).
 
 use std::collections::HashSet;
 use std::net::Ipv4Addr;
@@ -25,6 +26,7 @@ use super::points::{MountPoints, NfsLine};
 use super::table::{Mount, MountTable, Pairing};
 use super::{
     take_entry, InFlight, MountInfoEntry, MountStatsParser, MountStatsRecord, MountsError,
+    MOUNTINFO,
 };
 use crate::host::io::reader::FileKind;
 use crate::host::Root;
@@ -60,6 +62,16 @@ pub fn read_mountinfo_text(root: &Root, rel: &str) -> Result<MountInfoText, Moun
         path: read.path,
         points,
     })
+}
+
+/// The mount points of this process's mountinfo below the root.
+pub fn read_mount_points(root: &Root) -> Result<MountPoints, MountsError> {
+    read_mount_points_at(root, MOUNTINFO)
+}
+
+/// The mount points of the mountinfo at `rel` below `root`.
+pub fn read_mount_points_at(root: &Root, rel: &str) -> Result<MountPoints, MountsError> {
+    Ok(read_mountinfo_text(root, rel)?.into_points())
 }
 
 /// [`MountInfoText::nfs_mounts_of`] of the mountinfo at `mountinfo` below `root`.

@@ -15,8 +15,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use super::escape::unescaped;
-use super::{LineError, MountsError, MOUNTINFO};
-use crate::host::Root;
+use super::LineError;
 
 /// A mount, as far as this module reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -289,16 +288,6 @@ impl MountPoints {
                 nfs: p.nfs,
             })
     }
-}
-
-/// The mount points of this process's mountinfo below the root.
-pub fn read_mount_points(root: &Root) -> Result<MountPoints, MountsError> {
-    read_mount_points_at(root, MOUNTINFO)
-}
-
-/// The mount points of the mountinfo at `rel` below `root`.
-pub fn read_mount_points_at(root: &Root, rel: &str) -> Result<MountPoints, MountsError> {
-    Ok(super::read_mountinfo_text(root, rel)?.into_points())
 }
 
 #[cfg(test)]

@@ -43,13 +43,21 @@ fn vmlinux_btf(types: u32, str_len: u32) -> Vec<u8> {
 /// A 7.3.4 node with Debian's configuration, the kernel's BTF of `base` dimensions (none:
 /// not there), and `module` (a fixture file name) as its in-tree rpcrdma.
 fn node(module: &str, base: Option<(u32, u32)>) -> Fixture {
+    node_with_btf(
+        module,
+        base.map(|(types, str_len)| vmlinux_btf(types, str_len)),
+    )
+}
+
+/// The same with `btf` as the kernel's BTF.
+fn node_with_btf(module: &str, btf: Option<Vec<u8>>) -> Fixture {
     let f = Fixture::new(RELEASE);
     f.write(
         format!("{}/config", f.tree()),
         unxz(&fixture_file(&format!("config-{RELEASE}.xz"))),
     );
-    if let Some((types, str_len)) = base {
-        f.write("sys/kernel/btf/vmlinux", vmlinux_btf(types, str_len));
+    if let Some(btf) = btf {
+        f.write("sys/kernel/btf/vmlinux", btf);
     }
     f.install_rpcrdma(INBOX, ".ko.xz", &fixture_file(module));
     f
@@ -85,7 +93,10 @@ fn a_module_without_btf_loads_on_its_vermagic_alone() {
         Some(BASE_73),
     ));
     assert_eq!(status, "pass", "{summary}");
-    assert!(summary.contains("carries no BTF"), "{summary}");
+    assert!(
+        summary.contains("carries no BTF (built where no vmlinux was at hand"),
+        "{summary}"
+    );
 }
 
 #[test]
@@ -106,25 +117,44 @@ fn another_builds_module_is_refused_for_what_the_kernel_checks() {
 }
 
 /// An out-of-tree build by Debian 7.3.4's own kbuild (what DKMS makes there): its BTF has a
-/// distilled base and the 32-byte header of libbpf's writer. Its BTF must be read, not taken
-/// for unreadable (the kernel loaded it in the VM suite).
+/// distilled base and the 32-byte header of libbpf's writer. The 7.3.4 kernel loaded both
+/// builds in the VM suite, relocating their distilled bases onto its own types by name; the
+/// prediction repeats that relocation against the types of 7.3.4's real BTF that they name.
 #[test]
-fn a_dkms_build_with_a_distilled_base_is_read() {
+fn a_dkms_build_with_a_distilled_base_passes_by_its_relocation() {
     let dir = tempfile::tempdir().unwrap();
-    for name in [
-        "rpcrdma-7.3.4+deb13-amd64-dkms.ko.xz",
-        "rpcrdma-7.3.4+deb13-amd64-dkms-612btf.ko.xz",
+    let kernel_types = unxz(&fixture_file(&format!("vmlinux-{RELEASE}-reloc.btf.xz")));
+    for (name, types) in [
+        ("rpcrdma-7.3.4+deb13-amd64-dkms.ko.xz", 689),
+        ("rpcrdma-7.3.4+deb13-amd64-dkms-612btf.ko.xz", 623),
     ] {
         let p = dir.path().join(name);
         std::fs::write(&p, fixture_file(name)).unwrap();
         let text = inspect(&p);
         assert!(
-            text.contains("distilled base (.BTF.base)") && !text.contains("unreadable"),
+            text.contains(
+                "distilled base (.BTF.base: the kernel relocates it onto its own types by name)"
+            ) && !text.contains("unreadable"),
             "{name}: {text}"
         );
-        let (_, summary) = abi(&node(name, Some(BASE_73)));
-        assert!(!summary.contains("could not be read"), "{name}: {summary}");
+        let (status, summary) = abi(&node_with_btf(name, Some(kernel_types.clone())));
+        assert_eq!(status, "pass", "{name}: {summary}");
+        assert!(
+            summary.contains(&format!("each of its {types} types maps by name")),
+            "{name}: {summary}"
+        );
     }
+    // Against 6.12.117's types, 7.3.4's distilled base names a struct that kernel lacks.
+    let older = unxz(&fixture_file("vmlinux-6.12.117+deb13-amd64-reloc.btf.xz"));
+    let (status, summary) = abi(&node_with_btf(
+        "rpcrdma-7.3.4+deb13-amd64-dkms.ko.xz",
+        Some(older),
+    ));
+    assert_eq!(status, "fail", "{summary}");
+    assert!(
+        summary.contains("`distilled base BTF type 'bio_crypt_ctx' [13] is not mapped to base BTF id`, then `failed to validate module [rpcrdma] BTF: -22`"),
+        "{summary}"
+    );
 }
 
 #[test]
@@ -175,7 +205,12 @@ fn inspect_module_says_a_kernel_build_without_crcs_and_the_frwr_generation() {
         "{text}"
     );
     let text = inspect(&put("rpcrdma-7.3.4+deb13-amd64-nobtf.ko.xz"));
-    assert!(text.contains("BTF:          none"), "{text}");
+    assert!(
+        text.contains(
+            "BTF:          none (built where no vmlinux was at hand, so kbuild made none"
+        ),
+        "{text}"
+    );
     assert!(
         text.contains("frwr_map:     unknown (neither its BTF nor its symbols tell)"),
         "{text}"
@@ -266,6 +301,7 @@ fn doctor_explains_what_replaced_the_crc_refusal() {
         "no longer fails with `disagrees about version of symbol`",
         "failed to validate module [rpcrdma] BTF",
         "loads on its vermagic alone",
+        "a distilled base (an out-of-tree build on Debian 13, DKMS's included) is relocated onto the kernel's types by name",
     ] {
         assert!(text[0].contains(words), "{words}: {}", text[0]);
     }

@@ -125,7 +125,7 @@ impl LoadView {
         };
         let _ = writeln!(out, "symbol CRCs:  {crcs}");
         let btf = match &self.btf {
-            None => "none (a build without vmlinux, as DKMS makes: a kernel without symbol CRCs checks its vermagic alone)".to_string(),
+            None => "none (built where no vmlinux was at hand, so kbuild made none: a kernel without symbol CRCs checks its vermagic alone)".to_string(),
             Some(Err(e)) => format!("unreadable: {e}"),
             Some(Ok(b)) => format!(
                 "split, {} types of its own{}{}",
@@ -133,7 +133,7 @@ impl LoadView {
                 b.base_str_len
                     .map(|l| format!(", built against a kernel BTF of {l} bytes of names"))
                     .unwrap_or_default(),
-                if b.distilled_base { ", distilled base (.BTF.base)" } else { "" }
+                if b.has_distilled_base() { ", distilled base (.BTF.base: the kernel relocates it onto its own types by name)" } else { "" }
             ),
         };
         let _ = writeln!(out, "BTF:          {btf}");

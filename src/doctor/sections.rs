@@ -123,7 +123,7 @@ fn kernel_symbol_crcs(seen: &Seen) -> Vec<Finding> {
         return vec![];
     };
     let btf = match load.crcless_kernel.as_ref().map(|k| &k.btf_policy) {
-        Some(BtfPolicy::Enforced { evidence }) => format!("and it refuses a module whose BTF does not validate against /sys/kernel/btf/vmlinux (`failed to validate module [rpcrdma] BTF`; {evidence}), though a module without BTF, as DKMS builds it without vmlinux, loads on its vermagic alone"),
+        Some(BtfPolicy::Enforced { evidence }) => format!("and it refuses a module whose BTF does not validate against /sys/kernel/btf/vmlinux (`failed to validate module [rpcrdma] BTF`; {evidence}), though a module whose BTF has a distilled base (an out-of-tree build on Debian 13, DKMS's included) is relocated onto the kernel's types by name instead, and one without BTF loads on its vermagic alone"),
         Some(BtfPolicy::NotEnforced { evidence }) => format!("and it does not refuse a module for its BTF ({evidence})"),
         _ => "and, unless CONFIG_MODULE_ALLOW_BTF_MISMATCH is set, its BTF".into(),
     };

@@ -21,35 +21,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// `BTF_MAGIC`, little-endian on disk for the hosts nfs-gds runs on.
-const MAGIC: u16 = 0xeb9f;
-/// `struct btf_header` as every kernel knows it; a writer may add fields after it and say so in
-/// `hdr_len` (libbpf's distilled-base writer, which Debian's 7.x kbuild runs through
-/// `resolve_btfids --distill_base`, writes 32 bytes, the 8 after these zero). The kernel takes
-/// the sections from `hdr_len` on and refuses a longer header whose extra bytes are not zero.
-const HEADER_LEN: usize = 24;
-
-/// Why a BTF blob could not be read.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum BtfError {
-    #[error("BTF is {0} bytes, shorter than its 24-byte header")]
-    Short(usize),
-    #[error("BTF magic is {0:#06x}, not 0xeb9f")]
-    Magic(u16),
-    #[error("BTF header length {hdr_len} is shorter than 24 bytes, longer than the {size}-byte blob, or has non-zero bytes after the known fields")]
-    Header { hdr_len: u32, size: usize },
-    #[error("BTF {what} section ({off}+{len}) lies outside the {size}-byte blob")]
-    Section {
-        what: &'static str,
-        off: usize,
-        len: usize,
-        size: usize,
-    },
-    #[error("BTF type {index} has kind {kind}, which this reader does not know")]
-    UnknownKind { index: u32, kind: u32 },
-    #[error("BTF type {index} runs past the end of the type section")]
-    Truncated { index: u32 },
-}
+use super::btf_records::{Blob, BtfError, KIND_STRUCT, KIND_UNION};
+use super::btf_relocate::DistilledBase;
 
 /// The two generations of rpcrdma's memory-registration path: `frwr_map()` took a
 /// `struct rpcrdma_mr_seg` array up to 7.1, and walks a `struct rpcrdma_xdr_cursor` from 7.2
@@ -111,8 +84,10 @@ pub struct ModuleBtf {
     pub max_name_off: u32,
     /// The string length of the base BTF it was built against, where its own strings tell.
     pub base_str_len: Option<u32>,
-    /// It carries `.BTF.base` (pahole's distilled base: the kernel relocates it by name).
-    pub distilled_base: bool,
+    /// Its distilled base (`.BTF.base`, which the kernel relocates onto its own types by name),
+    /// or why it could not be read; `None` without one.
+    #[serde(default)]
+    pub distilled: Option<Result<DistilledBase, String>>,
     /// The `frwr_map()` generation its struct names tell (rpcrdma's only).
     pub frwr: FrwrGeneration,
 }
@@ -134,111 +109,30 @@ struct Walk<'a> {
     struct_names: Vec<u32>,
 }
 
-fn u32_at(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
-}
-
-fn section<'a>(
-    data: &'a [u8],
-    hdr_len: usize,
-    what: &'static str,
-    off: u32,
-    len: u32,
-) -> Result<&'a [u8], BtfError> {
-    let (off, len) = (hdr_len.saturating_add(off as usize), len as usize);
-    data.get(off..off.saturating_add(len))
-        .ok_or(BtfError::Section {
-            what,
-            off,
-            len,
-            size: data.len(),
-        })
-}
-
+/// One pass over `data`'s records.
 fn walk(data: &[u8]) -> Result<Walk<'_>, BtfError> {
-    if data.len() < HEADER_LEN {
-        return Err(BtfError::Short(data.len()));
-    }
-    let magic = u16::from_le_bytes([data[0], data[1]]);
-    if magic != MAGIC {
-        return Err(BtfError::Magic(magic));
-    }
-    let word = |at| u32_at(data, at).unwrap_or(0);
-    let hdr_len = word(4);
-    let header_bad = BtfError::Header {
-        hdr_len,
-        size: data.len(),
-    };
-    let extra = data
-        .get(HEADER_LEN..hdr_len as usize)
-        .ok_or_else(|| header_bad.clone())?;
-    if extra.iter().any(|&b| b != 0) {
-        return Err(header_bad);
-    }
-    let hdr_len = hdr_len as usize;
-    let types = section(data, hdr_len, "type", word(8), word(12))?;
-    let strings = section(data, hdr_len, "string", word(16), word(20))?;
+    let blob = Blob::parse(data)?;
     let mut w = Walk {
         types: 0,
-        strings,
+        strings: blob.strings,
         max_type_ref: 0,
         max_name_off: 0,
         struct_names: Vec::new(),
     };
-    let mut at = 0usize;
-    while at < types.len() {
-        let index = w.types + 1;
-        let truncated = BtfError::Truncated { index };
-        let rec = types.get(at..at + 12).ok_or(truncated.clone())?;
-        let (name, info, size_or_type) = (word_of(rec, 0), word_of(rec, 4), word_of(rec, 8));
-        let (kind, vlen) = ((info >> 24) & 0x1f, (info & 0xffff) as usize);
-        w.name(name);
-        // (bytes after the record, bytes per member, offset of a member's name, of its type)
-        let (fixed, member, name_at, type_at): (usize, usize, Option<usize>, Option<usize>) =
-            match kind {
-                1 => (4, 0, None, None),               // INT
-                2 | 8..=12 | 18 => (0, 0, None, None), // PTR, TYPEDEF, VOLATILE, CONST, RESTRICT, FUNC, TYPE_TAG
-                3 => (12, 0, None, None),              // ARRAY
-                4 | 5 => (0, 12, Some(0), Some(4)),    // STRUCT, UNION
-                6 => (0, 8, Some(0), None),            // ENUM
-                7 | 16 => (0, 0, None, None),          // FWD, FLOAT
-                13 => (0, 8, Some(0), Some(4)),        // FUNC_PROTO
-                14 | 17 => (4, 0, None, None),         // VAR, DECL_TAG
-                15 => (0, 12, None, Some(0)),          // DATASEC
-                19 => (0, 12, Some(0), None),          // ENUM64
-                _ => return Err(BtfError::UnknownKind { index, kind }),
-            };
-        if matches!(kind, 2 | 8..=14 | 17 | 18) {
-            w.type_ref(size_or_type);
+    for rec in blob.records() {
+        let rec = rec?;
+        for off in rec.name_offs() {
+            w.name(off);
         }
-        if matches!(kind, 4 | 5) {
-            w.struct_names.push(name);
+        for id in rec.type_refs() {
+            w.type_ref(id);
         }
-        let body_len = fixed + member * vlen;
-        let body = types.get(at + 12..at + 12 + body_len).ok_or(truncated)?;
-        if kind == 3 {
-            w.type_ref(word_of(body, 0));
-            w.type_ref(word_of(body, 4));
-        }
-        for m in body
-            .chunks_exact(member.max(1))
-            .take(if member == 0 { 0 } else { vlen })
-        {
-            if let Some(n) = name_at {
-                w.name(word_of(m, n));
-            }
-            if let Some(t) = type_at {
-                w.type_ref(word_of(m, t));
-            }
+        if matches!(rec.kind, KIND_STRUCT | KIND_UNION) {
+            w.struct_names.push(rec.name_off);
         }
         w.types += 1;
-        at += 12 + body_len;
     }
     Ok(w)
-}
-
-fn word_of(b: &[u8], at: usize) -> u32 {
-    u32_at(b, at).unwrap_or(0)
 }
 
 impl Walk<'_> {
@@ -266,9 +160,10 @@ impl Walk<'_> {
     }
 }
 
-/// Reads a module's `.BTF` (and whether it also has `.BTF.base`).
-pub fn module_btf(data: &[u8], distilled_base: bool) -> Result<ModuleBtf, BtfError> {
+/// Reads a module's `.BTF`, and the distilled base `.BTF.base` where it has one.
+pub fn module_btf(data: &[u8], base: Option<&[u8]>) -> Result<ModuleBtf, BtfError> {
     let w = walk(data)?;
+    let distilled_base = base.is_some();
     let base_str_len = w
         .last_string_start()
         .and_then(|last| w.max_name_off.checked_sub(last))
@@ -291,7 +186,8 @@ pub fn module_btf(data: &[u8], distilled_base: bool) -> Result<ModuleBtf, BtfErr
         max_type_ref: w.max_type_ref,
         max_name_off: w.max_name_off,
         base_str_len,
-        distilled_base,
+        distilled: base
+            .map(|b| DistilledBase::read(b, data).map_err(|e| format!(".BTF.base: {e}"))),
         frwr,
     })
 }
@@ -303,6 +199,13 @@ pub fn base_btf(data: &[u8]) -> Result<BaseBtf, BtfError> {
         types: w.types,
         str_len: w.strings.len() as u32,
     })
+}
+
+impl ModuleBtf {
+    /// It carries `.BTF.base`, readable or not.
+    pub fn has_distilled_base(&self) -> bool {
+        self.distilled.is_some()
+    }
 }
 
 /// What the module's BTF says against the kernel's, in the order the kernel finds it.
@@ -350,34 +253,7 @@ pub fn fit(module: &ModuleBtf, base: &BaseBtf) -> BtfFit {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A blob of `types` (raw records) and `strings`.
-    fn blob(types: &[u8], strings: &[u8]) -> Vec<u8> {
-        let mut b = vec![0x9f, 0xeb, 1, 0];
-        for w in [
-            24u32,
-            0,
-            types.len() as u32,
-            types.len() as u32,
-            strings.len() as u32,
-        ] {
-            b.extend_from_slice(&w.to_le_bytes());
-        }
-        b.extend_from_slice(types);
-        b.extend_from_slice(strings);
-        b
-    }
-
-    fn rec(name: u32, kind: u32, vlen: u32, size_or_type: u32, body: &[u32]) -> Vec<u8> {
-        let mut r = Vec::new();
-        for w in [name, kind << 24 | vlen, size_or_type] {
-            r.extend_from_slice(&w.to_le_bytes());
-        }
-        for w in body {
-            r.extend_from_slice(&w.to_le_bytes());
-        }
-        r
-    }
+    use crate::kmod::btf_records::testing::{blob, rec};
 
     /// A split blob built against a base of 1000 string bytes and 50 types: struct
     /// `rpcrdma_xdr_cursor` (own string 1) with one member of base type 7, and a pointer to it.
@@ -389,11 +265,11 @@ mod tests {
 
     #[test]
     fn a_module_tells_its_base_and_generation() {
-        let m = module_btf(&cursor_module(), false).unwrap();
+        let m = module_btf(&cursor_module(), None).unwrap();
         assert_eq!((m.own_types, m.max_type_ref, m.max_name_off), (2, 51, 1020));
         assert_eq!(m.base_str_len, Some(1000));
         assert_eq!(m.frwr, FrwrGeneration::XdrCursor);
-        let distilled = module_btf(&cursor_module(), true).unwrap();
+        let distilled = module_btf(&cursor_module(), Some(&blob(b"", b"\0"))).unwrap();
         assert_eq!(
             (distilled.base_str_len, distilled.frwr),
             (None, FrwrGeneration::Unknown)
@@ -402,7 +278,7 @@ mod tests {
 
     #[test]
     fn fit_follows_the_kernels_order() {
-        let m = module_btf(&cursor_module(), false).unwrap();
+        let m = module_btf(&cursor_module(), None).unwrap();
         let this = BaseBtf {
             types: 50,
             str_len: 1000,
@@ -447,13 +323,21 @@ mod tests {
     #[test]
     fn a_longer_header_is_read_from_its_own_length() {
         let long = with_long_header(&cursor_module(), [0; 8]);
+        let (long, short) = (
+            module_btf(&long, None).unwrap(),
+            module_btf(&cursor_module(), None).unwrap(),
+        );
+        assert_eq!(long.size, short.size + 8);
         assert_eq!(
-            module_btf(&long, false),
-            module_btf(&cursor_module(), false)
+            ModuleBtf {
+                size: short.size,
+                ..long
+            },
+            short
         );
         let nonzero = with_long_header(&cursor_module(), [0, 0, 0, 1, 0, 0, 0, 0]);
         assert!(matches!(
-            module_btf(&nonzero, false),
+            module_btf(&nonzero, None),
             Err(BtfError::Header { hdr_len: 32, .. })
         ));
         let mut too_long = cursor_module();
@@ -472,7 +356,7 @@ mod tests {
 
     #[test]
     fn bad_blobs_are_errors_not_panics() {
-        assert_eq!(module_btf(b"\x9f\xeb", false), Err(BtfError::Short(2)));
+        assert_eq!(module_btf(b"\x9f\xeb", None), Err(BtfError::Short(2)));
         assert!(matches!(base_btf(&[0u8; 24]), Err(BtfError::Magic(0))));
         let unknown = blob(&rec(0, 30, 0, 0, &[]), b"\0");
         assert_eq!(

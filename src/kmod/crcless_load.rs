@@ -3,7 +3,9 @@
 //! (`same_magic()` in `kernel/module/version.c` skips the release only where CRCs vouch for
 //! it), and, with CONFIG_DEBUG_INFO_BTF_MODULES on and CONFIG_MODULE_ALLOW_BTF_MISMATCH off,
 //! the module's split BTF, which the kernel validates against its own and refuses when it does
-//! not (`btf_module_notify()`: "failed to validate module [%s] BTF").
+//! not (`btf_module_notify()`: "failed to validate module [%s] BTF"). A split BTF with a
+//! distilled base (every out-of-tree build on Debian 13) is relocated onto the kernel's types by
+//! name instead, which [`btf_relocate`] repeats.
 //!
 //! Pure: the caller gives the module's vermagic and BTF summary, and what it read of the
 //! kernel. Only the refusals the kernel certainly makes are called refusals; a module that is
@@ -12,7 +14,10 @@
 
 use serde::Serialize;
 
+use std::sync::Arc;
+
 use super::btf::{fit, BaseBtf, BtfFit, ModuleBtf};
+use super::btf_relocate::{self, DistilledBase, Relocation};
 
 /// The vermagic words CONFIG_* options add after the release (`include/linux/vermagic.h`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -62,6 +67,10 @@ pub struct CrclessKernel {
     /// `/sys/kernel/btf/vmlinux`, summarised, or why it could not be read; `None` where it is
     /// not there.
     pub base: Option<Result<BaseBtf, String>>,
+    /// That BTF as read, for relocating a module's distilled base onto it; `None` where it was
+    /// not read or could not be summarised.
+    #[serde(skip)]
+    pub btf: Option<Arc<Vec<u8>>>,
 }
 
 /// The prediction.
@@ -135,7 +144,7 @@ pub fn judge(
         None => {
             return CrclessVerdict::Loads {
                 evidence: format!(
-                    "{vermagic_words}; the module carries no BTF (the usual out-of-tree build, without vmlinux), so the kernel checks nothing more of its ABI"
+                    "{vermagic_words}; the module carries no BTF (built where no vmlinux was at hand, so kbuild made none), so the kernel checks nothing more of its ABI"
                 ),
             }
         }
@@ -166,11 +175,6 @@ pub fn judge(
         }
         BtfPolicy::Enforced { evidence } => evidence,
     };
-    if btf.distilled_base {
-        return CrclessVerdict::Undecided {
-            reason: format!("{vermagic_words}; the module carries a distilled base (.BTF.base), which the kernel relocates onto its own types by name ({evidence}); nfs-gds does not repeat that relocation"),
-        };
-    }
     let base = match &kernel.base {
         Some(Ok(base)) => base,
         Some(Err(e)) => {
@@ -184,6 +188,9 @@ pub fn judge(
             }
         }
     };
+    if let Some(distilled) = &btf.distilled {
+        return relocated(name, &vermagic_words, evidence, distilled, kernel);
+    }
     let refusal = format!("`failed to validate module [{name}] BTF: -22`");
     match fit(btf, base) {
         BtfFit::OutOfRange(why) => CrclessVerdict::Refused {
@@ -201,10 +208,55 @@ pub fn judge(
     }
 }
 
+/// The verdict for a module whose BTF has a distilled base: what the kernel's relocation of it
+/// onto `kernel`'s types gives ([`btf_relocate`]).
+fn relocated(
+    name: &str,
+    vermagic_words: &str,
+    evidence: &str,
+    distilled: &Result<DistilledBase, String>,
+    kernel: &CrclessKernel,
+) -> CrclessVerdict {
+    let base = match distilled {
+        Ok(base) => base,
+        Err(e) => {
+            return CrclessVerdict::Undecided {
+                reason: format!("{vermagic_words}, but its distilled base could not be read ({e}), which the kernel relocates onto its own types by name ({evidence})"),
+            }
+        }
+    };
+    let Some(btf) = &kernel.btf else {
+        return CrclessVerdict::Undecided {
+            reason: format!("{vermagic_words}; the kernel relocates the module's distilled base onto its own types by name ({evidence}), and those were not read"),
+        };
+    };
+    let relocation = match btf_relocate::relocate(base, btf) {
+        Ok(r) => r,
+        Err(e) => {
+            return CrclessVerdict::Undecided {
+                reason: format!("{vermagic_words}; the kernel relocates the module's distilled base onto its own types by name ({evidence}), and /sys/kernel/btf/vmlinux could not be read for it: {e}"),
+            }
+        }
+    };
+    match relocation {
+        Relocation::Maps { types } => CrclessVerdict::Loads {
+            evidence: format!("{vermagic_words}; its BTF has a distilled base (.BTF.base), and each of its {types} types maps by name to exactly one of this kernel's, as the kernel relocates it ({evidence})"),
+        },
+        Relocation::Fails { message, errno } => CrclessVerdict::Refused {
+            reason: format!("its distilled base (.BTF.base) does not relocate onto this kernel's BTF: the kernel refuses it (`{message}`, then `failed to validate module [{name}] BTF: {errno}`; {evidence})"),
+        },
+        Relocation::Depends { reason } => CrclessVerdict::Undecided {
+            reason: format!("{vermagic_words}; the kernel relocates its distilled base (.BTF.base) onto its own types by name ({evidence}), and {reason}"),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::kmod::btf::FrwrGeneration;
+    use crate::kmod::btf_records::testing::{blob, rec};
+    use crate::kmod::btf_relocate::DistilledType;
 
     const VERMAGIC_73: &str = "7.3.4+deb13-amd64 SMP preempt mod_unload";
 
@@ -224,6 +276,7 @@ mod tests {
             vermagic_from: "/usr/lib/modules/7.3.4+deb13-amd64/config".into(),
             btf_policy: policy,
             base,
+            btf: None,
         }
     }
 
@@ -242,7 +295,7 @@ mod tests {
             max_type_ref: 131_448,
             max_name_off: 2_359_060,
             base_str_len: Some(2_317_542),
-            distilled_base: false,
+            distilled: None,
             frwr: FrwrGeneration::XdrCursor,
         }
     }
@@ -325,12 +378,10 @@ mod tests {
             let v = judge("rpcrdma", Some(VERMAGIC_73), btf.as_ref(), &k);
             assert!(matches!(v, CrclessVerdict::Undecided { .. }), "{v:?}");
         }
-        let mut distilled = btf_73();
-        distilled.distilled_base = true;
         let v = judge(
             "nvidia_fs",
             Some(VERMAGIC_73),
-            Some(&Ok(distilled)),
+            Some(&Ok(distilled())),
             &kernel(enforced(), Some(Ok(BASE_73))),
         );
         assert!(matches!(v, CrclessVerdict::Undecided { .. }), "{v:?}");
@@ -344,5 +395,71 @@ mod tests {
             &kernel(allowed, None),
         );
         assert!(matches!(v, CrclessVerdict::Loads { .. }), "{v:?}");
+    }
+
+    /// A module whose BTF has a distilled base of one struct `foo` (16 bytes).
+    fn distilled() -> ModuleBtf {
+        ModuleBtf {
+            base_str_len: None,
+            distilled: Some(Ok(DistilledBase {
+                types: vec![DistilledType {
+                    id: 1,
+                    kind: 4,
+                    name: "foo".into(),
+                    size: 16,
+                    kflag: false,
+                    int_encoding: 0,
+                    embedded: false,
+                }],
+                invalid: None,
+                stray_strings: Vec::new(),
+            })),
+            ..btf_73()
+        }
+    }
+
+    /// The kernel's types: a struct `foo` of 16 bytes, or only a pointer of that name.
+    fn with_foo(a_struct: bool) -> CrclessKernel {
+        let foo = if a_struct {
+            rec(1, 4, 0, 16, &[])
+        } else {
+            rec(1, 2, 0, 0, &[])
+        };
+        CrclessKernel {
+            btf: Some(Arc::new(blob(&foo, b"\0foo\0"))),
+            ..kernel(enforced(), Some(Ok(BASE_73)))
+        }
+    }
+
+    #[test]
+    fn a_distilled_base_is_judged_by_its_relocation() {
+        let m = Some(Ok(distilled()));
+        let v = judge("nvidia_fs", Some(VERMAGIC_73), m.as_ref(), &with_foo(true));
+        let CrclessVerdict::Loads { evidence } = &v else {
+            panic!("{v:?}")
+        };
+        assert!(
+            evidence.contains("each of its 1 types maps by name"),
+            "{evidence}"
+        );
+        let v = judge("nvidia_fs", Some(VERMAGIC_73), m.as_ref(), &with_foo(false));
+        let CrclessVerdict::Refused { reason } = &v else {
+            panic!("{v:?}")
+        };
+        assert!(
+            reason.contains("`distilled base BTF type 'foo' [1] is not mapped to base BTF id`, then `failed to validate module [nvidia_fs] BTF: -22`"),
+            "{reason}"
+        );
+        let unreadable = Some(Ok(ModuleBtf {
+            distilled: Some(Err(".BTF.base: BTF magic is 0x0000, not 0xeb9f".into())),
+            ..distilled()
+        }));
+        let v = judge(
+            "nvidia_fs",
+            Some(VERMAGIC_73),
+            unreadable.as_ref(),
+            &with_foo(true),
+        );
+        assert!(matches!(v, CrclessVerdict::Undecided { .. }), "{v:?}");
     }
 }

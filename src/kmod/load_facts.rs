@@ -86,8 +86,15 @@ pub fn load_facts_of_bytes(path: &Path, bytes: &[u8]) -> Result<LoadFacts, KmodE
     let btf = match parsed.find_section(".BTF") {
         Some((_, sh)) => {
             let data = parsed.section_data(sh, "section .BTF").map_err(elf_err)?;
-            let distilled = parsed.find_section(".BTF.base").is_some();
-            Some(btf::module_btf(data, distilled).map_err(|e| e.to_string()))
+            let base = match parsed.find_section(".BTF.base") {
+                Some((_, sh)) => Some(
+                    parsed
+                        .section_data(sh, "section .BTF.base")
+                        .map_err(elf_err)?,
+                ),
+                None => None,
+            };
+            Some(btf::module_btf(data, base).map_err(|e| e.to_string()))
         }
         None => None,
     };
@@ -171,7 +178,7 @@ mod tests {
                     btf.own_types,
                     btf.base_str_len,
                     btf.frwr,
-                    btf.distilled_base
+                    btf.has_distilled_base()
                 ),
                 (types, Some(base), frwr, false),
                 "{release}"

@@ -8,6 +8,8 @@
 
 pub mod abi;
 pub mod btf;
+pub mod btf_records;
+pub mod btf_relocate;
 pub mod build_id;
 pub mod crcless_load;
 pub mod decompress;

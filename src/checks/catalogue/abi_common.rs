@@ -83,7 +83,7 @@ pub(super) fn judged_without_crcs(
         CrclessVerdict::Refused { reason } => refused(format!("{name}: {reason}")),
         CrclessVerdict::LikelyRefused { reason } => {
             CheckResult::warn(id, format!("{name}: {reason}")).remedy(
-                "install the build of this module made for this very kernel build (its package for this kernel, or a DKMS build, which carries no BTF), then run the check again",
+                "install the build of this module made for this very kernel build (its package for this kernel, or a DKMS build against this kernel's headers), then run the check again",
             )
         }
         CrclessVerdict::Loads { evidence } => CheckResult::pass(id, format!("{name}: {evidence}")),

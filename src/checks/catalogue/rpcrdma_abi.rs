@@ -153,7 +153,7 @@ fn refused(facts: &HostFacts, summary: String) -> CheckResult {
 
 /// A refusal for the vermagic or the BTF: only a build for this kernel build loads.
 fn refused_without_crcs(facts: &HostFacts, summary: String) -> CheckResult {
-    let remedy = "install the rpcrdma built for this very kernel build: the kernel package's own, or a hooked build made against this kernel's headers (a DKMS build carries no BTF, so only its vermagic is checked)";
+    let remedy = "install the rpcrdma built for this very kernel build: the kernel package's own, or a hooked build made against this kernel's headers (a DKMS build: its BTF's distilled base is relocated onto this kernel's types by name, which a build for this kernel passes)";
     if facts.rpcrdma.loaded {
         CheckResult::warn(
             ID,

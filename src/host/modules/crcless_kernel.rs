@@ -1,7 +1,10 @@
 //! What a kernel built without CONFIG_MODVERSIONS checks of a module instead of symbol CRCs,
 //! read from the host: its vermagic (from the release and the configuration's options that add
 //! words to it), whether it refuses a module whose BTF does not validate, and its own BTF
-//! (`/sys/kernel/btf/vmlinux`), summarised. The judgement is [`crate::kmod::crcless_load`].
+//! (`/sys/kernel/btf/vmlinux`), summarised and kept for the relocation of a module's distilled
+//! base. The judgement is [`crate::kmod::crcless_load`].
+
+use std::sync::Arc;
 
 use crate::host::io::reader::FileKind;
 use crate::host::modules::kernel_config::KernelConfig;
@@ -30,10 +33,13 @@ pub fn read_crcless_kernel(
     release: Option<&str>,
     config: Option<&KernelConfig>,
 ) -> Result<CrclessKernel, HostError> {
-    let base = match root.read_file(VMLINUX_BTF, FileKind::Text) {
-        Ok(Some(f)) => Some(base_btf(&f.bytes).map_err(|e| format!("/{VMLINUX_BTF}: {e}"))),
-        Ok(None) => None,
-        Err(e) => Some(Err(e.to_string())),
+    let (base, btf) = match root.read_file(VMLINUX_BTF, FileKind::Text) {
+        Ok(Some(f)) => match base_btf(&f.bytes) {
+            Ok(base) => (Some(Ok(base)), Some(Arc::new(f.bytes))),
+            Err(e) => (Some(Err(format!("/{VMLINUX_BTF}: {e}"))), None),
+        },
+        Ok(None) => (None, None),
+        Err(e) => (Some(Err(e.to_string())), None),
     };
     Ok(CrclessKernel {
         release: release.map(str::to_string),
@@ -44,6 +50,7 @@ pub fn read_crcless_kernel(
         vermagic_from: config.map_or_else(|| "no kernel configuration".into(), |c| c.path.clone()),
         btf_policy: config.map_or(BtfPolicy::Unknown, btf_policy),
         base,
+        btf,
     })
 }
 

@@ -75,8 +75,8 @@ pub const DEFAULT_DIR: &str = "var/cache/nfs-gds";
 /// without a content hash; `load` and `abi` entries. 3: module facts name versioned variants of
 /// the hooks; `abi` keyed on the build symvers. 4: import versions externally tagged. 5: each
 /// import version a `[symbol, crc]` pair. 6: symbol-version verdicts externally tagged. 7: load
-/// facts carry the vermagic and the split BTF.
-const FORMAT: u32 = 7;
+/// facts carry the vermagic and the split BTF. 8: and the distilled base, type by type.
+const FORMAT: u32 = 8;
 
 #[derive(Debug, Serialize, Deserialize)]
 struct ModuleEntry {

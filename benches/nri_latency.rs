@@ -8,7 +8,10 @@
 //! request: the worst case of a node whose table changes before every container.
 //!
 //! Prints p50, p99 and the largest answer time, and the plugin's RSS each minute.
-//! `cargo bench --bench nri_latency` (60 s); `NRI_BENCH_SECONDS=1800` for a longer run.
+//! `cargo bench --bench nri_latency` (60 s); `NRI_BENCH_SECONDS=1800` for a longer run;
+//! `NRI_BENCH_PLUGIN=path/to/nfs-gds` drives another build (an earlier one, to compare);
+//! `NRI_BENCH_ONE_SERVER=1` puts all 10,000 mounts on one server, the case where the transport
+//! trap must look at every one of them.
 
 #[path = "../tests/support/fake_nri.rs"]
 mod fake_nri;
@@ -28,6 +31,10 @@ fn target(i: usize) -> String {
     format!("/var/lib/kubelet/pods/pod-{i:05}/volumes/kubernetes.io~nfs/pv-{i:05}")
 }
 
+fn one_server() -> bool {
+    std::env::var_os("NRI_BENCH_ONE_SERVER").is_some_and(|v| v == "1")
+}
+
 /// mountinfo and mountstats with `MOUNTS` NFS mounts; `generation` changes the ids.
 fn tables(generation: usize) -> (String, String) {
     let mut info = String::from(
@@ -42,7 +49,11 @@ fn tables(generation: usize) -> (String, String) {
         } else {
             ("rdma", ",port=20049", "rdma 0 0 1 0 0 121 121 0 1096 0 131 1 11 120676 2562 0 0 110132 5 0 0 0 0 66 131 0 0")
         };
-        let server = format!("10.{}.{}.{}", 1 + i / 62500, (i / 250) % 250, i % 250 + 1);
+        let server = if one_server() {
+            "10.1.0.1".to_string()
+        } else {
+            format!("10.{}.{}.{}", 1 + i / 62500, (i / 250) % 250, i % 250 + 1)
+        };
         let id = 100 + i + generation % 7;
         let t = target(i);
         let _ = writeln!(
@@ -111,6 +122,15 @@ fn rss_kib(pid: u32) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// The CPU time (user + system) process `pid` has used, in clock ticks.
+fn cpu_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command name (which may hold spaces), from the state on.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+}
+
 fn main() {
     let seconds: u64 = std::env::var("NRI_BENCH_SECONDS")
         .ok()
@@ -122,7 +142,9 @@ fn main() {
     std::fs::create_dir_all(root.join("var/run/nri")).unwrap();
     write_tables(root, 0);
     let listener = UnixListener::bind(root.join("var/run/nri/nri.sock")).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_nfs-gds"))
+    let plugin = std::env::var_os("NRI_BENCH_PLUGIN")
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_nfs-gds").into());
+    let mut child = Command::new(plugin)
         .arg("--root")
         .arg(root)
         .arg("nri")
@@ -170,15 +192,24 @@ fn main() {
         start.elapsed().as_secs() / 60,
         rss_kib(child.id()).unwrap_or(0)
     );
+    // The plugin's own CPU per answer: what the machine's load does not change.
+    let ticks = cpu_ticks(child.id()).unwrap_or(0);
+    let hz: f64 = Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok()?.trim().parse().ok())
+        .unwrap_or(100.0);
     rt.call("Shutdown", Vec::new());
     let _ = child.wait();
     times.sort();
     let pct = |p: f64| times[((times.len() as f64 * p) as usize).min(times.len() - 1)];
     println!(
-        "requests {}, refused {refused}; p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        "requests {}, refused {refused}; p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms; plugin CPU {:.2} ms per request",
         times.len(),
         pct(0.50).as_secs_f64() * 1e3,
         pct(0.99).as_secs_f64() * 1e3,
-        times.last().unwrap().as_secs_f64() * 1e3
+        times.last().unwrap().as_secs_f64() * 1e3,
+        ticks as f64 / hz * 1e3 / times.len() as f64
     );
 }

@@ -21,6 +21,20 @@ pub fn table(mountinfo: &str, mountstats: &str) -> MountTable {
     )
 }
 
+/// Mounts a tmpfs on `dir`: a mount event, for a test inside
+/// [`in_private_mount_namespace`].
+pub fn mount_tmpfs(dir: &std::path::Path) {
+    let none: Option<&str> = None;
+    nix::mount::mount(
+        Some("tmpfs"),
+        dir,
+        Some("tmpfs"),
+        nix::mount::MsFlags::empty(),
+        none,
+    )
+    .unwrap();
+}
+
 /// Runs `f` on a thread of its own that is in a private mount namespace (`unshare`, then `/`
 /// made private recursively): real mounts, seen by nothing outside the thread. Where the
 /// namespace cannot be made (no root, a seccomp filter), says so and runs nothing.

@@ -8,9 +8,11 @@
 //! hours: every refusal is counted, but the system log gets one line per pod and reason per
 //! [`LOG_EVERY`].
 //!
-//! Fast and never stale: the mount tables are kept and read again only after a mount event
+//! Fast and never stale: the mount points are kept and read again only after a mount event
 //! ([`MountsChange`]: a poll that does not wait, before each answer; every answer where
-//! mountinfo is not procfs), the node facts at most [`FACTS_MAX_AGE`] old; nothing in the call
+//! mountinfo is not procfs), and so are the NFS mounts read for a container's volumes (those
+//! mounts and the ones that may share their servers, the rest of the tables only scanned:
+//! [`MountInfoText::nfs_mounts_of`]); the node facts at most [`FACTS_MAX_AGE`] old; nothing in the call
 //! probes, scans modules or reads below an NFS mount. A table that cannot be read leaves the
 //! answer to `[oci-hook] when-unsure`, as in the hook.
 //!
@@ -23,6 +25,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::time::Duration;
 
 use clap::Args;
@@ -33,9 +36,7 @@ use crate::agent::nri_gate::{self, Held};
 use crate::escape::escape_control;
 use crate::host::io::env::Env;
 use crate::host::mounts::change::MountsChange;
-use crate::host::mounts::{
-    host_tables, read_mount_points_at, read_nfs_mount_table_at, MountPoints, MountTable,
-};
+use crate::host::mounts::{host_tables, read_mountinfo_text, MountInfoText, MountTable};
 use crate::host::syslog::Severity;
 use crate::host::HostFacts;
 use crate::judge::container::{self, Answer, Container, Inputs, Kept, Said, FIX};
@@ -158,14 +159,21 @@ struct Judge<'a> {
     limit: LogLimit,
     /// Whether the mount table changed since it was read.
     change: MountsChange,
-    /// The mount points and the NFS mount table, read after the last change (`None`: never).
-    mounts: Option<(Result<MountPoints, String>, Result<MountTable, String>)>,
+    /// The mountinfo and mountstats read, below the root ([`host_tables`]).
+    tables: (&'static str, &'static str),
+    /// The mountinfo and its mount points, read after the last change (`None`: never).
+    mountinfo: Option<Result<MountInfoText, String>>,
+    /// The NFS mounts read for containers since the last change, by the mount ids asked for
+    /// (at most [`NFS_KEPT`] sets; a set whose read failed is read again when asked).
+    nfs: RefCell<HashMap<Vec<u32>, Rc<MountTable>>>,
     /// The node facts and when they were read (at most [`FACTS_MAX_AGE`] old when used).
     facts: RefCell<Option<(Duration, Result<HostFacts, String>)>>,
 }
 
 /// The oldest node facts an answer may rest on.
 pub const FACTS_MAX_AGE: Duration = Duration::from_secs(60);
+/// The most sets of NFS mounts kept between two mount events.
+const NFS_KEPT: usize = 256;
 
 /// When each (pod, line) last went to the system log.
 #[derive(Debug, Default)]
@@ -202,23 +210,48 @@ impl<'a> Judge<'a> {
             limit: LogLimit::default(),
             // Opened before the first read, so no change after it is missed.
             change: MountsChange::open(&ctx.host.root, host_tables(&ctx.host.root).0),
-            mounts: None,
+            tables: host_tables(&ctx.host.root),
+            mountinfo: None,
+            nfs: RefCell::new(HashMap::new()),
             facts: RefCell::new(None),
         }
     }
 
-    /// Reads the mount tables again when a mount event happened since they were read (or
-    /// always, where mountinfo is not procfs): the host's ([`host_tables`]), in whose namespace
-    /// the runtime's bind sources are paths, whether the plugin runs on the host or in a pod.
+    /// Reads the mount points again, and forgets the NFS mounts read, when a mount event
+    /// happened since they were read (or always, where mountinfo is not procfs): the host's
+    /// tables ([`host_tables`]), in whose namespace the runtime's bind sources are paths,
+    /// whether the plugin runs on the host or in a pod.
     fn refresh_mounts(&mut self) {
-        if self.change.since_last() || self.mounts.is_none() {
+        if self.change.since_last() || self.mountinfo.is_none() {
             let root = &self.ctx.host.root;
-            let (info, stats) = host_tables(root);
-            self.mounts = Some((
-                read_mount_points_at(root, info).map_err(|e| e.to_string()),
-                read_nfs_mount_table_at(root, info, stats).map_err(|e| e.to_string()),
-            ));
+            self.tables = host_tables(root);
+            let text = read_mountinfo_text(root, self.tables.0).map_err(|e| e.to_string());
+            self.mountinfo = Some(text);
+            self.nfs.get_mut().clear();
         }
+    }
+
+    /// The NFS mounts of `ids` and those that may share a server with them
+    /// ([`MountInfoText::nfs_mounts_of`]): read once per set of ids between two mount events.
+    fn nfs_mounts_of(&self, ids: &[u32]) -> Result<Rc<MountTable>, String> {
+        if let Some(t) = self.nfs.borrow().get(ids) {
+            return Ok(t.clone());
+        }
+        let text = match &self.mountinfo {
+            Some(Ok(text)) => text,
+            Some(Err(e)) => return Err(e.clone()),
+            None => return Err("the mount table was not read".into()),
+        };
+        let table = text
+            .nfs_mounts_of(&self.ctx.host.root, self.tables.1, ids)
+            .map_err(|e| e.to_string())?;
+        let table = Rc::new(table);
+        let mut kept = self.nfs.borrow_mut();
+        if kept.len() >= NFS_KEPT {
+            kept.clear();
+        }
+        kept.insert(ids.to_vec(), table.clone());
+        Ok(table)
     }
 
     /// The node facts, read again when older than [`FACTS_MAX_AGE`].
@@ -252,14 +285,18 @@ impl Handler for Judge<'_> {
         let (c, pod, who) = container_of(request);
         let policy = || self.ctx.policy_with_path().map(|(_, p)| p);
         let facts = || self.facts();
-        let (points, nfs) = self.mounts.as_ref().expect("refreshed above");
+        let nfs = |ids: &[u32]| self.nfs_mounts_of(ids);
+        let points = match self.mountinfo.as_ref().expect("refreshed above") {
+            Ok(text) => Ok(text.points()),
+            Err(e) => Err(e.as_str()),
+        };
         let inputs = Inputs {
             root,
             system: self.ctx.host.system(),
             policy: &policy,
             kept: Some(Kept {
                 points,
-                nfs,
+                nfs: &nfs,
                 facts: &facts,
             }),
         };
@@ -446,6 +483,54 @@ mod tests {
         assert_eq!(c.name.as_deref(), Some("trainer"));
         assert_eq!(c.devices, [std::path::PathBuf::from("/dev/nvidia-fs0")]);
         assert!(c.privileged, "an allow-all device rule");
+    }
+
+    /// Between two mount events the NFS mounts read for a set of ids are kept (the files are
+    /// not read again for it); a mount event forgets them, and the next answer reads the table
+    /// as it stands. The fixture's table is judged, the mark polled is that of a real (private)
+    /// mount namespace.
+    #[test]
+    fn the_nfs_mounts_read_are_kept_until_the_next_mount_event() {
+        crate::testkit::in_private_mount_namespace(|| {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::create_dir_all(dir.path().join("proc/self")).unwrap();
+            let write = |proto: &str| {
+                std::fs::write(
+                    dir.path().join("proc/self/mountinfo"),
+                    format!("1 0 254:0 / / rw - ext4 /dev/vda rw\n40 1 0:50 / /mnt/gds rw - nfs4 10.0.2.15:/e rw,vers=4.2,proto={proto},addr=10.0.2.15\n"),
+                )
+                .unwrap();
+            };
+            write("tcp");
+            let ctx = Ctx {
+                host: crate::cli::host::Host::open(Some(dir.path())).unwrap(),
+                config: None,
+                style: crate::checks::render::TextStyle::default(),
+            };
+            let held = nri_gate::hold(&ctx.host.root).unwrap().unwrap();
+            let mut j = Judge::new(&ctx, &held, None);
+            j.change = MountsChange::open(
+                &crate::host::Root::new(Path::new("/")),
+                "proc/thread-self/mountinfo",
+            );
+            assert!(j.change.polled());
+            j.change.since_last();
+            let proto = |j: &Judge| {
+                let t = j.nfs_mounts_of(&[40]).unwrap();
+                t.mounts[0].option("proto").unwrap().to_string()
+            };
+            j.refresh_mounts();
+            assert_eq!(proto(&j), "tcp");
+            // Rewritten without a mount event: the answer rests on what was read.
+            write("rdma");
+            j.refresh_mounts();
+            assert_eq!(proto(&j), "tcp", "kept between mount events");
+            let mnt = tempfile::tempdir().unwrap();
+            crate::testkit::mount_tmpfs(mnt.path());
+            j.refresh_mounts();
+            assert_eq!(proto(&j), "rdma", "read again after the mount event");
+            nix::mount::umount(mnt.path()).unwrap();
+        });
     }
 
     #[test]

@@ -6,18 +6,22 @@
 //!
 //! Cheap first: mountinfo alone, and the answer for a container with no bind source on an NFS
 //! mount (nearly all of them) is made from that one read. Only a container with NFS volumes
-//! costs the policy, the whole mount table, what the node declares and, when a volume is meant
-//! for GDS, the node facts (from the facts cache).
+//! costs the policy, the NFS mounts its volumes lie on with those that may share their servers
+//! (the rest of the table only scanned), what the node declares and, when a volume is meant for
+//! GDS, the node facts (from the facts cache).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::rc::Rc;
 
 use super::mount::MountJudge;
 use super::node::{self, Ask};
 use crate::escape::escape_control;
 use crate::host::mount_localio::MountLocalio;
 use crate::host::mounts::resolve::resolve_beside_nfs;
-use crate::host::mounts::{read_mount_points, read_nfs_mount_table, MountPoints, MountTable};
+use crate::host::mounts::{
+    read_mount_points, read_nfs_mounts_of, MountPoints, MountTable, MOUNTINFO, MOUNTSTATS,
+};
 use crate::host::syslog::Severity;
 use crate::host::{HostFacts, Root};
 use crate::nfs::ServerAddrs;
@@ -98,14 +102,20 @@ pub struct Inputs<'a> {
     pub kept: Option<Kept<'a>>,
 }
 
-/// What a long-lived caller (the NRI plugin) keeps between containers: the mount tables, read
-/// again after each mount event, and the node facts, at most a minute old. An error is why the
-/// table could not be read.
+/// What a long-lived caller (the NRI plugin) keeps between containers: the mount points, read
+/// again after each mount event; the NFS mounts of the given mount ids and those that may share
+/// a server with them ([`read_nfs_mounts_of`]), from the table as it stands after the last
+/// mount event; and the node facts, at most a minute old. An error is why the table could not
+/// be read.
 pub struct Kept<'a> {
-    pub points: &'a Result<MountPoints, String>,
-    pub nfs: &'a Result<MountTable, String>,
+    pub points: Result<&'a MountPoints, &'a str>,
+    pub nfs: &'a NfsMountsOf<'a>,
     pub facts: &'a dyn Fn() -> Result<HostFacts, String>,
 }
+
+/// The NFS mounts of the given mount ids and those that may share a server with them, or why
+/// they could not be read.
+pub type NfsMountsOf<'a> = dyn Fn(&[u32]) -> Result<Rc<MountTable>, String> + 'a;
 
 impl std::fmt::Debug for Kept<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -212,7 +222,7 @@ fn decide_noting(container: &Container, inputs: &Inputs, noted: &mut Noted) -> A
     let points: &MountPoints = match &inputs.kept {
         Some(kept) => match kept.points {
             Ok(p) => p,
-            Err(e) => return unsure(e.clone(), marks.any()),
+            Err(e) => return unsure(e, marks.any()),
         },
         None => match read_mount_points(inputs.root) {
             Ok(p) => {
@@ -286,19 +296,18 @@ fn volumes_of(binds: &[(PathBuf, PathBuf)], points: &MountPoints, marks: &Marks)
 /// Judges the volumes with the whole mount table, what the node declares, and the node checks.
 fn judge_volumes(inputs: &Inputs, policy: &Policy, volumes: &[Volume], marked: bool) -> Answer {
     let root = inputs.root;
-    let read_table;
-    let table: &MountTable = match &inputs.kept {
-        Some(kept) => match kept.nfs {
-            Ok(t) => t,
-            Err(e) => return unsure(e.clone(), marked),
-        },
-        None => match read_nfs_mount_table(root) {
-            Ok(t) => {
-                read_table = t;
-                &read_table
-            }
-            Err(e) => return unsure(e.to_string(), marked),
-        },
+    let mut ids: Vec<u32> = volumes.iter().filter_map(|v| v.nfs_mount).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let table = match &inputs.kept {
+        Some(kept) => (kept.nfs)(&ids),
+        None => read_nfs_mounts_of(root, MOUNTINFO, MOUNTSTATS, &ids)
+            .map(Rc::new)
+            .map_err(|e| e.to_string()),
+    };
+    let table: &MountTable = match &table {
+        Ok(t) => t,
+        Err(e) => return unsure(e.clone(), marked),
     };
     let declared = match read_declared(root) {
         Ok(d) => d,

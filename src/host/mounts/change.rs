@@ -107,15 +107,7 @@ mod tests {
             c.since_last();
             assert!(!c.since_last(), "no mount event yet");
             let dir = tempfile::tempdir().unwrap();
-            let none: Option<&str> = None;
-            nix::mount::mount(
-                Some("tmpfs"),
-                dir.path(),
-                Some("tmpfs"),
-                nix::mount::MsFlags::empty(),
-                none,
-            )
-            .unwrap();
+            crate::testkit::mount_tmpfs(dir.path());
             assert!(c.since_last(), "the mount is seen");
             assert!(!c.since_last(), "and only once");
             nix::mount::umount(dir.path()).unwrap();

@@ -16,6 +16,7 @@ mod fields;
 pub mod fstab;
 mod mountinfo;
 mod mountstats;
+mod narrowed;
 pub mod nconnect_rdma;
 mod options;
 pub mod pnfs;
@@ -32,8 +33,11 @@ pub use mountinfo::{parse_mountinfo, parse_mountinfo_line, MountInfoEntry, Shown
 pub use mountstats::{
     is_rdma_netid, parse_mountstats, MountStats, MountStatsParser, MountStatsRecord, Xprt,
 };
+pub use narrowed::{
+    read_mount_points, read_mount_points_at, read_mountinfo_text, read_nfs_mounts_of, MountInfoText,
+};
 pub use options::{option_value, KEPT_OPTIONS, KEPT_SUPER_OPTIONS};
-pub use points::{read_mount_points, read_mount_points_at, MountPoints, Under};
+pub use points::{MountPoints, Under};
 
 pub use table::{Mount, MountTable};
 
@@ -92,21 +96,26 @@ fn stream_mountinfo_where(
         if !keep(line) {
             continue;
         }
-        match parser.line(line) {
-            Ok(entry) => entry
-                .into_iter()
-                .filter(|e| in_flight == InFlight::Seen || !staged::is_staged(e.mount_point()))
-                .for_each(&mut each),
-            Err(reason) => {
-                return Err(MountsError::Parse {
-                    path: lines.path().to_owned(),
-                    line: lines.number(),
-                    reason,
-                })
-            }
-        }
+        let entry = parser.line(line).map_err(|reason| MountsError::Parse {
+            path: lines.path().to_owned(),
+            line: lines.number(),
+            reason,
+        })?;
+        take_entry(entry, in_flight, &mut each);
     }
     Ok(())
+}
+
+/// Hands a parsed mountinfo line's entry to `each`, unless it is a mount in flight left out.
+fn take_entry(
+    entry: Option<MountInfoEntry>,
+    in_flight: InFlight,
+    each: &mut impl FnMut(MountInfoEntry),
+) {
+    entry
+        .into_iter()
+        .filter(|e| in_flight == InFlight::Seen || !staged::is_staged(e.mount_point()))
+        .for_each(each);
 }
 
 /// Streams mountstats below the root through `each` record; an absent file gives none
@@ -162,39 +171,6 @@ fn read_table_seeing(
     mounts.shrink_to_fit();
     let mut pairing = Pairing::new(&mounts);
     stream_mountstats_at(root, stats, |rec| pairing.offer(rec))?;
-    let paired = pairing.into_paired();
-    Ok(MountTable::of(mounts, paired))
-}
-
-/// The NFS mounts of this process's table alone, paired with their mountstats records (the
-/// others' lines are not parsed, their records dropped): for a caller that judges NFS mounts
-/// and nothing else — the container hook. Every check of an NFS mount looks only at NFS mounts
-/// (the transport trap at those of the same server), so its verdicts are those of the whole
-/// table; which mount a path lies on, and what is stacked over what, is for the whole table.
-pub fn read_nfs_mount_table(root: &Root) -> Result<MountTable, MountsError> {
-    read_nfs_mount_table_at(root, MOUNTINFO, MOUNTSTATS)
-}
-
-/// [`read_nfs_mount_table`] of the files at `mountinfo` and `mountstats` below `root`.
-pub fn read_nfs_mount_table_at(
-    root: &Root,
-    mountinfo: &str,
-    mountstats: &str,
-) -> Result<MountTable, MountsError> {
-    let mut mounts = Vec::new();
-    stream_mountinfo_where(
-        root,
-        mountinfo,
-        points::is_nfs_line,
-        InFlight::LeftOut,
-        |e| mounts.push(Mount::unpaired(e)),
-    )?;
-    let mut pairing = Pairing::new(&mounts);
-    stream_mountstats_at(root, mountstats, |rec| {
-        if matches!(rec.fstype.as_str(), "nfs" | "nfs4") {
-            pairing.offer(rec)
-        }
-    })?;
     let paired = pairing.into_paired();
     Ok(MountTable::of(mounts, paired))
 }
@@ -327,18 +303,22 @@ mod tests {
     }
 
     #[test]
-    fn the_nfs_table_is_the_whole_tables_nfs_mounts_with_their_records() {
+    fn the_nfs_mounts_of_ids_are_the_whole_tables_with_their_records() {
         let dir = tempfile::tempdir().unwrap();
         let root = Root::new(dir.path());
         std::fs::create_dir_all(dir.path().join("proc/self")).unwrap();
         std::fs::write(dir.path().join(MOUNTINFO), CAPTURE_MOUNTINFO).unwrap();
         std::fs::write(dir.path().join(MOUNTSTATS), CAPTURE).unwrap();
         let whole = read_mount_table(&root).unwrap();
-        let nfs = read_nfs_mount_table(&root).unwrap();
         let want: Vec<&Mount> = whole.mounts.iter().filter(|m| m.is_nfs()).collect();
         assert!(want.len() >= 2, "the capture has NFS mounts");
         assert!(want.iter().all(|m| m.stats.is_some()));
+        let ids: Vec<u32> = want.iter().map(|m| m.info.mount_id).collect();
+        let nfs = read_nfs_mounts_of(&root, MOUNTINFO, MOUNTSTATS, &ids).unwrap();
         assert_eq!(nfs.mounts.iter().collect::<Vec<_>>(), want);
+        // One of them: the capture's mounts are all of one server, so all are kept.
+        let one = read_nfs_mounts_of(&root, MOUNTINFO, MOUNTSTATS, &ids[..1]).unwrap();
+        assert_eq!(one.mounts.iter().collect::<Vec<_>>(), want);
     }
 
     #[test]

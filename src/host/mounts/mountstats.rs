@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::escape::{lossy, path_of, text_of};
+use super::escape::{lossy, path_of, text_of, unescaped};
 use super::fields::Fields;
 use super::options::{option_in, KeptMemo, KEPT_OPTIONS};
 
@@ -93,6 +93,8 @@ pub struct MountStatsParser {
     current: Option<MountStatsRecord>,
     /// The last `opts:` line filtered: the PV mounts of a node mostly have the same.
     opts: KeptMemo,
+    /// Inside a record [`MountStatsParser::feed_lines_where`] does not want.
+    skipping: bool,
 }
 
 impl MountStatsParser {
@@ -149,18 +151,62 @@ impl MountStatsParser {
     /// per-operation counters that make up most of the file (upper-case names and numbers)
     /// have none, so `memchr3` skips them by the kilobyte and only the lines with one of those
     /// bytes are fed.
-    pub fn feed_lines(&mut self, text: &[u8], mut each: impl FnMut(MountStatsRecord)) {
+    pub fn feed_lines(&mut self, text: &[u8], each: impl FnMut(MountStatsRecord)) {
+        self.feed_lines_with(text, None, each);
+    }
+
+    /// [`MountStatsParser::feed_lines`] for the records whose mount point (unescaped) `want`
+    /// takes; the others are skipped unparsed, from their `device` line to the next record's
+    /// (a search for `device `), so a reader that wants a few records of a file of tens of
+    /// megabytes looks at the rest only to find where each record starts. Called on
+    /// consecutive pieces of one file, each a run of whole lines.
+    pub fn feed_lines_where(
+        &mut self,
+        text: &[u8],
+        want: impl Fn(&[u8]) -> bool,
+        each: impl FnMut(MountStatsRecord),
+    ) {
+        self.feed_lines_with(text, Some(&want), each);
+    }
+
+    fn feed_lines_with(
+        &mut self,
+        text: &[u8],
+        want: Option<&WantMountPoint>,
+        mut each: impl FnMut(MountStatsRecord),
+    ) {
         let mut pos = 0;
-        while let Some(hit) = memchr::memchr3(b'd', b'o', b'x', &text[pos..]) {
+        loop {
+            if self.skipping {
+                let Some(next) = next_record(text, pos) else {
+                    return;
+                };
+                self.skipping = false;
+                pos = next;
+            }
+            let Some(hit) = memchr::memchr3(b'd', b'o', b'x', &text[pos..]) else {
+                return;
+            };
             let hit = pos + hit;
             let start = memchr::memrchr(b'\n', &text[pos..hit]).map_or(pos, |i| pos + i + 1);
             let end = memchr::memchr(b'\n', &text[hit..]).map_or(text.len(), |i| hit + i);
-            if let Some(rec) = self.feed(&text[start..end]) {
+            let line = &text[start..end];
+            let unwanted = want.is_some_and(|want| {
+                kernel_form_mount_point(line)
+                    .or_else(|| device_line(line).map(|d| d.mount_point))
+                    .is_some_and(|mp| !want(&unescaped(mp)))
+            });
+            if unwanted {
+                if let Some(rec) = self.current.take() {
+                    each(done(rec));
+                }
+                self.skipping = true;
+            } else if let Some(rec) = self.feed(line) {
                 each(rec);
             }
             pos = end + 1;
             if pos >= text.len() {
-                break;
+                return;
             }
         }
     }
@@ -178,32 +224,94 @@ fn done(mut rec: MountStatsRecord) -> MountStatsRecord {
     rec
 }
 
+/// Whether a record is wanted, by its mount point (unescaped).
+type WantMountPoint<'w> = dyn Fn(&[u8]) -> bool + 'w;
+
+/// Where the next record starts in `text` at or after `pos` (a line start): the next line
+/// that starts with `device ` or `no device `.
+fn next_record(text: &[u8], pos: usize) -> Option<usize> {
+    static DEVICE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"device "));
+    let mut from = pos;
+    loop {
+        let hit = from + DEVICE.find(&text[from..])?;
+        let line_start = |at: usize| at == 0 || text[at - 1] == b'\n';
+        if line_start(hit) {
+            return Some(hit);
+        }
+        if hit >= 3 && &text[hit - 3..hit] == b"no " && line_start(hit - 3) {
+            return Some(hit - 3);
+        }
+        from = hit + 1;
+    }
+}
+
+/// The mount point of a record's first line written as the kernel writes it (`device DEV
+/// mounted on MNT with fstype TYPE…` or `no device mounted on …`, one space between the
+/// words), found without splitting the line into words; `None` for any other line, which
+/// [`device_line`] then decides. A line of this form is one [`device_line`] reads the same.
+fn kernel_form_mount_point(line: &[u8]) -> Option<&[u8]> {
+    let word = |rest: &[u8]| -> Option<usize> {
+        let end = memchr::memchr(b' ', rest).unwrap_or(rest.len());
+        (end > 0).then_some(end)
+    };
+    let rest = match line.strip_prefix(b"device ") {
+        Some(rest) => &rest[word(rest)?..],
+        None => line.strip_prefix(b"no device")?,
+    };
+    let rest = rest.strip_prefix(b" mounted on ")?;
+    let mount_point = &rest[..word(rest)?];
+    let rest = rest[mount_point.len()..].strip_prefix(b" with fstype ")?;
+    word(rest)?;
+    Some(mount_point)
+}
+
+/// The words of a record's first line, as written (escaped).
+struct DeviceLine<'l> {
+    /// `None` for `no device`.
+    device: Option<&'l [u8]>,
+    mount_point: &'l [u8],
+    fstype: &'l [u8],
+    statvers: Option<&'l [u8]>,
+}
+
 /// `device DEV mounted on MNT with fstype TYPE [statvers=V]` or `no device mounted on …`.
-fn parse_device_line(line: &[u8]) -> Option<MountStatsRecord> {
+fn device_line(line: &[u8]) -> Option<DeviceLine<'_>> {
+    if !(line.starts_with(b"device ") || line.starts_with(b"no device ")) {
+        return None;
+    }
     let words = Fields::of(line);
     let (device, rest) = match words.as_slice() {
-        [b"device", dev, rest @ ..] => (Some(text_of(dev)), rest),
+        [b"device", dev, rest @ ..] => (Some(*dev), rest),
         [b"no", b"device", rest @ ..] => (None, rest),
         _ => return None,
     };
     match rest {
-        [b"mounted", b"on", mnt, b"with", b"fstype", fstype, more @ ..] => {
-            let statvers = more.iter().find_map(|w| {
-                std::str::from_utf8(w)
-                    .ok()
-                    .and_then(|w| w.strip_prefix("statvers="))
-                    .map(str::to_string)
-            });
-            Some(MountStatsRecord {
-                device,
-                mount_point: path_of(mnt),
-                fstype: text_of(fstype),
-                statvers,
-                stats: MountStats::default(),
-            })
-        }
+        [b"mounted", b"on", mnt, b"with", b"fstype", fstype, more @ ..] => Some(DeviceLine {
+            device,
+            mount_point: mnt,
+            fstype,
+            statvers: more.iter().find_map(|w| {
+                w.strip_prefix(b"statvers=")
+                    .filter(|v| std::str::from_utf8(v).is_ok())
+            }),
+        }),
         _ => None,
     }
+}
+
+fn parse_device_line(line: &[u8]) -> Option<MountStatsRecord> {
+    let d = device_line(line)?;
+    Some(MountStatsRecord {
+        device: d.device.map(text_of),
+        mount_point: path_of(d.mount_point),
+        fstype: text_of(d.fstype),
+        statvers: d
+            .statvers
+            .and_then(|v| std::str::from_utf8(v).ok())
+            .map(str::to_string),
+        stats: MountStats::default(),
+    })
 }
 
 #[cfg(test)]
@@ -322,6 +430,72 @@ mod tests {
         assert!(
             xprts_seen > 1000 && opts_seen > 1000,
             "{xprts_seen} {opts_seen}"
+        );
+    }
+
+    /// Skipping the records not wanted keeps exactly the wanted records of the whole parse,
+    /// whatever lines are in between and wherever the text is cut into pieces of whole lines.
+    #[test]
+    fn the_records_wanted_are_the_whole_parses_records_of_their_mount_points() {
+        let mut skipped = 0;
+        for seed in 0..2000 {
+            let text = random_mountstats(seed);
+            let want = |mp: &[u8]| mp == b"/mnt/a" || mp == b"/x";
+            let whole: Vec<_> = parse_mountstats(&text)
+                .into_iter()
+                .filter(|r| want(r.mount_point.as_os_str().as_encoded_bytes()))
+                .collect();
+            skipped += parse_mountstats(&text).len() - whole.len();
+            let lines: Vec<usize> = memchr::memchr_iter(b'\n', &text).collect();
+            let cut = lines
+                .get(seed as usize % lines.len().max(1))
+                .map_or(0, |i| i + 1);
+            let mut p = MountStatsParser::default();
+            let mut some = Vec::new();
+            for piece in [&text[..cut], &text[cut..]] {
+                p.feed_lines_where(piece, want, |r| some.push(r));
+            }
+            some.extend(p.finish());
+            assert_eq!(
+                some,
+                whole,
+                "seed {seed}: {}",
+                String::from_utf8_lossy(&text)
+            );
+        }
+        assert!(skipped > 1000, "records were skipped: {skipped}");
+    }
+
+    #[test]
+    fn a_first_line_in_the_kernels_form_is_read_as_the_word_by_word_parse_reads_it() {
+        for line in [
+            "device s:/e mounted on /mnt/a with fstype nfs4 statvers=1.1",
+            "device s:/e mounted on /mnt/a with fstype nfs4",
+            "no device mounted on /x with fstype none",
+            "device s:/e mounted on /mnt/a with fstype ",
+            "device s:/e  mounted on /mnt/a with fstype nfs4",
+            "device  mounted on /mnt/a with fstype nfs4",
+            "device s:/e mounted on  /mnt/a with fstype nfs4",
+            "device s:/e mounted on /mnt/a with  fstype nfs4",
+            "device s:/e mounted at /mnt/a with fstype nfs4",
+            "no device mounted on /x",
+            "no devices mounted on /x with fstype none",
+            "device",
+            "",
+        ] {
+            let quick = kernel_form_mount_point(line.as_bytes());
+            let words = device_line(line.as_bytes()).map(|d| d.mount_point);
+            assert!(quick.is_none() || quick == words, "{line:?}");
+        }
+        assert_eq!(
+            kernel_form_mount_point(b"no device mounted on /x with fstype none"),
+            Some(&b"/x"[..])
+        );
+        assert_eq!(
+            kernel_form_mount_point(
+                b"device s:/e mounted on /m\\040n with fstype nfs4 statvers=1.1"
+            ),
+            Some(&b"/m\\040n"[..])
         );
     }
 

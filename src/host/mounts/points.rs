@@ -10,13 +10,12 @@
 //! resolved, since a hard mount of a dead server would hang the caller. The path is taken as
 //! written (cleaned lexically by the caller); a symbolic link in it is not followed.
 
+use std::collections::HashMap;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use super::escape::unescaped;
-use super::{LineError, MountsError, MOUNTINFO};
-use crate::host::io::reader::FileKind;
-use crate::host::Root;
+use super::LineError;
 
 /// A mount, as far as this module reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +41,37 @@ pub struct Under {
 pub struct MountPoints {
     paths: Vec<u8>,
     points: Vec<Point>,
+    /// The points by the hash of their mount point: the first (in the table's order) of each
+    /// hash, then [`MountPoints::same_hash`] chains the others. [`MountPoints::under`] looks up
+    /// each leading part of a path, rather than comparing it with every mount point: a bind
+    /// source is resolved component by component, each asking which mount it lies on.
+    by_hash: HashMap<u64, u32, foldhash::fast::FixedState>,
+    same_hash: Vec<u32>,
+    /// Where each NFS mount's line is in the text, in the table's order: a reader that wants
+    /// a few NFS mounts of the same text finds their lines without scanning it again
+    /// ([`MountPoints::nfs_lines`]).
+    nfs_lines: Vec<NfsAt>,
+}
+
+/// An NFS mount's line in the text [`MountPoints::parse`] read.
+#[derive(Debug, Clone, Copy)]
+struct NfsAt {
+    id: u32,
+    /// The 1-based line number.
+    number: u32,
+    /// The line's span in the text.
+    start: u32,
+    end: u32,
+    /// Where, in the line, its source starts.
+    source: u32,
+}
+
+/// The end of a chain in [`MountPoints::same_hash`].
+const NO_POINT: u32 = u32::MAX;
+
+fn hash_of(path: &[u8]) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::default().hash_one(path)
 }
 
 /// Whether mount point `mp` is `path` or a leading part of it, by whole components.
@@ -78,12 +108,13 @@ fn number(f: &[u8], what: &str) -> Result<u32, String> {
         .ok_or_else(|| format!("{what} is not a number"))
 }
 
-/// The filesystem type in what follows a line's mount point (`OPTS [TAGS…] - FSTYPE …`).
-fn fstype_after(mut rest: &[u8]) -> Option<&[u8]> {
+/// What follows the ` - ` separator in what follows a line's mount point (`OPTS [TAGS…] -
+/// FSTYPE SOURCE SUPEROPTS`).
+fn after_separator(mut rest: &[u8]) -> Option<&[u8]> {
     loop {
         let (f, after) = field(rest, 0)?;
         if f == b"-" {
-            return field(after, 0).map(|(t, _)| t).filter(|t| !t.is_empty());
+            return Some(after);
         }
         if after.is_empty() {
             return None;
@@ -92,11 +123,20 @@ fn fstype_after(mut rest: &[u8]) -> Option<&[u8]> {
     }
 }
 
-/// Whether a mountinfo line is of an NFS mount (`nfs` or `nfs4`), by its filesystem type alone.
-pub(super) fn is_nfs_line(line: &[u8]) -> bool {
-    field(line, 4)
-        .and_then(|(_, rest)| fstype_after(rest))
-        .is_some_and(|t| matches!(t, b"nfs" | b"nfs4"))
+/// The filesystem type in what follows a line's mount point.
+fn fstype_after(rest: &[u8]) -> Option<&[u8]> {
+    field(after_separator(rest)?, 0)
+        .map(|(t, _)| t)
+        .filter(|t| !t.is_empty())
+}
+
+/// What a caller that narrows a table by server reads of an NFS mountinfo line (`nfs` or
+/// `nfs4`) before it is parsed: its mount id, its source and its superblock options, as
+/// written (escaped).
+pub(super) struct NfsLine<'l> {
+    pub(super) id: u32,
+    pub(super) source: &'l [u8],
+    pub(super) super_options: &'l [u8],
 }
 
 impl MountPoints {
@@ -105,30 +145,98 @@ impl MountPoints {
         let mut out = MountPoints {
             paths: Vec::with_capacity(text.len() / 2),
             points: Vec::with_capacity(text.len() / 100),
+            ..MountPoints::default()
         };
         let mut start = 0;
         let ends = memchr::memchr_iter(b'\n', text).chain(std::iter::once(text.len()));
         for (idx, end) in ends.enumerate() {
             let line = &text[start..end];
-            start = end + 1;
-            out.line(line).map_err(|reason| LineError {
+            let err = |reason| LineError {
                 line: idx + 1,
                 reason,
-            })?;
+            };
+            let source = out.line(line).map_err(err)?;
+            if let Some(source) = source {
+                let at =
+                    |n: usize| u32::try_from(n).map_err(|_| err("mountinfo is too large".into()));
+                out.nfs_lines.push(NfsAt {
+                    id: out.points.last().expect("an NFS line is a point").id,
+                    number: at(idx + 1)?,
+                    start: at(start)?,
+                    end: at(end)?,
+                    source: at(source)?,
+                });
+            }
+            start = end + 1;
         }
+        out.index();
         Ok(out)
     }
 
-    fn line(&mut self, line: &[u8]) -> Result<(), String> {
+    /// The NFS mounts' lines of `text`, which must be the text these points were parsed from:
+    /// each with its line number and what a narrowing reader reads of it.
+    pub(super) fn nfs_lines<'t>(
+        &self,
+        text: &'t [u8],
+    ) -> impl Iterator<Item = (usize, &'t [u8], NfsLine<'t>)> + use<'_, 't> {
+        self.nfs_lines.iter().map(move |at| {
+            let line = &text[at.start as usize..at.end as usize];
+            let (source, rest) = field(&line[at.source as usize..], 0).unwrap_or_default();
+            let super_options = field(rest, 0).map_or(&[][..], |(o, _)| o);
+            let nfs = NfsLine {
+                id: at.id,
+                source,
+                super_options,
+            };
+            (at.number as usize, line, nfs)
+        })
+    }
+
+    /// Builds [`MountPoints::by_hash`], each chain in the table's order.
+    fn index(&mut self) {
+        self.same_hash = vec![NO_POINT; self.points.len()];
+        self.by_hash.reserve(self.points.len());
+        for i in (0..self.points.len()).rev() {
+            let hash = hash_of(self.path_of(&self.points[i]));
+            // Fewer than u32::MAX points: their paths' spans are u32 too.
+            let i = i as u32;
+            if let Some(next) = self.by_hash.insert(hash, i) {
+                self.same_hash[i as usize] = next;
+            }
+        }
+    }
+
+    /// The points whose mount point is exactly `path`, in the table's order.
+    fn at<'a>(&'a self, path: &'a [u8]) -> impl Iterator<Item = &'a Point> + 'a {
+        let mut i = self
+            .by_hash
+            .get(&hash_of(path))
+            .copied()
+            .unwrap_or(NO_POINT);
+        std::iter::from_fn(move || loop {
+            if i == NO_POINT {
+                return None;
+            }
+            let p = &self.points[i as usize];
+            i = self.same_hash[i as usize];
+            if self.path_of(p) == path {
+                return Some(p);
+            }
+        })
+    }
+
+    /// Takes one line; for an NFS mount's, where in it its source starts.
+    fn line(&mut self, line: &[u8]) -> Result<Option<usize>, String> {
         // Every line starts with its mount id; anything else is blank or an error below.
         if !line.first().is_some_and(u8::is_ascii_digit) && line.iter().all(u8::is_ascii_whitespace)
         {
-            return Ok(());
+            return Ok(None);
         }
         let (id, rest) = field(line, 0).ok_or("too few fields")?;
         let (parent, rest) = field(rest, 0).ok_or("too few fields")?;
         let (mount_point, rest) = field(rest, 2).ok_or("too few fields")?;
         let fstype = fstype_after(rest).ok_or("no ' - ' separator")?;
+        let nfs = matches!(fstype, b"nfs" | b"nfs4");
         let start = u32::try_from(self.paths.len()).map_err(|_| "mountinfo is too large")?;
         self.paths.extend_from_slice(&unescaped(mount_point));
         let end = u32::try_from(self.paths.len()).map_err(|_| "mountinfo is too large")?;
@@ -137,9 +245,11 @@ impl MountPoints {
             parent: number(parent, "the parent id")?,
             start,
             end,
-            nfs: matches!(fstype, b"nfs" | b"nfs4"),
+            nfs,
         });
-        Ok(())
+        // The source is the field after the filesystem type, which is a part of `line`.
+        let source = fstype.as_ptr() as usize - line.as_ptr() as usize + fstype.len() + 1;
+        Ok(nfs.then_some(source.min(line.len())))
     }
 
     fn path_of(&self, p: &Point) -> &[u8] {
@@ -154,20 +264,22 @@ impl MountPoints {
     /// The mount `path` (absolute, clean) lies on, or `None` when no mount point covers it.
     pub fn under(&self, path: &Path) -> Option<Under> {
         let path = path.as_os_str().as_bytes();
-        let longest = self
-            .points
-            .iter()
-            .map(|p| p.end - p.start)
-            .zip(&self.points)
-            .filter(|(_, p)| covers(self.path_of(p), path))
-            .map(|(len, _)| len)
-            .max()?;
-        // Every covering mount point of that length is that same leading part of the path.
-        let at: Vec<&Point> = self
-            .points
-            .iter()
-            .filter(|p| p.end - p.start == longest && covers(self.path_of(p), path))
-            .collect();
+        // The leading parts of the path that a mount point covering it can be, longest first
+        // (see `covers`): the path, each part before a `/`, then `/` and the empty one.
+        let cuts = memchr::memrchr_iter(b'/', path)
+            .filter(|i| *i > 0)
+            .map(|i| &path[..i]);
+        let roots: &[&[u8]] = if path.starts_with(b"/") {
+            &[b"/", b""]
+        } else {
+            &[]
+        };
+        let at: Vec<&Point> = std::iter::once(path)
+            .chain(cuts)
+            .chain(roots.iter().copied())
+            .map(|part| self.at(part).collect::<Vec<_>>())
+            .find(|at| !at.is_empty())?;
+        debug_assert!(at.iter().all(|p| covers(self.path_of(p), path)));
         at.iter()
             .rev()
             .find(|p| !at.iter().any(|o| o.parent == p.id))
@@ -176,25 +288,6 @@ impl MountPoints {
                 nfs: p.nfs,
             })
     }
-}
-
-/// The mount points of this process's mountinfo below the root.
-pub fn read_mount_points(root: &Root) -> Result<MountPoints, MountsError> {
-    read_mount_points_at(root, MOUNTINFO)
-}
-
-/// The mount points of the mountinfo at `rel` below `root`.
-pub fn read_mount_points_at(root: &Root, rel: &str) -> Result<MountPoints, MountsError> {
-    let read = root
-        .read_file(rel, FileKind::MountTable)?
-        .ok_or_else(|| MountsError::Missing {
-            path: root.join(rel),
-        })?;
-    MountPoints::parse(&read.bytes).map_err(|e| MountsError::Parse {
-        path: read.path,
-        line: e.line,
-        reason: e.reason,
-    })
 }
 
 #[cfg(test)]
@@ -255,9 +348,79 @@ mod tests {
             assert_eq!(u.mount_id, m.info.mount_id, "{path}");
         }
         assert!(points.any_nfs());
-        let nfs: Vec<bool> = INFO.lines().map(|l| is_nfs_line(l.as_bytes())).collect();
-        let want: Vec<bool> = table.mounts.iter().map(|m| m.is_nfs()).collect();
+        let nfs: Vec<(u32, &[u8])> = points
+            .nfs_lines(INFO.as_bytes())
+            .map(|(_, line, l)| {
+                assert!(line.ends_with(l.super_options) && l.super_options.starts_with(b"rw"));
+                (l.id, l.source)
+            })
+            .collect();
+        let want: Vec<(u32, &[u8])> = table
+            .mounts
+            .iter()
+            .filter(|m| m.is_nfs())
+            .map(|m| (m.info.mount_id, m.info.source().as_bytes()))
+            .collect();
         assert_eq!(nfs, want);
+    }
+
+    /// The answer by looking up each leading part of the path is the answer of comparing the
+    /// path with every mount point: the longest that covers it, the topmost there.
+    #[test]
+    fn the_looked_up_mount_is_the_longest_covering_one_of_all() {
+        let linear = |p: &MountPoints, path: &[u8]| {
+            let longest = p
+                .points
+                .iter()
+                .filter(|x| covers(p.path_of(x), path))
+                .map(|x| x.end - x.start)
+                .max()?;
+            let at: Vec<&Point> = p
+                .points
+                .iter()
+                .filter(|x| x.end - x.start == longest && covers(p.path_of(x), path))
+                .collect();
+            at.iter()
+                .rev()
+                .find(|x| !at.iter().any(|o| o.parent == x.id))
+                .map(|x| x.id)
+        };
+        let text = format!(
+            "{INFO}50 1 0:60 / /a rw - ext4 /dev/x rw\n51 50 0:61 / /a/b rw - nfs4 s:/e rw\n52 1 0:62 / /a/b/ rw - tmpfs t rw\n53 51 0:63 / /a/b rw - tmpfs t rw\n"
+        );
+        let p = MountPoints::parse(text.as_bytes()).unwrap();
+        let mut asked = 0;
+        for path in [
+            "/",
+            "",
+            "/a",
+            "/a/",
+            "/a/b",
+            "/a/b/",
+            "/a/b/c",
+            "/a/bc",
+            "/mnt/nfs/inner",
+            "/mnt/nfs/inner/x",
+            "/mnt/stack",
+            "/mnt/stack/d",
+            "/mnt/with space/d",
+            "/mnt/nfsx",
+            "mnt/nfs",
+            "//a",
+        ] {
+            let got = p.under(Path::new(path)).map(|u| u.mount_id);
+            assert_eq!(got, linear(&p, path.as_bytes()), "{path:?}");
+            asked += usize::from(got.is_some());
+        }
+        assert!(asked > 10);
+        // With no root mount, and with a line whose mount point is empty.
+        let p =
+            MountPoints::parse(b"40 1 0:50 / /m rw - nfs4 s:/e rw\n41 1 0:51 /  rw - tmpfs t rw\n")
+                .unwrap();
+        for path in ["/m/x", "/x", "", "x"] {
+            let got = p.under(Path::new(path)).map(|u| u.mount_id);
+            assert_eq!(got, linear(&p, path.as_bytes()), "{path:?}");
+        }
     }
 
     #[test]

@@ -344,13 +344,6 @@ const THIN_PARENTS: &[&str] = &[
     "src/host",
 ];
 
-/// Folders below a thin parent whose own `mod.rs` still holds what their children share, each
-/// with why.
-const NOT_YET_THIN: &[(&str, &str)] = &[(
-    "src/host/mounts",
-    "its mountinfo and mountstats parsing is being rewritten for speed; its types move out of mod.rs after that lands",
-)];
-
 /// The names `mod.rs` declares as modules, and whether each is test-only.
 fn children_of(mod_rs: &str) -> Vec<(String, bool)> {
     let mut out = Vec::new();
@@ -400,13 +393,6 @@ fn module_path(dir: &Path) -> String {
 }
 
 fn fat_parent_imports(dir: &Path, wrong: &mut Vec<String>) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    if NOT_YET_THIN
-        .iter()
-        .any(|(d, _)| dir.strip_prefix(root).is_ok_and(|rel| rel == Path::new(d)))
-    {
-        return;
-    }
     let mod_rs = dir.join("mod.rs");
     let Ok(text) = std::fs::read_to_string(&mod_rs) else {
         return;

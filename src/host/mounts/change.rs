@@ -11,8 +11,8 @@ use std::os::fd::AsFd;
 use std::os::unix::fs::OpenOptionsExt;
 
 #[cfg(test)]
-use super::MOUNTINFO;
-use crate::host::Root;
+use super::read::MOUNTINFO;
+use crate::host::io::root::Root;
 
 /// An open procfs mountinfo to poll, or nothing to poll.
 #[derive(Debug)]

@@ -106,7 +106,7 @@ pub fn parse_mount_counters(
         } else if let Some(rest) = t.strip_prefix("xprt:") {
             let mut words = rest.split_whitespace();
             let proto = words.next().unwrap_or_default().to_string();
-            if super::is_rdma_netid(&proto) {
+            if super::mountstats::is_rdma_netid(&proto) {
                 add_rdma(&mut c.rdma, &numbers(&words.collect::<Vec<_>>().join(" ")));
             }
             c.transports.push(proto);

@@ -14,7 +14,9 @@ pub struct FstabEntry {
 
 /// The `nfs-gds` lines of `/etc/fstab` below `root` (none when it does not exist): the one
 /// reader of that file, once per command.
-pub fn read_fstab(root: &crate::host::Root) -> Result<Vec<FstabEntry>, crate::host::HostError> {
+pub fn read_fstab(
+    root: &crate::host::io::root::Root,
+) -> Result<Vec<FstabEntry>, crate::host::io::error::HostError> {
     Ok(parse_nfs_gds_entries(
         &root.read_text_lossy("etc/fstab")?.unwrap_or_default(),
     ))

@@ -5,10 +5,10 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+use super::errors::LineError;
 use super::escape::{lossy, unescaped};
 use super::fields::Fields;
 use super::options::{option_in, KeptMemo, KEPT_SUPER_OPTIONS};
-use super::LineError;
 
 /// One line of `/proc/self/mountinfo`. Its fields but the ids are kept one after another in
 /// one buffer, unescaped (the text fields made text lossily), and read through the accessors:

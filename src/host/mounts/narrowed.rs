@@ -19,17 +19,17 @@ use std::net::Ipv4Addr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
+use super::errors::MountsError;
 use super::escape::{lossy, unescaped};
+use super::mountinfo::MountInfoEntry;
 use super::mountinfo::MountInfoParser;
+use super::mountstats::{MountStatsParser, MountStatsRecord};
 use super::options::option_in;
 use super::points::{MountPoints, NfsLine};
+use super::read::{take_entry, InFlight, MOUNTINFO};
 use super::table::{Mount, MountTable, Pairing};
-use super::{
-    take_entry, InFlight, MountInfoEntry, MountStatsParser, MountStatsRecord, MountsError,
-    MOUNTINFO,
-};
 use crate::host::io::reader::FileKind;
-use crate::host::Root;
+use crate::host::io::root::Root;
 use crate::nfs::{NfsSource, Sameness, ServerHost};
 
 /// A mountinfo read once, for the questions a gate asks of one table: which mount each path

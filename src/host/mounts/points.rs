@@ -14,8 +14,8 @@ use std::collections::HashMap;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+use super::errors::LineError;
 use super::escape::unescaped;
-use super::LineError;
 
 /// A mount, as far as this module reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -19,8 +19,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::Mount;
-use crate::host::{HostError, Root};
+use super::table::Mount;
+use crate::host::io::error::HostError;
+use crate::host::io::root::Root;
 
 /// Where the records live, below the root.
 pub const DIR: &str = "run/nfs-gds/mounts";

@@ -12,8 +12,9 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use super::MountPoints;
-use crate::host::{HostError, Root};
+use super::points::MountPoints;
+use crate::host::io::error::HostError;
+use crate::host::io::root::Root;
 
 /// Symbolic links followed in one resolution before giving up, as the kernel does (`ELOOP`).
 pub const MAX_LINKS: usize = 40;

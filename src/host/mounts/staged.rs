@@ -30,7 +30,7 @@ pub fn is_staged_bytes(mount_point: &[u8]) -> bool {
 /// The NFS mounts below the staging area of `table` (read with the mounts in flight), by mount
 /// point: a helper verifying its mount right now, or one that was killed before it could move
 /// or unmount it (the next helper run or agent pass removes those).
-pub fn staged_nfs(table: &super::MountTable) -> Vec<String> {
+pub fn staged_nfs(table: &super::table::MountTable) -> Vec<String> {
     table
         .mounts
         .iter()

@@ -290,6 +290,10 @@ impl<'a> Pairing<'a> {
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
+    use crate::host::io::root::Root;
+
     use super::*;
 
     /// 2049 where NFSv4 leaves the port out, nothing for NFSv3 (rpcbind decides), else the

@@ -336,7 +336,20 @@ fn no_source_file_is_over_800_lines() {
 /// The folders whose `mod.rs` files only list their children and say what they re-export: a
 /// child imports what it needs from the sibling that defines it, never from its parent's
 /// `mod.rs` (where a fat parent grows a knot of everything its children share).
-const THIN_PARENTS: &[&str] = &["src/doctor", "src/policy", "src/judge", "src/cli"];
+const THIN_PARENTS: &[&str] = &[
+    "src/doctor",
+    "src/policy",
+    "src/judge",
+    "src/cli",
+    "src/host",
+];
+
+/// Folders below a thin parent whose own `mod.rs` still holds what their children share, each
+/// with why.
+const NOT_YET_THIN: &[(&str, &str)] = &[(
+    "src/host/mounts",
+    "its mountinfo and mountstats parsing is being rewritten for speed; its types move out of mod.rs after that lands",
+)];
 
 /// The names `mod.rs` declares as modules, and whether each is test-only.
 fn children_of(mod_rs: &str) -> Vec<(String, bool)> {
@@ -360,27 +373,46 @@ fn children_of(mod_rs: &str) -> Vec<(String, bool)> {
     out
 }
 
-/// `super::NAME` (and `super::{A, B}`) in the code of `text`, before its unit tests.
-fn super_names(text: &str) -> Vec<String> {
+/// `super::NAME` (and `super::{A, B}`), and `MODULE::NAME` with `module` the parent's path
+/// (`crate::host`), in the code of `text`, before its unit tests.
+fn parent_names(text: &str, module: &str) -> Vec<String> {
+    let by_path = format!("{module}::");
     let mut found = Vec::new();
     for line in text.lines() {
         if line.trim() == "#[cfg(test)]" {
             break;
         }
-        found.extend(names_after(
-            line.split("//").next().unwrap_or(""),
-            "super::",
-        ));
+        let code = line.split("//").next().unwrap_or("");
+        found.extend(names_after(code, "super::"));
+        found.extend(names_after(code, &by_path));
     }
     found
 }
 
+/// The module path of a folder below `src/`: `src/host/modules` is `crate::host::modules`.
+fn module_path(dir: &Path) -> String {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let rel = dir.strip_prefix(&src).unwrap_or(dir);
+    std::iter::once("crate".to_string())
+        .chain(rel.iter().map(|c| c.to_string_lossy().into_owned()))
+        .collect::<Vec<_>>()
+        .join("::")
+}
+
 fn fat_parent_imports(dir: &Path, wrong: &mut Vec<String>) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    if NOT_YET_THIN
+        .iter()
+        .any(|(d, _)| dir.strip_prefix(root).is_ok_and(|rel| rel == Path::new(d)))
+    {
+        return;
+    }
     let mod_rs = dir.join("mod.rs");
     let Ok(text) = std::fs::read_to_string(&mod_rs) else {
         return;
     };
     let children = children_of(&text);
+    let module = module_path(dir);
     for (child, test_only) in &children {
         let file = if dir.join(child).is_dir() {
             dir.join(child).join("mod.rs")
@@ -396,11 +428,11 @@ fn fat_parent_imports(dir: &Path, wrong: &mut Vec<String>) {
         let Ok(code) = std::fs::read_to_string(&file) else {
             continue;
         };
-        for name in super_names(&code) {
+        for name in parent_names(&code, &module) {
             let known = children.iter().any(|(c, _)| *c == name);
             if !known && !matches!(name.as_str(), "super" | "self" | "*") {
                 wrong.push(format!(
-                    "{} imports super::{name} from its parent's mod.rs",
+                    "{} imports {name} from its parent's mod.rs",
                     file.display()
                 ));
             }
@@ -425,7 +457,14 @@ fn the_thin_parent_guard_sees_a_name_from_mod_rs_and_not_a_sibling() {
         children,
         [("a".into(), false), ("t".into(), true), ("b".into(), false)]
     );
-    let names =
-        super_names("use super::{a::X, Fat};\nuse super::b;\n#[cfg(test)]\nuse super::Late;\n");
-    assert_eq!(names, ["a", "Fat", "b"]);
+    let names = parent_names(
+        "use super::{a::X, Fat};\nuse super::b;\nuse crate::p::{a::Y, Re};\n#[cfg(test)]\nuse super::Late;\n",
+        "crate::p",
+    );
+    assert_eq!(names, ["a", "Fat", "b", "a", "Re"]);
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    assert_eq!(
+        module_path(&src.join("host/modules")),
+        "crate::host::modules"
+    );
 }

@@ -28,6 +28,16 @@ const ONE_SOURCE: &[(&str, &str, &str)] = &[
         "src/judge/node.rs",
         "the node judge",
     ),
+    (
+        "is_host(",
+        "src/host/io/context.rs",
+        "whether a root is this machine or a tree: ask its node context (`context().is_machine()`)",
+    ),
+    (
+        "RootKind::of(",
+        "src/host/io/root.rs",
+        "a root's kind, decided once when the root is made",
+    ),
 ];
 
 /// Files compiled for the unit tests only (`#[cfg(test)] mod …`).
@@ -62,4 +72,6 @@ fn the_guard_sees_a_second_source_and_not_a_test() {
     assert!(misplaced("src/nfs/defaults.rs", twice).is_empty());
     let in_test = "fn f() {}\n#[cfg(test)]\nmod tests {\n    const P: u16 = 20049;\n}\n";
     assert!(misplaced("src/lint/x.rs", in_test).is_empty());
+    let asks_the_root = "fn f(r: &Root) -> bool { r.is_host() }\n";
+    assert_eq!(misplaced("src/mount/flow.rs", asks_the_root).len(), 1);
 }

@@ -50,7 +50,7 @@ pub fn judge_node_and_mounts<'t>(
     table: &'t mut MountTable,
 ) -> Result<Judged<'t>, JudgeError> {
     let facts = memo.read(root)?.clone();
-    let (facts, node) = node::judge(facts, policy, Ask::new(probe), None);
+    let (facts, node) = node::judge(facts, policy, Ask::new(system, probe), None);
     let table_path;
     (*table, table_path) = read_init_mount_table(root)?;
     let declared = read_declared(root)?;

@@ -31,7 +31,12 @@ pub fn judge_node(
 ) -> Result<(HostFacts, Judgement), CmdError> {
     let facts = HostFacts::read(&ctx.host.root)?;
     let planned = node::planned_lines(&facts.kernel, &policy.options, &read_fstab(&facts.root)?);
-    Ok(node::judge(facts, policy, Ask::new(probe), planned))
+    Ok(node::judge(
+        facts,
+        policy,
+        Ask::new(ctx.host.system(), probe),
+        planned,
+    ))
 }
 
 /// The node's report, for [`super::report::show`].

@@ -37,7 +37,7 @@ fn helper_bash() -> String {
             ),
             Does::Type => format!(
                 "compgen -W \"{}\" -- \"${{cur}}\"",
-                crate::cli::HELPER_NAME.trim_start_matches("mount.")
+                HELPER_NAME.trim_start_matches("mount.")
             ),
             _ => "compgen -f -- \"${cur}\"".to_string(),
         };

@@ -1,16 +1,17 @@
 //! The host a command works on, chosen once from `--root`: this machine, or a tree below a
-//! directory (a fixture, or a collected bundle). Whether it is this machine is the root's own
-//! answer ([`Root::is_host`], which the host readers below the commands ask too: the probe
-//! opens no device in a tree, cufile.json's override is this machine's). Every choice a
+//! directory (a fixture, or a collected bundle). Which it is, the root's node context says
+//! ([`NodeContext::kind`](crate::host::io::context::NodeContext::kind), decided when the root
+//! is made; every reader and command below asks it there: cufile.json's override is this
+//! machine's, the kernel log a tree did not record is said to be missing). Every choice a
 //! command makes on it is made here and nowhere else: its [`System`] (this machine, or the
 //! tree's: commands answered from a bundle's recorded outputs, namespaces and capabilities read
-//! from the tree, names from its `etc/hosts`, never mount(2)), whose policy file is trusted, how
-//! the helper unmounts, and whether `provision --apply` may change anything.
+//! from the tree, names from its `etc/hosts`, never mount(2), no device opened), whose policy
+//! file is trusted, how the helper unmounts, and whether `provision --apply` may change
+//! anything.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::host::io::context::NodeContext;
 use crate::host::io::env::Env;
 use crate::host::io::programs;
 use crate::host::io::tree_system::TreeSystem;
@@ -25,8 +26,6 @@ use crate::system::{Live, System};
 #[derive(Debug, Clone)]
 pub struct Host {
     pub root: Root,
-    /// Whether it is this machine (`--root` absent or `/`).
-    machine: bool,
     /// What a relative DIR is relative to ([`Host::cwd`]).
     cwd: PathBuf,
     /// Every effect on it.
@@ -60,7 +59,7 @@ impl Host {
     }
 
     fn of(root: Root) -> Self {
-        let machine = root.is_host();
+        let machine = root.context().is_machine();
         let env = Env::get();
         let cwd = if machine {
             std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"))
@@ -76,14 +75,9 @@ impl Host {
         };
         // What the run decides about the node, once: the facts cache and cufile.json.
         let euid = (&*system as &dyn System).credentials().uids.1;
-        let context = NodeContext::decide(machine, env, euid);
+        let context = root.context().decide(env, euid);
         let root = root.with_context(context);
-        Host {
-            root,
-            machine,
-            cwd,
-            system,
-        }
+        Host { root, cwd, system }
     }
 
     /// Every effect on this host: the machine's, or the tree's (see the module).
@@ -98,14 +92,15 @@ impl Host {
         &self.cwd
     }
 
+    /// Whether it is this machine (`--root` absent, or a path to `/`).
     pub fn is_machine(&self) -> bool {
-        self.machine
+        self.root.context().is_machine()
     }
 
     /// Who may own the policy file: root; in a tree, also the owner of the tree (someone's own
     /// fixture controls nothing else).
     pub fn trust(&self) -> Trust {
-        if self.machine {
+        if self.is_machine() {
             Trust::root_only()
         } else {
             Trust::for_tree(&self.root)
@@ -117,7 +112,7 @@ impl Host {
     /// machine belongs to the tree).
     pub fn mount_point(&self, dir: &Path) -> PathBuf {
         let absolute = crate::mount::request::absolute(dir, &self.cwd);
-        if self.machine {
+        if self.is_machine() {
             std::fs::canonicalize(&absolute).unwrap_or(absolute)
         } else {
             absolute
@@ -128,7 +123,7 @@ impl Host {
     /// recording fake).
     pub fn unmounter(&self) -> Unmounter {
         let umount = programs::find(&self.root, "umount");
-        if self.machine {
+        if self.is_machine() {
             Unmounter::Syscall { umount }
         } else {
             match umount {
@@ -143,7 +138,7 @@ impl Host {
     /// How the helper moves its verified mount onto DIR: move_mount(2) here; in a tree, its
     /// `mount` program run as `mount --move` (a recording fake).
     pub fn mover(&self) -> Mover {
-        if self.machine {
+        if self.is_machine() {
             return Mover::Syscall;
         }
         match programs::find(&self.root, "mount") {
@@ -156,7 +151,7 @@ impl Host {
 
     /// The mounter the policy asks for; in a tree mount(2) is planned but never called.
     pub fn mounter(&self, backend: Backend) -> Result<Box<dyn Mounter>, NoMountNfs> {
-        let fixture_root = (!self.machine).then(|| self.root.dir().to_owned());
+        let fixture_root = (!self.is_machine()).then(|| self.root.dir().to_owned());
         backend::select(
             &self.root,
             backend,
@@ -168,7 +163,7 @@ impl Host {
 
     /// Whether `provision --apply` may change what it looks at.
     pub fn may_change(&self) -> bool {
-        self.machine
+        self.is_machine()
     }
 }
 

@@ -152,7 +152,7 @@ pub fn run(argv: Vec<OsString>) -> u8 {
             // and it says so in its own line. The helper exits with mount(8)'s usage code.
             if let Command::OciHook(a) = &cli.command {
                 if a.judges() {
-                    return oci_hook::run_without_root(&bad.root, &bad.message);
+                    return oci_hook::run_without_root(&process, &bad.root, &bad.message);
                 }
             }
             let code = match cli.command {

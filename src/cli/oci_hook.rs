@@ -23,9 +23,7 @@
 
 pub mod install;
 
-use std::io::{IsTerminal, Read};
-use std::os::fd::AsFd;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clap::Args;
 
@@ -37,6 +35,7 @@ use crate::host::Root;
 use crate::judge::container::{self, Answer, Container, Inputs, Noted};
 use crate::oci::{self, Marks, MAX_STATE_BYTES};
 use crate::policy::WhenUnsure;
+use crate::system::{StdinRead, System};
 
 #[derive(Debug, Args)]
 #[command(group = clap::ArgGroup::new("install_or_uninstall").args(["install", "uninstall"]))]
@@ -92,57 +91,43 @@ const STDIN_WAIT: Duration = Duration::from_secs(10);
 /// What the hook says, with exit 2, when started by hand with a terminal on stdin.
 const NOT_A_RUNTIME: &str = "nfs-gds oci-hook: stdin is a terminal: this hook reads the container state JSON an OCI runtime passes on stdin (ociVersion, id, bundle, annotations) | fix: let the runtime run it through its hooks.d file (oci-hook --install), or pipe a state in: nfs-gds oci-hook < state.json";
 
-/// Reads the state from stdin: at most [`MAX_STATE_BYTES`], within [`STDIN_WAIT`], and no further
-/// than the end of the first whole JSON value (a runtime need not close stdin). At the deadline,
-/// what was read is the state if it parses. In this thread, waiting in poll(2): a reader thread
-/// would cost a scheduler round trip per container start, tens of milliseconds on a loaded node.
 /// Stdin is a terminal: says what the hook expects there, and gives the exit code (2).
-fn started_by_hand() -> Option<u8> {
-    if !std::io::stdin().is_terminal() {
+fn started_by_hand(system: &dyn System) -> Option<u8> {
+    if !system.stdin_is_terminal() {
         return None;
     }
     errln!("{NOT_A_RUNTIME}");
     Some(super::exit::ERROR)
 }
 
-fn read_stdin() -> Result<Vec<u8>, String> {
-    let input = std::io::stdin();
-    read_state(input.as_fd(), &mut input.lock(), STDIN_WAIT)
-}
-
-fn read_state(
-    fd: std::os::fd::BorrowedFd<'_>,
-    stdin: &mut impl Read,
-    wait: Duration,
-) -> Result<Vec<u8>, String> {
-    use nix::poll::{poll, PollFd, PollFlags};
-    let deadline = Instant::now() + wait;
+/// Reads the state from stdin, through `system`: at most [`MAX_STATE_BYTES`], within `wait`,
+/// and no further than the end of the first whole JSON value (a runtime need not close stdin).
+/// At the deadline, what was read is the state if it parses.
+fn read_state(system: &dyn System, wait: Duration) -> Result<Vec<u8>, String> {
+    let deadline = system.now() + wait;
     let mut bytes = Vec::new();
-    let mut buf = [0u8; 16 * 1024];
     loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return match oci::whole_value(&bytes) {
-                oci::Whole::Value(end) => Ok(bytes[..end].to_vec()),
-                _ => Err(format!(
-                    "no whole container state on stdin within {} s ({} bytes read)",
-                    wait.as_secs(),
-                    bytes.len()
-                )),
-            };
-        }
-        let ms = u16::try_from(left.as_millis()).unwrap_or(u16::MAX);
-        let mut fds = [PollFd::new(fd, PollFlags::POLLIN)];
-        match poll(&mut fds, ms) {
-            Ok(0) | Err(nix::errno::Errno::EINTR) => continue,
-            Ok(_) => {}
-            Err(e) => return Err(format!("cannot read the container state on stdin: {e}")),
-        }
-        match stdin.read(&mut buf) {
-            Ok(0) => return Ok(bytes),
-            Ok(n) => bytes.extend_from_slice(&buf[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(format!("cannot read the container state on stdin: {e}")),
+        let left = deadline.saturating_sub(system.now());
+        let read = if left.is_zero() {
+            StdinRead::Waited
+        } else {
+            system
+                .read_stdin(left)
+                .map_err(|e| format!("cannot read the container state on stdin: {e}"))?
+        };
+        match read {
+            StdinRead::Waited => {
+                return match oci::whole_value(&bytes) {
+                    oci::Whole::Value(end) => Ok(bytes[..end].to_vec()),
+                    _ => Err(format!(
+                        "no whole container state on stdin within {} s ({} bytes read)",
+                        wait.as_secs(),
+                        bytes.len()
+                    )),
+                }
+            }
+            StdinRead::End => return Ok(bytes),
+            StdinRead::Bytes(more) => bytes.extend_from_slice(&more),
         }
         if bytes.len() as u64 > MAX_STATE_BYTES {
             return Err(format!(
@@ -222,33 +207,34 @@ pub fn run(args: &OciHookArgs, ctx: &Ctx) -> Result<u8, CmdError> {
     if !args.judges() {
         return install_or_uninstall(args, ctx);
     }
-    if let Some(code) = started_by_hand() {
+    if let Some(code) = started_by_hand(ctx.host.system()) {
         return Ok(code);
     }
     let policy = || ctx.policy_with_path().map(|(_, p)| p);
-    let (state, answer) =
-        match read_stdin().and_then(|b| oci::parse_state(&b).map_err(|e| e.to_string())) {
-            Ok(state) => {
-                let inputs = Inputs {
-                    root: &ctx.host.root,
-                    system: ctx.host.system(),
-                    policy: &policy,
-                    kept: None,
-                };
-                let (answer, noted) = decide(&state, &inputs);
-                let who = container(Some(&state));
-                gate_voice::say_problems(&ctx.host.root, &who, &noted.problems);
-                gate_voice::say_unresolved(&ctx.host.root, &who, &noted.unresolved);
-                (Some(state), answer)
-            }
-            Err(reason) => (
-                None,
-                Answer::Unsure {
-                    reason,
-                    meant: false,
-                },
-            ),
-        };
+    let (state, answer) = match read_state(ctx.host.system(), STDIN_WAIT)
+        .and_then(|b| oci::parse_state(&b).map_err(|e| e.to_string()))
+    {
+        Ok(state) => {
+            let inputs = Inputs {
+                root: &ctx.host.root,
+                system: ctx.host.system(),
+                policy: &policy,
+                kept: None,
+            };
+            let (answer, noted) = decide(&state, &inputs);
+            let who = container(Some(&state));
+            gate_voice::say_problems(&ctx.host.root, &who, &noted.problems);
+            gate_voice::say_unresolved(&ctx.host.root, &who, &noted.unresolved);
+            (Some(state), answer)
+        }
+        Err(reason) => (
+            None,
+            Answer::Unsure {
+                reason,
+                meant: false,
+            },
+        ),
+    };
     let when_unsure = match &answer {
         Answer::Unsure { .. } => policy().map_or(WhenUnsure::default(), |p| p.oci_hook_when_unsure),
         _ => WhenUnsure::default(),
@@ -262,12 +248,15 @@ pub fn run(args: &OciHookArgs, ctx: &Ctx) -> Result<u8, CmdError> {
 }
 
 /// `--root` is not a directory: nothing can be judged, and the failure policy's default
-/// decides from the state's annotations alone.
-pub fn run_without_root(root: &Root, why: &str) -> u8 {
-    if let Some(code) = started_by_hand() {
+/// decides from the state's annotations alone (read through `process`, the process's own
+/// system: there is no host).
+pub fn run_without_root(process: &dyn System, root: &Root, why: &str) -> u8 {
+    if let Some(code) = started_by_hand(process) {
         return code;
     }
-    let state = read_stdin().ok().and_then(|b| oci::parse_state(&b).ok());
+    let state = read_state(process, STDIN_WAIT)
+        .ok()
+        .and_then(|b| oci::parse_state(&b).ok());
     let meant = state
         .as_ref()
         .is_some_and(|s| Marks::of(&s.annotations).any());
@@ -303,5 +292,79 @@ fn answer_runtime(
         REFUSE
     } else {
         super::exit::READY
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::system::{Answer as Said, Call, Fake};
+
+    /// A fake whose stdin gives `reads` in turn, then `last` for good.
+    fn stdin(reads: Vec<Result<StdinRead, String>>, last: StdinRead) -> Fake {
+        let mut reads = reads.into_iter();
+        Fake::new().on(move |call| match call {
+            Call::ReadStdin { .. } => Some(Said::Stdin(
+                reads.next().unwrap_or_else(|| Ok(last.clone())),
+            )),
+            _ => None,
+        })
+    }
+
+    fn bytes(s: &str) -> Result<StdinRead, String> {
+        Ok(StdinRead::Bytes(s.as_bytes().to_vec()))
+    }
+
+    #[test]
+    fn on_a_terminal_the_hook_says_what_it_expects_and_reads_nothing() {
+        let terminal = Fake::new().on(|call| match call {
+            Call::StdinIsTerminal => Some(Said::IsTerminal(true)),
+            _ => None,
+        });
+        assert_eq!(started_by_hand(&terminal), Some(super::super::exit::ERROR));
+        assert_eq!(terminal.calls(), ["is stdin a terminal"]);
+        assert_eq!(started_by_hand(&Fake::new()), None);
+    }
+
+    #[test]
+    fn the_state_is_read_to_its_first_whole_value_on_a_stdin_never_closed() {
+        let fake = stdin(
+            vec![
+                bytes("{\"ociVersion\":\"1.0.2\","),
+                bytes("\"id\":\"c1\"}\n{\"more\""),
+            ],
+            StdinRead::Waited,
+        );
+        let state = read_state(&fake, STDIN_WAIT).unwrap();
+        assert_eq!(state, b"{\"ociVersion\":\"1.0.2\",\"id\":\"c1\"}");
+        assert_eq!(
+            fake.calls(),
+            [
+                "read stdin (at most 10000 ms)",
+                "read stdin (at most 10000 ms)"
+            ]
+        );
+        // Closed after a whole value: the value.
+        let fake = stdin(vec![bytes("{\"id\":\"c2\"}")], StdinRead::End);
+        assert_eq!(read_state(&fake, STDIN_WAIT).unwrap(), b"{\"id\":\"c2\"}");
+    }
+
+    #[test]
+    fn a_stdin_that_brings_no_whole_state_in_time_is_refused_not_waited_on() {
+        let fake = stdin(vec![bytes("{\"id\":")], StdinRead::Waited);
+        let e = read_state(&fake, STDIN_WAIT).unwrap_err();
+        assert_eq!(
+            e,
+            "no whole container state on stdin within 10 s (6 bytes read)"
+        );
+        let fake = stdin(vec![Err("EIO".into())], StdinRead::End);
+        assert_eq!(
+            read_state(&fake, STDIN_WAIT).unwrap_err(),
+            "cannot read the container state on stdin: EIO"
+        );
+        // Endless bytes on a clock that stands still: bounded by size, not by time.
+        let fake = stdin(Vec::new(), StdinRead::Bytes(vec![b' '; 64 * 1024]));
+        let e = read_state(&fake, STDIN_WAIT).unwrap_err();
+        assert!(e.contains("is larger than"), "{e}");
     }
 }

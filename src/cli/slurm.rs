@@ -174,7 +174,7 @@ impl<'c> Budget<'c> {
             format!(
                 "cannot ask slurmctld: scontrol is not installed (searched {}{})",
                 programs::SEARCH_PATH,
-                if root.is_host() {
+                if root.context().is_machine() {
                     String::new()
                 } else {
                     format!(" below {}", root.dir().display())

@@ -84,6 +84,7 @@ pub fn diagnose(facts: &HostFacts, inputs: Inputs) -> Result<Diagnosis, HostErro
     // it.
     let planned = node::planned_lines(&facts.kernel, &policy.options, fstab_entries);
     let ask = node::Ask {
+        system,
         probe,
         kernel_log: found.kernel_log.as_deref(),
         pointer: fix::TO_PLAN,

@@ -181,7 +181,7 @@ const REGISTRATION_FAILURE: &str =
 fn kernel_log(seen: &Seen) -> Vec<Finding> {
     let Some(log) = &seen.found.kernel_log else {
         // Below a root, commands are never run: their outputs are the tree's recorded ones.
-        let why = if seen.facts.root.is_host() {
+        let why = if seen.facts.root.context().is_machine() {
             "the kernel log could not be read (dmesg needs root)".to_string()
         } else {
             format!(

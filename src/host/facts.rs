@@ -8,6 +8,8 @@
 use serde::Serialize;
 
 use super::boot::boot_kernels::{self, BootKernels};
+use super::io::error::HostError;
+use super::io::root::Root;
 use super::kernel::KernelInfo;
 use super::modules::gpl_rule::{self, GplRule};
 use super::modules::kallsyms::{self, KallsymsEntry};
@@ -30,7 +32,6 @@ use super::platform::nvfs_probe::{self, ProbeOutcome};
 use super::platform::nvfs_topology::NvfsTopology;
 use super::platform::nvidia_fs::{GpuDriver, NvidiaFs};
 use super::platform::pci::PciFacts;
-use super::{HostError, Root};
 use crate::kmod::load_facts::LoadFacts;
 use crate::kmod::{self, ModuleFile, RPCRDMA, RPCRDMA_HOOKS};
 
@@ -278,10 +279,11 @@ impl HostFacts {
                 .is_some_and(|c| super::kernel_cmdline::has_kernel_flag(c, "nomodule"))
     }
 
-    /// Runs the live registration probe (it opens `/dev/nvidia-fs0`) and keeps its outcome.
-    pub fn run_probe(&mut self, kernel_log: Option<String>) {
+    /// Runs the live registration probe through `system` (it opens `/dev/nvidia-fs0`) and
+    /// keeps its outcome.
+    pub fn run_probe(&mut self, system: &dyn crate::system::System, kernel_log: Option<String>) {
         self.probe = Some(ProbeRun {
-            outcome: nvfs_probe::probe(&self.root),
+            outcome: nvfs_probe::probe(system),
             kernel_log,
         });
     }

@@ -8,8 +8,9 @@
 use std::path::PathBuf;
 
 use super::facts::HostFacts;
+use super::io::error::HostError;
 use super::io::inputs::Inputs;
-use super::{HostError, Root};
+use super::io::root::Root;
 
 /// The last node facts and the recording root they were derived through (whose record keeps
 /// growing if a later step reads more through the facts' root).

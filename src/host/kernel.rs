@@ -8,7 +8,8 @@
 
 use serde::Serialize;
 
-use super::{read_first_line, HostError, Root};
+use super::io::error::HostError;
+use super::io::root::{read_first_line, Root};
 
 /// An upstream kernel version, `major.minor.patch`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]

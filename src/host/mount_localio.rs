@@ -13,13 +13,14 @@
 
 use std::collections::HashMap;
 
+use crate::host::io::error::HostError;
+use crate::host::io::root::Root;
 use crate::host::kernel::KernelInfo;
 use crate::host::modules::kernel_config::KernelConfig;
 use crate::host::modules::localio::Localio;
 use crate::host::modules::module_load::read_running_config;
 use crate::host::mounts::{Mount, MountTable};
 use crate::host::platform::cufile_json::read_local_addresses;
-use crate::host::{HostError, Root};
 
 /// The node's LOCALIO facts for the running kernel's configuration `config`, with this host's
 /// addresses where LOCALIO can happen.

@@ -9,13 +9,14 @@ use serde::Serialize;
 
 use super::boot::dkms::{parse_dkms_status, DkmsEntry};
 use super::facts::HostFacts;
+use super::io::error::HostError;
+use super::io::root::read_first_line;
 use super::modules::Resolution;
 use super::platform::gdscheck::{run_gdscheck, GdscheckRun};
 use super::platform::libcufile::{find_gds_tool, find_libcufile_rdma};
 use super::platform::ofed::{ofed_metapackages, read_ofa_gds_config, Ofed};
 use super::platform::os_release::OsRelease;
 use super::platform::packages::owner_package;
-use super::{read_first_line, HostError};
 use crate::system::System;
 
 #[derive(Debug, Clone, Default, Serialize)]

@@ -7,7 +7,7 @@
 use std::io;
 use std::os::unix::net::UnixDatagram;
 
-use crate::host::Root;
+use crate::host::io::root::Root;
 
 /// How grave a line is (syslog severities).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

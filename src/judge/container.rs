@@ -340,7 +340,7 @@ fn judge_volumes(inputs: &Inputs, policy: &Policy, volumes: &[Volume], marked: b
         None => HostFacts::read(root).map_err(|e| e.to_string()),
     };
     let node = match facts {
-        Ok(facts) => node::judge(facts, policy, Ask::new(false), None).1,
+        Ok(facts) => node::judge(facts, policy, Ask::new(inputs.system, false), None).1,
         Err(e) => return unsure(format!("the node: {e}"), true),
     };
     let levels = policy.for_node();

@@ -15,11 +15,14 @@ use crate::host::mounts::fstab::FstabEntry;
 use crate::host::HostFacts;
 use crate::nfs::{NfsVersion, OptionDefaults};
 use crate::policy::{MountPolicy, Policy};
+use crate::system::System;
 use crate::verdict::{self, Judgement};
 
 /// How a caller asks for the node's checks.
 #[derive(Debug, Clone, Copy)]
 pub struct Ask<'a> {
+    /// The system the live registration probe opens the device through.
+    pub system: &'a dyn System,
     /// The live registration probe, asked for by the caller (`--probe`); the policy may ask
     /// for it too.
     pub probe: bool,
@@ -29,11 +32,12 @@ pub struct Ask<'a> {
     pub pointer: &'static str,
 }
 
-impl Ask<'_> {
-    /// As `check`, the agent and the gates ask: the probe when `probe` says, each fix pointing
-    /// to `nfs-gds doctor`.
-    pub fn new(probe: bool) -> Self {
+impl<'a> Ask<'a> {
+    /// As `check`, the agent and the gates ask: the probe (through `system`) when `probe` says,
+    /// each fix pointing to `nfs-gds doctor`.
+    pub fn new(system: &'a dyn System, probe: bool) -> Self {
         Ask {
+            system,
             probe,
             kernel_log: None,
             pointer: fix::TO_DOCTOR,
@@ -46,7 +50,7 @@ impl Ask<'_> {
 pub fn checks(facts: &mut HostFacts, levels: &MountPolicy, ask: Ask) -> Vec<CheckResult> {
     let probe = levels.runs_probe(ask.probe);
     if probe {
-        facts.run_probe(ask.kernel_log.map(str::to_string));
+        facts.run_probe(ask.system, ask.kernel_log.map(str::to_string));
     }
     registry::node_checks(facts, probe)
         .into_iter()

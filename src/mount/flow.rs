@@ -162,7 +162,7 @@ impl<'a> Helper<'a> {
             return Ok(FAIL);
         }
         self.warn_if_needed(req, &pre, "mounting");
-        if self.root.is_host() {
+        if self.root.context().is_machine() {
             if let Some((_, why)) = super::target_path::swappable_entry(&req.target) {
                 self.say(&format!(
                     "WARNING: {why}: whoever can change it can swap {} for another directory before nfs-gds opens it; nfs-gds moves the mount through the directory it opened, but keep mount points below directories only root can change",

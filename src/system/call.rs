@@ -90,7 +90,26 @@ pub enum Call {
     Resolve {
         host: String,
     },
+    /// Open the character device `device`, only when it is the node the kernel names `name`
+    /// (`DEVNAME=` in `/sys/dev/char/MAJ:MIN/uevent`) and never through a symlink, read `list`
+    /// while it is open, then close it and time the close: nvidia-fs's live registration probe
+    /// (nvidia-fs looks its hooks up when its device is opened).
+    ProbeDevice {
+        device: PathBuf,
+        name: String,
+        list: PathBuf,
+    },
+    /// Whether nfs-gds's stdin is a terminal.
+    StdinIsTerminal,
+    /// What nfs-gds's stdin holds now, waiting at most `wait` for something to come (a writer
+    /// need not close it): one read of at most [`STDIN_CHUNK`] bytes.
+    ReadStdin {
+        wait: Duration,
+    },
 }
+
+/// The most one [`Call::ReadStdin`] reads.
+pub const STDIN_CHUNK: usize = 16 * 1024;
 
 /// What came back.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -107,6 +126,37 @@ pub enum Answer {
     Credentials(Credentials),
     HasSysAdmin(Result<bool, String>),
     Addresses(Result<Vec<IpAddr>, String>),
+    Probed(Probed),
+    /// Whether stdin is a terminal.
+    IsTerminal(bool),
+    /// What a read of stdin gave, or why it failed.
+    Stdin(Result<StdinRead, String>),
+}
+
+/// What one [`Call::ReadStdin`] gave.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StdinRead {
+    /// Bytes that came.
+    Bytes(Vec<u8>),
+    /// The end: stdin was closed.
+    End,
+    /// The wait passed and nothing came.
+    Waited,
+}
+
+/// What a [`Call::ProbeDevice`] saw.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Probed {
+    /// The device was not opened: why.
+    CannotOpen(String),
+    /// The device was opened: the list's text while it was open (or why it could not be
+    /// read), and how long the close took.
+    Opened {
+        list: Result<String, String>,
+        close: Duration,
+    },
 }
 
 /// What a program run for its output produced.
@@ -222,6 +272,9 @@ impl Call {
             }),
             Call::HasSysAdmin => Answer::HasSysAdmin(Err(why.to_string())),
             Call::Resolve { .. } => Answer::Addresses(Err(why.to_string())),
+            Call::ProbeDevice { .. } => Answer::Probed(Probed::CannotOpen(why.to_string())),
+            Call::StdinIsTerminal => Answer::IsTerminal(false),
+            Call::ReadStdin { .. } => Answer::Stdin(Err(why.to_string())),
         }
     }
 }
@@ -293,6 +346,9 @@ impl std::fmt::Display for Call {
             Call::Credentials => f.write_str("credentials"),
             Call::HasSysAdmin => f.write_str("has CAP_SYS_ADMIN"),
             Call::Resolve { host } => write!(f, "resolve {host}"),
+            Call::ProbeDevice { device, .. } => write!(f, "probe {}", device.display()),
+            Call::StdinIsTerminal => f.write_str("is stdin a terminal"),
+            Call::ReadStdin { wait } => write!(f, "read stdin (at most {} ms)", wait.as_millis()),
         }
     }
 }

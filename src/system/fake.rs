@@ -3,7 +3,7 @@
 //! Models no kernel behaviour by itself. By default: time stands still until something sleeps
 //! (a sleep advances it), the process is root with CAP_SYS_ADMIN, a program run for its output is
 //! missing unless [`Fake::answer`] gave it one (by its name, or a host program by its path), a
-//! program run with the terminal exits 0, a mount, an unmount and a namespace succeed, and no name resolves. [`Fake::on`] replaces any of that
+//! program run with the terminal exits 0, a mount, an unmount and a namespace succeed, no name resolves, no device opens, and stdin is empty (not a terminal). [`Fake::on`] replaces any of that
 //! for the calls it answers (`Some`); the simulated kernels of the mount flow's tests use it to
 //! change a fixture's mount table as the VM suite showed the real kernel does.
 
@@ -11,7 +11,7 @@ use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use super::call::{Answer, Call, Credentials, Output};
+use super::call::{Answer, Call, Credentials, Output, Probed, StdinRead};
 use super::System;
 
 /// Where the fake's wall clock starts: 2026-01-01T00:00:00Z.
@@ -148,6 +148,12 @@ impl Fake {
                     .map(|(_, a)| a.clone())
                     .ok_or_else(|| format!("{host}: names are not resolved here")),
             ),
+            Call::ProbeDevice { device, .. } => Answer::Probed(Probed::CannotOpen(format!(
+                "{}: no device opens here",
+                device.display()
+            ))),
+            Call::StdinIsTerminal => Answer::IsTerminal(false),
+            Call::ReadStdin { .. } => Answer::Stdin(Ok(StdinRead::End)),
         }
     }
 }

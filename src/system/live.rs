@@ -475,6 +475,11 @@ impl System for Live {
                         .map_err(|e| e.to_string()),
                 )
             }
+            Call::ProbeDevice { device, name, list } => {
+                Answer::Probed(super::device_probe::probe(device, name, list))
+            }
+            Call::StdinIsTerminal => Answer::IsTerminal(super::stdin::is_terminal()),
+            Call::ReadStdin { wait } => Answer::Stdin(super::stdin::read(*wait)),
         }
     }
 }

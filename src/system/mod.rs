@@ -1,7 +1,8 @@
 //! Every side effect nfs-gds has on the machine, behind one trait, as youki keeps one `Syscall`
 //! trait: running a program (for its output, or with the helper's own terminal, as `mount.nfs`,
 //! `modprobe` and `umount` run), mount(2) and umount2(2), entering a mount namespace, the clock,
-//! the process's credentials and capabilities, and resolving a server's name.
+//! the process's credentials and capabilities, resolving a server's name, opening nvidia-fs's
+//! device for its live registration probe, and reading the process's stdin.
 //!
 //! Each effect is a [`Call`] value and its outcome an [`Answer`]; [`System::effect`] is the one
 //! method, and the typed methods on `dyn System` are how callers ask. The implementations:
@@ -17,18 +18,20 @@
 //! Reading files is not an effect here: reads go through the root's hardened reader.
 
 pub mod call;
+pub mod device_probe;
 pub mod fake;
 pub mod held;
 pub mod live;
 pub mod record;
 pub mod replay;
+pub mod stdin;
 
 use std::ffi::OsString;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use call::{Answer, Call, Credentials, Failure, Output};
+pub use call::{Answer, Call, Credentials, Failure, Output, Probed, StdinRead};
 pub use fake::Fake;
 pub use live::Live;
 pub use record::{Exchange, Recording, Transcript};
@@ -263,6 +266,38 @@ impl dyn System + '_ {
             Answer::Addresses(Ok(a)) => Ok(a),
             Answer::Addresses(Err(e)) => Err(std::io::Error::new(std::io::ErrorKind::NotFound, e)),
             other => Err(std::io::Error::other(wrong(&call, &other))),
+        }
+    }
+
+    /// Opens the device `device` (only the node the kernel names `name`), reads `list` while it
+    /// is open, and closes it (see [`Call::ProbeDevice`]).
+    pub fn probe_device(&self, device: &Path, name: &str, list: &Path) -> Probed {
+        let call = Call::ProbeDevice {
+            device: device.to_owned(),
+            name: name.to_string(),
+            list: list.to_owned(),
+        };
+        match self.effect(&call) {
+            Answer::Probed(p) => p,
+            other => Probed::CannotOpen(wrong(&call, &other)),
+        }
+    }
+
+    /// Whether stdin is a terminal; an answer of the wrong kind says it is not.
+    pub fn stdin_is_terminal(&self) -> bool {
+        matches!(
+            self.effect(&Call::StdinIsTerminal),
+            Answer::IsTerminal(true)
+        )
+    }
+
+    /// What stdin holds now, waiting at most `wait` for something to come (see
+    /// [`Call::ReadStdin`]).
+    pub fn read_stdin(&self, wait: Duration) -> Result<StdinRead, String> {
+        let call = Call::ReadStdin { wait };
+        match self.effect(&call) {
+            Answer::Stdin(r) => r,
+            other => Err(wrong(&call, &other)),
         }
     }
 }

@@ -94,9 +94,15 @@ mod tests {
     use crate::checks::catalogue::expect::{says, seen};
     use crate::checks::Status;
     use crate::host::facts_builder as b;
+    use crate::host::io::tree_system::TreeSystem;
     use crate::host::platform::nvfs_probe::probe;
     use crate::host::Root;
     use crate::kmod::Export;
+    use crate::system::Live;
+
+    fn tree(dir: &std::path::Path) -> TreeSystem {
+        TreeSystem::new(Root::new(dir), Live::new(true))
+    }
 
     #[test]
     fn registration_is_seen_in_the_modules_list() {
@@ -109,7 +115,7 @@ mod tests {
             "wekafsio: 1\nrpcrdma: (null)\n",
         )
         .unwrap();
-        let out = probe(&Root::new(dir.path()));
+        let out = probe(&tree(dir.path()));
         let r = of_outcome(&out, None);
         assert_eq!(r.status, Status::Pass, "{r:?}");
     }
@@ -194,7 +200,7 @@ mod tests {
     #[test]
     fn missing_device_fails() {
         let dir = tempfile::tempdir().unwrap();
-        let r = of_outcome(&probe(&Root::new(dir.path())), None);
+        let r = of_outcome(&probe(&tree(dir.path())), None);
         assert_eq!(r.status, Status::Fail);
     }
 }

@@ -11,7 +11,8 @@
 
 use serde::Serialize;
 
-use crate::host::{HostError, Root};
+use crate::host::io::error::HostError;
+use crate::host::io::root::Root;
 
 /// The DKMS tree.
 pub const DKMS_TREE: &str = "/var/lib/dkms";

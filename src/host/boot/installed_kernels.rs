@@ -13,10 +13,11 @@
 use serde::Serialize;
 
 use crate::host::boot::version_order;
+use crate::host::io::error::HostError;
+use crate::host::io::root::Root;
 use crate::host::kernel::KernelInfo;
 use crate::host::modules::gpl_rule::{self, GplRule};
 use crate::host::modules::ModuleTree;
-use crate::host::{HostError, Root};
 
 const IMAGE_PREFIXES: [&str; 3] = ["vmlinuz-", "vmlinux-", "Image-"];
 const MODULE_ROOTS: [&str; 2] = ["/lib/modules", "/usr/lib/modules"];

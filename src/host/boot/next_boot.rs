@@ -17,7 +17,8 @@ use serde::Serialize;
 use crate::host::boot::bls::{self, BlsEntry, LOADER_GUID};
 use crate::host::boot::grub::{self, DefaultRule, GrubCfg};
 use crate::host::boot::installed_kernels::InstalledKernel;
-use crate::host::{HostError, Root};
+use crate::host::io::error::HostError;
+use crate::host::io::root::Root;
 
 const GRUB_CFGS: [&str; 2] = ["/boot/grub/grub.cfg", "/boot/grub2/grub.cfg"];
 const GRUBENVS: [&str; 2] = ["/boot/grub/grubenv", "/boot/grub2/grubenv"];

@@ -9,7 +9,8 @@
 
 use serde::Serialize;
 
-use crate::host::{HostError, Root};
+use crate::host::io::error::HostError;
+use crate::host::io::root::Root;
 
 /// modprobe's directories, earliest wins.
 pub const MODPROBE_DIRS: [&str; 5] = [

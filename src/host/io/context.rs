@@ -1,12 +1,13 @@
-//! What a command decides once about the node it reads, beside the root itself: whether the
-//! facts cache is used and where, the cufile.json cuFile reads on this machine, and the
-//! process's effective uid. The command line decides it ([`NodeContext::decide`], from the
-//! environment's one reader and the credentials the `System` answers) when it opens the host,
-//! and the root carries it, so no reader below decides it again — as libkmod's `kmod_ctx` or
-//! cargo's `GlobalContext` carry what a run decided. Plain data: it imports nothing it could
-//! circle back through.
+//! What a command decides once about the node it reads, beside the root itself: what kind of
+//! root it is (this machine, or a tree below `--root`), whether the facts cache is used and
+//! where, the cufile.json cuFile reads on this machine, and the process's effective uid. The
+//! kind is decided when the root is made ([`RootKind::of`]); the rest by the command line
+//! ([`NodeContext::decide`], from the environment's one reader and the credentials the `System`
+//! answers) when it opens the host. The root carries it, so no reader below decides it again —
+//! as libkmod's `kmod_ctx` or cargo's `GlobalContext` carry what a run decided. Plain data: it
+//! imports nothing it could circle back through.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::env::Env;
 
@@ -21,9 +22,34 @@ pub enum CachePlace {
     BelowRoot,
 }
 
+/// What a root is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RootKind {
+    /// This machine's own `/`, however it was spelt (`/var/..` is it too).
+    Machine,
+    /// A tree below a directory: a fixture, or a collected bundle. Its commands are answered
+    /// from what it recorded, no device in it is opened, and nothing of this machine's (its
+    /// working directory, its environment's cufile.json) applies to it.
+    Tree,
+}
+
+impl RootKind {
+    /// The kind of the root at `dir`: the machine when `dir` leads to `/`.
+    pub fn of(dir: &Path) -> RootKind {
+        let machine = dir == Path::new("/")
+            || std::fs::canonicalize(dir).is_ok_and(|real| real == Path::new("/"));
+        if machine {
+            RootKind::Machine
+        } else {
+            RootKind::Tree
+        }
+    }
+}
+
 /// What one run decided about the node it reads.
 #[derive(Debug, Clone)]
 pub struct NodeContext {
+    kind: RootKind,
     cache: CachePlace,
     /// `CUFILE_ENV_PATH_JSON`, on this machine only (never for a tree).
     cufile_json: Option<String>,
@@ -31,24 +57,22 @@ pub struct NodeContext {
     euid: u32,
 }
 
-/// No cache and no cufile.json from the environment (a root made without a command line: the
-/// unit tests), with the process's own effective uid.
-impl Default for NodeContext {
-    fn default() -> Self {
+impl NodeContext {
+    /// The context of a root of `kind` made without a command line (the unit tests): no cache
+    /// and no cufile.json from the environment, with the process's own effective uid.
+    pub fn of_kind(kind: RootKind) -> NodeContext {
         NodeContext {
+            kind,
             cache: CachePlace::Off,
             cufile_json: None,
             euid: crate::system::Live::effective_uid(),
         }
     }
-}
 
-impl NodeContext {
-    /// The context for a root (`machine`: the machine itself, not a tree), from the environment
-    /// and the effective uid: the facts cache is `$NFS_GDS_CACHE_DIR` or
-    /// `<root>/var/cache/nfs-gds`, used only by root and not when `NFS_GDS_NO_CACHE` turns it
-    /// off.
-    pub fn decide(machine: bool, env: &Env, euid: u32) -> NodeContext {
+    /// The context a command decides for this root (its kind kept), from the environment and
+    /// the effective uid: the facts cache is `$NFS_GDS_CACHE_DIR` or `<root>/var/cache/nfs-gds`,
+    /// used only by root and not when `NFS_GDS_NO_CACHE` turns it off.
+    pub fn decide(&self, env: &Env, euid: u32) -> NodeContext {
         let cache = if env.no_cache {
             CachePlace::Off
         } else if euid != 0 {
@@ -61,10 +85,21 @@ impl NodeContext {
             }
         };
         NodeContext {
+            kind: self.kind,
             cache,
-            cufile_json: machine.then(|| env.cufile_json.clone()).flatten(),
+            cufile_json: self.is_machine().then(|| env.cufile_json.clone()).flatten(),
             euid,
         }
+    }
+
+    /// What kind of root this is.
+    pub fn kind(&self) -> RootKind {
+        self.kind
+    }
+
+    /// Whether the root is this machine, not a tree.
+    pub fn is_machine(&self) -> bool {
+        self.kind == RootKind::Machine
     }
 
     /// Where the facts cache is.
@@ -97,36 +132,31 @@ mod tests {
 
     #[test]
     fn the_cache_is_roots_only_and_off_when_asked_and_cufile_json_is_the_machines() {
+        let tree = NodeContext::of_kind(RootKind::Tree);
+        let machine = NodeContext::of_kind(RootKind::Machine);
+        assert_eq!(tree.decide(&env(&[]), 0).cache(), &CachePlace::BelowRoot);
         assert_eq!(
-            NodeContext::decide(false, &env(&[]), 0).cache(),
-            &CachePlace::BelowRoot
-        );
-        assert_eq!(
-            NodeContext::decide(false, &env(&[("NFS_GDS_CACHE_DIR", "/c")]), 0).cache(),
+            tree.decide(&env(&[("NFS_GDS_CACHE_DIR", "/c")]), 0).cache(),
             &CachePlace::Dir("/c".into())
         );
+        assert_eq!(tree.decide(&env(&[]), 1000).cache(), &CachePlace::Off);
         assert_eq!(
-            NodeContext::decide(false, &env(&[]), 1000).cache(),
-            &CachePlace::Off
-        );
-        assert_eq!(
-            NodeContext::decide(false, &env(&[("NFS_GDS_NO_CACHE", "1")]), 0).cache(),
+            tree.decide(&env(&[("NFS_GDS_NO_CACHE", "1")]), 0).cache(),
             &CachePlace::Off
         );
         // An empty value is unset.
         assert_eq!(
-            NodeContext::decide(false, &env(&[("NFS_GDS_NO_CACHE", "")]), 0).cache(),
+            tree.decide(&env(&[("NFS_GDS_NO_CACHE", "")]), 0).cache(),
             &CachePlace::BelowRoot
         );
         let json = [("CUFILE_ENV_PATH_JSON", "/opt/cufile.json")];
+        assert_eq!(tree.decide(&env(&json), 0).cufile_json(), None);
         assert_eq!(
-            NodeContext::decide(false, &env(&json), 0).cufile_json(),
-            None
-        );
-        assert_eq!(
-            NodeContext::decide(true, &env(&json), 0).cufile_json(),
+            machine.decide(&env(&json), 0).cufile_json(),
             Some("/opt/cufile.json")
         );
-        assert_eq!(NodeContext::default().cache(), &CachePlace::Off);
+        assert_eq!(tree.cache(), &CachePlace::Off);
+        assert!(machine.decide(&env(&[]), 0).is_machine());
+        assert!(!tree.decide(&env(&[]), 0).is_machine());
     }
 }

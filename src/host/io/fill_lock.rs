@@ -154,7 +154,7 @@ pub fn take_within(dir: &OutDir, budget: &WaitBudget) -> FillTurn {
 mod tests {
     use super::*;
     use crate::host::io::out_dir::Trust;
-    use crate::host::Root;
+    use crate::host::io::root::Root;
     use rustix::fs::{Mode, OFlags};
     use std::path::Path;
     use std::process::Command;

@@ -6,7 +6,7 @@
 use std::io;
 use std::net::IpAddr;
 
-use crate::host::Root;
+use crate::host::io::root::Root;
 use crate::nfs::source::parse_inet_aton;
 
 /// The names of a tree's `etc/hosts`.

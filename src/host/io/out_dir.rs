@@ -179,10 +179,10 @@ impl OutDir {
         &self,
         name: &str,
         kind: reader::FileKind,
-    ) -> Result<Option<reader::FileRead>, crate::host::HostError> {
+    ) -> Result<Option<reader::FileRead>, crate::host::io::error::HostError> {
         let shown = self.shown.join(name);
         if plain(name).is_err() {
-            return Err(crate::host::HostError::Read {
+            return Err(crate::host::io::error::HostError::Read {
                 path: shown,
                 source: io::Error::from(io::ErrorKind::InvalidInput),
             });

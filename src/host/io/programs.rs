@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 
-use crate::host::Root;
+use crate::host::io::root::Root;
 
 pub use crate::system::SEARCH_PATH;
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::escape::escape_control;
-use crate::host::io::context::NodeContext;
+use crate::host::io::context::{NodeContext, RootKind};
 use crate::host::io::error::HostError;
 use crate::host::io::file_identity::FileIdentity;
 use crate::host::io::inputs::{Inputs, Seen};
@@ -22,8 +22,6 @@ pub struct Root {
     dir: PathBuf,
     /// `dir`, opened once for every root made from this one ([`RootDir`]).
     handle: Arc<RootDir>,
-    /// Whether `dir` resolves to `/` (`/var/..` does): decided once, when the root is made.
-    host: bool,
     record: Option<Arc<Mutex<Record>>>,
     /// The record is for a bundle ([`Root::recording`]), not only for [`Inputs`].
     bundle: bool,
@@ -70,20 +68,20 @@ pub struct Record {
 impl Root {
     pub fn new(dir: impl Into<PathBuf>) -> Self {
         let dir = dir.into();
-        let host = dir == Path::new("/")
-            || std::fs::canonicalize(&dir).is_ok_and(|real| real == Path::new("/"));
+        // Whether `dir` is the machine is decided once, here, and carried by the context.
+        let context = Arc::new(NodeContext::of_kind(RootKind::of(&dir)));
         Root {
             handle: Arc::new(RootDir::new(dir.clone())),
             dir,
-            host,
             record: None,
             bundle: false,
             looked: None,
-            context: Arc::default(),
+            context,
         }
     }
 
-    /// The same root, carrying what the run decided about the node.
+    /// The same root, carrying what the run decided about the node (from this root's own
+    /// context, [`NodeContext::decide`], so that its kind is kept).
     pub fn with_context(self, context: NodeContext) -> Self {
         Root {
             context: Arc::new(context),
@@ -111,7 +109,6 @@ impl Root {
         Root {
             dir: self.dir.clone(),
             handle: self.handle.clone(),
-            host: self.host,
             record: Some(Arc::new(Mutex::new(Record::default()))),
             bundle: false,
             looked: self.looked.clone(),
@@ -177,12 +174,6 @@ impl Root {
     /// The directory, opened once, that every path below the root is resolved from.
     pub(crate) fn handle(&self) -> &RootDir {
         &self.handle
-    }
-
-    /// Whether this is the machine's own `/`, however it was spelt (only the choices made once
-    /// for a command, and the probe's refusal to open devices in a tree, ask).
-    pub fn is_host(&self) -> bool {
-        self.host
     }
 
     /// `rel` below the root; a leading `/` in `rel` is ignored, so host paths can be passed as-is.
@@ -572,17 +563,19 @@ mod tests {
     #[test]
     fn the_host_is_told_by_where_the_path_leads_not_how_it_is_spelt() {
         let tree = tempfile::tempdir().unwrap();
-        assert!(!Root::new(tree.path()).is_host());
+        assert!(!Root::new(tree.path()).context().is_machine());
         // As many `..` as the tree is deep lead back to `/`.
         let mut up = tree.path().to_path_buf();
         for _ in 1..tree.path().components().count() {
             up.push("..");
         }
         assert_ne!(up, Path::new("/"));
-        assert!(Root::new(&up).is_host(), "{}", up.display());
-        assert!(Root::new(&up).recording().is_host());
-        assert!(Root::host().is_host());
-        assert!(!Root::new(tree.path().join("missing/..")).is_host());
+        assert!(Root::new(&up).context().is_machine(), "{}", up.display());
+        assert!(Root::new(&up).recording().context().is_machine());
+        assert!(Root::host().context().is_machine());
+        assert!(!Root::new(tree.path().join("missing/.."))
+            .context()
+            .is_machine());
     }
 
     #[test]

@@ -10,12 +10,19 @@
 //! - CAP_SYS_ADMIN is read from the tree's `proc/self/status` (CapEff), so tests take both
 //!   paths whoever runs them; the ids are the process's own, and so is the clock;
 //! - a server's name resolves through the tree's `etc/hosts` alone, never this machine's DNS,
-//!   so a tree judges the same wherever it is replayed.
+//!   so a tree judges the same wherever it is replayed;
+//! - no device is opened: the tree's entry in the device's place (whatever it is: a FIFO, a
+//!   symlink out of the tree) stands for the device, and its recorded list for what the device
+//!   listed;
+//! - stdin is the process's own.
+
+use std::path::Path;
+use std::time::Duration;
 
 use super::hosts_file::HostsFile;
 use super::recorded;
 use super::root::Root;
-use crate::system::{Answer, Call, Failure, Live, System};
+use crate::system::{Answer, Call, Failure, Live, Probed, System};
 
 /// `CAP_SYS_ADMIN`'s bit in the capability sets.
 pub const CAP_SYS_ADMIN_BIT: u32 = 21;
@@ -34,13 +41,30 @@ impl TreeSystem {
 
     fn has_sys_admin(&self) -> Result<bool, String> {
         let path = self.root.join("proc/self/status");
-        let bytes = super::reader::read_named(&path, crate::host::FileKind::Text)
+        let bytes = super::reader::read_named(&path, crate::host::io::reader::FileKind::Text)
             .map_err(|e| e.to_string())?
             .ok_or_else(|| format!("cannot read {}: no such file", path.display()))?
             .bytes;
         parse_cap_eff(&String::from_utf8_lossy(&bytes))
             .map(|bits| bits & (1 << CAP_SYS_ADMIN_BIT) != 0)
             .ok_or_else(|| format!("{} has no CapEff: line", path.display()))
+    }
+
+    /// The probe below the root: the device's entry is looked at, never opened.
+    fn probe(&self, device: &Path, list: &Path) -> Probed {
+        let missing = |rel: &Path| format!("{} does not exist", self.root.join(rel).display());
+        if !self.root.exists(device) {
+            return Probed::CannotOpen(missing(device));
+        }
+        let list = match self.root.read_text_lossy(list) {
+            Ok(Some(text)) => Ok(text),
+            Ok(None) => Err(missing(list)),
+            Err(e) => Err(e.to_string()),
+        };
+        Probed::Opened {
+            list,
+            close: Duration::ZERO,
+        }
     }
 
     fn never(&self, what: &str) -> Answer {
@@ -91,12 +115,15 @@ impl System for TreeSystem {
                     .resolve(host)
                     .map_err(|e| e.to_string()),
             ),
+            Call::ProbeDevice { device, list, .. } => Answer::Probed(self.probe(device, list)),
             Call::Run { .. }
             | Call::Exec { .. }
             | Call::Now
             | Call::WallClock
             | Call::Sleep { .. }
-            | Call::Credentials => self.live.effect(call),
+            | Call::Credentials
+            | Call::StdinIsTerminal
+            | Call::ReadStdin { .. } => self.live.effect(call),
         }
     }
 }

@@ -16,7 +16,8 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::host::io::facts_cache::{FileIdentity, SymversKey};
-use crate::host::{FileKind, Root};
+use crate::host::io::reader::FileKind;
+use crate::host::io::root::Root;
 use crate::kmod::symvers;
 
 /// A symvers file found for a tree, scanned.

@@ -6,9 +6,10 @@
 
 use std::sync::Arc;
 
+use crate::host::io::error::HostError;
 use crate::host::io::reader::FileKind;
+use crate::host::io::root::Root;
 use crate::host::modules::kernel_config::KernelConfig;
-use crate::host::{HostError, Root};
 use crate::kmod::btf::base_btf;
 use crate::kmod::crcless_load::{BtfPolicy, CrclessKernel, VermagicConfig};
 

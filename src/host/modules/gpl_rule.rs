@@ -13,8 +13,8 @@
 
 use serde::Serialize;
 
+use crate::host::io::root::Root;
 use crate::host::kernel::{KernelInfo, KernelVersion, VersionSource};
-use crate::host::Root;
 use crate::kmod::image_scan::ScanOutcome;
 
 /// The text the rule's warning prints; present in every kernel image that has the rule.

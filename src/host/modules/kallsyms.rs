@@ -12,7 +12,8 @@
 
 use serde::Serialize;
 
-use crate::host::{HostError, Root};
+use crate::host::io::error::HostError;
+use crate::host::io::root::Root;
 use crate::kmod::elf::versioned_variant_of;
 
 /// One kallsyms line for a symbol we looked for.

@@ -19,8 +19,10 @@ use std::path::Path;
 use memchr::memmem;
 use serde::{Deserialize, Serialize};
 
+use crate::host::io::error::HostError;
 use crate::host::io::facts_cache::ReadFile;
-use crate::host::{FileKind, HostError, Root};
+use crate::host::io::reader::FileKind;
+use crate::host::io::root::Root;
 
 /// Refuse to decompress a `/proc/config.gz` beyond this (real ones are about 300 KB).
 const MAX_CONFIG_BYTES: u64 = 16 * 1024 * 1024;

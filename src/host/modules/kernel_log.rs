@@ -15,7 +15,7 @@
 
 use serde::Serialize;
 
-use crate::host::modules::{module_name_of_path, normalize_name};
+use super::module_name::{module_name_of_path, normalize_name};
 use crate::kmod::GDS_MODULES;
 
 /// What the kernel (or the loader) said went wrong.

@@ -11,7 +11,8 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::host::{HostError, Root};
+use crate::host::io::error::HostError;
+use crate::host::io::root::Root;
 
 /// Module files opened at most to find the loaded build.
 pub const MAX_INSPECTED: usize = 4;

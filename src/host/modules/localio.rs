@@ -16,7 +16,8 @@ use std::net::IpAddr;
 use serde::Serialize;
 
 use super::kernel_config::{ConfigValue, KernelConfig};
-use crate::host::{HostError, Root};
+use crate::host::io::error::HostError;
+use crate::host::io::root::Root;
 
 /// The configuration options this reader judges.
 pub const CONFIG_OPTIONS: &[&str] = &["CONFIG_NFS_LOCALIO"];

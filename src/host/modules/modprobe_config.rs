@@ -11,9 +11,10 @@ use std::borrow::Cow;
 
 use serde::Serialize;
 
+use super::module_name::normalize_name;
 use crate::host::io::conf_dirs::{list_conf_files, ConfFile, MODPROBE_DIRS};
-use crate::host::modules::normalize_name;
-use crate::host::{HostError, Root};
+use crate::host::io::error::HostError;
+use crate::host::io::root::Root;
 
 /// Where a directive was written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

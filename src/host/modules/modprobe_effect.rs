@@ -20,16 +20,17 @@
 //!
 //! [`explain_request`] is pure: the configuration is already read, and the module index is
 //! asked through [`ModuleIndex`], which [`TreeIndex`] implements over a
-//! [`ModuleTree`](crate::host::modules::ModuleTree).
+//! [`ModuleTree`](crate::host::modules::module_tree::ModuleTree).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 
 use serde::Serialize;
 
+use super::module_name::{module_name_of_path, normalize_name};
+use super::module_tree::{ModuleTree, Resolution};
+use crate::host::io::root::Root;
 use crate::host::modules::modprobe_config::{ConfigLine, Directive, ModprobeConfig, Origin};
-use crate::host::modules::{module_name_of_path, normalize_name, ModuleTree, Resolution};
-use crate::host::Root;
 use crate::kmod::fnmatch::fnmatch;
 
 /// What kernels with d5aa6b22e225 request for `proto=rdma6`.

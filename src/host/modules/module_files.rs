@@ -7,9 +7,10 @@
 
 use std::path::Path;
 
+use crate::host::io::error::HostError;
 use crate::host::io::facts_cache::{self, FactsCache, FileIdentity};
 use crate::host::io::reader::{self, FileKind};
-use crate::host::{HostError, Root};
+use crate::host::io::root::Root;
 use crate::kmod::image_scan::{self, Budget, FileImage, ScanOutcome};
 use crate::kmod::load_facts::{load_facts_of_bytes, LoadFacts};
 use crate::kmod::{self, inspect_bytes, Compression, KmodError, ModuleFile};

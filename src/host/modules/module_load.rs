@@ -12,7 +12,11 @@
 
 use serde::Serialize;
 
+use super::module_name::normalize_name;
+use super::module_tree::{ModuleTree, Resolution};
+use crate::host::io::error::HostError;
 use crate::host::io::facts_cache::{AbiAnswer, AbiKey, FactsCache, FileIdentity};
+use crate::host::io::root::Root;
 use crate::host::kernel::KernelInfo;
 use crate::host::modules::build_symvers::symvers_key;
 use crate::host::modules::kernel_config::{read_kernel_config, read_proc_config, KernelConfig};
@@ -22,8 +26,6 @@ use crate::host::modules::sig_enforcement::{
 };
 use crate::host::modules::symbol_providers::TreeProviders;
 use crate::host::modules::sysmodule::SysModule;
-use crate::host::modules::{normalize_name, ModuleTree, Resolution};
-use crate::host::{HostError, Root};
 use crate::kmod::abi::{compare_import_crcs, AbiVerdict, KernelModversions, Provider, Uncompared};
 use crate::kmod::crcless_load::{self, CrclessKernel, CrclessVerdict};
 use crate::kmod::load_facts::LoadFacts;

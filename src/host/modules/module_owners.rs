@@ -11,11 +11,13 @@
 use serde::Serialize;
 
 use super::module_files::inspect_file_with_cache;
+use super::module_name::module_name_of_path;
 use super::module_place::ModulePlace;
 pub use super::module_place::PackageFamily;
+use super::module_tree::{ModuleTree, Resolution};
 use super::sysmodule::SysModule;
-use super::{module_name_of_path, ModuleTree, Resolution};
-use crate::host::{read_first_line, HostError, Root};
+use crate::host::io::error::HostError;
+use crate::host::io::root::{read_first_line, Root};
 
 /// The modules whose ownership is judged.
 pub const OWNED_MODULES: [&str; 3] = ["rpcrdma", "sunrpc", "ib_core"];

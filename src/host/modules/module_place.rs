@@ -16,7 +16,7 @@
 use serde::Serialize;
 
 use super::loaded_build::DRIVER_CONTAINER_MARKERS;
-use super::module_name_of_path;
+use super::module_name::module_name_of_path;
 
 /// Where a module file sits in the tree, which tells who shipped it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -254,6 +254,26 @@ pub(crate) const LAYOUTS: &[&str] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn origins_follow_the_first_component() {
+        assert_eq!(
+            ModuleOrigin::of("kernel/net/sunrpc/xprtrdma/rpcrdma.ko"),
+            ModuleOrigin::Inbox
+        );
+        assert_eq!(
+            ModuleOrigin::of("updates/dkms/rpcrdma.ko.zst"),
+            ModuleOrigin::UpdatesDkms
+        );
+        assert_eq!(
+            ModuleOrigin::of("extra/mlnx-nfsrdma/rpcrdma.ko.xz"),
+            ModuleOrigin::Extra
+        );
+        assert_eq!(
+            ModuleOrigin::of("vastnfs/rpcrdma.ko"),
+            ModuleOrigin::Other("vastnfs".into())
+        );
+    }
     use ModuleOrigin::*;
     use PackageFamily::*;
 

@@ -5,13 +5,14 @@
 
 use serde::Serialize;
 
+use super::module_tree::ModuleTree;
+use crate::host::io::error::HostError;
+use crate::host::io::root::Root;
 use crate::host::kernel::{KernelInfo, KernelVersion};
 use crate::host::modules::modprobe_config::{read_modprobe_config, BadLine};
 use crate::host::modules::modprobe_effect::{
     explain_request, Lookup, RequestExplanation, TreeIndex, KERNEL_REQUEST_LEGACY,
 };
-use crate::host::modules::ModuleTree;
-use crate::host::{HostError, Root};
 use crate::kmod::RPCRDMA;
 
 /// The first kernel that requests `rpc<netid>` (upstream d5aa6b22e225).

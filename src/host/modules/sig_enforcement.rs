@@ -29,7 +29,8 @@ pub const CONFIG_OPTIONS: &[&str] = &[
     "CONFIG_LOCK_DOWN_KERNEL_FORCE_CONFIDENTIALITY",
     "CONFIG_LOCK_DOWN_IN_EFI_SECURE_BOOT",
 ];
-use crate::host::{read_first_line, HostError, Root};
+use crate::host::io::error::HostError;
+use crate::host::io::root::{read_first_line, Root};
 
 /// `SecureBoot`: 1 when the firmware verifies what it boots.
 pub const SECURE_BOOT_VAR: &str =

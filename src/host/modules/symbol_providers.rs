@@ -33,10 +33,11 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 
+use super::module_name::normalize_name;
+use super::module_tree::ModuleTree;
 use crate::host::io::facts_cache::{FactsCache, FileIdentity};
 use crate::host::modules::build_symvers::BuildSymvers;
 use crate::host::modules::module_files::load_facts_below;
-use crate::host::modules::{normalize_name, ModuleTree};
 use crate::kmod::abi::{CrcOrigin, Provider};
 use crate::kmod::modversions::ExportCrcs;
 use crate::kmod::symvers;

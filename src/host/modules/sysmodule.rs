@@ -6,7 +6,8 @@
 use crate::kmod::build_id::parse_gnu_build_id_note;
 use serde::Serialize;
 
-use crate::host::{read_first_line, HostError, Root};
+use crate::host::io::error::HostError;
+use crate::host::io::root::{read_first_line, Root};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct SysModule {

@@ -16,7 +16,8 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::host::{HostError, Root};
+use crate::host::io::error::HostError;
+use crate::host::io::root::Root;
 
 const TOP: &[&str] = &[
     "logging",

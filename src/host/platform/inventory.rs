@@ -5,7 +5,8 @@
 
 use serde::Serialize;
 
-use crate::host::{HostError, Root};
+use crate::host::io::error::HostError;
+use crate::host::io::root::Root;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Inventory {

@@ -16,7 +16,8 @@ use serde::Serialize;
 use super::net_route::{Route, RouteTable};
 use super::pcie_tree::{read_places, PcieDistance, PciePlace};
 use super::rdma_netdev::NetDevice;
-use crate::host::{HostError, Root};
+use crate::host::io::error::HostError;
+use crate::host::io::root::Root;
 
 pub const NFS_SERVERS: &str = "proc/fs/nfsfs/servers";
 

@@ -2,7 +2,8 @@
 //! `gdsio` tools, cuObject's `cuobj.json`. Kernel NFS mounts use none of them, so they are only
 //! reported, to stop anyone chasing them.
 
-use crate::host::{HostError, Root};
+use crate::host::io::error::HostError;
+use crate::host::io::root::Root;
 
 /// Where `libcufile_rdma.so*` is installed, if anywhere (first match).
 pub fn find_libcufile_rdma(root: &Root) -> Result<Option<String>, HostError> {

@@ -13,7 +13,8 @@
 
 use serde::Serialize;
 
-use crate::host::{HostError, Root};
+use crate::host::io::error::HostError;
+use crate::host::io::root::Root;
 use cms::cert::x509::der::Decode;
 use cms::cert::x509::Certificate;
 

@@ -13,7 +13,8 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use serde::Serialize;
 
-use crate::host::{HostError, Root};
+use crate::host::io::error::HostError;
+use crate::host::io::root::Root;
 
 const RTF_UP: u32 = 0x1;
 const RTF_REJECT: u32 = 0x200;

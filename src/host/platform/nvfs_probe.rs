@@ -8,25 +8,18 @@
 //! waits in rpcrdma's unregister for about a second. Opt-in (`doctor --probe`), because it makes
 //! nvidia-fs take a reference on rpcrdma for that moment.
 //!
-//! Opening a device runs its driver, so the probe opens only a character device the kernel
-//! itself names `nvidia-fs0` (`DEVNAME=` in `/sys/dev/char/MAJ:MIN/uevent`), and only on the
-//! real host: a symlink or a node in
-//! its place (a watchdog, which an open arms) is refused unopened. Below `--root` (a fixture, a
-//! `collect` bundle) nothing is opened at all: a `dev/nvidia-fs0` entry stands for the device
-//! and the recorded `proc/driver/nvidia-fs/modules` for what it listed.
+//! The open, the read and the close are one effect of the `System`
+//! ([`Call::ProbeDevice`](crate::system::Call)): on this machine only the character device the
+//! kernel itself names `nvidia-fs0` is opened; below `--root` (a fixture, a `collect` bundle)
+//! nothing is opened at all: a `dev/nvidia-fs0` entry stands for the device and the recorded
+//! `proc/driver/nvidia-fs/modules` for what it listed.
 
-use std::fs::File;
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
-use std::time::Instant;
-
-use rustix::fs::{Mode, OFlags};
 
 use serde::Serialize;
 
 use crate::host::platform::nvidia_fs::parse_registered_modules;
-use crate::host::Root;
+use crate::system::{Probed, System};
 
 /// What the probe saw.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -42,87 +35,26 @@ pub enum ProbeOutcome {
     CannotRead(String),
 }
 
-/// The device the probe opens, as a host path.
+/// The device the probe opens, as a host path, and the name the kernel gives it.
 const DEVICE: &str = "/dev/nvidia-fs0";
+const DEVICE_NAME: &str = "nvidia-fs0";
+/// What nvidia-fs lists while its device is open.
+const MODULES: &str = "/proc/driver/nvidia-fs/modules";
 
-/// Opens the real device on the host, reads the list of registered drivers while it is open,
-/// and closes it; below a root, reads what the tree recorded and opens nothing.
-pub fn probe(root: &Root) -> ProbeOutcome {
-    let handle = if root.is_host() {
-        match open_device(Path::new(DEVICE)) {
-            Ok(f) => Some(f),
-            Err(e) => return ProbeOutcome::CannotOpen(e),
-        }
-    } else if root.exists(DEVICE) {
-        None
-    } else {
-        return ProbeOutcome::CannotOpen(format!("{} does not exist", root.join(DEVICE).display()));
-    };
-    let list = root.read_text_lossy("proc/driver/nvidia-fs/modules");
-    let start = Instant::now();
-    drop(handle);
-    let close_ms = start.elapsed().as_millis();
-    match list {
-        Ok(Some(text)) => ProbeOutcome::Registered {
+/// Opens the device through `system`, reads the list of registered drivers while it is open,
+/// and closes it.
+pub fn probe(system: &dyn System) -> ProbeOutcome {
+    match system.probe_device(Path::new(DEVICE), DEVICE_NAME, Path::new(MODULES)) {
+        Probed::CannotOpen(why) => ProbeOutcome::CannotOpen(why),
+        Probed::Opened {
+            list: Ok(text),
+            close,
+        } => ProbeOutcome::Registered {
             modules: parse_registered_modules(&text),
-            close_ms,
+            close_ms: close.as_millis(),
         },
-        Ok(None) => ProbeOutcome::CannotRead(format!(
-            "{} does not exist",
-            root.join("proc/driver/nvidia-fs/modules").display()
-        )),
-        Err(e) => ProbeOutcome::CannotRead(e.to_string()),
+        Probed::Opened { list: Err(why), .. } => ProbeOutcome::CannotRead(why),
     }
-}
-
-/// Opens `dev` when it is the character device the kernel names `nvidia-fs0`, never following a
-/// symlink; anything else is refused before it is opened.
-fn open_device(dev: &Path) -> Result<File, String> {
-    let shown = dev.display();
-    let fd = rustix::fs::openat(
-        rustix::fs::CWD,
-        dev,
-        OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(|e| format!("{shown}: {}", std::io::Error::from(e)))?;
-    let checked = File::from(fd);
-    let meta = checked.metadata().map_err(|e| format!("{shown}: {e}"))?;
-    if !meta.file_type().is_char_device() {
-        return Err(format!("{shown} is not a character device: not opening it"));
-    }
-    let (major, minor) = (
-        rustix::fs::major(meta.rdev()),
-        rustix::fs::minor(meta.rdev()),
-    );
-    let uevent = Root::host()
-        .read_text_lossy(format!("sys/dev/char/{major}:{minor}/uevent"))
-        .ok()
-        .flatten()
-        .unwrap_or_default();
-    let name = device_name(&uevent);
-    if name != Some("nvidia-fs0") {
-        return Err(format!(
-            "{shown} is character device {major}:{minor}, which the kernel names {}, not nvidia-fs0: not opening it",
-            name.unwrap_or("(unknown)")
-        ));
-    }
-    // The magic link opens the very node just checked.
-    let reopen = format!("/proc/self/fd/{}", checked.as_raw_fd());
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(OFlags::NOCTTY.bits() as i32)
-        .open(&reopen)
-        .map_err(|e| format!("{shown}: {e}"))?;
-    Ok(file)
-}
-
-/// The `DEVNAME=` of a `/sys/dev/char/MAJ:MIN/uevent`: the node name the kernel gave the device.
-pub fn device_name(uevent: &str) -> Option<&str> {
-    uevent
-        .lines()
-        .find_map(|l| l.strip_prefix("DEVNAME="))
-        .map(str::trim)
 }
 
 /// The kernel log line that names the GPL-only refusal for the rpcrdma hook.
@@ -132,15 +64,17 @@ pub const GPL_REFUSAL_LINE: &str =
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
+    use crate::host::io::root::Root;
+    use crate::host::io::tree_system::TreeSystem;
+    use crate::system::{Answer, Call, Fake, Live};
     use std::time::Duration;
 
-    /// Runs the probe on a thread and fails the test if it does not return promptly.
+    /// Runs the probe below `root` on a thread and fails the test if it does not return promptly.
     fn probe_promptly(root: &Path) -> ProbeOutcome {
-        let root = Root::new(root);
+        let system = TreeSystem::new(Root::new(root), Live::new(true));
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let _ = tx.send(probe(&root));
+            let _ = tx.send(probe(&system));
         });
         rx.recv_timeout(Duration::from_secs(10))
             .expect("the probe hung opening the device")
@@ -172,39 +106,44 @@ mod tests {
         std::os::unix::fs::symlink(&outside, &fifo).unwrap();
         let out = probe_promptly(&root);
         assert!(matches!(out, ProbeOutcome::Registered { .. }), "{out:?}");
-    }
-
-    #[test]
-    fn on_the_host_only_the_nvidia_fs_node_is_opened() {
-        let e = open_device(Path::new("/dev/null")).unwrap_err();
+        // No entry: nothing stands for the device.
+        std::fs::remove_file(&fifo).unwrap();
+        let out = probe_promptly(&root);
         assert!(
-            e.contains("which the kernel names null, not nvidia-fs0: not opening it"),
-            "{e}"
-        );
-        let dir = tempfile::tempdir().unwrap();
-        let fifo = dir.path().join("nvidia-fs0");
-        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
-        let e = open_device(&fifo).unwrap_err();
-        assert!(e.contains("is not a character device"), "{e}");
-        let link = dir.path().join("link");
-        std::os::unix::fs::symlink("/dev/null", &link).unwrap();
-        let e = open_device(&link).unwrap_err();
-        assert!(
-            e.contains("is not a character device"),
-            "a symlink is not followed: {e}"
+            matches!(&out, ProbeOutcome::CannotOpen(why) if why.ends_with("dev/nvidia-fs0 does not exist")),
+            "{out:?}"
         );
     }
 
     #[test]
-    fn device_names_come_from_uevent() {
+    fn the_probe_is_one_call_of_the_system() {
+        let fake = Fake::new();
+        let out = probe(&fake);
+        assert_eq!(fake.calls(), ["probe /dev/nvidia-fs0"]);
+        assert!(matches!(out, ProbeOutcome::CannotOpen(_)), "{out:?}");
+        let opened = |list: Result<String, String>| {
+            Fake::new().on(move |call| match call {
+                Call::ProbeDevice { name, list: l, .. }
+                    if name == "nvidia-fs0" && l == Path::new(MODULES) =>
+                {
+                    Some(Answer::Probed(Probed::Opened {
+                        list: list.clone(),
+                        close: Duration::from_millis(1042),
+                    }))
+                }
+                _ => None,
+            })
+        };
         assert_eq!(
-            device_name("MAJOR=10\nMINOR=130\nDEVNAME=watchdog\n"),
-            Some("watchdog")
+            probe(&opened(Ok("wekafsio: 1\nrpcrdma: (null)\n".into()))),
+            ProbeOutcome::Registered {
+                modules: vec!["wekafsio".into(), "rpcrdma".into()],
+                close_ms: 1042
+            }
         );
         assert_eq!(
-            device_name("MAJOR=510\nMINOR=0\nDEVNAME=nvidia-fs0\nDEVMODE=0666\n"),
-            Some("nvidia-fs0")
+            probe(&opened(Err("cannot read it".into()))),
+            ProbeOutcome::CannotRead("cannot read it".into())
         );
-        assert_eq!(device_name("MAJOR=1\n"), None);
     }
 }

@@ -11,7 +11,8 @@
 
 use serde::Serialize;
 
-use crate::host::{HostError, Root};
+use crate::host::io::error::HostError;
+use crate::host::io::root::Root;
 
 pub const STATS: &str = "proc/driver/nvidia-fs/stats";
 

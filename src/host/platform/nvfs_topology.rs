@@ -10,7 +10,8 @@
 
 use serde::Serialize;
 
-use crate::host::{HostError, Root};
+use crate::host::io::error::HostError;
+use crate::host::io::root::Root;
 
 /// nvidia-fs's `BASE_PCI_DISTANCE_CROSSRP`.
 pub const CROSS_ROOT_PORT: u32 = 127;

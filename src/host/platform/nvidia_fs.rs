@@ -7,7 +7,8 @@
 
 use serde::Serialize;
 
-use crate::host::{read_first_line, HostError, Root};
+use crate::host::io::error::HostError;
+use crate::host::io::root::{read_first_line, Root};
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct NvidiaFs {

@@ -3,7 +3,8 @@
 
 use serde::Serialize;
 
-use crate::host::{HostError, Root};
+use crate::host::io::error::HostError;
+use crate::host::io::root::Root;
 use crate::system::System;
 
 /// The installed OFED distribution, from `ofed_info -s`.

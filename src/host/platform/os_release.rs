@@ -3,7 +3,8 @@
 
 use serde::Serialize;
 
-use crate::host::{HostError, Root};
+use crate::host::io::error::HostError;
+use crate::host::io::root::Root;
 
 /// `/etc/os-release`, the fields that matter.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]

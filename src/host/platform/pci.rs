@@ -9,7 +9,8 @@
 
 use serde::Serialize;
 
-use crate::host::{read_first_line, HostError, Root};
+use crate::host::io::error::HostError;
+use crate::host::io::root::{read_first_line, Root};
 
 pub const NVIDIA_VENDOR: u32 = 0x10de;
 pub const MELLANOX_VENDOR: u32 = 0x15b3;

@@ -18,7 +18,8 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde::Serialize;
 
-use crate::host::{read_first_line, HostError, Root};
+use crate::host::io::error::HostError;
+use crate::host::io::root::{read_first_line, Root};
 
 /// How deep the walk goes below a host bridge (nested switches rarely pass 6).
 const MAX_DEPTH: usize = 16;

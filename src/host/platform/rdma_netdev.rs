@@ -11,7 +11,8 @@
 use serde::Serialize;
 
 use super::pci::parse_pci_slot;
-use crate::host::{read_first_line, HostError, Root};
+use crate::host::io::error::HostError;
+use crate::host::io::root::{read_first_line, Root};
 
 /// How many GID entries of a port are looked at: RoCE's default GIDs come first, and reading
 /// every entry of a 256-entry table costs a read each.

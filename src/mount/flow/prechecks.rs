@@ -40,7 +40,7 @@ pub(super) fn precheck(
         }
         *load_tried = true;
     }
-    let mut results = node::checks(&mut facts, policy, Ask::new(false));
+    let mut results = node::checks(&mut facts, policy, Ask::new(system, false));
     let table = read_mount_table(root)?;
     let planned = registry::before_mount(&MountSubject::Planned {
         server: &req.source.server,

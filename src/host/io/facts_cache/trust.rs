@@ -8,8 +8,8 @@ use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use super::FactsCache;
 use crate::host::io::out_dir::OutDir;
+use crate::host::io::root::Root;
 
 /// Why a cache location was not trusted.
 #[derive(Debug, thiserror::Error)]
@@ -26,7 +26,32 @@ pub enum Refusal {
     Io { path: PathBuf, source: io::Error },
 }
 
-impl FactsCache {
+/// Where a cache is, and whose it must be: the directory `rel` resolved inside `root` (an output
+/// directory: a symlinked `var` or `var/cache` in a tree leads inside the tree, never out of
+/// it), trusted only when owned by `owner`.
+#[derive(Debug, Clone)]
+pub(super) struct CacheDir {
+    pub(super) root: Root,
+    pub(super) rel: PathBuf,
+    /// The directory as the host sees it, for messages.
+    pub(super) dir: PathBuf,
+    pub(super) owner: u32,
+}
+
+impl CacheDir {
+    /// The directory `rel` below `root`, to be owned by `owner`.
+    pub(super) fn new(root: &Root, rel: impl Into<PathBuf>, owner: u32) -> Self {
+        let rel = rel.into();
+        CacheDir {
+            dir: root.join(&rel),
+            root: root.clone(),
+            rel,
+            owner,
+        }
+    }
+
+    /// `path` (the directory, or an entry in it) is of `kind`, the owner's, and written by no
+    /// one else.
     pub(super) fn trusted(
         &self,
         path: &Path,
@@ -132,7 +157,7 @@ impl FactsCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::Root;
+    use crate::host::io::root::Root;
     use std::os::unix::fs::symlink;
 
     /// A tree whose `var` (or `var/cache`) is a symlink to a directory outside it.
@@ -150,7 +175,11 @@ mod tests {
         let me = nix::unistd::geteuid().as_raw();
         for link in ["var", "var/cache"] {
             let (_d, tree, outside) = tree_with_link(link);
-            let cache = FactsCache::below(&Root::new(&tree), super::super::DEFAULT_DIR, me);
+            let cache = CacheDir::new(
+                &Root::new(&tree),
+                crate::host::io::facts_cache::DEFAULT_DIR,
+                me,
+            );
             // Where the link leads inside the tree does not exist: nothing is made anywhere.
             assert!(
                 matches!(cache.ready_dir(true), Err(Refusal::Io { .. })),
@@ -177,11 +206,11 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let me = nix::unistd::geteuid().as_raw();
         let d = tempfile::tempdir().unwrap();
-        let cache = FactsCache::with_owner(d.path().join("nfs-gds"), me);
+        let cache = CacheDir::new(&Root::host(), d.path().join("nfs-gds"), me);
         cache.ready_dir(true).unwrap().expect("made");
-        let mode = fs::metadata(cache.dir()).unwrap().permissions().mode() & 0o777;
+        let mode = fs::metadata(&cache.dir).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o700);
-        fs::set_permissions(cache.dir(), fs::Permissions::from_mode(0o755)).unwrap();
+        fs::set_permissions(&cache.dir, fs::Permissions::from_mode(0o755)).unwrap();
         let e = cache.ready_dir(false).unwrap_err();
         assert!(matches!(e, Refusal::Open { mode: 0o755, .. }), "{e}");
         assert!(e.to_string().contains("chmod 700"), "{e}");

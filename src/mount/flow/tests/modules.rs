@@ -215,12 +215,33 @@ fn modprobe_is_not_run_when_disabled_or_built_in() {
     );
 }
 
+/// A system whose nvidia-fs device opens and lists, while open, what the tree's
+/// `proc/driver/nvidia-fs/modules` says then.
+fn device_lists(tree: &Tree) -> Fake {
+    let list = tree.root().join("proc/driver/nvidia-fs/modules");
+    Fake::new().on(move |call| match call {
+        Call::ProbeDevice { .. } => Some(Answer::Probed(crate::system::Probed::Opened {
+            list: std::fs::read_to_string(&list).map_err(|e| e.to_string()),
+            close: std::time::Duration::ZERO,
+        })),
+        _ => None,
+    })
+}
+
 #[test]
 fn the_live_probe_refuses_when_rpcrdma_did_not_register() {
     let t = gds_node();
-    t.write("proc/driver/nvidia-fs/modules", "wekafsio: 1\n");
-    let policy = "probe = true\n[checks]\nrpcrdma-hook-export = \"off\"\n";
-    let o = run(&t, &request("rw", false), policy, mounts(&t, "rdma"));
+    let probing = "probe = true\n[checks]\nrpcrdma-hook-export = \"off\"\n";
+    // The helper's outcome when nvidia-fs lists `listed` under `policy`, and whether it probed.
+    let mount_listing = |listed: &str, policy: &str| {
+        t.write("proc/driver/nvidia-fs/modules", listed);
+        let system = device_lists(&t);
+        let req = request("rw", false);
+        let o = run_with(&t, &req, policy, mounts(&t, "rdma"), &system, false);
+        let probed = system.calls().iter().any(|c| c == "probe /dev/nvidia-fs0");
+        (o, probed)
+    };
+    let (o, probed) = mount_listing("wekafsio: 1\n", probing);
     assert_eq!(o.code, 32, "{}", o.err);
     assert!(o.calls.is_empty(), "nothing may be mounted: {:?}", o.calls);
     assert!(
@@ -228,21 +249,12 @@ fn the_live_probe_refuses_when_rpcrdma_did_not_register() {
         "{}",
         o.err
     );
-
-    t.write(
-        "proc/driver/nvidia-fs/modules",
-        "wekafsio: 1\nrpcrdma: (null)\n",
-    );
-    let o = run(&t, &request("rw", false), policy, mounts(&t, "rdma"));
+    assert!(probed);
+    let (o, _) = mount_listing("wekafsio: 1\nrpcrdma: (null)\n", probing);
     assert_eq!(o.code, 0, "{}", o.err);
     // Without `probe = true` the probe does not run at all.
-    t.write("proc/driver/nvidia-fs/modules", "wekafsio: 1\n");
-    let o = run(
-        &t,
-        &request("rw", false),
-        "[checks]\nrpcrdma-hook-export = \"off\"\n",
-        mounts(&t, "rdma"),
-    );
+    let (o, probed) = mount_listing("wekafsio: 1\n", "[checks]\nrpcrdma-hook-export = \"off\"\n");
     assert_eq!(o.code, 0, "{}", o.err);
     assert!(!o.err.contains("nvfs-registration"), "{}", o.err);
+    assert!(!probed);
 }

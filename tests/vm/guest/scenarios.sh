@@ -589,7 +589,7 @@ s11_row() {
     summary=$(json_summary "check-$name" rpcrdma-abi)
     run "inspect-$name" 60 nfs-gds inspect-module rpcrdma --json
     expect_json "inspect-$name"
-    btf=$(jq -r '.load.btf | if . == null then "none" elif .Ok then (if .Ok.distilled_base then "distilled base" else "split" end) else "unreadable" end' \
+    btf=$(jq -r '.load.btf | if . == null then "none" elif .Ok then (if .Ok.distilled != null then "distilled base" else "split" end) else "unreadable" end' \
         "$SCN_DIR/inspect-$name.out" 2>/dev/null)
     case $name in
         rpcrdma-otherrelease) ;;

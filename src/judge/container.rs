@@ -314,9 +314,16 @@ fn judge_volumes(inputs: &Inputs, policy: &Policy, volumes: &[Volume], marked: b
         Err(e) => return unsure(e.to_string(), marked),
     };
     let addrs = ServerAddrs::new(inputs.system);
-    let localio = match MountLocalio::read(root, table) {
-        Ok(l) => l,
-        Err(e) => return unsure(e.to_string(), marked),
+    // The plugin keeps the node facts (at most a minute old): their LOCALIO facts serve, and the
+    // kernel configuration is not parsed again for every container. A one-shot hook reads the
+    // facts only once a volume is meant for GDS, so it reads LOCALIO's alone here.
+    let kept_facts = inputs.kept.as_ref().map(|kept| (kept.facts)());
+    let localio = match &kept_facts {
+        Some(Ok(facts)) => MountLocalio::with_node(root, facts.localio.clone(), table),
+        _ => match MountLocalio::read(root, table) {
+            Ok(l) => l,
+            Err(e) => return unsure(e.to_string(), marked),
+        },
     };
     let mut judge = MountJudge::new(table, &declared, policy, &addrs, &localio);
     let mut found = Vec::new();
@@ -335,8 +342,8 @@ fn judge_volumes(inputs: &Inputs, policy: &Policy, volumes: &[Volume], marked: b
     if found.is_empty() && not_nfs.is_empty() {
         return Answer::Quiet;
     }
-    let facts = match &inputs.kept {
-        Some(kept) => (kept.facts)(),
+    let facts = match kept_facts {
+        Some(facts) => facts,
         None => HostFacts::read(root).map_err(|e| e.to_string()),
     };
     let node = match facts {

@@ -231,6 +231,7 @@ pub fn run(args: &AgentArgs, ctx: &Ctx) -> Result<u8, CmdError> {
         return Ok(exit::of(pass.verdict));
     }
     tracing::info!("checking every {} s", args.interval);
+    let mut trim = super::memory::Trim::default();
     let shutdown = Shutdown::listen()?;
     let mut last = None;
     // The node facts, kept from pass to pass while their inputs are unchanged.
@@ -249,6 +250,7 @@ pub fn run(args: &AgentArgs, ctx: &Ctx) -> Result<u8, CmdError> {
                 crate::escape::escape_control(&e.to_string())
             ),
         }
+        trim.maybe(ctx.host.system().now());
         if let Some(sig) = shutdown.stopping() {
             break sig;
         }

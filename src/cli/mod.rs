@@ -24,6 +24,7 @@ pub mod host;
 pub mod inspect_module;
 pub mod lint;
 pub mod logging;
+pub mod memory;
 pub mod mount_helper;
 pub mod nri;
 pub mod oci_hook;

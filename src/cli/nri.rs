@@ -32,6 +32,7 @@ use clap::Args;
 
 use super::context::{CmdError, Ctx};
 use super::gate_voice;
+use super::memory::Trim;
 use crate::agent::nri_gate::{self, Held};
 use crate::escape::escape_control;
 use crate::host::io::env::Env;
@@ -168,6 +169,8 @@ struct Judge<'a> {
     nfs: RefCell<HashMap<Vec<u32>, Rc<MountTable>>>,
     /// The node facts and when they were read (at most [`FACTS_MAX_AGE`] old when used).
     facts: RefCell<Option<(Duration, Result<HostFacts, String>)>>,
+    /// When the heap's free pages last went back, after a mount table was replaced.
+    trim: Trim,
 }
 
 /// The oldest node facts an answer may rest on.
@@ -214,13 +217,15 @@ impl<'a> Judge<'a> {
             mountinfo: None,
             nfs: RefCell::new(HashMap::new()),
             facts: RefCell::new(None),
+            trim: Trim::default(),
         }
     }
 
     /// Reads the mount points again, and forgets the NFS mounts read, when a mount event
     /// happened since they were read (or always, where mountinfo is not procfs): the host's
     /// tables ([`host_tables`]), in whose namespace the runtime's bind sources are paths,
-    /// whether the plugin runs on the host or in a pod.
+    /// whether the plugin runs on the host or in a pod. Then the heap's free pages go back, at
+    /// most once a minute ([`Trim`]).
     fn refresh_mounts(&mut self) {
         if self.change.since_last() || self.mountinfo.is_none() {
             let root = &self.ctx.host.root;
@@ -228,6 +233,7 @@ impl<'a> Judge<'a> {
             let text = read_mountinfo_text(root, self.tables.0).map_err(|e| e.to_string());
             self.mountinfo = Some(text);
             self.nfs.get_mut().clear();
+            self.trim.maybe(self.ctx.host.system().now());
         }
     }
 

@@ -178,21 +178,26 @@ pub const FACTS_MAX_AGE: Duration = Duration::from_secs(60);
 /// The most sets of NFS mounts kept between two mount events.
 const NFS_KEPT: usize = 256;
 
-/// When each (pod, line) last went to the system log.
+/// When each (pod, line) last went to the system log, kept by a keyed hash of the two: kubelet
+/// retries every refused pod for hours, and a refusal's line is some 400 bytes, so the text of
+/// ten minutes of refusals would be megabytes; the hash is 8. SipHash with this process's
+/// random key: a pod's name cannot be chosen to silence another pod's line.
 #[derive(Debug, Default)]
 struct LogLimit {
-    logged: HashMap<(String, String), Duration>,
+    key: std::hash::RandomState,
+    logged: HashMap<u64, Duration>,
 }
 
 impl LogLimit {
     /// Whether `line` about `pod` goes to the system log at `now` (the monotonic clock): once
     /// per [`LOG_EVERY`].
     fn allow(&mut self, pod: &str, line: &str, now: Duration) -> bool {
+        use std::hash::BuildHasher;
         if self.logged.len() > 4096 {
             self.logged
                 .retain(|_, at| now.saturating_sub(*at) < LOG_EVERY);
         }
-        let key = (pod.to_string(), line.to_string());
+        let key = self.key.hash_one((pod, line));
         match self.logged.get(&key) {
             Some(at) if now.saturating_sub(*at) < LOG_EVERY => false,
             _ => {

@@ -37,7 +37,7 @@ use crate::agent::nri_gate::{self, Held};
 use crate::escape::escape_control;
 use crate::host::io::env::Env;
 use crate::host::mounts::change::MountsChange;
-use crate::host::mounts::{host_tables, read_mountinfo_text, MountInfoText, MountTable};
+use crate::host::mounts::{host_tables, read_mountinfo_text_into, MountInfoText, MountTable};
 use crate::host::syslog::Severity;
 use crate::host::HostFacts;
 use crate::judge::container::{self, Answer, Container, Inputs, Kept, Said, FIX};
@@ -229,15 +229,17 @@ impl<'a> Judge<'a> {
     /// Reads the mount points again, and forgets the NFS mounts read, when a mount event
     /// happened since they were read (or always, where mountinfo is not procfs): the host's
     /// tables ([`host_tables`]), in whose namespace the runtime's bind sources are paths,
-    /// whether the plugin runs on the host or in a pod. Then the heap's free pages go back, at
-    /// most once a minute ([`Trim`]).
+    /// whether the plugin runs on the host or in a pod. The new table is read into the old
+    /// one's storage; then the heap's free pages go back, at most once a minute ([`Trim`]).
     fn refresh_mounts(&mut self) {
         if self.change.since_last() || self.mountinfo.is_none() {
             let root = &self.ctx.host.root;
             self.tables = host_tables(root);
-            let text = read_mountinfo_text(root, self.tables.0).map_err(|e| e.to_string());
-            self.mountinfo = Some(text);
+            // The NFS mounts read rest on the old table: gone before it is.
             self.nfs.get_mut().clear();
+            let spare = self.mountinfo.take().and_then(Result::ok);
+            let text = read_mountinfo_text_into(root, self.tables.0, spare);
+            self.mountinfo = Some(text.map_err(|e| e.to_string()));
             self.trim.maybe(self.ctx.host.system().now());
         }
     }

@@ -163,18 +163,21 @@ pub struct FileRead {
 
 /// Reads the file `rel` names below `root`, resolved inside it; `Ok(None)` when it does not
 /// exist. `shown` names it in errors.
+/// `spare` is a buffer to read into (its bytes are dropped, its capacity kept): a reader that
+/// reads the same large file again and again passes the last read's, and allocates nothing.
 pub(crate) fn read_below(
     root: &RootDir,
     rel: &Path,
     shown: &Path,
     kind: FileKind,
+    spare: Vec<u8>,
 ) -> Result<Option<FileRead>, HostError> {
     let fd = match resolve_below(root, rel, LastLink::Follow) {
         Ok(fd) => fd,
         Err(e) if is_absent(&e) => return Ok(None),
         Err(source) => return Err(read_error(shown, source)),
     };
-    read_checked(fd, shown, kind).map(Some)
+    read_checked(fd, shown, kind, spare).map(Some)
 }
 
 /// Opens the regular file `rel` names below `root`, resolved inside it, for reads the caller
@@ -206,7 +209,7 @@ pub(crate) fn read_at(
         Err(e) if is_absent(&e.into()) => return Ok(None),
         Err(e) => return Err(read_error(shown, e.into())),
     };
-    read_checked(fd, shown, kind).map(Some)
+    read_checked(fd, shown, kind, Vec::new()).map(Some)
 }
 
 /// Reads a file named on the command line (`inspect-module PATH`, `--config FILE`): the path is
@@ -219,7 +222,7 @@ pub fn read_named(path: &Path, kind: FileKind) -> Result<Option<FileRead>, HostE
         Err(e) if is_absent(&e.into()) => return Ok(None),
         Err(e) => return Err(read_error(path, e.into())),
     };
-    read_checked(fd, path, kind).map(Some)
+    read_checked(fd, path, kind, Vec::new()).map(Some)
 }
 
 /// Opens a file named on the command line under the rules of [`read_named`], for a reader
@@ -363,11 +366,18 @@ fn path_flags(last: LastLink) -> OFlags {
     }
 }
 
-/// Checks what an `O_PATH` descriptor refers to and reads it.
-fn read_checked(fd: OwnedFd, shown: &Path, kind: FileKind) -> Result<FileRead, HostError> {
+/// Checks what an `O_PATH` descriptor refers to and reads it, into `spare` (emptied first).
+fn read_checked(
+    fd: OwnedFd,
+    shown: &Path,
+    kind: FileKind,
+    spare: Vec<u8>,
+) -> Result<FileRead, HostError> {
     let (mut file, meta) = open_checked(fd, shown, kind)?;
     let cap = kind.cap();
-    let mut bytes = Vec::with_capacity(meta.len().min(cap) as usize);
+    let mut bytes = spare;
+    bytes.clear();
+    bytes.reserve(meta.len().min(cap) as usize);
     if kind.size_is_true() && meta.len() > 0 {
         // The size `fstat` gave is read, and a short read goes on to the end: no read of
         // nothing to learn that the end has come (a file that grows meanwhile is read as it
@@ -554,7 +564,7 @@ mod tests {
 
     fn content(fd: io::Result<OwnedFd>, kind: FileKind) -> Result<Option<String>, String> {
         match fd {
-            Ok(fd) => read_checked(fd, Path::new("x"), kind)
+            Ok(fd) => read_checked(fd, Path::new("x"), kind, Vec::new())
                 .map(|f| Some(String::from_utf8_lossy(&f.bytes).into_owned()))
                 .map_err(|e| e.to_string()),
             Err(e) if is_absent(&e) => Ok(None),
@@ -655,6 +665,7 @@ mod tests {
                 Path::new("etc/os-release"),
                 &shown,
                 FileKind::Text,
+                Vec::new(),
             )
             .map(|f| f.map(|f| f.bytes))
         });
@@ -668,6 +679,7 @@ mod tests {
             Path::new("dev/zero-link"),
             &root,
             FileKind::Text,
+            Vec::new(),
         )
         .unwrap();
         assert!(r.is_none());
@@ -708,7 +720,9 @@ mod tests {
         std::fs::create_dir_all(path.join("etc")).unwrap();
         std::fs::write(path.join("etc/os-release"), "ID=first\n").unwrap();
         let read = |root: &RootDir| {
-            let f = read_below(root, rel, rel, FileKind::Text).unwrap().unwrap();
+            let f = read_below(root, rel, rel, FileKind::Text, Vec::new())
+                .unwrap()
+                .unwrap();
             String::from_utf8(f.bytes).unwrap()
         };
         assert_eq!(read(&root), "ID=first\n");
@@ -726,11 +740,36 @@ mod tests {
             Path::new("proc/self/status"),
             Path::new("/proc/self/status"),
             FileKind::Text,
+            Vec::new(),
         )
         .unwrap()
         .unwrap();
         assert_eq!(status.meta.len(), 0);
         assert!(String::from_utf8_lossy(&status.bytes).contains("Pid:"));
+    }
+
+    /// A spare buffer is read into: what it held is gone, and where its capacity suffices the
+    /// file's bytes land in the same allocation.
+    #[test]
+    fn a_spare_buffer_is_emptied_and_read_into() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("etc")).unwrap();
+        std::fs::write(d.path().join("etc/os-release"), "ID=debian\n").unwrap();
+        let mut spare = Vec::with_capacity(4096);
+        spare.extend_from_slice(b"what the last read left");
+        let at = spare.as_ptr();
+        let rel = Path::new("etc/os-release");
+        let read = read_below(
+            &RootDir::new(d.path().into()),
+            rel,
+            rel,
+            FileKind::Text,
+            spare,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(read.bytes, b"ID=debian\n");
+        assert_eq!(read.bytes.as_ptr(), at, "no new allocation");
     }
 
     #[test]

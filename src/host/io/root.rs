@@ -191,14 +191,26 @@ impl Root {
 
     /// Reads a file as `kind` (which sets its size cap), resolved inside the root, together
     /// with the metadata of the descriptor it was read from; `Ok(None)` when it does not exist.
-    /// Every other read of [`Root`] goes through this one.
+    /// Every other read of [`Root`] goes through this one or [`Root::read_file_into`].
     pub fn read_file(
         &self,
         rel: impl AsRef<Path>,
         kind: FileKind,
     ) -> Result<Option<FileRead>, HostError> {
+        self.read_file_into(rel, kind, Vec::new())
+    }
+
+    /// [`Root::read_file`] into `spare`, whose bytes are dropped and whose capacity is kept:
+    /// for a reader that reads the same large file again and again (the NRI plugin, after each
+    /// mount event), the last read's bytes.
+    pub fn read_file_into(
+        &self,
+        rel: impl AsRef<Path>,
+        kind: FileKind,
+        spare: Vec<u8>,
+    ) -> Result<Option<FileRead>, HostError> {
         let rel = rel.as_ref();
-        let read = reader::read_below(&self.handle, rel, &self.join(rel), kind);
+        let read = reader::read_below(&self.handle, rel, &self.join(rel), kind, spare);
         match &read {
             Ok(Some(read)) => {
                 tracing::trace!(

@@ -34,7 +34,8 @@ pub use mountstats::{
     is_rdma_netid, parse_mountstats, MountStats, MountStatsParser, MountStatsRecord, Xprt,
 };
 pub use narrowed::{
-    read_mount_points, read_mount_points_at, read_mountinfo_text, read_nfs_mounts_of, MountInfoText,
+    read_mount_points, read_mount_points_at, read_mountinfo_text, read_mountinfo_text_into,
+    read_nfs_mounts_of, MountInfoText,
 };
 pub use options::{option_value, KEPT_OPTIONS, KEPT_SUPER_OPTIONS};
 pub use points::{MountPoints, Under};

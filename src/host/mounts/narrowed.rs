@@ -47,12 +47,25 @@ pub struct MountInfoText {
 /// The mountinfo at `rel` below `root`, read whole (a mount table, capped as one), and its
 /// mount points.
 pub fn read_mountinfo_text(root: &Root, rel: &str) -> Result<MountInfoText, MountsError> {
+    read_mountinfo_text_into(root, rel, None)
+}
+
+/// [`read_mountinfo_text`] into the storage of `spare`, an earlier read (what it held is
+/// dropped): a reader that reads the table again after each mount event — some 5 MB of text
+/// and mount points on a node with 10,000 mounts — allocates nothing once the table stops
+/// growing, and the allocator has no large blocks to place anew each time.
+pub fn read_mountinfo_text_into(
+    root: &Root,
+    rel: &str,
+    spare: Option<MountInfoText>,
+) -> Result<MountInfoText, MountsError> {
+    let (bytes, points) = spare.map_or_else(Default::default, |s| (s.bytes, s.points));
     let read = root
-        .read_file(rel, FileKind::MountTable)?
+        .read_file_into(rel, FileKind::MountTable, bytes)?
         .ok_or_else(|| MountsError::Missing {
             path: root.join(rel),
         })?;
-    let points = MountPoints::parse(&read.bytes).map_err(|e| MountsError::Parse {
+    let points = MountPoints::parse_into(&read.bytes, points).map_err(|e| MountsError::Parse {
         path: read.path.clone(),
         line: e.line,
         reason: e.reason,

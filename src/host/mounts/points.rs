@@ -142,11 +142,17 @@ pub(super) struct NfsLine<'l> {
 impl MountPoints {
     /// Scans a mountinfo text (`ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS…] - FSTYPE …`).
     pub fn parse(text: &[u8]) -> Result<Self, LineError> {
-        let mut out = MountPoints {
-            paths: Vec::with_capacity(text.len() / 2),
-            points: Vec::with_capacity(text.len() / 100),
-            ..MountPoints::default()
-        };
+        Self::parse_into(text, MountPoints::default())
+    }
+
+    /// [`MountPoints::parse`] into the storage of `spare` (what it held is dropped, its
+    /// capacity kept): a reader that parses the table again after each mount event allocates
+    /// nothing once the table stops growing.
+    pub fn parse_into(text: &[u8], spare: MountPoints) -> Result<Self, LineError> {
+        let mut out = spare;
+        out.clear();
+        out.paths.reserve(text.len() / 2);
+        out.points.reserve(text.len() / 100);
         let mut start = 0;
         let ends = memchr::memchr_iter(b'\n', text).chain(std::iter::once(text.len()));
         for (idx, end) in ends.enumerate() {
@@ -192,9 +198,19 @@ impl MountPoints {
         })
     }
 
+    /// Empties it, keeping the capacity of its storage.
+    fn clear(&mut self) {
+        self.paths.clear();
+        self.points.clear();
+        self.by_hash.clear();
+        self.same_hash.clear();
+        self.nfs_lines.clear();
+    }
+
     /// Builds [`MountPoints::by_hash`], each chain in the table's order.
     fn index(&mut self) {
-        self.same_hash = vec![NO_POINT; self.points.len()];
+        self.same_hash.clear();
+        self.same_hash.resize(self.points.len(), NO_POINT);
         self.by_hash.reserve(self.points.len());
         for i in (0..self.points.len()).rev() {
             let hash = hash_of(self.path_of(&self.points[i]));
@@ -311,6 +327,30 @@ mod tests {
             .under(Path::new(path))
             .unwrap();
         (u.mount_id, u.nfs)
+    }
+
+    /// Parsed into the storage of an earlier, larger table, the points are exactly the fresh
+    /// parse's: nothing of the earlier table is left to be found.
+    #[test]
+    fn points_parsed_into_an_earlier_tables_storage_are_a_fresh_parse() {
+        let earlier =
+            format!("{INFO}50 1 0:60 / /mnt/gone rw - nfs4 10.0.2.9:/g rw,vers=4.2,proto=rdma\n");
+        let spare = MountPoints::parse(earlier.as_bytes()).unwrap();
+        assert_eq!(spare.under(Path::new("/mnt/gone/x")).unwrap().mount_id, 50);
+        let small = "1 0 254:0 / / rw - ext4 /dev/vda rw\n40 1 0:50 / /mnt/nfs rw - nfs4 s:/e rw\n";
+        let reused = MountPoints::parse_into(small.as_bytes(), spare).unwrap();
+        let fresh = MountPoints::parse(small.as_bytes()).unwrap();
+        for path in ["/mnt/gone/x", "/mnt/nfs/a", "/mnt/stack", "/"] {
+            assert_eq!(
+                reused.under(Path::new(path)),
+                fresh.under(Path::new(path)),
+                "{path}"
+            );
+        }
+        assert_eq!(reused.under(Path::new("/mnt/gone/x")).unwrap().mount_id, 1);
+        let ids = |p: &MountPoints| -> Vec<u32> { p.nfs_lines.iter().map(|l| l.id).collect() };
+        assert_eq!(ids(&reused), ids(&fresh));
+        assert_eq!(reused.same_hash, fresh.same_hash);
     }
 
     #[test]

@@ -44,23 +44,40 @@ impl MountLocalio {
     /// Reads the node's LOCALIO facts (the running kernel's configuration among them) and the
     /// state of `table`'s NFS mounts; nothing at all when `table` has no NFS mount.
     pub fn read(root: &Root, table: &MountTable) -> Result<Self, HostError> {
-        if !table.mounts.iter().any(Mount::is_nfs) {
+        Self::read_of(root, &table.mounts.iter().collect::<Vec<_>>())
+    }
+
+    /// [`MountLocalio::read`] with the state of `mounts` alone: the mounts a judgement asks
+    /// about, where the table holds others (a container gate's table also holds every mount
+    /// that may share their servers, for the transport trap: thousands, on a node whose
+    /// volumes all come from one filer).
+    pub fn read_of(root: &Root, mounts: &[&Mount]) -> Result<Self, HostError> {
+        if !mounts.iter().any(|m| m.is_nfs()) {
             return Ok(MountLocalio::default());
         }
         let kernel = KernelInfo::read(root)?;
         let config = read_running_config(root, &kernel)?;
         let node = read_localio(root, config.as_ref())?;
-        Ok(Self::with_node(root, node, table))
+        Ok(Self::with_node_of(root, node, mounts.iter().copied()))
     }
 
     /// The state of `table`'s NFS mounts, with node facts already read (the host facts'). A
     /// state file that cannot be read is as none: the rule then judges that mount, and it
     /// passes only where no nfsd runs on this host, where the kernel would say `0`.
     pub fn with_node(root: &Root, node: Localio, table: &MountTable) -> Self {
+        Self::with_node_of(root, node, &table.mounts)
+    }
+
+    /// [`MountLocalio::with_node`] with the state of `mounts` alone (as [`MountLocalio::read_of`]).
+    pub fn with_node_of<'m>(
+        root: &Root,
+        node: Localio,
+        mounts: impl IntoIterator<Item = &'m Mount>,
+    ) -> Self {
         let mut shown = HashMap::new();
         // A kernel without LOCALIO has no such file: not looked for.
         if node.built != Some(false) {
-            for m in table.mounts.iter().filter(|m| m.is_nfs()) {
+            for m in mounts.into_iter().filter(|m| m.is_nfs()) {
                 let dev = m.info.device_number();
                 if shown.contains_key(dev) || !is_device_number(dev) {
                     continue;

@@ -20,7 +20,7 @@ use crate::escape::escape_control;
 use crate::host::mount_localio::MountLocalio;
 use crate::host::mounts::resolve::resolve_beside_nfs;
 use crate::host::mounts::{
-    read_mount_points, read_nfs_mounts_of, MountPoints, MountTable, MOUNTINFO, MOUNTSTATS,
+    read_mount_points, read_nfs_mounts_of, Mount, MountPoints, MountTable, MOUNTINFO, MOUNTSTATS,
 };
 use crate::host::syslog::Severity;
 use crate::host::{HostFacts, Root};
@@ -318,9 +318,12 @@ fn judge_volumes(inputs: &Inputs, policy: &Policy, volumes: &[Volume], marked: b
     // kernel configuration is not parsed again for every container. A one-shot hook reads the
     // facts only once a volume is meant for GDS, so it reads LOCALIO's alone here.
     let kept_facts = inputs.kept.as_ref().map(|kept| (kept.facts)());
+    // The kernel's LOCALIO state of the volumes' mounts alone: the table's other mounts are
+    // there for the transport trap, which asks no LOCALIO state of them.
+    let judged: Vec<&Mount> = ids.iter().filter_map(|id| table.by_id(*id)).collect();
     let localio = match &kept_facts {
-        Some(Ok(facts)) => MountLocalio::with_node(root, facts.localio.clone(), table),
-        _ => match MountLocalio::read(root, table) {
+        Some(Ok(facts)) => MountLocalio::with_node_of(root, facts.localio.clone(), judged),
+        _ => match MountLocalio::read_of(root, &judged) {
             Ok(l) => l,
             Err(e) => return unsure(e.to_string(), marked),
         },
@@ -533,7 +536,10 @@ mod tests {
     }
 
     fn decided(t: &Tree) -> Answer {
-        let root = Root::new(t.root());
+        decided_in(&Root::new(t.root()))
+    }
+
+    fn decided_in(root: &Root) -> Answer {
         let system = Fake::new();
         // Only the mount checks are looked at here: the node checks are off.
         let policy = || {
@@ -556,12 +562,37 @@ mod tests {
             ..Container::default()
         };
         let inputs = Inputs {
-            root: &root,
+            root,
             system: &system,
             policy: &policy,
             kept: None,
         };
         decide(&container, &inputs).0
+    }
+
+    /// The kernel's LOCALIO state is read for the volume's mount alone, not for the mounts of
+    /// the same server the table holds for the transport trap: on a node whose volumes all come
+    /// from one filer, those are thousands of files per container.
+    #[test]
+    fn the_localio_state_is_read_for_the_volumes_mount_alone() {
+        let t = node("N");
+        t.table(
+            "1 0 254:0 / / rw - ext4 /dev/vda rw\n70 1 0:50 / /mnt/gds rw - nfs4 10.0.2.15:/export rw,vers=4.2,proto=rdma,port=20049,addr=10.0.2.15\n71 1 0:51 / /mnt/other rw - nfs4 10.0.2.15:/other rw,vers=4.2,proto=rdma,port=20049,addr=10.0.2.15\n",
+            "",
+        );
+        t.write("sys/fs/nfs/0:50/localio", "0\n");
+        t.write("sys/fs/nfs/0:51/localio", "0\n");
+        let root = Root::new(t.root()).watching();
+        assert!(matches!(decided_in(&root), Answer::Judged(_)));
+        let read = root.record().files;
+        assert!(
+            read.contains(std::path::Path::new("sys/fs/nfs/0:50/localio")),
+            "{read:?}"
+        );
+        assert!(
+            !read.contains(std::path::Path::new("sys/fs/nfs/0:51/localio")),
+            "{read:?}"
+        );
     }
 
     #[test]

@@ -1,15 +1,14 @@
-//! How a process that runs for weeks (the NRI plugin, the agent's loop) keeps its memory flat.
+//! How a process that runs for weeks (the NRI plugin, the agent's loop) keeps what small
+//! allocations leave behind from adding up.
 //!
-//! Each mount event makes them read the mount table again: buffers of megabytes on a node with
-//! thousands of mounts, and many small allocations for its lines. glibc's allocator, once such
-//! a buffer was freed, serves the next ones from its heap, and gives the heap's memory back to
-//! the kernel only from its top: one long-lived allocation placed above a freed buffer keeps
-//! the pages below it resident, and the resident size steps up at a moment nobody chose (seen:
-//! +5 MiB once, 21 minutes into an hour of the plugin's benchmark, flat before and after). So
-//! after a mount table was replaced, at most once per [`TRIM_EVERY`], the free pages anywhere
-//! in the heap go back to the kernel (`malloc_trim`). Keeping every large block mapped for
-//! itself instead (a fixed `M_MMAP_THRESHOLD`) was measured and not taken: the plugin's answers
-//! on a 10,000-mount table took 50% more CPU, faulting in 4 MB of fresh pages each time.
+//! glibc gives heap memory back to the kernel only from the heap's top: pages freed below an
+//! allocation still held stay resident. So after a mount table was replaced, at most once per
+//! [`TRIM_EVERY`], the free pages anywhere in the heap go back (`malloc_trim`). This bounds the
+//! leftovers; it does not keep large buffers in place. In the plugin's hour-long benchmark, the
+//! trim alone still let the resident size step up 2 MiB at minute 18. What made it flat is
+//! reading each new table into the last one's storage (`read_mountinfo_text_into`).
+//! A fixed `M_MMAP_THRESHOLD` (every block of 128 KiB or more mapped for itself) was measured
+//! and not taken: 50% more CPU per answer, 4 MB of fresh pages faulted in each time.
 //! Another C library is left as it is.
 
 use std::time::Duration;

@@ -163,6 +163,7 @@ pub struct FileRead {
 
 /// Reads the file `rel` names below `root`, resolved inside it; `Ok(None)` when it does not
 /// exist. `shown` names it in errors.
+///
 /// `spare` is a buffer to read into (its bytes are dropped, its capacity kept): a reader that
 /// reads the same large file again and again passes the last read's, and allocates nothing.
 pub(crate) fn read_below(

@@ -8,6 +8,7 @@ pub mod env;
 pub mod error;
 pub mod facts_cache;
 pub mod file_identity;
+pub mod file_kind;
 pub mod fill_lock;
 pub mod hosts_file;
 pub mod inputs;

@@ -23,5 +23,15 @@ make_node() { # DIR N
     }'
     mkdir -p "$root"/proc/self
     cp "$root"/proc/1/mountinfo "$root"/proc/1/mountstats "$root"/proc/self/
+    # A node with NFS mounts has the nfs module's parameters in sysfs (loaded or built in); those
+    # of Debian 12's 6.1, which has no LOCALIO (so no `localio_enabled`). Without them whether the
+    # kernel has LOCALIO is unknown, every mount is judged `mount-localio: unknown`, and a pass
+    # keeps every mount's check results: a cost no real node pays.
+    mkdir -p "$root"/sys/module/nfs/parameters
+    for p in callback_nr_threads callback_tcpport enable_ino64 max_session_cb_slots max_session_slots \
+        nfs4_disable_idmapping nfs4_unique_id nfs_access_max_cachesize nfs_idmap_cache_timeout \
+        nfs_mountpoint_expiry_timeout recover_lost_locks send_implementation_id; do
+        : > "$root/sys/module/nfs/parameters/$p"
+    done
 }
 

@@ -44,21 +44,24 @@ impl MountLocalio {
     /// Reads the node's LOCALIO facts (the running kernel's configuration among them) and the
     /// state of `table`'s NFS mounts; nothing at all when `table` has no NFS mount.
     pub fn read(root: &Root, table: &MountTable) -> Result<Self, HostError> {
-        Self::read_of(root, &table.mounts.iter().collect::<Vec<_>>())
+        Self::read_of(root, &table.mounts)
     }
 
     /// [`MountLocalio::read`] with the state of `mounts` alone: the mounts a judgement asks
     /// about, where the table holds others (a container gate's table also holds every mount
     /// that may share their servers, for the transport trap: thousands, on a node whose
     /// volumes all come from one filer).
-    pub fn read_of(root: &Root, mounts: &[&Mount]) -> Result<Self, HostError> {
-        if !mounts.iter().any(|m| m.is_nfs()) {
+    pub fn read_of<'m, M>(root: &Root, mounts: M) -> Result<Self, HostError>
+    where
+        M: IntoIterator<Item = &'m Mount> + Clone,
+    {
+        if !mounts.clone().into_iter().any(Mount::is_nfs) {
             return Ok(MountLocalio::default());
         }
         let kernel = KernelInfo::read(root)?;
         let config = read_running_config(root, &kernel)?;
         let node = read_localio(root, config.as_ref())?;
-        Ok(Self::with_node_of(root, node, mounts.iter().copied()))
+        Ok(Self::with_node_of(root, node, mounts))
     }
 
     /// The state of `table`'s NFS mounts, with node facts already read (the host facts'). A

@@ -20,7 +20,7 @@ use crate::escape::escape_control;
 use crate::host::mount_localio::MountLocalio;
 use crate::host::mounts::resolve::resolve_beside_nfs;
 use crate::host::mounts::{
-    read_mount_points, read_nfs_mounts_of, Mount, MountPoints, MountTable, MOUNTINFO, MOUNTSTATS,
+    read_mount_points, read_nfs_mounts_of, MountPoints, MountTable, MOUNTINFO, MOUNTSTATS,
 };
 use crate::host::syslog::Severity;
 use crate::host::{HostFacts, Root};
@@ -320,10 +320,10 @@ fn judge_volumes(inputs: &Inputs, policy: &Policy, volumes: &[Volume], marked: b
     let kept_facts = inputs.kept.as_ref().map(|kept| (kept.facts)());
     // The kernel's LOCALIO state of the volumes' mounts alone: the table's other mounts are
     // there for the transport trap, which asks no LOCALIO state of them.
-    let judged: Vec<&Mount> = ids.iter().filter_map(|id| table.by_id(*id)).collect();
+    let judged = ids.iter().filter_map(|id| table.by_id(*id));
     let localio = match &kept_facts {
         Some(Ok(facts)) => MountLocalio::with_node_of(root, facts.localio.clone(), judged),
-        _ => match MountLocalio::read_of(root, &judged) {
+        _ => match MountLocalio::read_of(root, judged) {
             Ok(l) => l,
             Err(e) => return unsure(e.to_string(), marked),
         },

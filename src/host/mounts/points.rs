@@ -200,11 +200,19 @@ impl MountPoints {
 
     /// Empties it, keeping the capacity of its storage.
     fn clear(&mut self) {
-        self.paths.clear();
-        self.points.clear();
-        self.by_hash.clear();
-        self.same_hash.clear();
-        self.nfs_lines.clear();
+        // Every field named: a field added later cannot be left holding the last table.
+        let MountPoints {
+            paths,
+            points,
+            by_hash,
+            same_hash,
+            nfs_lines,
+        } = self;
+        paths.clear();
+        points.clear();
+        by_hash.clear();
+        same_hash.clear();
+        nfs_lines.clear();
     }
 
     /// Builds [`MountPoints::by_hash`], each chain in the table's order.
